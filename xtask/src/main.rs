@@ -1,1 +1,130 @@
-fn main() {}
+//! Project automation: `cargo xtask ci` runs every check CI runs, `cargo xtask bench` prints the
+//! kernel performance table.
+//!
+//! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
+//! `cargo` and nothing else.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const HELP: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  ci      format check, clippy (-D warnings), the whole test suite, the docs
+          (-D warnings) and a compile of every benchmark
+  bench   run the kernel benchmarks and print the ratio table
+          (extra arguments are passed to the benchmark binary)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let res = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench(&args[1..]),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown task `{other}`\n\n{HELP}")),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("xtask: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One step of a task: a cargo invocation with optional extra environment.
+struct Step {
+    name: &'static str,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+const CI_STEPS: &[Step] = &[
+    Step {
+        name: "format",
+        args: &["fmt", "--all", "--", "--check"],
+        env: &[],
+    },
+    Step {
+        name: "clippy",
+        args: &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "tests",
+        args: &["test", "--workspace", "--locked"],
+        env: &[],
+    },
+    Step {
+        name: "docs",
+        args: &["doc", "--workspace", "--no-deps", "--locked"],
+        env: &[("RUSTDOCFLAGS", "-D warnings")],
+    },
+    Step {
+        name: "benches compile",
+        args: &["test", "--package", "benches", "--benches", "--no-run", "--locked"],
+        env: &[],
+    },
+];
+
+fn ci() -> Result<(), String> {
+    let root = project_root();
+    let started = Instant::now();
+    for step in CI_STEPS {
+        let t = Instant::now();
+        eprintln!("xtask ci: {} (cargo {})", step.name, step.args.join(" "));
+        run_cargo(&root, step.args, step.env)?;
+        eprintln!("xtask ci: {} ok in {:.1?}", step.name, t.elapsed());
+    }
+    eprintln!("xtask ci: all checks passed in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+fn bench(extra: &[String]) -> Result<(), String> {
+    let root = project_root();
+    let mut args: Vec<&str> = vec!["bench", "--package", "benches", "--bench", "kernels"];
+    if !extra.is_empty() {
+        args.push("--");
+        args.extend(extra.iter().map(String::as_str));
+    }
+    run_cargo(&root, &args, &[])
+}
+
+fn run_cargo(root: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run `{cargo}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed with {status}", args.join(" ")))
+    }
+}
+
+fn project_root() -> PathBuf {
+    // xtask lives one level below the workspace root.
+    let manifest = env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
+    Path::new(&manifest)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
