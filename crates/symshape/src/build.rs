@@ -1,0 +1,901 @@
+//! Smart constructors: every node is built here, in canonical form, simplified with the
+//! ranges and congruences a `Facts` source knows.
+
+use std::borrow::Cow;
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed, Zero};
+
+use crate::node::{const_of, info, intern, node, CmpKind, Id, Node, Sort};
+use crate::num::{Cong, Interval};
+use crate::order;
+
+/// Deepest allowed node nesting (non-polynomial operators: `//`, `%`, `min`, ...).
+pub const MAX_DEPTH: u32 = 200;
+/// Most terms in one polynomial.
+pub const MAX_TERMS: usize = 4096;
+/// Highest total degree of a monomial.
+pub const MAX_DEGREE: u32 = 256;
+/// Widest coefficient or constant, in bits.
+pub const MAX_COEF_BITS: u64 = 4096;
+/// Most monomial products one multiplication may perform before expansion.
+pub const MAX_MUL_WORK: usize = 1 << 16;
+/// Longest `min`/`max` argument list pruned pairwise by dominance.
+const MAX_MIN_MAX_PRUNE: usize = 32;
+
+/// What the constructors may assume about atoms beyond their own ranges.
+pub(crate) trait Facts {
+    /// A sound range of `id` (defaults to the context-free range stored in the node,
+    /// borrowed: this is the hot path of every constructor).
+    fn range(&self, id: Id) -> Cow<'static, Interval> {
+        Cow::Borrowed(&info(id).range)
+    }
+    /// A sound congruence of `id`.
+    fn cong(&self, id: Id) -> Cow<'static, Cong> {
+        Cow::Borrowed(&info(id).cong)
+    }
+    /// Extra, possibly expensive, proof that `p <= 0` (false when not shown).
+    fn le0_deep(&self, _p: &Poly) -> bool {
+        false
+    }
+}
+
+/// Only the ranges and congruences built into the nodes: used by the operators.
+pub(crate) struct NoFacts;
+
+impl Facts for NoFacts {}
+
+/// A polynomial over monomials, not interned: `sum(coef * mono) + c`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Poly {
+    pub terms: Vec<(Id, BigInt)>,
+    pub c: BigInt,
+}
+
+impl Poly {
+    pub(crate) fn zero() -> Poly {
+        Poly {
+            terms: Vec::new(),
+            c: BigInt::zero(),
+        }
+    }
+
+    pub(crate) fn constant(c: BigInt) -> Poly {
+        Poly {
+            terms: Vec::new(),
+            c,
+        }
+    }
+
+    /// The polynomial view of an integer node.
+    pub(crate) fn of(id: Id) -> Poly {
+        match node(id) {
+            Node::Const(v) => Poly::constant(v.clone()),
+            Node::Sum(ts, c) => Poly {
+                terms: ts.to_vec(),
+                c: c.clone(),
+            },
+            _ => Poly {
+                terms: vec![(id, BigInt::one())],
+                c: BigInt::zero(),
+            },
+        }
+    }
+
+    /// Merges equal monomials and drops zero coefficients (order by id: internal only).
+    pub(crate) fn normalize(&mut self) {
+        self.terms.sort_by_key(|t| t.0);
+        let mut out: Vec<(Id, BigInt)> = Vec::with_capacity(self.terms.len());
+        for (m, k) in self.terms.drain(..) {
+            // A constant "monomial" (e.g. a quotient `w / w`) belongs to the constant.
+            if let Some(v) = const_of(m) {
+                self.c += k * v;
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.0 == m => last.1 += k,
+                _ => out.push((m, k)),
+            }
+        }
+        out.retain(|t| !t.1.is_zero());
+        self.terms = out;
+    }
+
+    pub(crate) fn add(mut self, o: &Poly) -> Poly {
+        self.terms.extend(o.terms.iter().cloned());
+        self.c += &o.c;
+        self.normalize();
+        self
+    }
+
+    pub(crate) fn scale(mut self, k: &BigInt) -> Poly {
+        if k.is_zero() {
+            return Poly::zero();
+        }
+        for t in &mut self.terms {
+            t.1 *= k;
+        }
+        self.c *= k;
+        self
+    }
+
+    pub(crate) fn sub(self, o: &Poly) -> Poly {
+        self.add(&o.clone().scale(&-BigInt::one()))
+    }
+
+    pub(crate) fn plus_const(mut self, k: i64) -> Poly {
+        self.c += k;
+        self
+    }
+
+    pub(crate) fn is_zero(&self) -> bool {
+        self.terms.is_empty() && self.c.is_zero()
+    }
+
+    /// Gcd of the term coefficients (0 when there are none).
+    pub(crate) fn content(&self) -> BigInt {
+        self.terms.iter().fold(BigInt::zero(), |g, t| g.gcd(&t.1))
+    }
+}
+
+pub(crate) fn invalid(msg: impl Into<String>) -> Id {
+    intern(Node::Invalid(msg.into().into_boxed_str()))
+}
+
+fn first_invalid(ids: &[Id]) -> Option<Id> {
+    ids.iter().copied().find(|&i| info(i).sort == Sort::Invalid)
+}
+
+/// Interns and enforces the depth budget.
+fn mk(n: Node) -> Id {
+    let id = intern(n);
+    if info(id).depth > MAX_DEPTH {
+        return invalid(format!(
+            "limit: expression nests deeper than {MAX_DEPTH} levels"
+        ));
+    }
+    id
+}
+
+pub(crate) fn constant(v: BigInt) -> Id {
+    if v.bits() > MAX_COEF_BITS {
+        return invalid(format!("limit: constant wider than {MAX_COEF_BITS} bits"));
+    }
+    intern(Node::Const(v))
+}
+
+pub(crate) fn boolean(b: bool) -> Id {
+    intern(Node::Bool(b))
+}
+
+/// The canonical node of a polynomial.
+pub(crate) fn from_poly(mut p: Poly) -> Id {
+    p.normalize();
+    if p.terms
+        .iter()
+        .any(|t| matches!(node(t.0), Node::FloorDiv(..)))
+    {
+        let mut out = Poly::constant(p.c.clone());
+        for (m, k) in &p.terms {
+            match exact_multiple(&NoFacts, *m, k) {
+                Some(e) => out = out.add(&e),
+                None => out.terms.push((*m, k.clone())),
+            }
+        }
+        p = out;
+        p.normalize();
+    }
+    if p.terms.len() > MAX_TERMS {
+        return invalid(format!(
+            "limit: polynomial with more than {MAX_TERMS} terms"
+        ));
+    }
+    if p.c.bits() > MAX_COEF_BITS || p.terms.iter().any(|t| t.1.bits() > MAX_COEF_BITS) {
+        return invalid(format!(
+            "limit: coefficient wider than {MAX_COEF_BITS} bits"
+        ));
+    }
+    if p.terms.is_empty() {
+        return constant(p.c);
+    }
+    if p.terms.len() == 1 && p.c.is_zero() && p.terms[0].1.is_one() {
+        return p.terms[0].0;
+    }
+    p.terms.sort_by(|a, b| order::cmp_mono(a.0, b.0));
+    mk(Node::Sum(p.terms.into_boxed_slice(), p.c))
+}
+
+pub(crate) fn add(a: Id, b: Id) -> Id {
+    if let Some(i) = first_invalid(&[a, b]) {
+        return i;
+    }
+    from_poly(Poly::of(a).add(&Poly::of(b)))
+}
+
+pub(crate) fn sub(a: Id, b: Id) -> Id {
+    if let Some(i) = first_invalid(&[a, b]) {
+        return i;
+    }
+    from_poly(Poly::of(a).sub(&Poly::of(b)))
+}
+
+pub(crate) fn scale(a: Id, k: &BigInt) -> Id {
+    if let Some(i) = first_invalid(&[a]) {
+        return i;
+    }
+    from_poly(Poly::of(a).scale(k))
+}
+
+pub(crate) fn neg(a: Id) -> Id {
+    scale(a, &-BigInt::one())
+}
+
+fn factors(m: Id) -> Vec<(Id, u32)> {
+    match node(m) {
+        Node::Prod(f) => f.to_vec(),
+        _ => vec![(m, 1)],
+    }
+}
+
+/// Product of two monomials, or an invalid node past the degree budget.
+fn mono_mul(a: Id, b: Id) -> Id {
+    let mut f = factors(a);
+    f.extend(factors(b));
+    mono_from_factors(f)
+}
+
+fn mono_from_factors(mut f: Vec<(Id, u32)>) -> Id {
+    f.sort_by_key(|x| x.0);
+    let mut out: Vec<(Id, u32)> = Vec::with_capacity(f.len());
+    for (a, k) in f {
+        match out.last_mut() {
+            Some(last) if last.0 == a => last.1 = last.1.saturating_add(k),
+            _ => out.push((a, k)),
+        }
+    }
+    out.retain(|x| x.1 > 0);
+    let degree = out.iter().map(|x| x.1).fold(0u32, u32::saturating_add);
+    if degree > MAX_DEGREE {
+        return invalid(format!(
+            "limit: monomial of degree higher than {MAX_DEGREE}"
+        ));
+    }
+    if degree == 0 {
+        return constant(BigInt::one());
+    }
+    if out.len() == 1 && out[0].1 == 1 {
+        return out[0].0;
+    }
+    out.sort_by(|x, y| order::cmp(x.0, y.0));
+    mk(Node::Prod(out.into_boxed_slice()))
+}
+
+pub(crate) fn mul(a: Id, b: Id) -> Id {
+    if let Some(i) = first_invalid(&[a, b]) {
+        return i;
+    }
+    let (pa, pb) = (Poly::of(a), Poly::of(b));
+    let work = (pa.terms.len() + 1).saturating_mul(pb.terms.len() + 1);
+    if work > MAX_MUL_WORK {
+        return invalid(format!(
+            "limit: product would expand to more than {MAX_MUL_WORK} terms"
+        ));
+    }
+    let mut out = Poly::constant(&pa.c * &pb.c);
+    for (m, k) in &pa.terms {
+        if !pb.c.is_zero() {
+            out.terms.push((*m, k * &pb.c));
+        }
+    }
+    for (m, k) in &pb.terms {
+        if !pa.c.is_zero() {
+            out.terms.push((*m, k * &pa.c));
+        }
+    }
+    for (ma, ka) in &pa.terms {
+        for (mb, kb) in &pb.terms {
+            let m = mono_mul(*ma, *mb);
+            if info(m).sort == Sort::Invalid {
+                return m;
+            }
+            out.terms.push((m, ka * kb));
+        }
+    }
+    from_poly(out)
+}
+
+/// Range of a polynomial from its monomials' ranges (exact for independent atoms).
+pub(crate) fn poly_range(cx: &dyn Facts, p: &Poly) -> Interval {
+    poly_interval(cx, p).tighten(&poly_cong(cx, p))
+}
+
+/// Like `poly_range` without the congruence rounding (cheaper).
+fn poly_interval(cx: &dyn Facts, p: &Poly) -> Interval {
+    let mut r = Interval::point(p.c.clone());
+    for (m, k) in &p.terms {
+        r = r.add(&cx.range(*m).scale(k));
+    }
+    r
+}
+
+pub(crate) fn poly_cong(cx: &dyn Facts, p: &Poly) -> Cong {
+    let mut c = Cong::exact(p.c.clone());
+    for (m, k) in &p.terms {
+        c = c.add(&cx.cong(*m).scale(k));
+    }
+    c
+}
+
+/// Whether `p <= 0` for every admissible binding (false when not shown).
+pub(crate) fn le0(cx: &dyn Facts, p: &Poly) -> bool {
+    let mut budget = MAX_SUBSTITUTIONS;
+    le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p)
+}
+
+/// Most bound substitutions one `le0` question may try (keeps wide sums fast).
+const MAX_SUBSTITUTIONS: u32 = 64;
+
+fn le0_rec(cx: &dyn Facts, p: &Poly, fuel: u32, budget: &mut u32) -> bool {
+    let r = poly_interval(cx, p);
+    if r.is_nonpos() || r.tighten(&poly_cong(cx, p)).is_nonpos() {
+        return true;
+    }
+    if fuel == 0 || *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    // Replace one linear atom by a bound in the direction that can only increase `p`.
+    for (i, (m, k)) in p.terms.iter().enumerate() {
+        for bound in atom_upper(*m, k) {
+            let mut rest = p.clone();
+            rest.terms.remove(i);
+            if *budget == 0 {
+                return false;
+            }
+            if le0_rec(cx, &rest.add(&bound), fuel - 1, budget) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Polynomials `u` with `k * m <= u` for a monomial `m` with two or more factors: one
+/// factor replaced by its symbolic bound, valid when the other factors have a known sign.
+fn product_upper(m: Id, k: &BigInt) -> Vec<Poly> {
+    let Node::Prod(fs) = node(m) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (idx, (s, e)) in fs.iter().enumerate() {
+        let Node::Sym(sd) = node(*s) else { continue };
+        if *e != 1 {
+            continue;
+        }
+        let mut rest_f = fs.to_vec();
+        rest_f.remove(idx);
+        let rest = mono_from_factors(rest_f);
+        let rr = &info(rest).range;
+        // k * s * rest: its sign of dependence on s is sign(k) * sign(rest).
+        let up = match (k.is_positive(), rr.is_nonneg(), rr.is_nonpos()) {
+            (true, true, _) | (false, _, true) => sd.hi,
+            (true, _, true) | (false, true, _) => sd.lo,
+            _ => None,
+        };
+        if let Some(b) = up.filter(|b| const_of(*b).is_none()) {
+            out.push(Poly::of(mul(b, rest)).scale(k));
+        }
+    }
+    out
+}
+
+/// A polynomial `u` with `k * m <= u` for every admissible binding, from the atom's own
+/// structure (symbolic bounds, floor division), or `None`.
+fn atom_upper(m: Id, k: &BigInt) -> Vec<Poly> {
+    if matches!(node(m), Node::Prod(_)) {
+        return product_upper(m, k);
+    }
+    atom_upper1(m, k).into_iter().collect()
+}
+
+fn atom_upper1(m: Id, k: &BigInt) -> Option<Poly> {
+    match node(m) {
+        Node::Sym(s) => {
+            let b = if k.is_positive() { s.hi } else { s.lo }?;
+            if const_of(b).is_some() {
+                return None;
+            }
+            Some(Poly::of(b).scale(k))
+        }
+        Node::FloorDiv(x, c) => {
+            let c = const_of(*c)?;
+            if !c.is_positive() || !k.mod_floor(c).is_zero() {
+                return None;
+            }
+            let q = k / c;
+            // c*(x//c) <= x and c*(x//c) >= x - (c - 1).
+            let px = Poly::of(*x);
+            if k.is_positive() {
+                Some(px.scale(&q))
+            } else {
+                Some(
+                    Poly {
+                        c: px.c.clone() - (c - 1),
+                        terms: px.terms,
+                    }
+                    .scale(&q),
+                )
+            }
+        }
+        Node::Min(args) if k.is_positive() => Some(Poly::of(*args.first()?).scale(k)),
+        Node::Max(args) if k.is_negative() => Some(Poly::of(*args.first()?).scale(k)),
+        _ => None,
+    }
+}
+
+fn nonzero(cx: &dyn Facts, b: Id) -> bool {
+    let r = cx.range(b);
+    r.is_pos() || r.is_neg()
+}
+
+/// Whether `b`'s leading term has a negative coefficient (so the divisor gets negated).
+fn leading_negative(b: Id) -> bool {
+    match node(b) {
+        Node::Sum(ts, _) => ts.first().is_some_and(|t| t.1.is_negative()),
+        Node::Const(v) => v.is_negative(),
+        _ => false,
+    }
+}
+
+pub(crate) fn floor_div(cx: &dyn Facts, a: Id, b: Id) -> Id {
+    if let Some(i) = first_invalid(&[a, b]) {
+        return i;
+    }
+    match const_of(b) {
+        Some(c) if c.is_zero() => mk(Node::FloorDiv(a, b)),
+        Some(c) if c.is_negative() => floor_div(cx, neg(a), constant(-c)),
+        Some(c) if c.is_one() => a,
+        Some(c) => div_const(cx, a, c),
+        None => div_sym(cx, a, b),
+    }
+}
+
+fn div_const(cx: &dyn Facts, a: Id, c: &BigInt) -> Id {
+    if let Some(v) = const_of(a) {
+        return constant(v.div_floor(c));
+    }
+    // a = c*q + r with |coefficients of r| < c and its constant in [0, c):
+    // a // c = q + r // c.
+    let (q, r) = split_const(&Poly::of(a), c, true);
+    let lead = r.terms.iter().min_by(|x, y| order::cmp_mono(x.0, y.0));
+    if lead.is_some_and(|t| t.1.is_negative()) {
+        // A negative leading term reads better through floor(-y / c) == -ceil(y / c):
+        // r // c == -((-r + c - 1) // c).
+        let flipped = from_poly(r.scale(&-BigInt::one()).add(&Poly::constant(c - 1)));
+        return add(from_poly(q), neg(div_const(cx, flipped, c)));
+    }
+    add(from_poly(q), div_rest(cx, r, c))
+}
+
+/// Splits `p = c*q + r`; coefficients of `r` are reduced toward zero when `trunc`, else
+/// into `[0, c)`; the constant always into `[0, c)`.
+fn split_const(p: &Poly, c: &BigInt, trunc: bool) -> (Poly, Poly) {
+    let mut q = Poly::zero();
+    let mut r = Poly::zero();
+    for (m, k) in &p.terms {
+        let (qk, rk) = if trunc {
+            (k / c, k % c)
+        } else {
+            k.div_mod_floor(c)
+        };
+        q.terms.push((*m, qk));
+        r.terms.push((*m, rk));
+    }
+    let (qc, rc) = p.c.div_mod_floor(c);
+    q.c = qc;
+    r.c = rc;
+    q.normalize();
+    r.normalize();
+    (q, r)
+}
+
+/// `r // c` for `c >= 2` and `r` with coefficients in `(-c, c)` and constant in `[0, c)`.
+fn div_rest(cx: &dyn Facts, r: Poly, c: &BigInt) -> Id {
+    if r.terms.is_empty() {
+        return constant(r.c.div_floor(c));
+    }
+    if let Some(k) = same_quotient(&poly_range(cx, &r), c) {
+        return constant(k);
+    }
+    // Terms that are multiples of c by congruence divide exactly; if the rest then has a
+    // fixed quotient, the result is their quotient plus that constant.
+    let (exact, rest): (Vec<_>, Vec<_>) = r
+        .terms
+        .iter()
+        .cloned()
+        .partition(|(m, k)| cx.cong(*m).scale(k).divisible_by(c));
+    let rest = Poly {
+        terms: rest,
+        c: r.c.clone(),
+    };
+    if !exact.is_empty() && !rest.is_zero() {
+        if let Some(k) = same_quotient(&poly_range(cx, &rest), c) {
+            let e = from_poly(Poly {
+                terms: exact,
+                c: BigInt::zero(),
+            });
+            return add(floor_div(cx, e, constant(c.clone())), constant(k));
+        }
+    }
+    let g = r.content().gcd(&r.c).gcd(c);
+    if g > BigInt::one() {
+        let r2 = Poly {
+            terms: r.terms.iter().map(|(m, k)| (*m, k / &g)).collect(),
+            c: &r.c / &g,
+        };
+        return floor_div(cx, from_poly(r2), constant(c / &g));
+    }
+    // (x // c1 + k) // c == (x + k*c1) // (c1*c) for positive constants.
+    if let [(m, k1)] = r.terms.as_slice() {
+        if k1.is_one() {
+            if let Node::FloorDiv(x, c1) = node(*m) {
+                if let Some(c1) = const_of(*c1).filter(|v| v.is_positive()) {
+                    let inner = add(*x, constant(&r.c * c1));
+                    return floor_div(cx, inner, constant(c1 * c));
+                }
+            }
+        }
+    }
+    mk(Node::FloorDiv(from_poly(r), constant(c.clone())))
+}
+
+fn same_quotient(r: &Interval, c: &BigInt) -> Option<BigInt> {
+    let (lo, hi) = (r.lo.as_ref()?, r.hi.as_ref()?);
+    let (a, b) = (lo.div_floor(c), hi.div_floor(c));
+    (a == b).then_some(a)
+}
+
+/// Splits off the terms of `a` that are multiples of the monomial divisor `b`.
+fn split_sym(a: Id, b: Id) -> Option<(Poly, Poly)> {
+    let pb = Poly::of(b);
+    let [(w, kw)] = pb.terms.as_slice() else {
+        return None;
+    };
+    if !pb.c.is_zero() {
+        return None;
+    }
+    let wf = factors(*w);
+    let mut q = Poly::zero();
+    let mut r = Poly::zero();
+    let pa = Poly::of(a);
+    r.c = pa.c.clone();
+    for (m, k) in &pa.terms {
+        match (divide_mono(&factors(*m), &wf), k.mod_floor(kw).is_zero()) {
+            (Some(rest), true) => q.terms.push((mono_from_factors(rest), k / kw)),
+            _ => r.terms.push((*m, k.clone())),
+        }
+    }
+    if q.terms.iter().any(|t| info(t.0).sort == Sort::Invalid) {
+        return None;
+    }
+    q.normalize();
+    r.normalize();
+    Some((q, r))
+}
+
+fn divide_mono(m: &[(Id, u32)], w: &[(Id, u32)]) -> Option<Vec<(Id, u32)>> {
+    let mut out = m.to_vec();
+    for (a, k) in w {
+        let f = out.iter_mut().find(|f| f.0 == *a)?;
+        f.1 = f.1.checked_sub(*k)?;
+    }
+    Some(out)
+}
+
+fn div_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
+    if !nonzero(cx, b) {
+        return mk(Node::FloorDiv(a, b));
+    }
+    if const_of(a).is_some_and(|v| v.is_zero()) {
+        return a;
+    }
+    if leading_negative(b) {
+        return floor_div(cx, neg(a), neg(b));
+    }
+    let Some((q, r)) = split_sym(a, b) else {
+        return mk(Node::FloorDiv(a, b));
+    };
+    let qn = from_poly(q);
+    if r.is_zero() || (cx.range(b).is_pos() && in_mod_range(cx, &r, b)) {
+        return qn;
+    }
+    add(qn, mk(Node::FloorDiv(from_poly(r), b)))
+}
+
+/// `0 <= r <= b - 1`.
+fn in_mod_range(cx: &dyn Facts, r: &Poly, b: Id) -> bool {
+    le0(cx, &r.clone().scale(&-BigInt::one()))
+        && le0(cx, &r.clone().sub(&Poly::of(b)).plus_const(1))
+}
+
+pub(crate) fn floor_mod(cx: &dyn Facts, a: Id, b: Id) -> Id {
+    if let Some(i) = first_invalid(&[a, b]) {
+        return i;
+    }
+    match const_of(b) {
+        Some(c) if c.is_zero() => mk(Node::FloorMod(a, b)),
+        // Python: a % -c == -((-a) % c).
+        Some(c) if c.is_negative() => neg(floor_mod(cx, neg(a), constant(-c))),
+        Some(c) if c.is_one() => constant(BigInt::zero()),
+        Some(c) => mod_const(cx, a, c),
+        None => mod_sym(cx, a, b),
+    }
+}
+
+fn mod_const(cx: &dyn Facts, a: Id, c: &BigInt) -> Id {
+    if let Some(v) = const_of(a) {
+        return constant(v.mod_floor(c));
+    }
+    let (_, mut r) = split_const(&Poly::of(a), c, false);
+    // Terms known to be multiples of c vanish; `x % c1` with c | c1 is `x` modulo c.
+    let mut changed = false;
+    let mut out = Poly::constant(r.c.clone());
+    for (m, k) in std::mem::take(&mut r.terms) {
+        if cx.cong(m).scale(&k).divisible_by(c) {
+            changed = true;
+            continue;
+        }
+        if let Node::FloorMod(x, c1) = node(m) {
+            if const_of(*c1).is_some_and(|c1| c1.is_positive() && c1.mod_floor(c).is_zero()) {
+                out = out.add(&Poly::of(*x).scale(&k));
+                changed = true;
+                continue;
+            }
+        }
+        out.terms.push((m, k));
+    }
+    out.normalize();
+    if changed {
+        return floor_mod(cx, from_poly(out), constant(c.clone()));
+    }
+    let r = out;
+    if r.terms.is_empty() {
+        return constant(r.c.mod_floor(c));
+    }
+    if let Some(res) = poly_cong(cx, &r).residue_mod(c) {
+        return constant(res);
+    }
+    if let Some(k) = same_quotient(&poly_range(cx, &r), c) {
+        return from_poly(r.plus_const(0).add(&Poly::constant(-(k * c))));
+    }
+    let g = r.content().gcd(&r.c).gcd(c);
+    if g > BigInt::one() {
+        let r2 = Poly {
+            terms: r.terms.iter().map(|(m, k)| (*m, k / &g)).collect(),
+            c: &r.c / &g,
+        };
+        let inner = floor_mod(cx, from_poly(r2), constant(c / &g));
+        return scale(inner, &g);
+    }
+    mk(Node::FloorMod(from_poly(r), constant(c.clone())))
+}
+
+fn mod_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
+    if !nonzero(cx, b) {
+        return mk(Node::FloorMod(a, b));
+    }
+    if leading_negative(b) {
+        return neg(floor_mod(cx, neg(a), neg(b)));
+    }
+    let Some((_, r)) = split_sym(a, b) else {
+        return mk(Node::FloorMod(a, b));
+    };
+    if r.is_zero() {
+        return constant(BigInt::zero());
+    }
+    if cx.range(b).is_pos() && in_mod_range(cx, &r, b) {
+        return from_poly(r);
+    }
+    mk(Node::FloorMod(from_poly(r), b))
+}
+
+pub(crate) fn ceil_div(cx: &dyn Facts, a: Id, b: Id) -> Id {
+    if let Some(i) = first_invalid(&[a, b]) {
+        return i;
+    }
+    let rb = cx.range(b);
+    if rb.is_pos() {
+        // ceil(a / b) == (a + b - 1) // b for b >= 1.
+        let num = from_poly(Poly::of(a).add(&Poly::of(b)).plus_const(-1));
+        return floor_div(cx, num, b);
+    }
+    if rb.is_neg() {
+        return ceil_div(cx, neg(a), neg(b));
+    }
+    mk(Node::CeilDiv(a, b))
+}
+
+pub(crate) fn min_max(cx: &dyn Facts, is_min: bool, args: &[Id]) -> Id {
+    if let Some(i) = first_invalid(args) {
+        return i;
+    }
+    let mut flat: Vec<Id> = Vec::with_capacity(args.len());
+    for &a in args {
+        match node(a) {
+            Node::Min(inner) if is_min => flat.extend_from_slice(inner),
+            Node::Max(inner) if !is_min => flat.extend_from_slice(inner),
+            _ => flat.push(a),
+        }
+    }
+    flat.sort();
+    flat.dedup();
+    // Drop every argument that another live argument dominates (pairwise, so only for
+    // argument lists of a bounded length; a longer list is kept as it is, still correct).
+    let mut alive = vec![true; flat.len()];
+    let n_pairs = if flat.len() <= MAX_MIN_MAX_PRUNE {
+        flat.len()
+    } else {
+        0
+    };
+    for i in 0..n_pairs {
+        for j in 0..n_pairs {
+            if i == j || !alive[j] || !alive[i] {
+                continue;
+            }
+            let (x, y) = (Poly::of(flat[j]), Poly::of(flat[i]));
+            let d = if is_min { x.sub(&y) } else { y.sub(&x) };
+            if le0(cx, &d) {
+                alive[i] = false;
+            }
+        }
+    }
+    let mut kept: Vec<Id> = flat
+        .iter()
+        .zip(&alive)
+        .filter(|x| *x.1)
+        .map(|x| *x.0)
+        .collect();
+    if kept.len() == 1 {
+        return kept[0];
+    }
+    kept.sort_by(|a, b| order::cmp(*a, *b));
+    let kept = kept.into_boxed_slice();
+    mk(if is_min {
+        Node::Min(kept)
+    } else {
+        Node::Max(kept)
+    })
+}
+
+/// `d OP 0` in canonical form, decided when the facts allow.
+pub(crate) fn compare(cx: &dyn Facts, kind: CmpKind, mut d: Poly) -> Id {
+    d.normalize();
+    if let Some(bad) = d
+        .terms
+        .iter()
+        .map(|t| t.0)
+        .find(|&m| info(m).sort == Sort::Invalid)
+    {
+        return bad;
+    }
+    let g = d.content();
+    if g > BigInt::one() {
+        match kind {
+            // g*x + c <= 0  <=>  x + ceil(c / g) <= 0 over the integers.
+            CmpKind::Le => d.c = num_integer::Integer::div_ceil(&d.c, &g),
+            _ if !d.c.mod_floor(&g).is_zero() => return boolean(kind == CmpKind::Ne),
+            _ => d.c /= &g,
+        }
+        for t in &mut d.terms {
+            t.1 /= &g;
+        }
+    }
+    if kind != CmpKind::Le {
+        let lead = d.terms.iter().min_by(|a, b| order::cmp_mono(a.0, b.0));
+        if lead.is_some_and(|t| t.1.is_negative()) {
+            d = d.scale(&-BigInt::one());
+        }
+    }
+    if let Some(b) = decide(cx, kind, &d) {
+        return boolean(b);
+    }
+    let di = from_poly(d);
+    if info(di).sort == Sort::Invalid {
+        return di;
+    }
+    mk(Node::Cmp(kind, di))
+}
+
+/// Decides `d OP 0` from the facts, `None` when neither answer was shown.
+pub(crate) fn decide(cx: &dyn Facts, kind: CmpKind, d: &Poly) -> Option<bool> {
+    let neg = d.clone().scale(&-BigInt::one());
+    match kind {
+        CmpKind::Le => {
+            if le0(cx, d) {
+                Some(true)
+            } else if le0(cx, &neg.plus_const(1)) {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        CmpKind::Eq | CmpKind::Ne => {
+            let eq = if le0(cx, d) && le0(cx, &neg) {
+                Some(true)
+            } else if le0(cx, &d.clone().plus_const(1)) || le0(cx, &neg.plus_const(1)) {
+                Some(false)
+            } else {
+                let cg = poly_cong(cx, d);
+                (!cg.m.is_zero() && !cg.r.is_zero()).then_some(false)
+            };
+            eq.map(|b| b == (kind == CmpKind::Eq))
+        }
+    }
+}
+
+pub(crate) fn and_or(is_and: bool, args: &[Id]) -> Id {
+    if let Some(i) = first_invalid(args) {
+        return i;
+    }
+    let mut flat: Vec<Id> = Vec::with_capacity(args.len());
+    for &a in args {
+        match node(a) {
+            Node::And(inner) if is_and => flat.extend_from_slice(inner),
+            Node::Or(inner) if !is_and => flat.extend_from_slice(inner),
+            // The absorbing value decides; the neutral one disappears.
+            Node::Bool(b) if *b != is_and => return boolean(*b),
+            Node::Bool(_) => {}
+            _ => flat.push(a),
+        }
+    }
+    flat.sort();
+    flat.dedup();
+    match flat.len() {
+        0 => return boolean(is_and),
+        1 => return flat[0],
+        _ => {}
+    }
+    flat.sort_by(|a, b| order::cmp(*a, *b));
+    let flat = flat.into_boxed_slice();
+    mk(if is_and {
+        Node::And(flat)
+    } else {
+        Node::Or(flat)
+    })
+}
+
+pub(crate) fn not(cx: &dyn Facts, c: Id) -> Id {
+    match node(c) {
+        Node::Bool(b) => boolean(!b),
+        Node::Cmp(CmpKind::Le, d) => compare(
+            cx,
+            CmpKind::Le,
+            Poly::of(*d).scale(&-BigInt::one()).plus_const(1),
+        ),
+        Node::Cmp(CmpKind::Eq, d) => compare(cx, CmpKind::Ne, Poly::of(*d)),
+        Node::Cmp(CmpKind::Ne, d) => compare(cx, CmpKind::Eq, Poly::of(*d)),
+        Node::And(args) => {
+            let n: Vec<Id> = args.iter().map(|&a| not(cx, a)).collect();
+            and_or(false, &n)
+        }
+        Node::Or(args) => {
+            let n: Vec<Id> = args.iter().map(|&a| not(cx, a)).collect();
+            and_or(true, &n)
+        }
+        _ => c,
+    }
+}
+
+/// `k*(x // c)` with `c | k` is `(k/c)*(x - r)` when `x % c` is known to be `r`.
+pub(crate) fn exact_multiple(fx: &dyn Facts, m: Id, k: &BigInt) -> Option<Poly> {
+    let Node::FloorDiv(x, c) = node(m) else {
+        return None;
+    };
+    let c = const_of(*c).filter(|c| c.is_positive())?;
+    if !k.mod_floor(c).is_zero() {
+        return None;
+    }
+    let r = fx.cong(*x).residue_mod(c)?;
+    Some(Poly::of(*x).add(&Poly::constant(-r)).scale(&(k / c)))
+}

@@ -1,0 +1,432 @@
+//! Binding symbols to integers: checked evaluation, partial substitution and solving.
+
+use std::fmt;
+
+use hashbrown::HashMap;
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{ToPrimitive, Zero};
+
+use crate::build::Poly;
+use crate::display::{id_text, write_term};
+use crate::expr::{check_id, describe_range, spec_of, Cond, Expr};
+use crate::node::{node, CmpKind, Id, Node};
+use crate::rebuild::Rebuild;
+use crate::scope::Scope;
+use crate::Error;
+
+/// Values of symbols. Setting a value checks it against the symbol's declared range
+/// and divisor (bounds that mention unbound symbols are checked by their numeric range).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bindings {
+    vals: HashMap<Expr, i64>,
+}
+
+impl Bindings {
+    /// No values.
+    pub fn new() -> Bindings {
+        Bindings::default()
+    }
+
+    /// Binds `sym` to `value`, checked against its range.
+    pub fn set(&mut self, sym: Expr, value: i64) -> Result<(), Error> {
+        if sym.symbol_name().is_none() {
+            return Err(Error::Kind {
+                op: "bind",
+                expected: "a symbol",
+                found: sym.to_string(),
+            });
+        }
+        let prev = self.vals.insert(sym, value);
+        let res = check_symbol(self, sym.0, value);
+        if res.is_err() {
+            match prev {
+                Some(p) => self.vals.insert(sym, p),
+                None => self.vals.remove(&sym),
+            };
+        }
+        res
+    }
+
+    /// The value of `sym`, if bound.
+    pub fn get(&self, sym: Expr) -> Option<i64> {
+        self.vals.get(&sym).copied()
+    }
+
+    /// Removes the value of `sym`.
+    pub fn unset(&mut self, sym: Expr) -> Option<i64> {
+        self.vals.remove(&sym)
+    }
+
+    /// The bound symbols and values, sorted by symbol name.
+    pub fn to_vec(&self) -> Vec<(Expr, i64)> {
+        let mut v: Vec<(Expr, i64)> = self.vals.iter().map(|(k, v)| (*k, *v)).collect();
+        v.sort_by(|a, b| crate::order::cmp(a.0 .0, b.0 .0));
+        v
+    }
+
+    /// Number of bound symbols.
+    pub fn len(&self) -> usize {
+        self.vals.len()
+    }
+
+    /// Whether nothing is bound.
+    pub fn is_empty(&self) -> bool {
+        self.vals.is_empty()
+    }
+}
+
+/// `n = 7, m = 3`, sorted by name.
+impl fmt::Display for Bindings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (k, v)) in self.to_vec().iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{k} = {v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks `value` against the declaration of `sym`.
+fn check_symbol(b: &Bindings, sym: Id, value: i64) -> Result<(), Error> {
+    let Some(spec) = spec_of(sym) else {
+        return Ok(());
+    };
+    let Node::Sym(s) = node(sym) else {
+        return Ok(());
+    };
+    let v = BigInt::from(value);
+    let bound_value = |bound: Id| -> Option<BigInt> {
+        let e = Expr(bound);
+        if e.symbols().iter().all(|s| b.get(*s).is_some()) {
+            if let Ok(x) = e.eval(b) {
+                return Some(BigInt::from(x));
+            }
+        }
+        None
+    };
+    let lo_ok = s.lo.is_none_or(|l| match bound_value(l) {
+        Some(x) => x <= v,
+        None => Expr(l).range().lo.is_none_or(|lo| lo <= v),
+    });
+    let hi_ok = s.hi.is_none_or(|h| match bound_value(h) {
+        Some(x) => v <= x,
+        None => Expr(h).range().hi.is_none_or(|hi| v <= hi),
+    });
+    let mult_ok = v.mod_floor(&s.multiple_of).is_zero();
+    if lo_ok && hi_ok && mult_ok {
+        return Ok(());
+    }
+    Err(Error::OutOfRange {
+        name: spec.name().to_string(),
+        value,
+        range: describe_range(&spec),
+    })
+}
+
+impl Expr {
+    /// The value under `b`: errors name an unbound symbol, a value outside its range, a
+    /// division by zero or an i64 overflow (with the sub-expression).
+    pub fn eval(self, b: &Bindings) -> Result<i64, Error> {
+        check_id(self.0)?;
+        Eval {
+            b,
+            memo: HashMap::new(),
+        }
+        .int(self.0)
+    }
+}
+
+impl Cond {
+    /// The truth value under `b` (`and`/`or` stop at the first deciding argument).
+    pub fn eval(self, b: &Bindings) -> Result<bool, Error> {
+        check_id(self.0)?;
+        Eval {
+            b,
+            memo: HashMap::new(),
+        }
+        .cond(self.0)
+    }
+}
+
+struct Eval<'a> {
+    b: &'a Bindings,
+    memo: HashMap<Id, i64>,
+}
+
+fn overflow(id: Id) -> Error {
+    Error::Overflow {
+        op: "eval",
+        expr: id_text(id),
+    }
+}
+
+pub(crate) fn floor_div_i64(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    if a % b != 0 && ((a < 0) != (b < 0)) {
+        return q.checked_sub(1);
+    }
+    Some(q)
+}
+
+pub(crate) fn floor_mod_i64(a: i64, b: i64) -> Option<i64> {
+    if b == -1 {
+        return Some(0);
+    }
+    let r = a.checked_rem(b)?;
+    if r != 0 && ((r < 0) != (b < 0)) {
+        return r.checked_add(b);
+    }
+    Some(r)
+}
+
+pub(crate) fn ceil_div_i64(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    if a % b != 0 && ((a < 0) == (b < 0)) {
+        return q.checked_add(1);
+    }
+    Some(q)
+}
+
+impl Eval<'_> {
+    fn int(&mut self, id: Id) -> Result<i64, Error> {
+        if let Some(&v) = self.memo.get(&id) {
+            return Ok(v);
+        }
+        let v = match node(id) {
+            Node::Const(c) => c.to_i64().ok_or_else(|| overflow(id))?,
+            Node::Sym(s) => {
+                let v = self.b.get(Expr(id)).ok_or_else(|| Error::Unbound {
+                    op: "eval",
+                    name: s.name.to_string(),
+                })?;
+                check_symbol(self.b, id, v)?;
+                v
+            }
+            Node::Prod(fs) => {
+                let mut acc: i64 = 1;
+                for (a, k) in fs.iter() {
+                    let x = self.int(*a)?;
+                    for _ in 0..*k {
+                        acc = acc.checked_mul(x).ok_or_else(|| overflow(id))?;
+                    }
+                }
+                acc
+            }
+            Node::Sum(ts, c) => {
+                let mut acc = c.to_i64().ok_or_else(|| overflow(id))?;
+                for (m, k) in ts.iter() {
+                    let x = self.int(*m)?;
+                    let term = k.to_i64().and_then(|k| k.checked_mul(x)).ok_or_else(|| {
+                        let mut s = String::new();
+                        write_term(&mut s, *m, k);
+                        Error::Overflow {
+                            op: "eval",
+                            expr: s,
+                        }
+                    })?;
+                    acc = acc.checked_add(term).ok_or_else(|| overflow(id))?;
+                }
+                acc
+            }
+            Node::FloorDiv(a, b) | Node::FloorMod(a, b) | Node::CeilDiv(a, b) => {
+                let (x, y) = (self.int(*a)?, self.int(*b)?);
+                if y == 0 {
+                    return Err(Error::DivisionByZero {
+                        op: "eval",
+                        expr: id_text(id),
+                    });
+                }
+                let r = match node(id) {
+                    Node::FloorDiv(..) => floor_div_i64(x, y),
+                    Node::FloorMod(..) => floor_mod_i64(x, y),
+                    _ => ceil_div_i64(x, y),
+                };
+                r.ok_or_else(|| overflow(id))?
+            }
+            Node::Min(args) | Node::Max(args) => {
+                let is_min = matches!(node(id), Node::Min(_));
+                let mut acc: Option<i64> = None;
+                for a in args.iter() {
+                    let x = self.int(*a)?;
+                    acc = Some(match acc {
+                        None => x,
+                        Some(y) if is_min => y.min(x),
+                        Some(y) => y.max(x),
+                    });
+                }
+                acc.unwrap_or(0)
+            }
+            Node::Invalid(_) => {
+                return Err(check_id(id).err().unwrap_or(Error::Limit(String::new())))
+            }
+            Node::Bool(_) | Node::Cmp(..) | Node::And(_) | Node::Or(_) => i64::from(self.cond(id)?),
+        };
+        self.memo.insert(id, v);
+        Ok(v)
+    }
+
+    fn cond(&mut self, id: Id) -> Result<bool, Error> {
+        match node(id) {
+            Node::Bool(b) => Ok(*b),
+            Node::Cmp(kind, d) => {
+                let v = self.int(*d)?;
+                Ok(match kind {
+                    CmpKind::Le => v <= 0,
+                    CmpKind::Eq => v == 0,
+                    CmpKind::Ne => v != 0,
+                })
+            }
+            Node::And(args) => {
+                for a in args.iter() {
+                    if !self.cond(*a)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Node::Or(args) => {
+                for a in args.iter() {
+                    if self.cond(*a)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            _ => Err(Error::Kind {
+                op: "eval",
+                expected: "a condition",
+                found: id_text(id),
+            }),
+        }
+    }
+}
+
+impl Scope {
+    /// Binds the symbol declared as `name`, checked against its range.
+    pub fn bind(&self, b: &mut Bindings, name: &str, value: i64) -> Result<(), Error> {
+        let sym = self.symbol(name).ok_or_else(|| Error::UnknownSymbol {
+            op: "bind",
+            name: name.to_string(),
+        })?;
+        b.set(sym, value)
+    }
+
+    /// Checks every bound value against its range and every assumption whose symbols
+    /// are all bound.
+    pub fn check(&self, b: &Bindings) -> Result<(), Error> {
+        for (sym, v) in b.to_vec() {
+            check_symbol(b, sym.0, v)?;
+        }
+        for a in self.assumptions() {
+            let syms = a.symbols();
+            if !syms.iter().all(|s| b.get(*s).is_some()) {
+                continue;
+            }
+            if !a.eval(b)? {
+                let mut vals = Bindings::new();
+                for s in syms {
+                    if let Some(v) = b.get(s) {
+                        vals.vals.insert(s, v);
+                    }
+                }
+                return Err(Error::Violated {
+                    assumption: a.to_string(),
+                    bindings: vals.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of `e` under `b`, after checking `b` against the scope.
+    pub fn eval(&self, e: Expr, b: &Bindings) -> Result<i64, Error> {
+        self.check(b)?;
+        e.eval(b)
+    }
+
+    /// The truth value of `c` under `b`, after checking `b` against the scope.
+    pub fn eval_cond(&self, c: Cond, b: &Bindings) -> Result<bool, Error> {
+        self.check(b)?;
+        c.eval(b)
+    }
+
+    /// Partial binding: the bound symbols of `e` replaced by their values, the rest
+    /// simplified with the scope's knowledge.
+    pub fn substitute(&self, e: Expr, b: &Bindings) -> Expr {
+        Expr(self.subst_id(e.0, b))
+    }
+
+    /// Partial binding of a condition.
+    pub fn substitute_cond(&self, c: Cond, b: &Bindings) -> Cond {
+        Cond(self.subst_id(c.0, b))
+    }
+
+    fn subst_id(&self, id: Id, b: &Bindings) -> Id {
+        let fx = self.facts();
+        let sub = |s: Id| {
+            b.get(Expr(s))
+                .map(|v| crate::build::constant(BigInt::from(v)))
+        };
+        Rebuild::new(&fx, &sub).run(id)
+    }
+
+    /// Parses and solves an equation; errors quote the text as written (parsing may
+    /// already fold an equation without integral solution, like `2*n == 7`, to `false`).
+    pub fn solve_str(&self, text: &str, b: &Bindings) -> Result<(Expr, i64), Error> {
+        let eq = self.parse_cond(text)?;
+        self.solve(eq, b).map_err(|e| match e {
+            Error::Solve { message, .. } => Error::Solve {
+                equation: text.trim().to_string(),
+                message,
+            },
+            e => e,
+        })
+    }
+
+    /// Solves a linear equation in one unbound symbol, e.g. `2*n + 1 == 9` gives
+    /// `(n, 4)`; symbols bound in `b` are substituted first. The solution is checked
+    /// against the symbol's range.
+    pub fn solve(&self, eq: Cond, b: &Bindings) -> Result<(Expr, i64), Error> {
+        check_id(eq.0)?;
+        let err = |message: String| Error::Solve {
+            equation: eq.to_string(),
+            message,
+        };
+        let s = self.substitute_cond(eq, b);
+        let d = match node(s.0) {
+            Node::Cmp(CmpKind::Eq, d) => Poly::of(*d),
+            Node::Bool(true) => return Err(err("it holds for every value".into())),
+            Node::Bool(false) => return Err(err("it has no integral solution in range".into())),
+            _ => return Err(err("expected an equation `a == b`".into())),
+        };
+        let unknowns = Cond(s.0).symbols();
+        let [x] = unknowns.as_slice() else {
+            let names: Vec<String> = unknowns.iter().map(|u| u.to_string()).collect();
+            return Err(err(format!(
+                "expected one unknown, found {}",
+                names.join(", ")
+            )));
+        };
+        let [(m, k)] = d.terms.as_slice() else {
+            return Err(err(format!("not linear in `{x}`")));
+        };
+        if *m != x.0 {
+            return Err(err(format!("not linear in `{x}`")));
+        }
+        let rhs = -&d.c;
+        if !rhs.mod_floor(k).is_zero() {
+            return Err(err(format!("no integral solution: {k}*{x} == {rhs}")));
+        }
+        let v = (rhs / k)
+            .to_i64()
+            .ok_or_else(|| err("the solution overflows i64".into()))?;
+        let mut probe = b.clone();
+        probe
+            .set(*x, v)
+            .map_err(|e| err(format!("the solution {x} = {v} is invalid: {e}")))?;
+        Ok((*x, v))
+    }
+}

@@ -1,0 +1,447 @@
+//! The expression parser: text to interned expressions and conditions.
+//!
+//! Recursive descent with an explicit nesting budget, so deep input is an error, never a
+//! stack overflow.
+
+use num_bigint::BigInt;
+
+use crate::build::{self, NoFacts, Poly};
+use crate::expr::{Cond, Expr, KEYWORDS};
+use crate::node::{info, CmpKind, Id, Sort};
+use crate::Error;
+
+/// Deepest nesting of parentheses, unary operators and calls the parser accepts.
+pub const MAX_PARSE_DEPTH: usize = 100;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Int(BigInt),
+    Ident(String),
+    Op(&'static str),
+    End,
+}
+
+const OPS: &[&str] = &[
+    "//", "<=", ">=", "==", "!=", "+", "-", "*", "%", "<", ">", "(", ")", ",",
+];
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Int(v) => format!("`{v}`"),
+        Tok::Ident(s) => format!("`{s}`"),
+        Tok::Op(s) => format!("`{s}`"),
+        Tok::End => "end of input".to_string(),
+    }
+}
+
+fn lex(text: &str) -> Result<Vec<(Tok, usize)>, Error> {
+    let cs: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        let col = i + 1;
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < cs.len() && (cs[i].is_ascii_digit() || cs[i] == '_') {
+                i += 1;
+            }
+            let s: String = cs[start..i].iter().filter(|c| **c != '_').collect();
+            let v = s
+                .parse::<BigInt>()
+                .map_err(|_| perr(col, format!("bad integer `{s}`")))?;
+            if v.bits() > build::MAX_COEF_BITS {
+                return Err(perr(
+                    col,
+                    format!("integer wider than {} bits", build::MAX_COEF_BITS),
+                ));
+            }
+            out.push((Tok::Int(v), col));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < cs.len() && (cs[i].is_ascii_alphanumeric() || cs[i] == '_') {
+                i += 1;
+            }
+            out.push((Tok::Ident(cs[start..i].iter().collect()), col));
+        } else {
+            let rest: String = cs[i..cs.len().min(i + 2)].iter().collect();
+            let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) else {
+                return Err(perr(col, format!("unexpected character `{c}`")));
+            };
+            out.push((Tok::Op(op), col));
+            i += op.chars().count();
+        }
+    }
+    out.push((Tok::End, cs.len() + 1));
+    Ok(out)
+}
+
+fn perr(column: usize, message: String) -> Error {
+    Error::Parse { column, message }
+}
+
+/// A parsed value: integer or condition.
+#[derive(Clone, Copy)]
+enum Val {
+    Int(Id),
+    Bool(Id),
+}
+
+pub(crate) type Resolve<'a> = &'a dyn Fn(&str) -> Option<Expr>;
+
+struct Parser<'a> {
+    toks: Vec<(Tok, usize)>,
+    pos: usize,
+    depth: usize,
+    resolve: Resolve<'a>,
+}
+
+pub(crate) fn parse_expr(resolve: Resolve<'_>, text: &str) -> Result<Expr, Error> {
+    let (v, col) = parse_all(resolve, text)?;
+    match v {
+        Val::Int(id) => Ok(Expr(id)),
+        Val::Bool(_) => Err(perr(
+            col,
+            "expected an integer expression, found a condition".into(),
+        )),
+    }
+}
+
+pub(crate) fn parse_cond(resolve: Resolve<'_>, text: &str) -> Result<Cond, Error> {
+    let (v, col) = parse_all(resolve, text)?;
+    match v {
+        Val::Bool(id) => Ok(Cond(id)),
+        Val::Int(_) => Err(perr(
+            col,
+            "expected a condition, found an integer expression".into(),
+        )),
+    }
+}
+
+fn parse_all(resolve: Resolve<'_>, text: &str) -> Result<(Val, usize), Error> {
+    let toks = lex(text)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+        resolve,
+    };
+    let col = p.col();
+    let v = p.or()?;
+    if p.peek() != &Tok::End {
+        return Err(perr(
+            p.col(),
+            format!("unexpected {} after the expression", describe(p.peek())),
+        ));
+    }
+    Ok((v, col))
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Tok {
+        self.toks.get(self.pos).map_or(&Tok::End, |t| &t.0)
+    }
+
+    fn col(&self) -> usize {
+        self.toks.get(self.pos).map_or(1, |t| t.1)
+    }
+
+    fn bump(&mut self) -> Tok {
+        let t = self.peek().clone();
+        self.pos += 1;
+        t
+    }
+
+    fn eat_op(&mut self, op: &str) -> bool {
+        if self.peek() == &Tok::Op(leak_op(op)) {
+            self.pos += 1;
+            return true;
+        }
+        false
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        if matches!(self.peek(), Tok::Ident(s) if s == w) {
+            self.pos += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Enters one nesting level opened by the token at `col`.
+    fn enter(&mut self, col: usize) -> Result<(), Error> {
+        self.depth += 1;
+        if self.depth > MAX_PARSE_DEPTH {
+            return Err(perr(
+                col,
+                format!("expression nests deeper than {MAX_PARSE_DEPTH} levels"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn int(&self, v: Val, col: usize, what: &str) -> Result<Id, Error> {
+        match v {
+            Val::Int(id) => Ok(id),
+            Val::Bool(_) => Err(perr(
+                col,
+                format!("{what} needs an integer, found a condition"),
+            )),
+        }
+    }
+
+    fn boolean(&self, v: Val, col: usize, what: &str) -> Result<Id, Error> {
+        match v {
+            Val::Bool(id) => Ok(id),
+            Val::Int(_) => Err(perr(
+                col,
+                format!("{what} needs a condition, found an integer expression"),
+            )),
+        }
+    }
+
+    fn checked(&self, id: Id, col: usize) -> Result<Id, Error> {
+        if info(id).sort == Sort::Invalid {
+            let msg = crate::expr::check_id(id)
+                .err()
+                .map_or_else(String::new, |e| e.to_string());
+            return Err(perr(col, msg));
+        }
+        Ok(id)
+    }
+
+    fn or(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        let first = self.and()?;
+        if !matches!(self.peek(), Tok::Ident(s) if s == "or") {
+            return Ok(first);
+        }
+        let mut args = vec![self.boolean(first, col, "`or`")?];
+        while self.eat_word("or") {
+            let col = self.col();
+            let v = self.and()?;
+            args.push(self.boolean(v, col, "`or`")?);
+        }
+        Ok(Val::Bool(self.checked(build::and_or(false, &args), col)?))
+    }
+
+    fn and(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        let first = self.not()?;
+        if !matches!(self.peek(), Tok::Ident(s) if s == "and") {
+            return Ok(first);
+        }
+        let mut args = vec![self.boolean(first, col, "`and`")?];
+        while self.eat_word("and") {
+            let col = self.col();
+            let v = self.not()?;
+            args.push(self.boolean(v, col, "`and`")?);
+        }
+        Ok(Val::Bool(self.checked(build::and_or(true, &args), col)?))
+    }
+
+    fn not(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        if self.eat_word("not") {
+            self.enter(col)?;
+            let col = self.col();
+            let v = self.not()?;
+            self.depth -= 1;
+            let id = self.boolean(v, col, "`not`")?;
+            return Ok(Val::Bool(build::not(&NoFacts, id)));
+        }
+        self.comparison()
+    }
+
+    /// `a OP b OP c ...` is the conjunction of the adjacent comparisons.
+    fn comparison(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        let first = self.sum()?;
+        let mut conj = Vec::new();
+        let mut left = first;
+        let mut left_col = col;
+        while let Tok::Op(op @ ("<" | "<=" | "==" | "!=" | ">=" | ">")) = self.peek() {
+            let op = *op;
+            self.bump();
+            let rcol = self.col();
+            let right = self.sum()?;
+            let a = self.int(left, left_col, &format!("`{op}`"))?;
+            let b = self.int(right, rcol, &format!("`{op}`"))?;
+            let (pa, pb) = (Poly::of(a), Poly::of(b));
+            let c = match op {
+                "<" => build::compare(&NoFacts, CmpKind::Le, pa.sub(&pb).plus_const(1)),
+                "<=" => build::compare(&NoFacts, CmpKind::Le, pa.sub(&pb)),
+                ">" => build::compare(&NoFacts, CmpKind::Le, pb.sub(&pa).plus_const(1)),
+                ">=" => build::compare(&NoFacts, CmpKind::Le, pb.sub(&pa)),
+                "==" => build::compare(&NoFacts, CmpKind::Eq, pa.sub(&pb)),
+                _ => build::compare(&NoFacts, CmpKind::Ne, pa.sub(&pb)),
+            };
+            conj.push(self.checked(c, col)?);
+            left = right;
+            left_col = rcol;
+        }
+        if conj.is_empty() {
+            return Ok(first);
+        }
+        Ok(Val::Bool(self.checked(build::and_or(true, &conj), col)?))
+    }
+
+    fn sum(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        let mut acc = self.term()?;
+        loop {
+            let op = if self.eat_op("+") {
+                "+"
+            } else if self.eat_op("-") {
+                "-"
+            } else {
+                return Ok(acc);
+            };
+            let rcol = self.col();
+            let rhs = self.term()?;
+            let a = self.int(acc, col, &format!("`{op}`"))?;
+            let b = self.int(rhs, rcol, &format!("`{op}`"))?;
+            let r = if op == "+" {
+                build::add(a, b)
+            } else {
+                build::sub(a, b)
+            };
+            acc = Val::Int(self.checked(r, col)?);
+        }
+    }
+
+    fn term(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        let mut acc = self.unary()?;
+        loop {
+            let op = if self.eat_op("*") {
+                "*"
+            } else if self.eat_op("//") {
+                "//"
+            } else if self.eat_op("%") {
+                "%"
+            } else {
+                return Ok(acc);
+            };
+            let rcol = self.col();
+            let rhs = self.unary()?;
+            let a = self.int(acc, col, &format!("`{op}`"))?;
+            let b = self.int(rhs, rcol, &format!("`{op}`"))?;
+            let r = match op {
+                "*" => build::mul(a, b),
+                "//" => build::floor_div(&NoFacts, a, b),
+                _ => build::floor_mod(&NoFacts, a, b),
+            };
+            acc = Val::Int(self.checked(r, col)?);
+        }
+    }
+
+    fn unary(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        if self.eat_op("-") {
+            self.enter(col)?;
+            let v = self.unary()?;
+            self.depth -= 1;
+            let a = self.int(v, col + 1, "unary `-`")?;
+            return Ok(Val::Int(self.checked(build::neg(a), col)?));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Val, Error> {
+        let col = self.col();
+        match self.bump() {
+            Tok::Int(v) => Ok(Val::Int(build::constant(v))),
+            Tok::Op("(") => {
+                self.enter(col)?;
+                let v = self.or()?;
+                self.depth -= 1;
+                self.expect(")")?;
+                Ok(v)
+            }
+            Tok::Ident(name) => match name.as_str() {
+                "true" => Ok(Val::Bool(build::boolean(true))),
+                "false" => Ok(Val::Bool(build::boolean(false))),
+                "min" | "max" | "cdiv" => self.call(&name, col),
+                w if KEYWORDS.contains(&w) => {
+                    Err(perr(col, format!("expected an expression, found `{w}`")))
+                }
+                _ => {
+                    if self.peek() == &Tok::Op("(") {
+                        return Err(perr(col, format!("unknown function `{name}`")));
+                    }
+                    match (self.resolve)(&name) {
+                        Some(e) => Ok(Val::Int(e.0)),
+                        None => Err(perr(col, format!("unknown symbol `{name}`"))),
+                    }
+                }
+            },
+            t => Err(perr(
+                col,
+                format!("expected an expression, found {}", describe(&t)),
+            )),
+        }
+    }
+
+    fn expect(&mut self, op: &str) -> Result<(), Error> {
+        if self.eat_op(op) {
+            return Ok(());
+        }
+        Err(perr(
+            self.col(),
+            format!("expected `{op}`, found {}", describe(self.peek())),
+        ))
+    }
+
+    fn call(&mut self, name: &str, col: usize) -> Result<Val, Error> {
+        self.expect("(")?;
+        self.enter(col)?;
+        let mut args = Vec::new();
+        loop {
+            let acol = self.col();
+            let v = self.or()?;
+            args.push(self.int(v, acol, &format!("`{name}`"))?);
+            if !self.eat_op(",") {
+                break;
+            }
+        }
+        self.depth -= 1;
+        self.expect(")")?;
+        let r = match (name, args.as_slice()) {
+            ("cdiv", [a, b]) => build::ceil_div(&NoFacts, *a, *b),
+            ("cdiv", _) => {
+                return Err(perr(
+                    col,
+                    format!("`cdiv` takes 2 arguments, found {}", args.len()),
+                ))
+            }
+            ("min", _) => build::min_max(&NoFacts, true, &args),
+            _ => build::min_max(&NoFacts, false, &args),
+        };
+        Ok(Val::Int(self.checked(r, col)?))
+    }
+}
+
+fn leak_op(op: &str) -> &'static str {
+    OPS.iter().find(|o| **o == op).copied().unwrap_or("")
+}
+
+/// Parses with symbols of the default range `0..=i64::MAX`, created by name; use
+/// [`Scope::parse_expr`](crate::Scope::parse_expr) to resolve declared symbols.
+impl std::str::FromStr for Expr {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Expr, Error> {
+        parse_expr(&|n| Expr::symbol(n).ok(), s)
+    }
+}
+
+/// Parses with symbols of the default range `0..=i64::MAX`, created by name; use
+/// [`Scope::parse_cond`](crate::Scope::parse_cond) to resolve declared symbols.
+impl std::str::FromStr for Cond {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Cond, Error> {
+        parse_cond(&|n| Expr::symbol(n).ok(), s)
+    }
+}

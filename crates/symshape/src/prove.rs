@@ -1,0 +1,228 @@
+//! Linear reasoning across atoms: a bounded Fourier-Motzkin refutation over the facts a
+//! scope knows (ranges, symbolic bounds, floor-division identities, assumptions).
+
+use hashbrown::{HashMap, HashSet};
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed};
+
+use crate::build::{self, Facts, NoFacts, Poly};
+use crate::node::{const_of, node, Id, Node};
+use crate::scope::ScopeFacts;
+
+/// Most distinct monomials pulled into one refutation.
+const MAX_VARS: usize = 24;
+/// Most constraints alive during elimination before giving up (unknown, never wrong).
+const MAX_CONSTRAINTS: usize = 400;
+
+/// Whether `goal <= 0` follows from the scope's facts, by refuting `goal >= 1`.
+pub(crate) fn le0(fx: &ScopeFacts<'_>, goal: &Poly) -> bool {
+    let mut cons: Vec<Poly> = vec![goal.clone().scale(&-BigInt::one()).plus_const(1)];
+    let facts = fx.scope.linear_facts();
+    let mut used = vec![false; facts.len()];
+    let mut seen: HashSet<Id> = HashSet::new();
+    let mut work: Vec<Id> = goal.terms.iter().map(|t| t.0).collect();
+    while let Some(m) = work.pop() {
+        if seen.len() >= MAX_VARS {
+            break;
+        }
+        if !seen.insert(m) {
+            continue;
+        }
+        let add = |p: Poly, work: &mut Vec<Id>, cons: &mut Vec<Poly>| {
+            work.extend(p.terms.iter().map(|t| t.0));
+            cons.push(p);
+        };
+        let r = fx.range(m);
+        let pm = Poly::of(m);
+        if let Some(lo) = &r.lo {
+            cons.push(Poly::constant(lo.clone()).sub(&pm));
+        }
+        if let Some(hi) = &r.hi {
+            cons.push(pm.clone().sub(&Poly::constant(hi.clone())));
+        }
+        for f in atom_facts(fx, m) {
+            add(f, &mut work, &mut cons);
+        }
+        for (i, f) in facts.iter().enumerate() {
+            if !used[i] && f.terms.iter().any(|t| t.0 == m) {
+                used[i] = true;
+                add(f.clone(), &mut work, &mut cons);
+            }
+        }
+    }
+    refute(cons)
+}
+
+/// Linear facts (`p <= 0`) that hold by the structure of the atom `m`.
+fn atom_facts(fx: &ScopeFacts<'_>, m: Id) -> Vec<Poly> {
+    let pm = Poly::of(m);
+    let mut out = Vec::new();
+    match node(m) {
+        Node::Sym(s) => {
+            if let Some(lo) = s.lo.filter(|b| const_of(*b).is_none()) {
+                out.push(Poly::of(lo).sub(&pm));
+            }
+            if let Some(hi) = s.hi.filter(|b| const_of(*b).is_none()) {
+                out.push(pm.clone().sub(&Poly::of(hi)));
+            }
+        }
+        // b*m <= x <= b*m + b - 1 for b >= 1.
+        Node::FloorDiv(x, b) if fx.range(*b).is_pos() => {
+            let bm = Poly::of(build::mul(*b, m));
+            let px = Poly::of(*x);
+            out.push(bm.clone().sub(&px));
+            out.push(px.sub(&bm).sub(&Poly::of(*b)).plus_const(1));
+        }
+        Node::FloorMod(x, b) if fx.range(*b).is_pos() => {
+            {
+                out.push(pm.clone().sub(&Poly::of(*b)).plus_const(1));
+                out.push(pm.clone().scale(&-BigInt::one()));
+                // m == x - b*(x // b).
+                let q = build::floor_div(&NoFacts, *x, *b);
+                let e = pm
+                    .clone()
+                    .sub(&Poly::of(*x))
+                    .add(&Poly::of(build::mul(*b, q)));
+                out.push(e.clone().scale(&-BigInt::one()));
+                out.push(e);
+            }
+        }
+        Node::Prod(fs) => {
+            // s * r between lo_s * r and hi_s * r when r has a known sign.
+            for (idx, (s, e)) in fs.iter().enumerate() {
+                let Node::Sym(sd) = node(*s) else { continue };
+                if *e != 1 {
+                    continue;
+                }
+                let mut rest = fs.to_vec();
+                rest.remove(idx);
+                let r = build::mul(build::constant(BigInt::one()), mono(rest));
+                let rr = fx.range(r);
+                let (nonneg, nonpos) = (rr.is_nonneg(), rr.is_nonpos());
+                if !nonneg && !nonpos {
+                    continue;
+                }
+                for (b, is_hi) in [(sd.lo, false), (sd.hi, true)] {
+                    let Some(b) = b else { continue };
+                    let br = Poly::of(build::mul(b, r));
+                    // hi: m <= hi*r when r >= 0; lo: m >= lo*r when r >= 0; flipped for r <= 0.
+                    let upper = is_hi == nonneg;
+                    out.push(if upper {
+                        pm.clone().sub(&br)
+                    } else {
+                        br.sub(&pm)
+                    });
+                }
+            }
+        }
+        Node::Min(args) => {
+            for a in args.iter() {
+                out.push(pm.clone().sub(&Poly::of(*a)));
+            }
+        }
+        Node::Max(args) => {
+            for a in args.iter() {
+                out.push(Poly::of(*a).sub(&pm));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+enum Norm {
+    Keep(Poly),
+    Trivial,
+    Contradiction,
+}
+
+/// Gcd tightening over the integers: `g*x + c <= 0` becomes `x + ceil(c/g) <= 0`.
+fn normalize(mut p: Poly) -> Norm {
+    p.normalize();
+    if p.terms.is_empty() {
+        return if p.c.is_positive() {
+            Norm::Contradiction
+        } else {
+            Norm::Trivial
+        };
+    }
+    let g = p.content();
+    if g > BigInt::one() {
+        for t in &mut p.terms {
+            t.1 /= &g;
+        }
+        p.c = Integer::div_ceil(&p.c, &g);
+    }
+    Norm::Keep(p)
+}
+
+/// Whether the constraints (each `p <= 0`) have no rational solution.
+fn refute(cons: Vec<Poly>) -> bool {
+    let mut cur: HashMap<Vec<(Id, BigInt)>, BigInt> = HashMap::new();
+    for p in cons {
+        match normalize(p) {
+            Norm::Contradiction => return true,
+            Norm::Trivial => {}
+            Norm::Keep(p) => insert(&mut cur, p),
+        }
+    }
+    loop {
+        let mut counts: HashMap<Id, (usize, usize)> = HashMap::new();
+        for terms in cur.keys() {
+            for (m, k) in terms {
+                let e = counts.entry(*m).or_insert((0, 0));
+                if k.is_positive() {
+                    e.0 += 1;
+                } else {
+                    e.1 += 1;
+                }
+            }
+        }
+        let Some((&v, _)) = counts.iter().min_by_key(|(id, (p, n))| (p * n, **id)) else {
+            return false;
+        };
+        let (mut pos, mut neg, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for (terms, c) in cur.drain() {
+            let p = Poly { terms, c };
+            match p.terms.iter().find(|t| t.0 == v).map(|t| t.1.clone()) {
+                Some(k) if k.is_positive() => pos.push((p, k)),
+                Some(k) => neg.push((p, -k)),
+                None => rest.push(p),
+            }
+        }
+        if rest.len() + pos.len() * neg.len() > MAX_CONSTRAINTS {
+            return false;
+        }
+        let mut next: HashMap<Vec<(Id, BigInt)>, BigInt> = HashMap::new();
+        for p in rest {
+            insert(&mut next, p);
+        }
+        for (p, a) in &pos {
+            for (n, b) in &neg {
+                match normalize(p.clone().scale(b).add(&n.clone().scale(a))) {
+                    Norm::Contradiction => return true,
+                    Norm::Trivial => {}
+                    Norm::Keep(q) => insert(&mut next, q),
+                }
+            }
+        }
+        cur = next;
+    }
+}
+
+/// Keeps the strongest constant for each left-hand side (`p <= 0` with larger `c` is stronger).
+fn insert(map: &mut HashMap<Vec<(Id, BigInt)>, BigInt>, p: Poly) {
+    let e = map.entry(p.terms).or_insert_with(|| p.c.clone());
+    if p.c > *e {
+        *e = p.c;
+    }
+}
+
+fn mono(factors: Vec<(Id, u32)>) -> Id {
+    factors
+        .into_iter()
+        .fold(build::constant(BigInt::one()), |acc, (a, k)| {
+            (0..k).fold(acc, |acc, _| build::mul(acc, a))
+        })
+}

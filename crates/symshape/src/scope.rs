@@ -1,0 +1,598 @@
+//! `Scope`: declared symbols, assumptions, and the questions asked under them
+//! (simplify, range, prove).
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
+
+use hashbrown::HashMap;
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, Zero};
+
+use crate::build::{self, Facts, Poly};
+use crate::display::id_text;
+use crate::expr::{check_id, CmpOp, Cond, Expr, SymbolSpec};
+use crate::node::{const_of, info, node, CmpKind, Id, Node};
+use crate::num::{Cong, Interval};
+use crate::rebuild::Rebuild;
+use crate::{parse, prove, Error};
+
+/// Answer of a proof: holds for every admissible binding, fails for every one, or
+/// neither was shown (with what was missing). Never wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// Holds for every admissible binding.
+    True,
+    /// Fails for every admissible binding.
+    False,
+    /// Neither was shown; the text says what the analysis knew.
+    Unknown(String),
+}
+
+impl Proof {
+    /// `Some(answer)` when decided.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Proof::True => Some(true),
+            Proof::False => Some(false),
+            Proof::Unknown(_) => None,
+        }
+    }
+
+    /// Whether it was shown to hold.
+    pub fn is_true(&self) -> bool {
+        *self == Proof::True
+    }
+
+    /// Why it is unknown (`None` when decided).
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Proof::Unknown(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Prints `true`, `false` or `unknown`; the reason is in [`Proof::reason`].
+impl fmt::Display for Proof {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Proof::True => "true",
+            Proof::False => "false",
+            Proof::Unknown(_) => "unknown",
+        })
+    }
+}
+
+/// Declared symbols (resolving names for parsing) and assumptions about them.
+///
+/// Handles do not depend on a scope: a scope only adds knowledge. Cloning is cheap
+/// enough to fork a scope for a sub-problem.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    names: HashMap<String, Expr>,
+    order: Vec<Expr>,
+    assumptions: Vec<Cond>,
+    /// Linear facts `p <= 0` from the assumptions.
+    facts: Vec<Poly>,
+    /// Ranges of atoms implied by single-atom assumptions.
+    bounds: HashMap<Id, Interval>,
+    /// Congruences of atoms implied by `x % c == r` assumptions.
+    congs: HashMap<Id, Cong>,
+}
+
+impl Scope {
+    /// An empty scope.
+    pub fn new() -> Scope {
+        Scope::default()
+    }
+
+    /// Declares a symbol; declaring the same name again must repeat the same declaration.
+    pub fn declare(&mut self, spec: &SymbolSpec) -> Result<Expr, Error> {
+        let e = spec.build()?;
+        if let Some(&old) = self.names.get(spec.name()) {
+            if old == e {
+                return Ok(e);
+            }
+            let range = old
+                .symbol_spec()
+                .map_or_else(String::new, |s| crate::expr::describe_range(&s));
+            return Err(Error::Declare {
+                name: spec.name().to_string(),
+                message: format!("already declared with range {range}"),
+            });
+        }
+        for b in e.symbols() {
+            if b != e && self.names.get(b.symbol_name().unwrap_or("")) != Some(&b) {
+                return Err(Error::Declare {
+                    name: spec.name().to_string(),
+                    message: format!("bound uses `{}`, which this scope does not declare", b),
+                });
+            }
+        }
+        self.names.insert(spec.name().to_string(), e);
+        self.order.push(e);
+        Ok(e)
+    }
+
+    /// Declares a symbol from text: `NAME [LO..=HI | LO..HI] [multiple of D]`, where the
+    /// bounds are expressions over earlier symbols or `-inf`/`inf`, e.g. `n 1..=4096`,
+    /// `i 0..n`, `k -inf..=inf`, `b 8..=1024 multiple of 8`.
+    pub fn declare_str(&mut self, text: &str) -> Result<Expr, Error> {
+        let spec = self.parse_spec(text)?;
+        self.declare(&spec)
+    }
+
+    fn parse_spec(&self, text: &str) -> Result<SymbolSpec, Error> {
+        let text = text.trim();
+        let name_len = text.find(|c: char| c.is_whitespace()).unwrap_or(text.len());
+        let (name, rest) = text.split_at(name_len);
+        let mut spec = SymbolSpec::new(name);
+        let mut rest = rest.trim();
+        let col = |s: &str| text.len() - s.len() + 1;
+        if let Some(pos) = rest.find("multiple of") {
+            let d = rest[pos + "multiple of".len()..].trim();
+            let d: u64 = d.parse().map_err(|_| Error::Parse {
+                column: col(d),
+                message: format!("expected a positive integer after `multiple of`, found `{d}`"),
+            })?;
+            spec = spec.multiple_of(d);
+            rest = rest[..pos].trim();
+        }
+        if rest.is_empty() {
+            return Ok(spec);
+        }
+        let (lo, hi, inclusive) = if let Some((a, b)) = rest.split_once("..=") {
+            (a, b, true)
+        } else if let Some((a, b)) = rest.split_once("..") {
+            (a, b, false)
+        } else {
+            return Err(Error::Parse {
+                column: col(rest),
+                message: format!("expected a range `LO..=HI`, found `{rest}`"),
+            });
+        };
+        let bound = |s: &str, inf: &str| -> Result<Option<Expr>, Error> {
+            let t = s.trim();
+            if t == inf {
+                return Ok(None);
+            }
+            self.parse_expr(t).map(Some).map_err(|e| match e {
+                Error::Parse { column, message } => Error::Parse {
+                    column: column + col(s) - 1,
+                    message,
+                },
+                e => e,
+            })
+        };
+        let lo = bound(lo, "-inf")?;
+        let mut hi = bound(hi, "inf")?;
+        if !inclusive {
+            hi = hi.map(|h| h - 1);
+        }
+        Ok(spec.lo(lo).hi(hi))
+    }
+
+    /// The symbol declared as `name`.
+    pub fn symbol(&self, name: &str) -> Option<Expr> {
+        self.names.get(name).copied()
+    }
+
+    /// The declared symbols, in declaration order.
+    pub fn symbols(&self) -> &[Expr] {
+        &self.order
+    }
+
+    /// The assumptions, as given.
+    pub fn assumptions(&self) -> &[Cond] {
+        &self.assumptions
+    }
+
+    /// Parses an integer expression over the declared symbols.
+    pub fn parse_expr(&self, text: &str) -> Result<Expr, Error> {
+        parse::parse_expr(&|n| self.symbol(n), text)
+    }
+
+    /// Parses a condition over the declared symbols.
+    pub fn parse_cond(&self, text: &str) -> Result<Cond, Error> {
+        parse::parse_cond(&|n| self.symbol(n), text)
+    }
+
+    /// Adds an assumption; refused when it contradicts what is already known.
+    pub fn assume(&mut self, c: Cond) -> Result<(), Error> {
+        check_id(c.0)?;
+        if self.simplify_cond(c).as_bool() == Some(false) {
+            return Err(Error::Contradiction {
+                assumption: c.to_string(),
+            });
+        }
+        self.assumptions.push(c);
+        self.absorb(c.0);
+        Ok(())
+    }
+
+    /// Parses and adds an assumption, e.g. `n % 8 == 0`.
+    pub fn assume_str(&mut self, text: &str) -> Result<(), Error> {
+        let c = self.parse_cond(text)?;
+        // Report the text as written: parsing may already have folded it to `false`.
+        self.assume(c).map_err(|e| match e {
+            Error::Contradiction { .. } => Error::Contradiction {
+                assumption: text.trim().to_string(),
+            },
+            e => e,
+        })
+    }
+
+    fn absorb(&mut self, c: Id) {
+        match node(c) {
+            Node::And(args) => {
+                for a in args.iter() {
+                    self.absorb(*a);
+                }
+            }
+            Node::Cmp(CmpKind::Le, d) => self.add_le(Poly::of(*d)),
+            Node::Cmp(CmpKind::Eq, d) => {
+                let p = Poly::of(*d);
+                self.add_le(p.clone());
+                self.add_le(p.clone().scale(&-BigInt::from(1)));
+                self.add_residue(&p);
+            }
+            _ => {}
+        }
+    }
+
+    fn add_le(&mut self, p: Poly) {
+        if let [(m, k)] = p.terms.as_slice() {
+            // k*m + c <= 0.
+            let rhs = -&p.c;
+            let b = if k.is_positive() {
+                Interval {
+                    lo: None,
+                    hi: Some(rhs.div_floor(k)),
+                }
+            } else {
+                Interval {
+                    lo: Some(Integer::div_ceil(&rhs, k)),
+                    hi: None,
+                }
+            };
+            let cur = self
+                .bounds
+                .get(m)
+                .cloned()
+                .unwrap_or_else(|| info(*m).range.clone());
+            self.bounds.insert(*m, cur.meet(&b));
+        }
+        self.facts.push(p);
+    }
+
+    /// `k*(x % c) + r == 0` fixes the residue of `x` modulo `c`.
+    fn add_residue(&mut self, p: &Poly) {
+        let [(m, k)] = p.terms.as_slice() else { return };
+        let Node::FloorMod(x, c) = node(*m) else {
+            return;
+        };
+        let Some(c) = const_of(*c).filter(|c| c.is_positive()) else {
+            return;
+        };
+        if !(-&p.c).mod_floor(k).is_zero() {
+            return;
+        }
+        let r = -&p.c / k;
+        let cur = self
+            .congs
+            .get(x)
+            .cloned()
+            .unwrap_or_else(|| info(*x).cong.clone());
+        self.congs.insert(*x, cur.meet(&Cong::new(c.clone(), r)));
+    }
+
+    pub(crate) fn linear_facts(&self) -> &[Poly] {
+        &self.facts
+    }
+
+    pub(crate) fn facts(&self) -> ScopeFacts<'_> {
+        ScopeFacts {
+            scope: self,
+            cache: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// `e` simplified with the ranges, congruences and assumptions of this scope.
+    pub fn simplify(&self, e: Expr) -> Expr {
+        let fx = self.facts();
+        Expr(Rebuild::new(&fx, &|_| None).run(e.0))
+    }
+
+    /// `c` simplified with this scope's knowledge: `true`/`false` when decided.
+    pub fn simplify_cond(&self, c: Cond) -> Cond {
+        let fx = self.facts();
+        Cond(Rebuild::new(&fx, &|_| None).run(c.0))
+    }
+
+    /// A sound range of `e` under this scope's assumptions.
+    ///
+    /// Exact for sums of independent symbols; with relational assumptions (`n <= m`,
+    /// `n*m == k`) the ends are narrowed further by proofs (a binary search over
+    /// `e <= v`).
+    pub fn range(&self, e: Expr) -> Interval {
+        let fx = self.facts();
+        let s = Rebuild::new(&fx, &|_| None).run(e.0);
+        let r = fx.range(s).into_owned();
+        if self.facts.is_empty() || info(s).sort != crate::node::Sort::Int || r.as_point().is_some()
+        {
+            return r;
+        }
+        let p = Poly::of(s);
+        let hi = narrow(&fx, &p, r.lo.as_ref(), r.hi.clone());
+        let neg = p.clone().scale(&-BigInt::from(1));
+        let lo = narrow(
+            &fx,
+            &neg,
+            r.hi.as_ref().map(|h| -h).as_ref(),
+            r.lo.as_ref().map(|l| -l),
+        );
+        Interval {
+            lo: lo.map(|l| -l),
+            hi,
+        }
+    }
+
+    /// The known residue of `e` under this scope (e.g. `n ≡ 0 (mod 8)` after
+    /// `assume n % 8 == 0`).
+    pub fn congruence(&self, e: Expr) -> Cong {
+        let fx = self.facts();
+        let s = Rebuild::new(&fx, &|_| None).run(e.0);
+        fx.cong(s).into_owned()
+    }
+
+    /// Whether `a OP b` holds for every admissible binding.
+    pub fn prove(&self, a: Expr, op: CmpOp, b: Expr) -> Proof {
+        self.prove_cond(a.compare(op, b))
+    }
+
+    /// `a <= b`.
+    pub fn prove_le(&self, a: Expr, b: Expr) -> Proof {
+        self.prove(a, CmpOp::Le, b)
+    }
+
+    /// `a < b`.
+    pub fn prove_lt(&self, a: Expr, b: Expr) -> Proof {
+        self.prove(a, CmpOp::Lt, b)
+    }
+
+    /// `a == b` (semantically; handle equality is `==`).
+    pub fn prove_eq(&self, a: Expr, b: Expr) -> Proof {
+        self.prove(a, CmpOp::Eq, b)
+    }
+
+    /// `a != b`.
+    pub fn prove_ne(&self, a: Expr, b: Expr) -> Proof {
+        self.prove(a, CmpOp::Ne, b)
+    }
+
+    /// Whether the condition holds for every admissible binding.
+    pub fn prove_cond(&self, c: Cond) -> Proof {
+        if let Err(e) = check_id(c.0) {
+            return Proof::Unknown(e.to_string());
+        }
+        let fx = self.facts();
+        let s = Rebuild::new(&fx, &|_| None).run(c.0);
+        match self.decide(&fx, s) {
+            Some(true) => Proof::True,
+            Some(false) => Proof::False,
+            None => Proof::Unknown(self.unknown_reason(&fx, c, s)),
+        }
+    }
+
+    fn decide(&self, fx: &ScopeFacts<'_>, c: Id) -> Option<bool> {
+        match node(c) {
+            Node::Bool(b) => Some(*b),
+            Node::Cmp(kind, d) => build::decide(fx, *kind, &Poly::of(*d)),
+            Node::And(args) => {
+                let rs: Vec<Option<bool>> = args.iter().map(|a| self.decide(fx, *a)).collect();
+                if rs.contains(&Some(false)) {
+                    Some(false)
+                } else if rs.iter().all(|r| *r == Some(true)) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+            Node::Or(args) => {
+                let rs: Vec<Option<bool>> = args.iter().map(|a| self.decide(fx, *a)).collect();
+                if rs.contains(&Some(true)) {
+                    Some(true)
+                } else if rs.iter().all(|r| *r == Some(false)) {
+                    Some(false)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn unknown_reason(&self, fx: &ScopeFacts<'_>, c: Cond, s: Id) -> String {
+        let known = match self.assumptions.len() {
+            0 => "from the ranges and congruences (no assumptions)".to_string(),
+            1 => "from the ranges, congruences and 1 assumption".to_string(),
+            n => format!("from the ranges, congruences and {n} assumptions"),
+        };
+        match node(s) {
+            Node::Cmp(_, d) => {
+                let r = fx.range(*d);
+                let missing: Vec<String> = Poly::of(*d)
+                    .terms
+                    .iter()
+                    .filter(|t| {
+                        let r = fx.range(t.0);
+                        r.lo.is_none() || r.hi.is_none()
+                    })
+                    .map(|t| format!("`{}` is unbounded {}", id_text(t.0), side(&fx.range(t.0))))
+                    .collect();
+                let mut out = format!(
+                    "neither `{c}` nor its negation follows {known}; `{}` ranges over {r}",
+                    id_text(*d)
+                );
+                if !missing.is_empty() {
+                    out += &format!(" and {}", missing.join(", "));
+                }
+                out
+            }
+            _ => format!("neither `{c}` nor its negation follows {known}"),
+        }
+    }
+}
+
+fn side(r: &Interval) -> &'static str {
+    match (&r.lo, &r.hi) {
+        (None, None) => "on both sides",
+        (None, _) => "below",
+        _ => "above",
+    }
+}
+
+/// The facts of a scope, with a per-call cache of refined ranges.
+pub(crate) struct ScopeFacts<'a> {
+    pub scope: &'a Scope,
+    cache: RefCell<HashMap<Id, Interval>>,
+}
+
+impl Facts for ScopeFacts<'_> {
+    fn range(&self, id: Id) -> Cow<'static, Interval> {
+        Cow::Owned(self.range_owned(id))
+    }
+
+    fn cong(&self, id: Id) -> Cow<'static, Cong> {
+        Cow::Owned(self.cong_owned(id))
+    }
+
+    fn le0_deep(&self, p: &Poly) -> bool {
+        prove::le0(self, p)
+    }
+}
+
+impl ScopeFacts<'_> {
+    fn range_owned(&self, id: Id) -> Interval {
+        if let Some(r) = self.cache.borrow().get(&id) {
+            return r.clone();
+        }
+        let base = &info(id).range;
+        let refined = match node(id) {
+            Node::Prod(fs) => fs
+                .iter()
+                .fold(Interval::point(BigInt::from(1)), |acc, (a, k)| {
+                    acc.mul(&self.range(*a).pow(*k))
+                }),
+            Node::Sum(ts, c) => ts.iter().fold(Interval::point(c.clone()), |acc, (m, k)| {
+                acc.add(&self.range(*m).scale(k))
+            }),
+            Node::FloorDiv(a, c) => match const_of(*c) {
+                Some(c) if c.is_positive() => self.range(*a).floor_div_const(c),
+                _ => base.clone(),
+            },
+            Node::FloorMod(a, c) => {
+                let ra = self.range(*a);
+                match const_of(*c) {
+                    Some(c) if c.is_positive() => {
+                        base.meet(&crate::node::mod_range(&ra, Some(c - 1)))
+                    }
+                    _ => base.clone(),
+                }
+            }
+            Node::Min(args) => args
+                .iter()
+                .map(|a| self.range_owned(*a))
+                .reduce(|acc, r| acc.min(&r))
+                .unwrap_or_else(|| base.clone()),
+            Node::Max(args) => args
+                .iter()
+                .map(|a| self.range_owned(*a))
+                .reduce(|acc, r| acc.max(&r))
+                .unwrap_or_else(|| base.clone()),
+            _ => base.clone(),
+        };
+        let mut r = refined.meet(base);
+        if let Some(b) = self.scope.bounds.get(&id) {
+            r = r.meet(b);
+        }
+        let r = r.tighten(&self.cong(id));
+        self.cache.borrow_mut().insert(id, r.clone());
+        r
+    }
+
+    fn cong_owned(&self, id: Id) -> Cong {
+        let c = match node(id) {
+            Node::Sum(ts, c) => ts.iter().fold(Cong::exact(c.clone()), |acc, (m, k)| {
+                acc.add(&self.cong(*m).scale(k))
+            }),
+            Node::Prod(fs) => fs.iter().fold(Cong::exact(BigInt::from(1)), |acc, (a, k)| {
+                acc.mul(&self.cong(*a).pow(*k))
+            }),
+            _ => info(id).cong.clone(),
+        };
+        match self.scope.congs.get(&id) {
+            Some(s) => c.meet(s),
+            None => c,
+        }
+    }
+}
+
+/// The smallest `v` in `[lo, hi]` with `p <= v` shown by linear reasoning, starting from
+/// the known bound `hi` (an unbounded end is first probed at doubling distances).
+fn narrow(
+    fx: &ScopeFacts<'_>,
+    p: &Poly,
+    lo: Option<&BigInt>,
+    hi: Option<BigInt>,
+) -> Option<BigInt> {
+    let shown = |v: &BigInt| prove::le0(fx, &p.clone().add(&Poly::constant(-v)));
+    let base = lo.cloned().unwrap_or_else(BigInt::zero);
+    let mut hi = match hi {
+        Some(h) => h,
+        None => {
+            let mut step = BigInt::from(1);
+            let mut found = None;
+            for _ in 0..64 {
+                let v = &base + &step - 1;
+                if shown(&v) {
+                    found = Some(v);
+                    break;
+                }
+                step *= 2;
+            }
+            found?
+        }
+    };
+    let mut lo = match lo {
+        Some(l) => l.clone(),
+        None => {
+            // Find some value that is not an upper bound, below `hi`.
+            let mut step = BigInt::from(1);
+            let mut v = &hi - &step;
+            let mut steps = 0;
+            while shown(&v) && steps < 64 {
+                hi = v.clone();
+                step *= 2;
+                v = &hi - &step;
+                steps += 1;
+            }
+            v
+        }
+    };
+    // Invariant: `p <= hi` is shown; below `lo` nothing needs checking.
+    for _ in 0..128 {
+        if lo >= hi {
+            break;
+        }
+        let mid = (&lo + &hi).div_floor(&BigInt::from(2));
+        if shown(&mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(hi)
+}

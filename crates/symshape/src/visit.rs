@@ -1,0 +1,35 @@
+//! Traversals over interned nodes: children and the symbols an expression mentions.
+
+use hashbrown::HashSet;
+
+use crate::node::{node, Id, Node};
+use crate::order;
+
+/// The direct children of a node, in a fixed order.
+pub(crate) fn children(id: Id) -> Vec<Id> {
+    match node(id) {
+        Node::Const(_) | Node::Bool(_) | Node::Invalid(_) => Vec::new(),
+        Node::Sym(s) => s.lo.iter().chain(s.hi.iter()).copied().collect(),
+        Node::Prod(f) => f.iter().map(|x| x.0).collect(),
+        Node::Sum(t, _) => t.iter().map(|x| x.0).collect(),
+        Node::FloorDiv(a, b) | Node::FloorMod(a, b) | Node::CeilDiv(a, b) => vec![*a, *b],
+        Node::Min(a) | Node::Max(a) | Node::And(a) | Node::Or(a) => a.to_vec(),
+        Node::Cmp(_, d) => vec![*d],
+    }
+}
+
+/// Every symbol reachable from `root` (including through symbol bounds), sorted by name.
+pub(crate) fn symbols(root: Id, out: &mut Vec<Id>) {
+    let mut seen = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if matches!(node(id), Node::Sym(_)) {
+            out.push(id);
+        }
+        stack.extend(children(id));
+    }
+    out.sort_by(|a, b| order::cmp(*a, *b));
+}

@@ -1,0 +1,422 @@
+//! Property tests against a naive reference: a plain expression tree evaluated with
+//! BigInt and floor semantics.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, ToPrimitive, Zero};
+use proptest::prelude::*;
+use symshape::{Bindings, CmpOp, Expr, Program, Proof, Scope};
+
+/// Symbols of the generated expressions: signed, positive, negative, an index below
+/// `b`, and a multiple of 4.
+const DECLS: [&str; 5] = [
+    "a -8..=8",
+    "b 1..=6",
+    "c -5..=-1",
+    "i 0..b",
+    "d 0..=20 multiple of 4",
+];
+
+/// The naive tree.
+#[derive(Clone, Debug)]
+enum T {
+    C(i64),
+    V(usize),
+    Add(Box<T>, Box<T>),
+    Sub(Box<T>, Box<T>),
+    Mul(Box<T>, Box<T>),
+    Div(Box<T>, Box<T>),
+    Mod(Box<T>, Box<T>),
+    CDiv(Box<T>, Box<T>),
+    Min(Box<T>, Box<T>),
+    Max(Box<T>, Box<T>),
+    Neg(Box<T>),
+}
+
+fn tree(poly_only: bool) -> impl Strategy<Value = T> {
+    let leaf = prop_oneof![(-10i64..=10).prop_map(T::C), (0usize..5).prop_map(T::V)];
+    leaf.prop_recursive(4, 24, 2, move |inner| {
+        let b = |f: fn(Box<T>, Box<T>) -> T| {
+            (inner.clone(), inner.clone()).prop_map(move |(x, y)| f(Box::new(x), Box::new(y)))
+        };
+        if poly_only {
+            prop_oneof![
+                b(T::Add),
+                b(T::Sub),
+                b(T::Mul),
+                inner.clone().prop_map(|x| T::Neg(Box::new(x)))
+            ]
+            .boxed()
+        } else {
+            prop_oneof![
+                b(T::Add),
+                b(T::Sub),
+                b(T::Mul),
+                b(T::Div),
+                b(T::Mod),
+                b(T::CDiv),
+                b(T::Min),
+                b(T::Max),
+                inner.clone().prop_map(|x| T::Neg(Box::new(x))),
+                // Index shapes: (x*b + i) // b and % b, with i declared 0..b.
+                inner.clone().prop_map(|x| index_form(x, true)),
+                inner.clone().prop_map(|x| index_form(x, false)),
+            ]
+            .boxed()
+        }
+    })
+}
+
+fn index_form(x: T, div: bool) -> T {
+    let flat = T::Add(
+        Box::new(T::Mul(Box::new(x), Box::new(T::V(1)))),
+        Box::new(T::V(3)),
+    );
+    if div {
+        T::Div(Box::new(flat), Box::new(T::V(1)))
+    } else {
+        T::Mod(Box::new(flat), Box::new(T::V(1)))
+    }
+}
+
+/// In-range values for `DECLS`, from raw seeds.
+fn binding() -> impl Strategy<Value = [i64; 5]> {
+    any::<[u8; 5]>().prop_map(|s| {
+        let b = 1 + i64::from(s[1] % 6);
+        [
+            -8 + i64::from(s[0] % 17),
+            b,
+            -5 + i64::from(s[2] % 5),
+            i64::from(s[3]) % b,
+            4 * i64::from(s[4] % 6),
+        ]
+    })
+}
+
+/// Reference value (`None` on division by zero) and the largest magnitude seen.
+fn reference(t: &T, vals: &[i64; 5], big: &mut BigInt) -> Option<BigInt> {
+    let mut bin = |x: &T, y: &T| -> Option<(BigInt, BigInt)> {
+        Some((reference(x, vals, big)?, reference(y, vals, big)?))
+    };
+    let v = match t {
+        T::C(c) => BigInt::from(*c),
+        T::V(i) => BigInt::from(vals[*i]),
+        T::Add(x, y) => bin(x, y).map(|(x, y)| x + y)?,
+        T::Sub(x, y) => bin(x, y).map(|(x, y)| x - y)?,
+        T::Mul(x, y) => bin(x, y).map(|(x, y)| x * y)?,
+        T::Div(x, y) => bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| x.div_floor(&y)))?,
+        T::Mod(x, y) => bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| x.mod_floor(&y)))?,
+        T::CDiv(x, y) => {
+            bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| -((-x).div_floor(&y))))?
+        }
+        T::Min(x, y) => bin(x, y).map(|(x, y)| x.min(y))?,
+        T::Max(x, y) => bin(x, y).map(|(x, y)| x.max(y))?,
+        T::Neg(x) => -reference(x, vals, big)?,
+    };
+    if v.abs() > *big {
+        *big = v.abs();
+    }
+    Some(v)
+}
+
+fn scope() -> (Scope, Vec<Expr>) {
+    let mut cx = Scope::new();
+    let syms = DECLS.iter().map(|d| cx.declare_str(d).unwrap()).collect();
+    (cx, syms)
+}
+
+/// The real implementation: the same tree built through the operators.
+fn build(t: &T, syms: &[Expr]) -> Expr {
+    let bin = |x: &T, y: &T| (build(x, syms), build(y, syms));
+    match t {
+        T::C(c) => Expr::from(*c),
+        T::V(i) => syms[*i],
+        T::Add(x, y) => bin(x, y).0 + bin(x, y).1,
+        T::Sub(x, y) => bin(x, y).0 - bin(x, y).1,
+        T::Mul(x, y) => bin(x, y).0 * bin(x, y).1,
+        T::Div(x, y) => bin(x, y).0.floor_div(bin(x, y).1),
+        T::Mod(x, y) => bin(x, y).0.floor_mod(bin(x, y).1),
+        T::CDiv(x, y) => bin(x, y).0.ceil_div(bin(x, y).1),
+        T::Min(x, y) => bin(x, y).0.min(bin(x, y).1),
+        T::Max(x, y) => bin(x, y).0.max(bin(x, y).1),
+        T::Neg(x) => -build(x, syms),
+    }
+}
+
+fn bindings(syms: &[Expr], vals: &[i64; 5]) -> Bindings {
+    let mut b = Bindings::new();
+    for (s, v) in syms.iter().zip(vals) {
+        b.set(*s, *v).unwrap();
+    }
+    b
+}
+
+/// Assumptions that the scoped property tests add (bindings violating them are skipped).
+const ASSUMPTIONS: [&str; 3] = ["a >= -2 and a <= b", "d % 8 == 0", "c + i != 0"];
+
+/// Compares one tree at one binding; `Err` describes a mismatch.
+fn compare_value(t: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
+    let mut big = BigInt::zero();
+    let Some(want) = reference(t, vals, &mut big) else {
+        return Ok(());
+    };
+    if big.bits() > 40 {
+        return Ok(());
+    }
+    let (mut cx, syms) = scope();
+    if assume {
+        for a in ASSUMPTIONS {
+            cx.assume_str(a).map_err(|e| e.to_string())?;
+        }
+    }
+    let b = bindings(&syms, vals);
+    if cx.check(&b).is_err() {
+        return Ok(());
+    }
+    let e = build(t, &syms);
+    let want = want.to_i64().ok_or("reference out of i64")?;
+    // Partial binding: `a`, `b` and `c` substituted, the rest evaluated later.
+    let mut partial = Bindings::new();
+    for k in 0..3 {
+        partial
+            .set(syms[k], vals[k])
+            .map_err(|err| err.to_string())?;
+    }
+    let substituted = cx.substitute(e, &partial);
+    for (what, e) in [
+        ("built", e),
+        ("simplified", cx.simplify(e)),
+        ("substituted", substituted),
+    ] {
+        let got = e
+            .eval(&b)
+            .map_err(|err| format!("{what} `{e}` failed: {err}"))?;
+        if got != want {
+            return Err(format!("{what} `{e}` = {got}, reference {want}"));
+        }
+        if !e.range().contains(&BigInt::from(got)) || !cx.range(e).contains(&BigInt::from(got)) {
+            return Err(format!(
+                "{what} `{e}` = {got} outside its range {} / {}",
+                e.range(),
+                cx.range(e)
+            ));
+        }
+    }
+    let prog = Program::compile(&syms, &[e]).map_err(|err| err.to_string())?;
+    let mut st = prog.state();
+    let got = prog
+        .run(&mut st, vals)
+        .map_err(|err| format!("program of `{e}`: {err}"))?;
+    if got != [want] {
+        return Err(format!("program of `{e}` = {got:?}, reference {want}"));
+    }
+    Ok(())
+}
+
+/// Checks a proof against one binding; `Err` describes a contradiction.
+fn compare_proof(x: &T, op: CmpOp, y: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
+    let (mut cx, syms) = scope();
+    if assume {
+        for a in ASSUMPTIONS {
+            cx.assume_str(a).map_err(|e| e.to_string())?;
+        }
+    }
+    let b = bindings(&syms, vals);
+    if cx.check(&b).is_err() {
+        return Ok(());
+    }
+    let (ex, ey) = (build(x, &syms), build(y, &syms));
+    let proof = cx.prove(ex, op, ey);
+    let mut big = BigInt::zero();
+    let (Some(vx), Some(vy)) = (reference(x, vals, &mut big), reference(y, vals, &mut big)) else {
+        return Ok(());
+    };
+    let holds = match op {
+        CmpOp::Lt => vx < vy,
+        CmpOp::Le => vx <= vy,
+        CmpOp::Eq => vx == vy,
+        CmpOp::Ne => vx != vy,
+        CmpOp::Ge => vx >= vy,
+        CmpOp::Gt => vx > vy,
+    };
+    match (proof, holds) {
+        (Proof::True, false) | (Proof::False, true) => Err(format!(
+            "prove `{ex}` {op} `{ey}` contradicted at {b}: {vx} vs {vy}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Display of an expression, a comparison and a simplified form parses back to the same
+/// handle; `Err` names the text that did not.
+fn check_round_trip(t: &T, u: &T, op: CmpOp) -> Result<(), String> {
+    let (cx, syms) = scope();
+    let e = build(t, &syms);
+    let c = e.compare(op, build(u, &syms));
+    let s = cx.simplify(e);
+    for x in [e, s] {
+        if cx
+            .parse_expr(&x.to_string())
+            .map_err(|err| err.to_string())?
+            != x
+        {
+            return Err(format!("text {x} does not parse back"));
+        }
+    }
+    if cx
+        .parse_cond(&c.to_string())
+        .map_err(|err| err.to_string())?
+        != c
+    {
+        return Err(format!("text {c} does not parse back"));
+    }
+    Ok(())
+}
+
+fn op() -> impl Strategy<Value = CmpOp> {
+    prop_oneof![
+        Just(CmpOp::Lt),
+        Just(CmpOp::Le),
+        Just(CmpOp::Eq),
+        Just(CmpOp::Ne),
+        Just(CmpOp::Ge),
+        Just(CmpOp::Gt)
+    ]
+}
+
+proptest! {
+    #[test]
+    fn simplification_preserves_value(t in tree(false), vals in binding(), assume in any::<bool>()) {
+        if let Err(msg) = compare_value(&t, &vals, assume) {
+            prop_assert!(false, "{}", msg);
+        }
+    }
+
+    #[test]
+    fn equal_polynomials_are_one_handle(p in tree(true), q in tree(true), r in tree(true)) {
+        let (_, syms) = scope();
+        let (p, q, r) = (build(&p, &syms), build(&q, &syms), build(&r, &syms));
+        prop_assert_eq!((p + q) * r, p * r + q * r);
+        prop_assert_eq!((p - q) * (p + q), p * p - q * q);
+        prop_assert_eq!(p + q - p, q);
+        prop_assert_eq!(2 * (p + q) - p, p + 2 * q);
+    }
+
+    #[test]
+    fn prove_is_never_contradicted(
+        x in tree(false),
+        y in tree(false),
+        op in op(),
+        assume in any::<bool>(),
+        bs in proptest::collection::vec(binding(), 8),
+    ) {
+        for vals in &bs {
+            if let Err(msg) = compare_proof(&x, op, &y, vals, assume) {
+                prop_assert!(false, "{}", msg);
+            }
+        }
+    }
+
+    #[test]
+    fn display_round_trips(t in tree(false), u in tree(false), op in op()) {
+        if let Err(msg) = check_round_trip(&t, &u, op) {
+            prop_assert!(false, "{}", msg);
+        }
+    }
+}
+
+/// Shrunk failure: a leading negated division printed as `-(-2 // a) % 2`, which reads
+/// back as `(-(-2 // a)) % 2`.
+#[test]
+fn regression_negated_division_prints_with_parentheses() {
+    let t = T::CDiv(
+        Box::new(T::C(0)),
+        Box::new(T::Neg(Box::new(T::Mod(
+            Box::new(T::Div(Box::new(T::C(-2)), Box::new(T::V(0)))),
+            Box::new(T::C(2)),
+        )))),
+    );
+    let (cx, syms) = scope();
+    let e = build(&t, &syms);
+    assert_eq!(cx.parse_expr(&e.to_string()).unwrap(), e, "text {e}");
+    let neg = -(syms[0].floor_div(4));
+    assert_eq!(neg.to_string(), "-(a // 4)");
+}
+
+/// Shrunk failure: dividing a monomial by itself left the constant `1` as a monomial
+/// (`4*1` in the text), breaking canonical form.
+#[test]
+fn regression_monomial_divided_by_itself_is_a_constant() {
+    let (cx, syms) = scope();
+    let (b, i) = (syms[1], syms[3]);
+    let e = (i * b + 4 * b).floor_div(b);
+    assert_eq!(e.to_string(), "i + 4");
+    assert_eq!(cx.parse_expr("i + 4").unwrap(), e);
+}
+
+/// Shrunk failure: `-1 // ((0 % 0) % 2)` panicked computing a range from a divisor
+/// that is always zero.
+#[test]
+fn regression_always_zero_divisor_has_a_range() {
+    let t = T::Div(
+        Box::new(T::C(-1)),
+        Box::new(T::Mod(
+            Box::new(T::Mod(Box::new(T::C(0)), Box::new(T::C(0)))),
+            Box::new(T::C(2)),
+        )),
+    );
+    assert_eq!(compare_value(&t, &[-8, 1, -5, 0, 0], false), Ok(()));
+    assert_eq!(
+        compare_proof(&T::C(0), CmpOp::Lt, &t, &[-8, 1, -5, 0, 0], false),
+        Ok(())
+    );
+}
+
+fn bx(t: T) -> Box<T> {
+    Box::new(t)
+}
+
+/// Shrunk failure (pinned from proptest-regressions): the cdiv/mod round trip.
+#[test]
+fn regression_seed_cdiv_of_negated_mod() {
+    let t = T::CDiv(
+        bx(T::C(0)),
+        bx(T::Mod(bx(T::Div(bx(T::C(-2)), bx(T::V(0)))), bx(T::C(-2)))),
+    );
+    let u = T::CDiv(
+        bx(T::Min(
+            bx(T::C(0)),
+            bx(T::Div(bx(T::C(0)), bx(T::Sub(bx(T::C(0)), bx(T::V(1)))))),
+        )),
+        bx(T::CDiv(bx(T::C(-1)), bx(T::C(-7)))),
+    );
+    assert_eq!(check_round_trip(&t, &u, CmpOp::Ge), Ok(()));
+}
+
+/// Shrunk failure (pinned from proptest-regressions): `cdiv(c, c)` left a constant
+/// monomial in a comparison.
+#[test]
+fn regression_seed_constant_monomial_in_comparison() {
+    let t = T::Mod(
+        bx(T::Mul(bx(T::C(0)), bx(T::Mod(bx(T::C(0)), bx(T::C(1)))))),
+        bx(T::Mod(
+            bx(T::Neg(bx(T::V(2)))),
+            bx(T::Max(bx(T::C(10)), bx(T::C(9)))),
+        )),
+    );
+    let u = T::Mul(
+        bx(T::CDiv(bx(T::V(2)), bx(T::V(2)))),
+        bx(T::Min(bx(T::C(8)), bx(T::C(-2)))),
+    );
+    assert_eq!(check_round_trip(&t, &u, CmpOp::Ne), Ok(()));
+}
+
+/// Shrunk failure (pinned from proptest-regressions): a divisor that is always zero.
+#[test]
+fn regression_seed_always_zero_divisor_round_trip() {
+    let u = T::Div(
+        bx(T::C(-1)),
+        bx(T::Mod(bx(T::Mod(bx(T::C(0)), bx(T::C(0)))), bx(T::C(2)))),
+    );
+    assert_eq!(check_round_trip(&T::C(0), &u, CmpOp::Lt), Ok(()));
+}

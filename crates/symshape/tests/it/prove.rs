@@ -1,0 +1,169 @@
+//! Three-valued proofs and ranges under a scope, as text.
+
+use symshape::CmpOp;
+
+use crate::{std_scope, table};
+
+/// Each input is `A OP B`; prints the answer and, for unknown, the reason.
+fn check(assumptions: &[&str], inputs: &[&str]) -> String {
+    let mut cx = std_scope();
+    for a in assumptions {
+        cx.assume_str(a).expect(a);
+    }
+    table(inputs, |s| {
+        let ops = ["<=", ">=", "==", "!=", "<", ">"];
+        let Some((pos, op)) = ops
+            .iter()
+            .filter_map(|op| s.find(op).map(|p| (p, *op)))
+            .min_by_key(|x| x.0)
+        else {
+            return Ok("bad test input".into());
+        };
+        let a = cx.parse_expr(&s[..pos])?;
+        let b = cx.parse_expr(&s[pos + op.len()..])?;
+        let op = CmpOp::parse(op).expect("operator");
+        let p = cx.prove(a, op, b);
+        Ok(match p.reason() {
+            Some(r) => format!("{p} ({r})"),
+            None => p.to_string(),
+        })
+    })
+}
+
+#[test]
+fn proofs_from_ranges() {
+    let out = check(
+        &[],
+        &[
+            "n >= 1",
+            "n > 4096",
+            "n <= 4096",
+            "n == 0",
+            "n != 0",
+            "i < n",
+            "i <= n - 2",
+            "j >= 0",
+            "i*m + j < n*m",
+            "i*m + j <= n*m - 2",
+            "x // 4 * 4 <= x",
+            "x - 4*(x // 4) <= 3",
+            "x % 4 < 4",
+            "x % 4 >= 0",
+            "x % 4 == 4",
+            "x <= x + 1",
+            "x < y",
+            "x*x >= 0",
+            "b % 8 == 0",
+            "b != 12",
+            "b == 13",
+            "2*x == 2*y + 1",
+            "min(x, y) <= x",
+            "max(x, y) >= y",
+            "z < 101",
+            "z*z <= 10000",
+            "x % w < w",
+            "n // 2 <= n",
+            "x*x >= 2*x - 1",
+        ],
+    );
+    insta::assert_snapshot!("proofs_from_ranges", out);
+}
+
+#[test]
+fn proofs_from_assumptions() {
+    let out = check(
+        &["x <= y", "y <= z", "n % 8 == 0", "n*m == k", "n <= m"],
+        &[
+            "x <= z",
+            "x < z + 1",
+            "x > z",
+            "x == z",
+            "n % 8 == 0",
+            "n % 4 == 0",
+            "n % 16 == 0",
+            "n != 12",
+            "n >= 8",
+            "n*m == k",
+            "k >= 1",
+            "k - n*m <= 0",
+            "n <= m + 5",
+            "m >= n",
+            "m > n",
+            "n // 8 * 8 == n",
+        ],
+    );
+    insta::assert_snapshot!("proofs_from_assumptions", out);
+}
+
+#[test]
+fn ranges() {
+    let mut cx = std_scope();
+    cx.assume_str("x >= -5 and x <= 10").unwrap();
+    cx.assume_str("n % 8 == 0").unwrap();
+    let out = table(
+        &[
+            "n",
+            "n + m",
+            "n - m",
+            "n * m",
+            "i",
+            "i*m + j",
+            "x",
+            "x*x",
+            "x*y",
+            "y",
+            "k",
+            "w - k",
+            "x // 4",
+            "x % 7",
+            "y % 7",
+            "y % w",
+            "n // m",
+            "z * 3 + 1",
+            "min(n, z)",
+            "max(x, z)",
+            "b",
+            "cdiv(z, 3)",
+            "n*n*n*n*n*n*m*m*m*m*m*m",
+        ],
+        |s| Ok(cx.range(cx.parse_expr(s)?).to_string()),
+    );
+    insta::assert_snapshot!("ranges", out);
+}
+
+#[test]
+fn context_free_range_and_congruence() {
+    let cx = std_scope();
+    let e = cx.parse_expr("4*b + 6").unwrap();
+    insta::assert_snapshot!(e.range().to_string(), @"[38, 4102]");
+    insta::assert_snapshot!(e.congruence().to_string(), @"≡ 6 (mod 32)");
+    let mut cx = cx;
+    cx.assume_str("n % 8 == 4").unwrap();
+    let n = cx.symbol("n").unwrap();
+    insta::assert_snapshot!(cx.congruence(3 * n + 1).to_string(), @"≡ 13 (mod 24)");
+    insta::assert_snapshot!(n.congruence().to_string(), @"≡ 0 (mod 1)");
+}
+
+#[test]
+fn ranges_with_relations() {
+    let mut cx = std_scope();
+    for a in ["n*m == k", "x <= y", "y <= z", "n <= m", "w <= n"] {
+        cx.assume_str(a).unwrap();
+    }
+    let out = table(
+        &[
+            "n*m - k",
+            "x - z",
+            "z - x",
+            "y",
+            "x",
+            "m - n",
+            "n - m",
+            "w",
+            "w - m",
+            "k - n*m + 5",
+        ],
+        |s| Ok(cx.range(cx.parse_expr(s)?).to_string()),
+    );
+    insta::assert_snapshot!("ranges_with_relations", out);
+}
