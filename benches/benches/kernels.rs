@@ -1,7 +1,269 @@
-//! Benchmarks of kernels (filled in with the kernels crate).
-use criterion::{criterion_group, criterion_main, Criterion};
+//! Kernel benchmarks: a ratio table against `copy_from_slice` measured in the same run, then
+//! criterion benchmarks `kernels/<workload>/<shape>`.
+//!
+//! `cargo bench -p benches --bench kernels` prints the table and runs criterion; set
+//! `KERNELS_BENCH=table` to print the table only, and `KERNELS_BENCH_FILTER=<text>` to time only
+//! the table rows whose name contains the text.
 
-fn bench_empty(_c: &mut Criterion) {}
+use criterion::{black_box, Criterion};
+use kernels::{
+    materialize_into, plan_materialize, reduce, zip_into, Layout, ReduceConfig, ReduceOp,
+};
+use std::time::Duration;
 
-criterion_group!(benches, bench_empty);
-criterion_main!(benches);
+/// A timed workload: it owns its buffers; `run` performs the operation once.
+struct Workload {
+    group: &'static str,
+    name: String,
+    target: f64,
+    /// Bytes the baseline copies (output bytes, input bytes for reductions).
+    bytes: usize,
+    run: Box<dyn FnMut()>,
+}
+
+fn ramp(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 1024) as f32).collect()
+}
+
+fn materialize_workload(
+    group: &'static str,
+    name: String,
+    target: f64,
+    buf_len: usize,
+    view: Layout,
+) -> Workload {
+    let buf = ramp(buf_len);
+    let n = view.numel();
+    let mut out = vec![0f32; n];
+    Workload {
+        group,
+        name,
+        target,
+        bytes: n * 4,
+        run: Box::new(move || materialize_into(&buf, &view, 0.0, &mut out).expect("materialize")),
+    }
+}
+
+const N: usize = 4096;
+
+fn workloads() -> Vec<Workload> {
+    let mut res = Vec::new();
+    let c2 = Layout::contiguous(&[N, N]).expect("layout");
+    res.push(materialize_workload(
+        "contiguous",
+        format!("{N}x{N}"),
+        1.1,
+        N * N,
+        c2.clone(),
+    ));
+    res.push(materialize_workload(
+        "transpose",
+        format!("{N}x{N}"),
+        2.0,
+        N * N,
+        c2.permuted(&[1, 0]).expect("perm"),
+    ));
+    let c3 = Layout::contiguous(&[256, 256, 256]).expect("layout");
+    for perm in [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+        let name = format!("256x256x256/{}{}{}", perm[0], perm[1], perm[2]);
+        res.push(materialize_workload(
+            "permute",
+            name,
+            2.5,
+            1 << 24,
+            c3.permuted(&perm).expect("perm"),
+        ));
+    }
+    let flip = Layout::new(&[N, N], &[-(N as isize), -1], (N * N - 1) as isize).expect("layout");
+    res.push(materialize_workload(
+        "flip",
+        format!("{N}x{N}"),
+        1.3,
+        N * N,
+        flip,
+    ));
+    let m = N - 2;
+    let pad = Layout::new(&[N, N], &[m as isize, 1], -(m as isize) - 1)
+        .and_then(|l| l.with_mask(&[(1, N - 1), (1, N - 1)]))
+        .expect("layout");
+    res.push(materialize_workload(
+        "pad",
+        format!("{m}x{m}"),
+        1.3,
+        m * m,
+        pad,
+    ));
+    let every2 = Layout::new(&[N, N / 2], &[N as isize, 2], 0).expect("layout");
+    res.push(materialize_workload(
+        "step2",
+        format!("{N}x{N}"),
+        1.5,
+        N * N,
+        every2,
+    ));
+    {
+        let (a, b) = (ramp(N), ramp(N));
+        let (la, lb) = (
+            Layout::contiguous(&[N, 1]).expect("layout"),
+            Layout::contiguous(&[1, N]).expect("layout"),
+        );
+        let mut out = vec![0f32; N * N];
+        res.push(Workload {
+            group: "broadcast_add",
+            name: format!("{N}x1+1x{N}"),
+            target: 1.3,
+            bytes: N * N * 4,
+            run: Box::new(move || {
+                zip_into(&a, &la, &b, &lb, &mut out, |x, y| x + y).expect("zip");
+            }),
+        });
+    }
+    for (axis, label) in [(1usize, "last"), (0, "first")] {
+        let buf = ramp(N * N);
+        let l = c2.clone();
+        res.push(Workload {
+            group: "sum",
+            name: format!("{N}x{N}/{label}"),
+            target: 1.5,
+            bytes: N * N * 4,
+            run: Box::new(move || {
+                black_box(
+                    reduce(&buf, &l, &[axis], ReduceOp::Sum, ReduceConfig::default())
+                        .expect("reduce"),
+                );
+            }),
+        });
+    }
+    res
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// Times `w` and a `copy_from_slice` of `w.bytes`, alternating, `runs` times each.
+fn ratio(w: &mut Workload, runs: usize) -> (Duration, Duration) {
+    let n = w.bytes / 4;
+    let src = ramp(n);
+    let mut dst = vec![0f32; n];
+    (w.run)();
+    dst.copy_from_slice(&src);
+    let (mut t_op, mut t_cp) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = std::time::Instant::now();
+        (w.run)();
+        t_op.push(t.elapsed());
+        let t = std::time::Instant::now();
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+        t_cp.push(t.elapsed());
+    }
+    (median(t_op), median(t_cp))
+}
+
+/// Mean time of a 64-element materialize (best of 5 batches): through `materialize_into`
+/// (which skips the planner for small views) or through an explicit plan built every time.
+fn small_materialize(explicit_plan: bool) -> Duration {
+    let buf = ramp(64);
+    let t8 = Layout::contiguous(&[8, 8])
+        .and_then(|l| l.permuted(&[1, 0]))
+        .expect("layout");
+    let mut out = vec![0f32; 64];
+    let iters = 200_000;
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        for _ in 0..iters {
+            if explicit_plan {
+                let plan = plan_materialize::<f32>(black_box(&t8)).expect("plan");
+                plan.run_materialize(black_box(&buf), &mut out, 0.0)
+                    .expect("materialize");
+            } else {
+                materialize_into(black_box(&buf), black_box(&t8), 0.0, &mut out)
+                    .expect("materialize");
+            }
+        }
+        best = best.min(t.elapsed() / iters);
+    }
+    best
+}
+
+fn table() {
+    let runs = 9;
+    println!("kernels: ratio = op time / single-threaded copy_from_slice of the same bytes, same run, median of {runs}");
+    println!(
+        "{:<40} {:>10} {:>8} {:>7} {:>7}  status",
+        "workload", "time", "GB/s", "ratio", "target"
+    );
+    let mut missed = 0;
+    let filter = std::env::var("KERNELS_BENCH_FILTER").unwrap_or_default();
+    for mut w in workloads() {
+        if !format!("kernels/{}/{}", w.group, w.name).contains(&filter) {
+            continue;
+        }
+        let (op, cp) = ratio(&mut w, runs);
+        let r = op.as_secs_f64() / cp.as_secs_f64();
+        let ok = r <= w.target;
+        missed += usize::from(!ok);
+        println!(
+            "{:<40} {:>8.2}ms {:>8.2} {:>7.2} {:>7}  {}",
+            format!("kernels/{}/{}", w.group, w.name),
+            op.as_secs_f64() * 1e3,
+            w.bytes as f64 / op.as_secs_f64() / 1e9,
+            r,
+            format!("<={}", w.target),
+            if ok { "met" } else { "MISSED" }
+        );
+    }
+    for (name, explicit) in [
+        ("kernels/small/materialize 8x8", false),
+        ("kernels/small/plan+run 8x8", true),
+    ] {
+        let small = small_materialize(explicit);
+        let ok = small < Duration::from_nanos(300);
+        missed += usize::from(!ok);
+        println!(
+            "{:<40} {:>8}ns {:>8} {:>7} {:>7}  {}",
+            name,
+            small.as_nanos(),
+            "-",
+            "-",
+            "<300ns",
+            if ok { "met" } else { "MISSED" }
+        );
+    }
+    println!("{missed} target(s) missed");
+}
+
+fn criterion_benches(c: &mut Criterion) {
+    for mut w in workloads() {
+        c.bench_function(&format!("kernels/{}/{}", w.group, w.name), |b| {
+            b.iter(|| (w.run)())
+        });
+    }
+    let buf = ramp(64);
+    let t8 = Layout::contiguous(&[8, 8])
+        .and_then(|l| l.permuted(&[1, 0]))
+        .expect("layout");
+    let mut out = vec![0f32; 64];
+    c.bench_function("kernels/small/8x8", |b| {
+        b.iter(|| {
+            materialize_into(black_box(&buf), black_box(&t8), 0.0, &mut out).expect("materialize")
+        })
+    });
+}
+
+fn main() {
+    table();
+    if std::env::var("KERNELS_BENCH").is_ok_and(|v| v == "table") {
+        return;
+    }
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    criterion_benches(&mut c);
+    c.final_summary();
+}

@@ -1,1 +1,55 @@
-//! Kernels.
+//! Strided loops over bound views at memory speed: materialize, copy, fill, map, zip and reduce.
+//!
+//! # Overview
+//!
+//! - [`Layout`]: a concrete strided view of a flat buffer (shape, strides in elements, possibly
+//!   negative or zero, offset, optional per-axis mask of valid indices).
+//! - [`LayoutStack`]: layouts stacked bottom first, each above indexing the row-major element
+//!   space of the one below (a reshape of a non-contiguous view). Both implement [`View`].
+//! - [`LoopPlan`]: the inspectable plan of a copy or materialize ([`plan_materialize`],
+//!   [`plan_copy_into`]): boxes of the destination (an interior without mask checks, border
+//!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`]. Its `Display`
+//!   is what `shapetrace plan` prints; it runs with [`LoopPlan::run_materialize`] or
+//!   [`LoopPlan::run_copy`] any number of times.
+//! - The operations: [`materialize`], [`copy`], [`copy_within`] (source and destination in one
+//!   buffer), [`fill`], [`map`], [`zip`] (with broadcasting), [`reduce`] and [`reduce_with`],
+//!   generic over the plain [`Element`] types.
+//! - [`buffer_len`]: the shortest buffer a view can be bound to; [`bench_materialize_f32`]:
+//!   times a materialize against `copy_from_slice` of the same bytes.
+//!
+//! Every view's reachable extent is checked against its buffer once, before the loops; a
+//! destination reaching an element twice is rejected. Work above [`PARALLEL_BYTES`] runs on
+//! rayon; results never depend on the number of threads.
+//!
+//! ```
+//! use kernels::{materialize, plan_materialize, Layout, Kernel};
+//! let buf: Vec<f32> = (0..12).map(|i| i as f32).collect();
+//! // Flip both axes of a 3 x 4 matrix.
+//! let flip = Layout::new(&[3, 4], &[-4, -1], 11)?;
+//! let plan = plan_materialize::<f32>(&flip)?;
+//! assert_eq!(plan.boxes()[0].nest.kernel, Kernel::ReversedCopy);
+//! assert_eq!(materialize(&buf, &flip, 0.0)?[..4], [11.0, 10.0, 9.0, 8.0]);
+//! # Ok::<(), kernels::KernelError>(())
+//! ```
+//!
+//! Dependencies: `thiserror` for the error type, `rayon` for the thread pool.
+
+mod bench;
+mod element;
+mod error;
+mod exec;
+mod layout;
+mod ops;
+mod plan;
+mod reduce;
+
+pub use bench::{bench_materialize_f32, buffer_len, median_ns, BenchFigures};
+pub use element::Element;
+pub use error::{KernelError, Result};
+pub use layout::{Extent, Layout, LayoutStack, View, OVERLAP_CHECK_LIMIT};
+pub use ops::{
+    broadcast_shapes, copy, copy_within, fill, map, map_into, materialize, materialize_into,
+    plan_copy_into, plan_materialize, zip, zip_into, Dense, SMALL_VIEW,
+};
+pub use plan::{Kernel, LoopPlan, Nest, PlanBox, PARALLEL_BYTES, TILE};
+pub use reduce::{reduce, reduce_with, ReduceConfig, ReduceOp};

@@ -1,0 +1,101 @@
+//! Timing a materialize against `copy_from_slice` of the same bytes, for the runner's `bench`.
+
+use crate::error::{KernelError, Result};
+use crate::layout::View;
+use crate::ops::plan_materialize;
+use crate::plan::view_extent;
+use std::time::Instant;
+
+/// Figures of one timing: median time of the materialize, bytes written, throughput and the
+/// ratio to a single-threaded `copy_from_slice` of the same number of bytes timed in the same call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BenchFigures {
+    /// Median time of one materialize, in nanoseconds.
+    pub median_ns: u64,
+    /// Bytes of output.
+    pub bytes: usize,
+    /// Output gigabytes per second.
+    pub gbps: f64,
+    /// Median time of the materialize over median time of the copy.
+    pub memcpy_ratio: f64,
+}
+
+impl std::fmt::Display for BenchFigures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bench: median_ns={} bytes={} gbps={:.2} memcpy_ratio={:.2}",
+            self.median_ns, self.bytes, self.gbps, self.memcpy_ratio
+        )
+    }
+}
+
+/// Length of the shortest buffer `view` can be bound to: one past its highest reachable offset
+/// (0 when it reaches nothing). An error when it reaches a negative offset.
+pub fn buffer_len(view: &impl View) -> Result<usize> {
+    match view_extent(view.levels()) {
+        Some((lo, hi)) if lo >= 0 => Ok(usize::try_from(hi).map_or(0, |h| h + 1)),
+        Some((lo, hi)) => Err(KernelError::OutOfBuffer {
+            op: "bind",
+            role: "source",
+            lo,
+            hi,
+            len: 0,
+        }),
+        None => Ok(0),
+    }
+}
+
+/// Median of `runs` timings of `f`, in nanoseconds (at least 1).
+pub fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
+    let mut times: Vec<u64> = (0..runs.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            u64::try_from(t.elapsed().as_nanos())
+                .unwrap_or(u64::MAX)
+                .max(1)
+        })
+        .collect();
+    times.sort_unstable();
+    times.get(times.len() / 2).copied().unwrap_or(1)
+}
+
+/// Times materializing `view` over an `f32` buffer holding 0, 1, 2, ... (as long as the view
+/// needs), `runs` times, and a `copy_from_slice` of the same output bytes as many times,
+/// alternating the two so that both see the same machine load. The output buffer is allocated
+/// once, outside the timings, for both.
+pub fn bench_materialize_f32(view: &impl View, runs: usize) -> Result<BenchFigures> {
+    let plan = plan_materialize::<f32>(view)?;
+    let len = buffer_len(view)?;
+    let buf: Vec<f32> = (0..len).map(|i| i as f32).collect();
+    let n = plan.dst().numel();
+    let mut out = vec![0f32; n];
+    let copy_src: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    plan.run_materialize(&buf, &mut out, 0.0)?;
+    let mut t_op = Vec::with_capacity(runs);
+    let mut t_copy = Vec::with_capacity(runs);
+    let mut err = None;
+    for _ in 0..runs.max(1) {
+        t_op.push(median_ns(1, || {
+            if let Err(e) = crate::ops::materialize_into(&buf, view, 0.0, &mut out) {
+                err = Some(e);
+            }
+        }));
+        t_copy.push(median_ns(1, || out.copy_from_slice(&copy_src)));
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    t_op.sort_unstable();
+    t_copy.sort_unstable();
+    let op = t_op.get(t_op.len() / 2).copied().unwrap_or(1);
+    let copy = t_copy.get(t_copy.len() / 2).copied().unwrap_or(1);
+    let bytes = n.saturating_mul(std::mem::size_of::<f32>());
+    Ok(BenchFigures {
+        median_ns: op,
+        bytes,
+        gbps: bytes as f64 / op as f64,
+        memcpy_ratio: op as f64 / copy as f64,
+    })
+}

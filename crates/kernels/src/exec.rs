@@ -1,0 +1,451 @@
+//! Running loop nests over raw buffers: the outer-loop driver (serial or rayon) and the inner
+//! kernels. All of the crate's `unsafe` code lives here.
+
+use crate::element::Element;
+use crate::plan::{Axis, Kernel, LoopPlan, TILE};
+use rayon::prelude::*;
+
+/// Inner-axis elements handled by one unit of work (rows longer than this are split).
+const SEG: usize = 1 << 14;
+
+/// Units of work per rayon task are chosen so that there are about this many tasks.
+const TASKS: usize = 64;
+
+/// A raw pointer that may cross threads.
+///
+/// Sound to share because the kernels only write through it at offsets of distinct
+/// destination elements (destinations are checked free of self-overlap) and only read
+/// through source pointers that nobody writes during the call.
+#[derive(Clone, Copy)]
+pub(crate) struct Ptr<T>(pub(crate) *mut T);
+
+impl<T> Ptr<T> {
+    /// The pointer (a method, so closures capture the whole `Ptr`, not its raw field).
+    #[inline(always)]
+    pub(crate) fn get(self) -> *mut T {
+        self.0
+    }
+}
+// SAFETY: see the type's documentation; the pointee is `Send + Sync` (`Element`).
+unsafe impl<T: Send> Send for Ptr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Ptr<T> {}
+
+/// Walks the outer axes with an odometer (no division per step) and calls
+/// `unit(offsets, start, len)` for each segment of the inner axis.
+///
+/// Work is split into units (outer index x inner segment); in parallel mode contiguous runs of
+/// units go to rayon tasks. The split never changes what any unit computes.
+pub(crate) fn drive<const K: usize, F>(
+    outer: &[Axis<K>],
+    base: [isize; K],
+    inner_len: usize,
+    seg: usize,
+    parallel: bool,
+    unit: &F,
+) where
+    F: Fn([isize; K], usize, usize) + Sync,
+{
+    if inner_len == 0 || seg == 0 {
+        return;
+    }
+    let n_seg = inner_len.div_ceil(seg);
+    let n_outer: usize = outer.iter().map(|a| a.0).product();
+    let units = n_outer.saturating_mul(n_seg);
+    let run = |u0: usize, u1: usize| {
+        let mut o = u0 / n_seg;
+        let mut sg = u0 % n_seg;
+        // Up to 8 outer axes without allocating.
+        let mut idx_arr = [0usize; 8];
+        let mut idx_vec = Vec::new();
+        let idx: &mut [usize] = match idx_arr.get_mut(..outer.len()) {
+            Some(a) => a,
+            None => {
+                idx_vec.resize(outer.len(), 0);
+                &mut idx_vec
+            }
+        };
+        let mut off = base;
+        for (i, &(n, s)) in idx.iter_mut().zip(outer).rev() {
+            *i = o % n;
+            o /= n;
+            for (x, st) in off.iter_mut().zip(s) {
+                *x = x.wrapping_add(st.wrapping_mul(*i as isize));
+            }
+        }
+        for _ in u0..u1 {
+            let start = sg * seg;
+            unit(off, start, seg.min(inner_len - start));
+            sg += 1;
+            if sg < n_seg {
+                continue;
+            }
+            sg = 0;
+            // Wrapping: the final step past the last index is never used.
+            for (i, &(n, s)) in idx.iter_mut().zip(outer).rev() {
+                *i += 1;
+                for (x, st) in off.iter_mut().zip(s) {
+                    *x = x.wrapping_add(st);
+                }
+                if *i < n {
+                    break;
+                }
+                *i = 0;
+                for (x, st) in off.iter_mut().zip(s) {
+                    *x = x.wrapping_sub(st.wrapping_mul(n as isize));
+                }
+            }
+        }
+    };
+    if parallel && units > 1 {
+        let per = units.div_ceil(TASKS.min(units));
+        let tasks = units.div_ceil(per);
+        (0..tasks)
+            .into_par_iter()
+            .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
+    } else {
+        run(0, units);
+    }
+}
+
+/// Runs a copy plan.
+///
+/// # Safety
+/// `dst` and `src` (which may point into one buffer only if the plan's destination and source
+/// reach disjoint offsets) must be valid for writes and reads at every offset the plan reaches:
+/// the destination and source extents were checked against the buffer lengths, and for an
+/// offset-table plan every non-negative table entry was checked against the source length.
+pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *const T, pad: T) {
+    let (d, s) = (Ptr(dst), Ptr(src as *mut T));
+    let table = Ptr(plan.table.as_ptr() as *mut isize);
+    for b in &plan.boxes {
+        let axes = &b.nest.axes;
+        let kernel = b.nest.kernel;
+        let base = b.nest.base;
+        let Some((&(na, [da, sa]), outer)) = axes.split_last() else {
+            continue;
+        };
+        if kernel == Kernel::Tiled {
+            let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
+                continue;
+            };
+            let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
+                // SAFETY: the unit covers a sub-rectangle of one slab of the box; all its
+                // offsets are inside the checked extents, and units write disjoint elements.
+                unsafe { tiled(d.get(), s.get(), off, a, b, sa, db, sb) }
+            };
+            // Whole source rows per unit when the other axes give enough units for the
+            // threads; otherwise blocks of 16 tiles along `a` too.
+            let n_units = outer
+                .iter()
+                .map(|x| x.0)
+                .product::<usize>()
+                .saturating_mul(nb.div_ceil(TILE));
+            let a_block = if n_units >= 8 {
+                na
+            } else {
+                16 * tile_rows(std::mem::size_of::<T>())
+            };
+            drive_tiles(outer, base, (na, a_block), (nb, TILE), plan.parallel, &tile);
+            continue;
+        }
+        let row = move |off: [isize; 2], start: usize, len: usize| {
+            let (di, si) = (off[0] + start as isize * da, off[1] + start as isize * sa);
+            // SAFETY: elements start..start+len of one row of a box: inside the checked
+            // extents; distinct units write distinct destination elements.
+            unsafe {
+                let dp = d.get().offset(di);
+                let sp = s.get().offset(si) as *const T;
+                match kernel {
+                    Kernel::Pad => fill_row(dp, da, len, pad),
+                    Kernel::CopyFromSlice => std::ptr::copy_nonoverlapping(sp, dp, len),
+                    Kernel::BroadcastFill => fill_row(dp, 1, len, *sp),
+                    Kernel::ReversedCopy => reversed_row(dp, sp, len),
+                    Kernel::OffsetTable => {
+                        table_row(dp, da, s.get(), table.get(), si, sa, len, pad)
+                    }
+                    _ => strided_row(dp, da, sp, sa, len),
+                }
+            }
+        };
+        drive(outer, base, na, SEG, plan.parallel, &row);
+    }
+}
+
+/// Writes `v` to `len` elements at stride `ds`.
+///
+/// # Safety
+/// `dp + i * ds` must be valid for writes for `i < len`.
+#[inline]
+unsafe fn fill_row<T: Element>(dp: *mut T, ds: isize, len: usize, v: T) {
+    if ds == 1 {
+        // SAFETY: the caller guarantees `len` writable elements from `dp`.
+        unsafe { std::slice::from_raw_parts_mut(dp, len) }.fill(v);
+        return;
+    }
+    for i in 0..len {
+        // SAFETY: `i < len`, guaranteed writable by the caller.
+        unsafe { *dp.offset(i as isize * ds) = v };
+    }
+}
+
+/// Copies `len` elements read backwards from `sp` to `dp` forwards.
+///
+/// # Safety
+/// `dp..dp+len` writable, `sp-len+1..=sp` readable, not overlapping.
+#[inline]
+unsafe fn reversed_row<T: Element>(dp: *mut T, sp: *const T, len: usize) {
+    if len == 0 {
+        return;
+    }
+    // SAFETY: the ranges are the ones the caller guarantees; slices let the compiler vectorise.
+    let (d, s) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(dp, len),
+            std::slice::from_raw_parts(sp.sub(len - 1), len),
+        )
+    };
+    for (x, y) in d.iter_mut().zip(s.iter().rev()) {
+        *x = *y;
+    }
+}
+
+/// Copies `len` elements at strides `ds` and `ss`.
+///
+/// # Safety
+/// `dp + i * ds` writable and `sp + i * ss` readable for `i < len`.
+#[inline]
+unsafe fn strided_row<T: Element>(dp: *mut T, ds: isize, sp: *const T, ss: isize, len: usize) {
+    if ds == 1 && ss == 2 && len > 0 {
+        // Every second element (`a[:, ::2]`): with the stride a constant, the compiler turns
+        // the loop into wide loads and shuffles.
+        // SAFETY: `len` writable elements from `dp`; `2 * len - 1` readable from `sp`.
+        let (d, s) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(dp, len),
+                std::slice::from_raw_parts(sp, 2 * len - 1),
+            )
+        };
+        for (x, y) in d.iter_mut().zip(s.iter().step_by(2)) {
+            *x = *y;
+        }
+        return;
+    }
+    if ds == 1 {
+        // SAFETY: `len` writable elements from `dp`.
+        let d = unsafe { std::slice::from_raw_parts_mut(dp, len) };
+        for (i, x) in d.iter_mut().enumerate() {
+            // SAFETY: `i < len`.
+            *x = unsafe { *sp.offset(i as isize * ss) };
+        }
+        return;
+    }
+    for i in 0..len {
+        let i = i as isize;
+        // SAFETY: `i < len`.
+        unsafe { *dp.offset(i * ds) = *sp.offset(i * ss) };
+    }
+}
+
+/// Gathers `len` elements through an offset table (negative entries are invalid: pad).
+///
+/// # Safety
+/// `table + ti + i * ts` is inside the table for `i < len`; every non-negative entry is a
+/// readable offset of `src`; `dp + i * ds` writable.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+unsafe fn table_row<T: Element>(
+    dp: *mut T,
+    ds: isize,
+    src: *const T,
+    table: *const isize,
+    ti: isize,
+    ts: isize,
+    len: usize,
+    pad: T,
+) {
+    for i in 0..len {
+        let i = i as isize;
+        // SAFETY: as the function's contract states.
+        unsafe {
+            let o = *table.offset(ti + i * ts);
+            *dp.offset(i * ds) = if o < 0 { pad } else { *src.offset(o) };
+        }
+    }
+}
+
+/// Runs `unit(offsets, (a_start, a_len), (b_start, b_len))` over every outer index and every
+/// block of the two tiled axes (`a` fastest). Each unit is big (a whole block), so it is
+/// located by division once; in parallel mode contiguous runs of units go to rayon tasks.
+fn drive_tiles<F>(
+    outer: &[Axis<2>],
+    base: [isize; 2],
+    a: (usize, usize),
+    b: (usize, usize),
+    parallel: bool,
+    unit: &F,
+) where
+    F: Fn([isize; 2], (usize, usize), (usize, usize)) + Sync,
+{
+    let (na, ab) = a;
+    let (nb, bb) = b;
+    if na == 0 || nb == 0 || ab == 0 || bb == 0 {
+        return;
+    }
+    let (n_ab, n_bb) = (na.div_ceil(ab), nb.div_ceil(bb));
+    let n_outer: usize = outer.iter().map(|x| x.0).product();
+    let units = n_outer.saturating_mul(n_ab).saturating_mul(n_bb);
+    let run = |u0: usize, u1: usize| {
+        for u in u0..u1 {
+            let (ai, rest) = (u % n_ab, u / n_ab);
+            let (bi, mut o) = (rest % n_bb, rest / n_bb);
+            let mut off = base;
+            for &(n, st) in outer.iter().rev() {
+                let i = (o % n) as isize;
+                o /= n;
+                off[0] += st[0] * i;
+                off[1] += st[1] * i;
+            }
+            let (a0, b0) = (ai * ab, bi * bb);
+            unit(off, (a0, ab.min(na - a0)), (b0, bb.min(nb - b0)));
+        }
+    };
+    if parallel && units > 1 {
+        let per = units.div_ceil(TASKS.min(units));
+        let tasks = units.div_ceil(per);
+        (0..tasks)
+            .into_par_iter()
+            .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
+    } else {
+        run(0, units);
+    }
+}
+
+/// A cache-blocked copy of a rectangle of a 2-D slab: `dst[ib * db + ia] = src[ia * sa + ib * sb]`
+/// for `ia` in the `a` range and `ib` in the `b` range (source rows become destination columns).
+///
+/// Tiles are one destination cache line wide (`tile_rows` source rows) and the `b` range tall:
+/// the source rows are read as that many sequential streams, and every destination line is
+/// written whole at once, so neither side depends on the prefetcher guessing a stride or on
+/// cache associativity (power-of-two strides make square tiles thrash).
+///
+/// # Safety
+/// Every such destination offset (from `off[0]`) writable and source offset (from `off[1]`)
+/// readable.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tiled<T: Element>(
+    dst: *mut T,
+    src: *mut T,
+    off: [isize; 2],
+    a: (usize, usize),
+    b: (usize, usize),
+    sa: isize,
+    db: isize,
+    sb: isize,
+) {
+    let k_full = tile_rows(std::mem::size_of::<T>());
+    let (a_end, (b0, bl)) = (a.0 + a.1, b);
+    let mut a0 = a.0;
+    while a0 < a_end {
+        let kk = k_full.min(a_end - a0);
+        // SAFETY: rows `a0..a0+kk` of the source and columns `a0..a0+kk` of the destination,
+        // for `ib` in `b0..b0+bl`: inside the rectangle the caller vouches for.
+        unsafe {
+            let sp = src.offset(off[1] + a0 as isize * sa) as *const T;
+            let dp = dst.offset(off[0] + a0 as isize);
+            let mut b_start = b0;
+            if kk == k_full && sb == 1 && std::mem::size_of::<T>() == 4 {
+                // 4-byte elements: whole groups of 4 destination rows through 4 x 4 register
+                // transposes; the remaining rows below.
+                b_start = b0 + transpose_16x4(dp, sp, sa, db, b0, bl / 4);
+            }
+            let bl = b0 + bl - b_start;
+            let b0 = b_start;
+            if kk == k_full {
+                for ib in b0..b0 + bl {
+                    let ib = ib as isize;
+                    let (d, s) = (dp.offset(ib * db), sp.offset(ib * sb));
+                    for k in 0..k_full as isize {
+                        *d.offset(k) = *s.offset(k * sa);
+                    }
+                }
+            } else {
+                for ib in b0..b0 + bl {
+                    let ib = ib as isize;
+                    let (d, s) = (dp.offset(ib * db), sp.offset(ib * sb));
+                    for k in 0..kk as isize {
+                        *d.offset(k) = *s.offset(k * sa);
+                    }
+                }
+            }
+        }
+        a0 += kk;
+    }
+}
+
+/// One tile of 16 source rows of 4-byte elements: for each of `groups` groups of 4 destination
+/// rows from `b0`, 4 x 4 blocks are transposed in SSE2 registers (bit moves only, so any 4-byte
+/// element type is copied exactly). Returns the number of destination rows done (none off
+/// x86_64).
+///
+/// # Safety
+/// `T` is 4 bytes; for `k < 16` and `ib` in `b0..b0 + 4 * groups`, `sp + k * sa + ib` is
+/// readable and `dp + ib * db + k` writable.
+#[inline(always)]
+unsafe fn transpose_16x4<T: Element>(
+    dp: *mut T,
+    sp: *const T,
+    sa: isize,
+    db: isize,
+    b0: usize,
+    groups: usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_loadu_si128, _mm_storeu_si128, _mm_unpackhi_epi32, _mm_unpackhi_epi64,
+            _mm_unpacklo_epi32, _mm_unpacklo_epi64,
+        };
+        for g in 0..groups {
+            let b = (b0 + 4 * g) as isize;
+            for q in 0..4isize {
+                // SAFETY: SSE2 is part of the x86_64 baseline; rows `4q..4q+4` of the tile and
+                // columns `b..b+4` are inside the ranges of the function's contract; unaligned
+                // loads and stores.
+                unsafe {
+                    let s = sp.offset(4 * q * sa + b);
+                    let r0 = _mm_loadu_si128(s as *const __m128i);
+                    let r1 = _mm_loadu_si128(s.offset(sa) as *const __m128i);
+                    let r2 = _mm_loadu_si128(s.offset(2 * sa) as *const __m128i);
+                    let r3 = _mm_loadu_si128(s.offset(3 * sa) as *const __m128i);
+                    let t0 = _mm_unpacklo_epi32(r0, r1);
+                    let t1 = _mm_unpacklo_epi32(r2, r3);
+                    let t2 = _mm_unpackhi_epi32(r0, r1);
+                    let t3 = _mm_unpackhi_epi32(r2, r3);
+                    let d = dp.offset(b * db + 4 * q);
+                    _mm_storeu_si128(d as *mut __m128i, _mm_unpacklo_epi64(t0, t1));
+                    _mm_storeu_si128(d.offset(db) as *mut __m128i, _mm_unpackhi_epi64(t0, t1));
+                    _mm_storeu_si128(d.offset(2 * db) as *mut __m128i, _mm_unpacklo_epi64(t2, t3));
+                    _mm_storeu_si128(d.offset(3 * db) as *mut __m128i, _mm_unpackhi_epi64(t2, t3));
+                }
+            }
+        }
+        4 * groups
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (dp, sp, sa, db, b0, groups);
+        0
+    }
+}
+
+/// Source rows per tile of [`Kernel::Tiled`]: one 64-byte destination cache line.
+#[inline(always)]
+pub(crate) const fn tile_rows(elem_size: usize) -> usize {
+    if elem_size == 0 || elem_size >= 64 {
+        1
+    } else {
+        64 / elem_size
+    }
+}
