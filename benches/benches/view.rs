@@ -1,7 +1,83 @@
-//! Benchmarks of view (filled in with the view crate).
-use criterion::{criterion_group, criterion_main, Criterion};
+//! Benchmarks of view: complete reshape and merge decisions on realistic sizes.
+use criterion::{black_box, criterion_main, Criterion};
+use view::concrete::merge;
+use view::{ConcreteView, View, ViewStack};
 
-fn bench_empty(_c: &mut Criterion) {}
+fn cv(shape: &[i64]) -> ConcreteView {
+    ConcreteView::contiguous(shape).expect("contiguous")
+}
 
-criterion_group!(benches, bench_empty);
-criterion_main!(benches);
+fn bench_reshape(c: &mut Criterion) {
+    let flat = cv(&[4096, 4096]);
+    c.bench_function("view/reshape/4096x4096_to_flat", |b| {
+        b.iter(|| black_box(&flat).reshape(black_box(&[16_777_216])))
+    });
+    let transposed = cv(&[4096, 4096]).permute(&[1, 0]).expect("permute");
+    c.bench_function("view/reshape/4096x4096_transposed_refused", |b| {
+        b.iter(|| {
+            black_box(&transposed)
+                .reshape(black_box(&[2048, 8192]))
+                .is_err()
+        })
+    });
+    let padded = cv(&[256, 256, 256])
+        .pad(&[(0, 0), (0, 0), (1, 1)])
+        .expect("pad")
+        .shrink(&[(0, 256), (3, 4), (0, 258)])
+        .expect("shrink");
+    c.bench_function("view/reshape/256^3_padded_row_split", |b| {
+        b.iter(|| black_box(&padded).reshape(black_box(&[256, 2, 129])))
+    });
+    let heads = cv(&[8, 512, 768]);
+    c.bench_function("view/reshape/attention_heads_8x512x768", |b| {
+        b.iter(|| {
+            black_box(&heads)
+                .reshape(&[8, 512, 12, 64])
+                .and_then(|v| v.permute(&[0, 2, 1, 3]))
+        })
+    });
+}
+
+fn bench_merge(c: &mut Criterion) {
+    let lower = cv(&[4096, 4096]).permute(&[1, 0]).expect("permute");
+    let upper = cv(&[2048, 8192]);
+    c.bench_function("view/merge/4096x4096_transposed_under_reshape", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
+    let lower = cv(&[256, 256, 256])
+        .pad(&[(1, 1), (0, 0), (0, 0)])
+        .expect("pad");
+    let upper = cv(&[258 * 256, 256])
+        .shrink(&[(256, 257 * 256), (0, 256)])
+        .expect("shrink");
+    c.bench_function("view/merge/256^3_pad_reshape_shrink", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
+    let lower = cv(&[4096, 4096]).permute(&[1, 0]).expect("permute");
+    let upper = ConcreteView::create(&[4096, 2048], Some(&[4096, 2]), 0, None).expect("upper");
+    c.bench_function("view/merge/4096x4096_strided_select", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
+}
+
+fn bench_stack(c: &mut Criterion) {
+    let base = View::contiguous(&[64i64, 64, 64]).expect("contiguous");
+    c.bench_function("view/stack/pad_reshape_shrink_64^3", |b| {
+        b.iter(|| {
+            ViewStack::new(black_box(base.clone()))
+                .pad(&[(0i64, 0i64), (1, 1), (0, 0)])
+                .and_then(|s| s.reshape(&[64i64, 66 * 64]))
+                .and_then(|s| s.shrink(&[(0i64, 64i64), (64, 65 * 64)]))
+        })
+    });
+}
+
+mod group {
+    //! The criterion group (its macro generates an undocumented function).
+    #![allow(missing_docs)]
+    use super::{bench_merge, bench_reshape, bench_stack};
+    use criterion::criterion_group;
+    criterion_group!(benches, bench_reshape, bench_merge, bench_stack);
+}
+
+criterion_main!(group::benches);

@@ -1,0 +1,572 @@
+//! Composition of two stacked views into one, when the composition is one view.
+//!
+//! The upper view's offsets index the lower view's elements in row-major order.
+//! The problem is first reduced: the upper view is restricted to its valid box,
+//! axes that are constant (one valid index or stride 0) are set aside, and
+//! negative strides are flipped, leaving an affine map `L(j) = base + sum(m[k] * j[k])`
+//! with every `m[k] > 0` and `j[k]` in `[0, n[k])`. Three deciders follow:
+//!
+//! 1. When the lower view flattens to one axis, the composition is affine in `L`
+//!    and valid on a slab `lo <= L < hi`; it is one view iff that slab is a box.
+//! 2. When every `m[k]` is a place value of a common refinement of the lower
+//!    view's radix and no digit carries, each lower axis sees an affine function of
+//!    its own upper axes; the composition is one view iff each per-axis slab is a box.
+//!    This is tried on the lower view and on its coarsest reshape, then again
+//!    after splitting upper axes that span whole digits.
+//! 3. Otherwise, when the reduced index space is small, the composition is
+//!    evaluated exactly and tested for a box-shaped valid set with affine offsets.
+
+use super::{unravel, ConcreteView};
+use crate::error::{invalid, overflow, Result};
+
+/// Reduced index spaces up to this many elements are decided by evaluation.
+pub(crate) const EXACT_LIMIT: i128 = 1 << 12;
+
+/// One upper axis that survives the reduction.
+#[derive(Clone, Copy, Debug)]
+struct Red {
+    axis: usize,
+    n: i128,
+    m: i128,
+    flipped: bool,
+}
+
+/// The reduced composition when it is one view.
+enum Solved {
+    Empty,
+    View {
+        /// Stride of every reduced axis.
+        strides: Vec<i128>,
+        /// Valid range of every reduced axis.
+        ranges: Vec<(i128, i128)>,
+        /// Offset at the reduced origin.
+        origin: i128,
+    },
+}
+
+/// Outcome of testing a slab `{ j : lo <= c + sum(m * j) < hi }` for being a box.
+pub(crate) enum Slab {
+    Box(Vec<(i128, i128)>),
+    Empty,
+    NotBox,
+    Unknown,
+}
+
+/// Composes `upper` on top of `lower` into one view, or `None` when the
+/// composition is not one view.
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) when a valid element of `upper` maps
+/// outside the elements of `lower`.
+pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<ConcreteView>> {
+    let rank = upper.ndim();
+    if upper.numel() == 0 {
+        return ConcreteView::build("merge", upper.shape().to_vec(), vec![0; rank], 0, None)
+            .map(Some);
+    }
+    if upper.is_empty() {
+        return ConcreteView::all_masked("merge", upper.shape()).map(Some);
+    }
+    let bounds = upper.valid_bounds();
+    let mut base = i128::from(upper.offset());
+    let mut lmax = base;
+    let mut red = Vec::new();
+    for (axis, (&(b, e), &t)) in bounds.iter().zip(upper.strides()).enumerate() {
+        let (b, e, t) = (i128::from(b), i128::from(e), i128::from(t));
+        let (lo_reach, hi_reach) = if t >= 0 {
+            (b * t, (e - 1) * t)
+        } else {
+            ((e - 1) * t, b * t)
+        };
+        base += lo_reach;
+        lmax += hi_reach;
+        if e - b >= 2 && t != 0 {
+            red.push(Red {
+                axis,
+                n: e - b,
+                m: t.abs(),
+                flipped: t < 0,
+            });
+        }
+    }
+    let n1 = i128::from(lower.numel());
+    if base < 0 || lmax >= n1 {
+        return Err(invalid(
+            "merge",
+            format!(
+                "upper {} reaches elements {base}..={lmax} outside the {n1} elements of lower {}",
+                upper.ctx(),
+                lower.ctx()
+            ),
+        ));
+    }
+    if lower.is_empty() {
+        if rank == 0 {
+            return Ok(None);
+        }
+        return ConcreteView::all_masked("merge", upper.shape()).map(Some);
+    }
+    let solved = solve(lower, &red, base)?;
+    let Some(solved) = solved else {
+        return Ok(None);
+    };
+    let (strides, ranges, origin) = match solved {
+        Solved::Empty if rank == 0 => return Ok(None),
+        Solved::Empty => return ConcreteView::all_masked("merge", upper.shape()).map(Some),
+        Solved::View {
+            strides,
+            ranges,
+            origin,
+        } => (strides, ranges, origin),
+    };
+    let mut res_strides = vec![0i128; rank];
+    let mut res_mask: Vec<(i128, i128)> = bounds
+        .iter()
+        .map(|&(b, e)| (i128::from(b), i128::from(e)))
+        .collect();
+    let mut offset = origin;
+    for (k, r) in red.iter().enumerate() {
+        let (b, e) = res_mask[r.axis];
+        let (lo, hi) = ranges[k];
+        let at = if r.flipped { e - 1 } else { b };
+        let stride = if r.flipped { -strides[k] } else { strides[k] };
+        res_strides[r.axis] = stride;
+        res_mask[r.axis] = if r.flipped {
+            (e - hi, e - lo)
+        } else {
+            (b + lo, b + hi)
+        };
+        offset -= at * stride;
+    }
+    let too_big = || {
+        overflow(
+            "merge",
+            format!("composition of {} and {}", lower.ctx(), upper.ctx()),
+        )
+    };
+    let strides: Vec<i64> = res_strides
+        .iter()
+        .map(|&s| i64::try_from(s).map_err(|_| too_big()))
+        .collect::<Result<_>>()?;
+    let mask: Vec<(i64, i64)> = res_mask
+        .iter()
+        .map(|&(b, e)| {
+            Ok((
+                i64::try_from(b).map_err(|_| too_big())?,
+                i64::try_from(e).map_err(|_| too_big())?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let offset = i64::try_from(offset).map_err(|_| too_big())?;
+    ConcreteView::build("merge", upper.shape().to_vec(), strides, offset, Some(mask)).map(Some)
+}
+
+/// Decides the reduced composition; `Ok(None)` when it is not one view.
+fn solve(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
+    let m: Vec<i128> = red.iter().map(|r| r.m).collect();
+    let n: Vec<i128> = red.iter().map(|r| r.n).collect();
+    if let Ok(flat) = lower.reshape(&[lower.numel()]) {
+        let tau = i128::from(flat.strides()[0]);
+        let omega = i128::from(flat.offset());
+        let (lo, hi) = flat.valid_bounds()[0];
+        let origin = omega + tau * base;
+        let strides = m.iter().map(|&x| tau * x).collect();
+        return Ok(match slab(&m, &n, base, i128::from(lo), i128::from(hi)) {
+            Slab::Box(ranges) => Some(Solved::View {
+                strides,
+                ranges,
+                origin,
+            }),
+            Slab::Empty => Some(Solved::Empty),
+            Slab::NotBox => None,
+            Slab::Unknown => exact(lower, red, base)?,
+        });
+    }
+    let coarse = coarsen(lower);
+    for cand in [lower, &coarse] {
+        match chain(cand, red, base) {
+            Some(Some(s)) => return Ok(Some(s)),
+            Some(None) => return Ok(None),
+            None => {}
+        }
+    }
+    for cand in [lower, &coarse] {
+        if let Some(res) = split_chain(cand, red, base) {
+            return Ok(res);
+        }
+    }
+    exact(lower, red, base)
+}
+
+/// The place values of the lower view's axes and of `ms`, when they form a
+/// divisibility chain, sorted.
+fn boundaries(lower: &ConcreteView, ms: impl Iterator<Item = i128>) -> Option<Vec<i128>> {
+    let mut p = vec![i128::from(lower.numel())];
+    let mut acc = 1i128;
+    for &d in lower.shape().iter().rev() {
+        if d > 1 {
+            p.push(acc);
+        }
+        acc *= i128::from(d);
+    }
+    p.extend(ms);
+    p.sort_unstable();
+    p.dedup();
+    if p.windows(2).any(|w| w[1] % w[0] != 0) {
+        return None;
+    }
+    Some(p)
+}
+
+/// Decider 2 after splitting upper axes that span several digits.
+///
+/// An axis starting at digit 0 whose length is a multiple of its digit's size is
+/// split row-major into that digit and an outer axis (an exact reshape of the
+/// reduced upper view). When decider 2 then finds one view, reshaping it back
+/// (complete) decides the original composition exactly. `None` when this does
+/// not apply or cannot conclude.
+fn split_chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<Solved>> {
+    let p = boundaries(lower, red.iter().map(|r| r.m))?;
+    // (original axis, multiplier, length), outer before inner for each axis.
+    let mut subs: Vec<(usize, i128, i128)> =
+        red.iter().enumerate().map(|(k, r)| (k, r.m, r.n)).collect();
+    let mut split_any = false;
+    let mut i = 0;
+    while i < subs.len() {
+        let (k, m, n) = subs[i];
+        let pos = p.iter().position(|&x| x == m)?;
+        let digit = *p.get(pos + 1)? / m;
+        if (base / m) % digit + n <= digit {
+            i += 1;
+            continue;
+        }
+        if (base / m) % digit != 0 || n % digit != 0 {
+            return None;
+        }
+        subs[i] = (k, m * digit, n / digit);
+        subs.insert(i + 1, (k, m, digit));
+        split_any = true;
+    }
+    if !split_any {
+        return None;
+    }
+    let split: Vec<Red> = subs
+        .iter()
+        .map(|&(k, m, n)| Red {
+            axis: k,
+            n,
+            m,
+            flipped: false,
+        })
+        .collect();
+    let (strides, ranges, origin) = match chain(lower, &split, base)? {
+        Some(Solved::View {
+            strides,
+            ranges,
+            origin,
+        }) => (strides, ranges, origin),
+        Some(Solved::Empty) => return Some(Some(Solved::Empty)),
+        None => return None,
+    };
+    let to64 = |v: i128| i64::try_from(v).ok();
+    let shape: Vec<i64> = split.iter().map(|r| to64(r.n)).collect::<Option<_>>()?;
+    let strides: Vec<i64> = strides.into_iter().map(to64).collect::<Option<_>>()?;
+    let mask: Vec<(i64, i64)> = ranges
+        .into_iter()
+        .map(|(b, e)| Some((to64(b)?, to64(e)?)))
+        .collect::<Option<_>>()?;
+    let view = ConcreteView::create(&shape, Some(&strides), to64(origin)?, Some(&mask)).ok()?;
+    let target: Vec<i64> = red.iter().map(|r| to64(r.n)).collect::<Option<_>>()?;
+    match view.reshape(&target) {
+        Ok(v) => Some(Some(Solved::View {
+            strides: v.strides().iter().map(|&x| i128::from(x)).collect(),
+            ranges: v
+                .valid_bounds()
+                .into_iter()
+                .map(|(b, e)| (i128::from(b), i128::from(e)))
+                .collect(),
+            origin: i128::from(v.offset()),
+        })),
+        Err(crate::Error::NotRepresentable { .. }) => Some(None),
+        Err(_) => None,
+    }
+}
+
+/// The lower view with adjacent axes merged wherever a reshape allows it.
+fn coarsen(lower: &ConcreteView) -> ConcreteView {
+    let shape: Vec<i64> = lower.shape().iter().copied().filter(|&d| d != 1).collect();
+    let mut cur = lower.reshape(&shape).unwrap_or_else(|_| lower.clone());
+    let mut axis = 0;
+    while axis + 1 < cur.ndim() {
+        let mut s = cur.shape().to_vec();
+        s[axis] *= s[axis + 1];
+        s.remove(axis + 1);
+        match cur.reshape(&s) {
+            Ok(v) => cur = v,
+            Err(_) => axis += 1,
+        }
+    }
+    cur
+}
+
+/// Decider 2. `None` when it does not apply; `Some(None)` when it proves the
+/// composition is not one view.
+fn chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<Solved>> {
+    let n1 = i128::from(lower.numel());
+    let mut places = vec![0i128; lower.ndim()];
+    let mut acc = 1i128;
+    for axis in (0..lower.ndim()).rev() {
+        places[axis] = acc;
+        acc *= i128::from(lower.shape()[axis]);
+    }
+    let dims: Vec<usize> = (0..lower.ndim())
+        .filter(|&a| lower.shape()[a] > 1)
+        .collect();
+    let mut p: Vec<i128> = dims.iter().map(|&a| places[a]).collect();
+    p.push(n1);
+    p.extend(red.iter().map(|r| r.m));
+    p.sort_unstable();
+    p.dedup();
+    if p.windows(2).any(|w| w[1] % w[0] != 0) {
+        return None;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut owner = Vec::with_capacity(red.len());
+    for r in red {
+        if !seen.insert(r.m) {
+            return None;
+        }
+        let pos = p.iter().position(|&x| x == r.m)?;
+        let digit = *p.get(pos + 1)? / r.m;
+        if (base / r.m) % digit + r.n > digit {
+            return None;
+        }
+        let a = *dims
+            .iter()
+            .find(|&&a| places[a] <= r.m && r.m < places[a] * i128::from(lower.shape()[a]))?;
+        owner.push(a);
+    }
+    let bounds = lower.valid_bounds();
+    let mut strides = vec![0i128; red.len()];
+    let mut ranges = vec![(0i128, 0i128); red.len()];
+    let mut origin = i128::from(lower.offset());
+    let (mut empty, mut not_box, mut unknown) = (false, false, false);
+    for &a in &dims {
+        let size = i128::from(lower.shape()[a]);
+        let tau = i128::from(lower.strides()[a]);
+        let digit = (base / places[a]) % size;
+        origin += tau * digit;
+        let ks: Vec<usize> = (0..red.len()).filter(|&k| owner[k] == a).collect();
+        let mult: Vec<i128> = ks.iter().map(|&k| red[k].m / places[a]).collect();
+        let ns: Vec<i128> = ks.iter().map(|&k| red[k].n).collect();
+        let (b, e) = bounds[a];
+        match slab(&mult, &ns, digit, i128::from(b), i128::from(e)) {
+            Slab::Box(rs) => {
+                for (i, &k) in ks.iter().enumerate() {
+                    strides[k] = tau * mult[i];
+                    ranges[k] = rs[i];
+                }
+            }
+            Slab::Empty => empty = true,
+            // Not a box unless another axis turns out empty.
+            Slab::NotBox => not_box = true,
+            Slab::Unknown => unknown = true,
+        }
+    }
+    if empty {
+        return Some(Some(Solved::Empty));
+    }
+    if unknown {
+        return None;
+    }
+    if not_box {
+        return Some(None);
+    }
+    Some(Some(Solved::View {
+        strides,
+        ranges,
+        origin,
+    }))
+}
+
+/// Decider 3: evaluate every reduced index when there are few enough.
+fn exact(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
+    let total: i128 = red.iter().map(|r| r.n).product();
+    if total > EXACT_LIMIT {
+        return Ok(None);
+    }
+    let shape: Vec<i128> = red.iter().map(|r| r.n).collect();
+    let eval = |j: &[i128]| -> Result<Option<i128>> {
+        let l = base + j.iter().zip(red).map(|(&x, r)| x * r.m).sum::<i128>();
+        let l =
+            i64::try_from(l).map_err(|_| invalid("merge", format!("element {l} out of range")))?;
+        let idx = unravel(lower.shape(), l);
+        Ok(lower.offset_of(&idx)?.map(i128::from))
+    };
+    let table = grid(&shape, |j| eval(j))?;
+    Ok(box_affine(&shape, &table))
+}
+
+/// Evaluates `f` on every index of `shape` in row-major order.
+fn grid<T>(shape: &[i128], mut f: impl FnMut(&[i128]) -> Result<T>) -> Result<Vec<T>> {
+    let total: i128 = shape.iter().product();
+    let mut res = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+    let mut idx = vec![0i128; shape.len()];
+    for _ in 0..total {
+        res.push(f(&idx)?);
+        for axis in (0..idx.len()).rev() {
+            idx[axis] += 1;
+            if idx[axis] < shape[axis] {
+                break;
+            }
+            idx[axis] = 0;
+        }
+    }
+    Ok(res)
+}
+
+/// The one view whose element offsets over `shape` are `table` (row-major, `None`
+/// for invalid elements), if there is one. Used on small tables only.
+pub(crate) fn from_table(shape: &[i64], table: &[Option<i64>]) -> Option<ConcreteView> {
+    if shape.contains(&0) {
+        return ConcreteView::build("merge", shape.to_vec(), vec![0; shape.len()], 0, None).ok();
+    }
+    let sh: Vec<i128> = shape.iter().map(|&d| i128::from(d)).collect();
+    let t: Vec<Option<i128>> = table.iter().map(|o| o.map(i128::from)).collect();
+    match box_affine(&sh, &t)? {
+        Solved::Empty if shape.is_empty() => None,
+        Solved::Empty => ConcreteView::all_masked("merge", shape).ok(),
+        Solved::View {
+            strides,
+            ranges,
+            origin,
+        } => {
+            let to64 = |v: i128| i64::try_from(v).ok();
+            let strides: Vec<i64> = strides.into_iter().map(to64).collect::<Option<_>>()?;
+            let mask: Vec<(i64, i64)> = ranges
+                .into_iter()
+                .map(|(b, e)| Some((to64(b)?, to64(e)?)))
+                .collect::<Option<_>>()?;
+            ConcreteView::create(shape, Some(&strides), to64(origin)?, Some(&mask)).ok()
+        }
+    }
+}
+
+/// Whether a table of offsets over `shape` is one view: a box-shaped valid set
+/// with offsets affine on it.
+fn box_affine(shape: &[i128], table: &[Option<i128>]) -> Option<Solved> {
+    let rank = shape.len();
+    let mut lo = vec![i128::MAX; rank];
+    let mut hi = vec![i128::MIN; rank];
+    let mut count = 0i128;
+    let mut first = None;
+    let mut idx = vec![0i128; rank];
+    let mut points = Vec::new();
+    for v in table {
+        if let Some(o) = v {
+            count += 1;
+            first.get_or_insert(*o);
+            for a in 0..rank {
+                lo[a] = lo[a].min(idx[a]);
+                hi[a] = hi[a].max(idx[a] + 1);
+            }
+            points.push((idx.clone(), *o));
+        }
+        for axis in (0..rank).rev() {
+            idx[axis] += 1;
+            if idx[axis] < shape[axis] {
+                break;
+            }
+            idx[axis] = 0;
+        }
+    }
+    let Some(at_corner) = first else {
+        return Some(Solved::Empty);
+    };
+    let volume: i128 = lo.iter().zip(&hi).map(|(l, h)| h - l).product();
+    if volume != count {
+        return None;
+    }
+    // The first valid point in row-major order is the box's lower corner.
+    let flat = |j: &[i128]| j.iter().zip(shape).fold(0i128, |acc, (&x, &d)| acc * d + x);
+    let mut strides = vec![0i128; rank];
+    for a in 0..rank {
+        if hi[a] - lo[a] >= 2 {
+            let mut j = lo.clone();
+            j[a] += 1;
+            let next = table[usize::try_from(flat(&j)).ok()?]?;
+            strides[a] = next - at_corner;
+        }
+    }
+    let origin = at_corner - lo.iter().zip(&strides).map(|(l, s)| l * s).sum::<i128>();
+    for (j, o) in &points {
+        let want = origin + j.iter().zip(&strides).map(|(x, s)| x * s).sum::<i128>();
+        if want != *o {
+            return None;
+        }
+    }
+    Some(Solved::View {
+        strides,
+        ranges: lo.into_iter().zip(hi).collect(),
+        origin,
+    })
+}
+
+/// Tests `{ j in [0, n) : lo <= c + sum(m[k] * j[k]) < hi }` (every `m[k] > 0`) for
+/// being a box, by tightening per-axis ranges to a fixpoint and checking corners.
+pub(crate) fn slab(m: &[i128], n: &[i128], c: i128, lo: i128, hi: i128) -> Slab {
+    let k = m.len();
+    let mut a = vec![0i128; k];
+    let mut z: Vec<i128> = n.to_vec();
+    for _ in 0..(4 * k + 4) {
+        let mut changed = false;
+        for x in 0..k {
+            let min_sum = c + (0..k).map(|y| m[y] * a[y]).sum::<i128>();
+            let max_sum = c + (0..k).map(|y| m[y] * (z[y] - 1)).sum::<i128>();
+            let rest_min = min_sum - m[x] * a[x];
+            let rest_max = max_sum - m[x] * (z[x] - 1);
+            let need_lo = -((rest_max - lo).div_euclid(m[x]));
+            let need_hi = (hi - 1 - rest_min).div_euclid(m[x]) + 1;
+            let (na, nz) = (a[x].max(need_lo), z[x].min(need_hi));
+            if na >= nz {
+                return Slab::Empty;
+            }
+            if (na, nz) != (a[x], z[x]) {
+                changed = true;
+                a[x] = na;
+                z[x] = nz;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if k == 0 {
+        return if lo <= c && c < hi {
+            Slab::Box(Vec::new())
+        } else {
+            Slab::Empty
+        };
+    }
+    let min_sum = c + (0..k).map(|y| m[y] * a[y]).sum::<i128>();
+    let max_sum = c + (0..k).map(|y| m[y] * (z[y] - 1)).sum::<i128>();
+    if lo <= min_sum && max_sum < hi {
+        return Slab::Box(a.into_iter().zip(z).collect());
+    }
+    let total: i128 = n.iter().product();
+    if total > EXACT_LIMIT {
+        return Slab::Unknown;
+    }
+    let table = grid(n, |j| {
+        let s = c + j.iter().zip(m).map(|(x, y)| x * y).sum::<i128>();
+        Ok((lo <= s && s < hi).then_some(0i128))
+    });
+    let Ok(table) = table else {
+        return Slab::Unknown;
+    };
+    match box_affine(n, &table) {
+        Some(Solved::View { ranges, .. }) => Slab::Box(ranges),
+        Some(Solved::Empty) => Slab::Empty,
+        None => Slab::NotBox,
+    }
+}

@@ -1,0 +1,74 @@
+//! The crate's one error type.
+
+/// Everything that can go wrong in a view op.
+///
+/// Every message names the op, carries the offending arguments and the
+/// view's shape and strides, and has no trailing period.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An argument is malformed for the op (wrong rank, out of range, negative size, ...).
+    #[error("{op}: {detail}")]
+    Invalid {
+        /// The op that rejected its arguments.
+        op: &'static str,
+        /// What was wrong, with the values involved.
+        detail: String,
+    },
+    /// The arguments are valid but the result is not expressible as one view.
+    #[error("{op}: {detail}")]
+    NotRepresentable {
+        /// The op whose result cannot be one view.
+        op: &'static str,
+        /// The shapes and strides involved, and what to do instead.
+        detail: String,
+    },
+    /// A size, stride or offset does not fit in an `i64`.
+    #[error("{op}: overflow: {detail}")]
+    Overflow {
+        /// The op whose arithmetic overflowed.
+        op: &'static str,
+        /// The quantity that overflowed.
+        detail: String,
+    },
+    /// A field or argument is a symbolic expression where this version needs a constant.
+    #[error("{op}: {what} is symbolic ({expr}); this op needs constants for now")]
+    Symbolic {
+        /// The op that needs constants.
+        op: &'static str,
+        /// Which field or argument is symbolic.
+        what: &'static str,
+        /// The symbolic expression, printed.
+        expr: String,
+    },
+    /// Text given to a parser is malformed.
+    #[error("parse: {detail}")]
+    Parse {
+        /// What was expected and what was found.
+        detail: String,
+    },
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub(crate) fn invalid(op: &'static str, detail: impl Into<String>) -> Error {
+    Error::Invalid {
+        op,
+        detail: detail.into(),
+    }
+}
+
+pub(crate) fn overflow(op: &'static str, detail: impl Into<String>) -> Error {
+    Error::Overflow {
+        op,
+        detail: detail.into(),
+    }
+}
+
+pub(crate) fn unrepresentable(op: &'static str, detail: impl Into<String>) -> Error {
+    Error::NotRepresentable {
+        op,
+        detail: detail.into(),
+    }
+}

@@ -1,0 +1,490 @@
+//! [`ViewStack`]: a list of views that represents any chain of view ops exactly.
+//!
+//! Representation invariants:
+//!
+//! 1. There is at least one view; the bottom view maps indices to buffer offsets.
+//! 2. Every valid element of a view above maps to an offset inside
+//!    `0..numel(view below)`; that offset is a row-major linear index into the view
+//!    below, unflattened and mapped through it, down to the buffer.
+//! 3. After every op, adjacent views are merged wherever their composition is one
+//!    view, and, when the top has at most 4096 elements, any run of views whose
+//!    composition is one view is replaced by it.
+
+use std::fmt;
+
+use symshape::Expr;
+
+use crate::concrete::{
+    format_offsets, from_table, merge, numel_of, unravel, ConcreteView, EXACT_LIMIT,
+};
+use crate::error::{invalid, Error, Result};
+use crate::index::IndexItem;
+use crate::view::View;
+
+/// A stack of views, bottom first. Ops never fail for lack of representability:
+/// a reshape that is not one view pushes a row-major view on top.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ViewStack {
+    views: Vec<View>,
+}
+
+impl From<View> for ViewStack {
+    fn from(view: View) -> ViewStack {
+        ViewStack { views: vec![view] }
+    }
+}
+
+impl ViewStack {
+    /// A stack of one view.
+    pub fn new(view: View) -> ViewStack {
+        ViewStack::from(view)
+    }
+
+    /// A stack of the given views, bottom first, kept as given (see [`ViewStack::simplify`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `views` is empty or a view reaches outside the
+    /// elements of the view below; [`Error::Symbolic`] for symbolic views.
+    pub fn from_views(views: Vec<View>) -> Result<ViewStack> {
+        if views.is_empty() {
+            return Err(invalid("stack", "a stack needs at least one view"));
+        }
+        for pair in views.windows(2) {
+            let lower = pair[0].to_concrete("stack")?;
+            let upper = pair[1].to_concrete("stack")?;
+            // merge validates invariant 2 on its way.
+            merge(&lower, &upper)?;
+        }
+        Ok(ViewStack { views })
+    }
+
+    /// The views, bottom first.
+    pub fn views(&self) -> &[View] {
+        &self.views
+    }
+
+    /// The top view, whose shape is the stack's shape.
+    pub fn top(&self) -> &View {
+        // Invariant 1.
+        &self.views[self.views.len() - 1]
+    }
+
+    /// The shape of the stack.
+    pub fn shape(&self) -> &[Expr] {
+        self.top().shape()
+    }
+
+    /// The number of axes.
+    pub fn ndim(&self) -> usize {
+        self.top().ndim()
+    }
+
+    fn concrete(&self, op: &'static str) -> Result<Vec<ConcreteView>> {
+        self.views.iter().map(|v| v.to_concrete(op)).collect()
+    }
+
+    /// The buffer offset of element `idx`, `None` when it is invalid at any level.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `idx` is outside the shape; [`Error::Symbolic`].
+    pub fn offset_of(&self, idx: &[i64]) -> Result<Option<i64>> {
+        let views = self.concrete("offset_of")?;
+        let mut cur = idx.to_vec();
+        for (k, v) in views.iter().enumerate().rev() {
+            match v.offset_of(&cur)? {
+                None => return Ok(None),
+                Some(o) if k == 0 => return Ok(Some(o)),
+                Some(o) => cur = unravel(views[k - 1].shape(), o),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The offset of every element in row-major order, `None` for invalid ones.
+    ///
+    /// # Errors
+    /// [`Error::Symbolic`] when a view is symbolic.
+    pub fn offsets(&self) -> Result<Vec<Option<i64>>> {
+        let views = self.concrete("offsets")?;
+        let (top, below) = match views.split_last() {
+            Some(x) => x,
+            None => return Ok(Vec::new()),
+        };
+        // Walk down per element: the views below may be far larger than the top.
+        let mut table = top.offsets();
+        for v in below.iter().rev() {
+            for slot in table.iter_mut() {
+                if let Some(l) = *slot {
+                    *slot = v.offset_of(&unravel(v.shape(), l))?;
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// The `offsets` line: `offsets [2, 2]: 0 1 _ 3`.
+    ///
+    /// # Errors
+    /// [`Error::Symbolic`] when a view is symbolic.
+    pub fn offsets_line(&self) -> Result<String> {
+        let top = self.top().to_concrete("offsets")?;
+        Ok(format_offsets(top.shape(), &self.offsets()?))
+    }
+
+    /// Merges adjacent views wherever their composition is one view (and small
+    /// runs of views that are one view together, see the module docs).
+    ///
+    /// # Errors
+    /// [`Error::Symbolic`] when a view is symbolic.
+    pub fn simplify(&self) -> Result<ViewStack> {
+        let mut out: Vec<ConcreteView> = Vec::with_capacity(self.views.len());
+        for v in self.concrete("simplify")? {
+            let mut cur = v;
+            while let Some(lower) = out.last() {
+                match merge(lower, &cur)? {
+                    Some(m) => {
+                        cur = m;
+                        out.pop();
+                    }
+                    None => break,
+                }
+            }
+            out.push(cur);
+        }
+        ViewStack {
+            views: out.into_iter().map(View::from).collect(),
+        }
+        .merge_top("simplify")
+    }
+
+    /// The single view equal to the whole stack, when there is one.
+    ///
+    /// # Errors
+    /// [`Error::Symbolic`] when a view is symbolic.
+    pub fn to_view(&self) -> Result<Option<View>> {
+        let s = self.simplify()?;
+        Ok(match s.views.len() {
+            1 => s.views.into_iter().next(),
+            _ => None,
+        })
+    }
+
+    /// The simplified stack with every view in canonical form.
+    ///
+    /// # Errors
+    /// [`Error::Symbolic`] when a view is symbolic.
+    pub fn canonical(&self) -> Result<ViewStack> {
+        let s = self.simplify()?;
+        let views = s.views.iter().map(View::canonical).collect::<Result<_>>()?;
+        Ok(ViewStack { views })
+    }
+
+    /// Replaces the top view by `f(top)` and merges.
+    fn on_top(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&ConcreteView) -> Result<ConcreteView>,
+    ) -> Result<ViewStack> {
+        let top = self.top().to_concrete(op)?;
+        let mut views = self.views.clone();
+        let n = views.len();
+        views[n - 1] = View::from(f(&top)?);
+        ViewStack { views }.merge_top(op)
+    }
+
+    /// Merges the top view downwards as far as possible.
+    fn merge_top(mut self, op: &'static str) -> Result<ViewStack> {
+        loop {
+            while self.views.len() >= 2 {
+                let n = self.views.len();
+                let lower = self.views[n - 2].to_concrete(op)?;
+                let upper = self.views[n - 1].to_concrete(op)?;
+                match merge(&lower, &upper)? {
+                    Some(m) => {
+                        self.views.truncate(n - 2);
+                        self.views.push(View::from(m));
+                    }
+                    None => break,
+                }
+            }
+            if !self.collapse_small(op)? {
+                return Ok(self);
+            }
+        }
+    }
+
+    /// Pairwise merging misses a run of three or more views that is one view
+    /// together while no adjacent pair is. For small tops, evaluate the run
+    /// exactly and replace the deepest run that is one view. Returns whether the
+    /// stack changed.
+    fn collapse_small(&mut self, op: &'static str) -> Result<bool> {
+        let n = self.views.len();
+        if n < 3 {
+            return Ok(false);
+        }
+        let views = self.concrete(op)?;
+        let top = &views[n - 1];
+        if i128::from(top.numel()) > EXACT_LIMIT {
+            return Ok(false);
+        }
+        let mut table = top.offsets();
+        let mut best = None;
+        for level in (0..n - 1).rev() {
+            let v = &views[level];
+            for slot in table.iter_mut() {
+                if let Some(l) = *slot {
+                    *slot = v.offset_of(&unravel(v.shape(), l))?;
+                }
+            }
+            if level + 2 < n {
+                if let Some(one) = from_table(top.shape(), &table) {
+                    best = Some((level, one));
+                }
+            }
+        }
+        let Some((level, one)) = best else {
+            return Ok(false);
+        };
+        self.views.truncate(level);
+        self.views.push(View::from(one));
+        Ok(true)
+    }
+
+    /// Reshapes; when the top view cannot be reshaped into one view, pushes a
+    /// row-major view of `shape` on top.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the element counts differ; [`Error::Symbolic`].
+    pub fn reshape<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<ViewStack> {
+        let shape: Vec<i64> = shape
+            .iter()
+            .map(|&e| {
+                let e: Expr = e.into();
+                e.as_i64().ok_or_else(|| Error::Symbolic {
+                    op: "reshape",
+                    what: "shape",
+                    expr: e.to_string(),
+                })
+            })
+            .collect::<Result<_>>()?;
+        self.reshape_i64("reshape", &shape)
+    }
+
+    fn reshape_i64(&self, op: &'static str, shape: &[i64]) -> Result<ViewStack> {
+        let top = self.top().to_concrete(op)?;
+        match top.reshape(shape) {
+            Ok(v) => self.on_top(op, |_| Ok(v)),
+            Err(Error::NotRepresentable { .. }) => {
+                let mut views = self.views.clone();
+                views.push(View::from(ConcreteView::contiguous(shape)?));
+                ViewStack { views }.merge_top(op)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`View::expand`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::expand`].
+    pub fn expand<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<ViewStack> {
+        let v = self.top().expand(shape)?;
+        self.on_top("expand", |_| v.to_concrete("expand"))
+    }
+
+    /// [`View::permute`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::permute`].
+    pub fn permute(&self, axes: &[usize]) -> Result<ViewStack> {
+        self.on_top("permute", |v| v.permute(axes))
+    }
+
+    /// [`View::shrink`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::shrink`].
+    pub fn shrink<E: Into<Expr> + Copy>(&self, bounds: &[(E, E)]) -> Result<ViewStack> {
+        let v = self.top().shrink(bounds)?;
+        self.on_top("shrink", |_| v.to_concrete("shrink"))
+    }
+
+    /// [`View::pad`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::pad`].
+    pub fn pad<E: Into<Expr> + Copy>(&self, padding: &[(E, E)]) -> Result<ViewStack> {
+        let v = self.top().pad(padding)?;
+        self.on_top("pad", |_| v.to_concrete("pad"))
+    }
+
+    /// [`View::flip`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::flip`].
+    pub fn flip(&self, flags: &[bool]) -> Result<ViewStack> {
+        self.on_top("flip", |v| v.flip(flags))
+    }
+
+    /// [`View::flip_axes`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::flip_axes`].
+    pub fn flip_axes(&self, axes: &[usize]) -> Result<ViewStack> {
+        self.on_top("flip", |v| v.flip_axes(axes))
+    }
+
+    /// NumPy basic indexing; never fails for lack of representability.
+    ///
+    /// # Errors
+    /// As [`View::index`], except [`Error::NotRepresentable`].
+    pub fn index(&self, items: &[IndexItem]) -> Result<ViewStack> {
+        let top = self.top().to_concrete("index")?;
+        let (kept, shape) = top.index_keepdims(items)?;
+        self.on_top("index", |_| Ok(kept))?
+            .reshape_i64("index", &shape)
+    }
+
+    /// [`View::unsqueeze`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::unsqueeze`].
+    pub fn unsqueeze(&self, axis: usize) -> Result<ViewStack> {
+        self.on_top("unsqueeze", |v| v.unsqueeze(axis))
+    }
+
+    /// Removes the listed size-1 axes, or all of them for `None`.
+    ///
+    /// # Errors
+    /// As [`View::squeeze`], except [`Error::NotRepresentable`].
+    pub fn squeeze(&self, axes: Option<&[usize]>) -> Result<ViewStack> {
+        let top = self.top().to_concrete("squeeze")?;
+        // Validate on the top view; a masked-out scalar result is fine for a stack.
+        match top.squeeze(axes) {
+            Ok(v) => self.on_top("squeeze", |_| Ok(v)),
+            Err(Error::NotRepresentable { .. }) => {
+                let shape: Vec<i64> = match axes {
+                    None => top.shape().iter().copied().filter(|&d| d != 1).collect(),
+                    Some(list) => top
+                        .shape()
+                        .iter()
+                        .enumerate()
+                        .filter(|(a, _)| !list.contains(a))
+                        .map(|(_, &d)| d)
+                        .collect(),
+                };
+                self.reshape_i64("squeeze", &shape)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`View::swapaxes`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::swapaxes`].
+    pub fn swapaxes(&self, a: usize, b: usize) -> Result<ViewStack> {
+        self.on_top("swapaxes", |v| v.swapaxes(a, b))
+    }
+
+    /// [`View::movedim`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::movedim`].
+    pub fn movedim(&self, src: usize, dst: usize) -> Result<ViewStack> {
+        self.on_top("movedim", |v| v.movedim(src, dst))
+    }
+
+    /// [`View::broadcast_to`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::broadcast_to`].
+    pub fn broadcast_to<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<ViewStack> {
+        let v = self.top().broadcast_to(shape)?;
+        self.on_top("broadcast_to", |_| v.to_concrete("broadcast_to"))
+    }
+
+    /// [`View::transpose`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::transpose`].
+    pub fn transpose(&self, a: usize, b: usize) -> Result<ViewStack> {
+        self.on_top("transpose", |v| v.transpose(a, b))
+    }
+
+    /// [`View::narrow`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::narrow`].
+    pub fn narrow(
+        &self,
+        axis: usize,
+        start: impl Into<Expr>,
+        length: impl Into<Expr>,
+    ) -> Result<ViewStack> {
+        let v = self.top().narrow(axis, start, length)?;
+        self.on_top("narrow", |_| v.to_concrete("narrow"))
+    }
+
+    /// Splits `axis` into `sizes`; pushes a view when that is not one view.
+    ///
+    /// # Errors
+    /// As [`View::unflatten`], except [`Error::NotRepresentable`].
+    pub fn unflatten<E: Into<Expr> + Copy>(&self, axis: usize, sizes: &[E]) -> Result<ViewStack> {
+        let top = self.top().to_concrete("unflatten")?;
+        let sizes: Vec<i64> = sizes
+            .iter()
+            .map(|&e| {
+                let e: Expr = e.into();
+                e.as_i64().ok_or_else(|| Error::Symbolic {
+                    op: "unflatten",
+                    what: "sizes",
+                    expr: e.to_string(),
+                })
+            })
+            .collect::<Result<_>>()?;
+        match top.unflatten(axis, &sizes) {
+            Ok(v) => self.on_top("unflatten", |_| Ok(v)),
+            Err(Error::NotRepresentable { .. }) => {
+                let s = top.shape();
+                let mut shape = s[..axis].to_vec();
+                shape.extend_from_slice(&sizes);
+                shape.extend_from_slice(&s[axis + 1..]);
+                self.reshape_i64("unflatten", &shape)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Merges axes `start..=end`; pushes a view when that is not one view.
+    ///
+    /// # Errors
+    /// As [`View::flatten`], except [`Error::NotRepresentable`].
+    pub fn flatten(&self, start: usize, end: usize) -> Result<ViewStack> {
+        let top = self.top().to_concrete("flatten")?;
+        match top.flatten(start, end) {
+            Ok(v) => self.on_top("flatten", |_| Ok(v)),
+            Err(Error::NotRepresentable { .. }) => {
+                let s = top.shape();
+                let mut shape = s[..start].to_vec();
+                shape.push(numel_of(&s[start..=end]).unwrap_or(0));
+                shape.extend_from_slice(&s[end + 1..]);
+                self.reshape_i64("flatten", &shape)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl fmt::Display for ViewStack {
+    /// One line per view, bottom first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.views.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}

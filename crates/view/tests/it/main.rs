@@ -1,0 +1,12 @@
+//! Integration tests of the view crate, through its public API.
+
+mod chains;
+mod engine;
+mod errors;
+mod model;
+mod ops;
+mod pinned;
+mod robust;
+mod scale;
+mod strategy;
+mod trace;
