@@ -1,1 +1,65 @@
-fn main() {}
+//! The `shapetrace` command: runs a trace script from a file or standard input.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use shapetrace::{run_json, Session, HELP};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (json, path) = match args.as_slice() {
+        [flag] if flag == "--help" || flag == "-h" => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        [flag, path] if flag == "--json" => (true, path.clone()),
+        [path] if !path.starts_with("--") => (false, path.clone()),
+        _ => {
+            eprint!("{HELP}");
+            return ExitCode::from(2);
+        }
+    };
+    let script = match read_script(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot read `{path}`: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut write_failed = false;
+    if json {
+        let ok = run_json(&script, &mut |line| {
+            write_failed |= writeln!(out, "{line}").is_err();
+        });
+        let _ = out.flush();
+        return if ok && !write_failed {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
+    let res = Session::new().run(&script, &mut |line| {
+        write_failed |= writeln!(out, "{line}").is_err();
+    });
+    let _ = out.flush();
+    match res {
+        Ok(()) if !write_failed => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read_script(path: &str) -> std::io::Result<String> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(path)
+    }
+}

@@ -1,0 +1,116 @@
+//! The `shapetrace` trace-script runner as a library: [`Session`] executes statements one line
+//! at a time, [`run`] executes a whole script and collects what it prints.
+//!
+//! The language is described in `docs/trace-language.md`; `shapetrace --help` lists every
+//! statement.
+//!
+//! ```
+//! let out = shapetrace::run("sym n 1..=64\nsimplify (4*n + 3) // 4\nrange 2*n + 1\n");
+//! assert_eq!(out.lines, ["n", "[3, 129]"]);
+//! assert_eq!(out.error, None);
+//! ```
+
+/// The code in README.md, compiled and run as a doc test.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+mod json;
+mod lower;
+mod session;
+mod syntax;
+
+pub use json::run_json;
+pub use session::{ScriptError, Session};
+
+/// What a script printed, and the error that stopped it, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The printed lines, in order.
+    pub lines: Vec<String>,
+    /// The failing statement, if the script stopped early.
+    pub error: Option<ScriptError>,
+}
+
+impl std::fmt::Display for Output {
+    /// Printed lines, then the error line as it appears on stderr.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for l in &self.lines {
+            writeln!(f, "{l}")?;
+        }
+        if let Some(e) = &self.error {
+            writeln!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `script` in a new session.
+pub fn run(script: &str) -> Output {
+    let mut lines = Vec::new();
+    let error = Session::new()
+        .run(script, &mut |l| lines.push(l.to_owned()))
+        .err();
+    Output { lines, error }
+}
+
+/// Every statement keyword the runner knows, in the order `--help` lists them.
+pub const STATEMENTS: &[&str] = &[
+    "sym", "assume", "simplify", "prove", "range", "bind", "solve", "eval", "view", "reshape",
+    "expand", "permute", "shrink", "pad", "flip", "slice", "show", "offsets", "plan", "values",
+    "bench",
+];
+
+/// The text printed by `shapetrace --help`.
+pub const HELP: &str = r##"usage: shapetrace [--json] FILE
+       shapetrace [--json] -     (read the script from standard input)
+       shapetrace --help
+
+--json prints one JSON object per statement instead of plain lines:
+  {"line":N,"statement":"KEYWORD","output":["..."]}  or, for the failing one,
+  {"line":N,"statement":"KEYWORD","error":"MESSAGE"}   (exit status 1)
+
+Runs a trace script, one statement a line; `#` starts a comment. Each printing
+statement prints one line to stdout. The first failing statement prints
+`error: line N: MESSAGE` to stderr and the exit status is 1.
+
+symbols and facts
+  sym NAME LO..=HI [multiple of D]   declare a symbol; bounds are expressions over
+                                     earlier symbols, or -inf / inf; LO..HI excludes HI
+  assume COND                        add a fact, e.g. `assume n % 8 == 0`, `assume n <= m`
+  simplify EXPR                      print the canonical form of EXPR
+  prove EXPR OP EXPR                 print true, false or unknown (OP: < <= == != >= >)
+  range EXPR                         print [lo, hi]; unbounded ends print -inf / inf
+  bind NAME=INT, ...                 bind symbols, checked against ranges and facts
+  solve EXPR == EXPR                 solve a linear equation for its one unbound symbol,
+                                     bind it and print `NAME = VALUE`
+  eval EXPR                          print the value of EXPR under the bindings
+
+views (statements act on the current view stack)
+  view [SHAPE] [strides [S..]] [offset E] [mask [(b, e), ..]]
+                                     start a new stack with one view; strides default
+                                     to row-major, offset to 0
+  reshape [SHAPE]                    reshape; stacks a view when one view cannot express it
+  expand [SHAPE]                     broadcast size-1 axes (stride 0)
+  permute [AXES]                     reorder axes: new axis i is old axis AXES[i]
+  shrink [(b, e), ..]                keep b <= index < e on each axis
+  pad [(before, after), ..]          add masked-out elements on each axis
+  flip [AXES]                        reverse the listed axes
+  slice [ITEMS]                      NumPy basic indexing: 1, 2:, ::-1, None, ...
+  show                               print each view of the stack, bottom first:
+                                     view shape=[..] strides=[..] offset=E mask=..
+  offsets                            print `offsets [SHAPE]:` and the buffer offset of
+                                     every element in row-major order (`_` if masked)
+
+kernels (the stack must be bound: every field a constant)
+  plan                               print the loop plan of materializing the stack
+  values [PAD]                       materialize over a buffer holding 0, 1, 2, ... (i64)
+                                     and print `values [SHAPE]: v v ...`; masked-out
+                                     elements take PAD (default 0)
+  bench f32                          time materializing over an f32 buffer and print
+                                     `bench: median_ns=N bytes=B gbps=G memcpy_ratio=R`
+
+expressions
+  integers, symbols, + - *, // (floor division), % (floor modulo), cdiv(a, b),
+  min(a, b), max(a, b), parentheses; conditions: < <= == != >= >, and, or, not
+"##;

@@ -1,0 +1,337 @@
+//! The state of a running script and the execution of one statement.
+
+use symshape::{Bindings, Expr, Scope};
+use view::{parse_index, View, ViewStack};
+
+use crate::lower::layouts;
+use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
+
+/// A statement that failed: the 1-based line and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    /// 1-based line number of the failing statement.
+    pub line: usize,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "error: line {}: {}", self.line, self.message)
+    }
+}
+
+/// Everything a script has declared and bound so far.
+#[derive(Default)]
+pub struct Session {
+    scope: Scope,
+    bindings: Bindings,
+    stack: Option<ViewStack>,
+}
+
+/// Timed runs of a `bench` statement; the median is reported.
+const BENCH_RUNS: usize = 11;
+
+type StmtResult = Result<Vec<String>, String>;
+
+impl Session {
+    /// A session with nothing declared.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// Runs every line of `script`, handing each printed line to `out` as soon as it is
+    /// produced, and stops at the first failing statement.
+    pub fn run(&mut self, script: &str, out: &mut dyn FnMut(&str)) -> Result<(), ScriptError> {
+        for (k, line) in script.lines().enumerate() {
+            let lines = self.exec(line).map_err(|message| ScriptError {
+                line: k + 1,
+                message,
+            })?;
+            for l in &lines {
+                out(l);
+            }
+        }
+        Ok(())
+    }
+
+    /// Executes one line and returns what it prints.
+    pub fn exec(&mut self, line: &str) -> StmtResult {
+        let stmt = strip_comment(line);
+        if stmt.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (kw, rest) = split_keyword(stmt);
+        match kw {
+            "sym" => self.sym(rest),
+            "assume" => self.assume(rest),
+            "simplify" => self.simplify(rest),
+            "prove" => self.prove(rest),
+            "range" => self.range(rest),
+            "bind" => self.bind(rest),
+            "solve" => self.solve(rest),
+            "eval" => self.eval(rest),
+            "view" => self.view(rest),
+            "reshape" => self.apply(rest, "reshape", |cx, s, a| {
+                s.reshape(&cx.exprs(a)?).map_err(err)
+            }),
+            "expand" => self.apply(rest, "expand", |cx, s, a| {
+                s.expand(&cx.exprs(a)?).map_err(err)
+            }),
+            "permute" => self.apply(rest, "permute", |_, s, a| {
+                s.permute(&axes("permute", a)?).map_err(err)
+            }),
+            "shrink" => self.apply(rest, "shrink", |cx, s, a| {
+                s.shrink(&cx.pairs(a)?).map_err(err)
+            }),
+            "pad" => self.apply(rest, "pad", |cx, s, a| s.pad(&cx.pairs(a)?).map_err(err)),
+            "flip" => self.apply(rest, "flip", |_, s, a| {
+                s.flip_axes(&axes("flip", a)?).map_err(err)
+            }),
+            "slice" => self.apply(rest, "slice", |_, s, a| {
+                s.index(&parse_index(a).map_err(err)?).map_err(err)
+            }),
+            "show" => self.show(rest),
+            "plan" => self.plan(rest),
+            "values" => self.values(rest),
+            "bench" => self.bench(rest),
+            "offsets" => self.offsets(rest),
+            _ => Err(format!(
+                "unknown statement `{kw}`; run `shapetrace --help` for the list"
+            )),
+        }
+    }
+
+    fn sym(&mut self, rest: &str) -> StmtResult {
+        need(rest, "sym", "a name and a range, e.g. `sym n 1..=4096`")?;
+        self.scope.declare_str(rest).map_err(err)?;
+        Ok(Vec::new())
+    }
+
+    fn assume(&mut self, rest: &str) -> StmtResult {
+        need(rest, "assume", "a condition, e.g. `assume n % 8 == 0`")?;
+        self.scope.assume_str(rest).map_err(err)?;
+        // A fact added after values were bound must hold for them too.
+        self.scope.check(&self.bindings).map_err(err)?;
+        Ok(Vec::new())
+    }
+
+    fn simplify(&mut self, rest: &str) -> StmtResult {
+        need(rest, "simplify", "an expression")?;
+        let text = match self.scope.parse_expr(rest) {
+            Ok(e) => self.scope.simplify(e).to_string(),
+            Err(expr_err) => match self.scope.parse_cond(rest) {
+                Ok(c) => self.scope.simplify_cond(c).to_string(),
+                Err(_) => return Err(err(expr_err)),
+            },
+        };
+        Ok(vec![text])
+    }
+
+    fn prove(&mut self, rest: &str) -> StmtResult {
+        need(rest, "prove", "a comparison, e.g. `prove n <= m`")?;
+        let c = self.scope.parse_cond(rest).map_err(err)?;
+        let proof = self.scope.prove_cond(c);
+        let word = match proof.as_bool() {
+            Some(true) => "true",
+            Some(false) => "false",
+            None => "unknown",
+        };
+        Ok(vec![word.to_owned()])
+    }
+
+    fn range(&mut self, rest: &str) -> StmtResult {
+        need(rest, "range", "an expression")?;
+        let e = self.scope.parse_expr(rest).map_err(err)?;
+        Ok(vec![self.scope.range(e).to_string()])
+    }
+
+    fn bind(&mut self, rest: &str) -> StmtResult {
+        need(rest, "bind", "assignments, e.g. `bind n=7, m=3`")?;
+        let mut next = self.bindings.clone();
+        for item in split_top(rest, ',')? {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("bind: expected `name=value`, found `{item}`"))?;
+            let (name, value) = (name.trim(), value.trim());
+            let value: i64 = value
+                .parse()
+                .map_err(|_| format!("bind: `{value}` is not an integer (in `{item}`)"))?;
+            self.scope.bind(&mut next, name, value).map_err(err)?;
+        }
+        self.scope.check(&next).map_err(err)?;
+        self.bindings = next;
+        Ok(Vec::new())
+    }
+
+    fn solve(&mut self, rest: &str) -> StmtResult {
+        need(rest, "solve", "an equation, e.g. `solve 2*n + 1 == 9`")?;
+        let (sym, value) = self.scope.solve_str(rest, &self.bindings).map_err(err)?;
+        let mut next = self.bindings.clone();
+        next.set(sym, value).map_err(err)?;
+        self.scope.check(&next).map_err(err)?;
+        self.bindings = next;
+        Ok(vec![format!("{sym} = {value}")])
+    }
+
+    fn eval(&mut self, rest: &str) -> StmtResult {
+        need(rest, "eval", "an expression")?;
+        let text = match self.scope.parse_expr(rest) {
+            Ok(e) => self.scope.eval(e, &self.bindings).map_err(err)?.to_string(),
+            Err(expr_err) => match self.scope.parse_cond(rest) {
+                Ok(c) => self
+                    .scope
+                    .eval_cond(c, &self.bindings)
+                    .map_err(err)?
+                    .to_string(),
+                Err(_) => return Err(err(expr_err)),
+            },
+        };
+        Ok(vec![text])
+    }
+}
+
+impl Session {
+    fn view(&mut self, rest: &str) -> StmtResult {
+        need(rest, "view", "a shape, e.g. `view [2, 3, 4]`")?;
+        let (lead, opts) = clauses(rest, &["strides", "offset", "mask"])?;
+        let shape = self.exprs(lead)?;
+        let mut strides = None;
+        let mut offset = Expr::from(0);
+        let mut mask = None;
+        for (kw, value) in opts {
+            match kw {
+                "strides" => strides = Some(self.exprs(value)?),
+                "offset" => offset = self.expr(value)?,
+                _ => mask = Some(self.pairs(value)?),
+            }
+        }
+        let v = View::create(&shape, strides.as_deref(), offset, mask.as_deref()).map_err(err)?;
+        self.stack = Some(ViewStack::new(v));
+        Ok(Vec::new())
+    }
+
+    /// Applies an op with arguments `rest` to the current stack.
+    fn apply(
+        &mut self,
+        rest: &str,
+        stmt: &str,
+        op: impl FnOnce(&Session, &ViewStack, &str) -> Result<ViewStack, String>,
+    ) -> StmtResult {
+        need(rest, stmt, "arguments")?;
+        let next = op(self, self.current(stmt)?, rest)?;
+        self.stack = Some(next);
+        Ok(Vec::new())
+    }
+
+    fn show(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "show")?;
+        let stack = self.current("show")?;
+        Ok(stack.views().iter().map(|v| v.to_string()).collect())
+    }
+
+    fn offsets(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "offsets")?;
+        Ok(vec![self
+            .current("offsets")?
+            .offsets_line()
+            .map_err(err)?])
+    }
+
+    fn plan(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "plan")?;
+        let layouts = layouts("plan", self.current("plan")?)?;
+        let plan = kernels::plan_materialize::<i64>(&layouts).map_err(err)?;
+        Ok(plan.to_string().lines().map(str::to_owned).collect())
+    }
+
+    fn values(&mut self, rest: &str) -> StmtResult {
+        let pad = if rest.is_empty() {
+            0
+        } else {
+            rest.parse::<i64>()
+                .map_err(|_| format!("values: the pad value `{rest}` is not an integer"))?
+        };
+        let layouts = layouts("values", self.current("values")?)?;
+        let len = kernels::buffer_len(&layouts).map_err(err)?;
+        let buf: Vec<i64> = (0..len)
+            .map(|i| {
+                i64::try_from(i)
+                    .map_err(|_| format!("values: buffer of {len} elements is too long"))
+            })
+            .collect::<Result<_, _>>()?;
+        let vals = kernels::materialize(&buf, &layouts, pad).map_err(err)?;
+        let shape = layouts.levels().last().map_or(&[][..], |l| l.shape());
+        let mut line = format!("values {shape:?}:");
+        for v in vals {
+            line.push(' ');
+            line.push_str(&v.to_string());
+        }
+        Ok(vec![line])
+    }
+
+    fn bench(&mut self, rest: &str) -> StmtResult {
+        if rest != "f32" {
+            return Err(format!(
+                "bench: expected the element type `f32`, found `{rest}`"
+            ));
+        }
+        let layouts = layouts("bench", self.current("bench")?)?;
+        let figures = kernels::bench_materialize_f32(&layouts, BENCH_RUNS).map_err(err)?;
+        Ok(vec![figures.to_string()])
+    }
+
+    fn current(&self, stmt: &str) -> Result<&ViewStack, String> {
+        self.stack
+            .as_ref()
+            .ok_or_else(|| format!("{stmt}: no current view; start with `view [SHAPE]`"))
+    }
+
+    fn expr(&self, text: &str) -> Result<Expr, String> {
+        self.scope
+            .parse_expr(text)
+            .map_err(|e| format!("in `{text}`: {e}"))
+    }
+
+    fn exprs(&self, text: &str) -> Result<Vec<Expr>, String> {
+        list(text)?.into_iter().map(|t| self.expr(t)).collect()
+    }
+
+    fn pairs(&self, text: &str) -> Result<Vec<(Expr, Expr)>, String> {
+        pair_list(text)?
+            .into_iter()
+            .map(|(a, b)| Ok((self.expr(a)?, self.expr(b)?)))
+            .collect()
+    }
+}
+
+/// Parses a list of axis numbers.
+fn axes(stmt: &str, text: &str) -> Result<Vec<usize>, String> {
+    list(text)?
+        .into_iter()
+        .map(|t| {
+            t.parse::<usize>()
+                .map_err(|_| format!("{stmt}: `{t}` is not an axis number (in `{text}`)"))
+        })
+        .collect()
+}
+
+fn no_args(rest: &str, stmt: &str) -> Result<(), String> {
+    if rest.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{stmt}: takes no arguments, found `{rest}`"))
+    }
+}
+
+fn need(rest: &str, stmt: &str, what: &str) -> Result<(), String> {
+    if rest.is_empty() {
+        Err(format!("{stmt}: expected {what}"))
+    } else {
+        Ok(())
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}

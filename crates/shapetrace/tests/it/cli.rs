@@ -1,0 +1,77 @@
+//! The command-line behaviour: files, standard input, exit status and stderr.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn shapetrace(args: &[&str], stdin: &str) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shapetrace"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shapetrace binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin accepts the script");
+    let out = child.wait_with_output().expect("shapetrace finishes");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn stdin_script_prints_lines_and_exits_zero() {
+    let (out, err, code) = shapetrace(&["-"], "sym n 1..=8 # a size\n\nsimplify n*2 - n\n");
+    assert_eq!((out.as_str(), err.as_str(), code), ("n\n", "", 0));
+}
+
+#[test]
+fn failing_statement_stops_with_status_one() {
+    let (out, err, code) = shapetrace(&["-"], "sym n 1..=8\nrange n\nbind n=9\nrange n\n");
+    assert_eq!(out, "[1, 8]\n");
+    assert_eq!(
+        err,
+        "error: line 3: bind: n = 9 is outside its range 1..=8\n"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let (_, err, code) = shapetrace(&["/nonexistent/script.shapes"], "");
+    assert!(
+        err.starts_with("error: cannot read `/nonexistent/script.shapes`"),
+        "{err}"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn help_lists_every_statement() {
+    let (out, _, code) = shapetrace(&["--help"], "");
+    assert_eq!(code, 0);
+    for stmt in shapetrace::STATEMENTS {
+        assert!(
+            out.contains(&format!("\n  {stmt} ")),
+            "--help misses `{stmt}`"
+        );
+    }
+}
+
+#[test]
+fn json_mode_prints_one_object_per_statement() {
+    let (out, err, code) = shapetrace(&["--json", "-"], "sym n 1..=8\nrange n + 1\neval n\n");
+    assert_eq!(
+        out,
+        "{\"line\":1,\"statement\":\"sym\",\"output\":[]}\n\
+         {\"line\":2,\"statement\":\"range\",\"output\":[\"[2, 9]\"]}\n\
+         {\"line\":3,\"statement\":\"eval\",\"error\":\"eval: symbol `n` is unbound\"}\n"
+    );
+    assert_eq!((err.as_str(), code), ("", 1));
+}

@@ -1,0 +1,70 @@
+//! Kernel statements: plan, values, bench.
+
+use insta::assert_snapshot;
+
+use crate::trace;
+
+#[test]
+fn plans_and_values_of_bound_stacks() {
+    assert_snapshot!(trace(
+        "
+        view [4, 6]
+        permute [1, 0]
+        plan
+        values
+        reshape [24]
+        plan
+        values
+        view [3, 4]
+        pad [(1, 1), (1, 1)]
+        plan
+        values -1
+        view [2, 3]
+        flip [1]
+        expand [2, 3]
+        slice [:, ::2]
+        values
+        view [0, 5]
+        values
+    "
+    ));
+}
+
+#[test]
+fn bench_prints_one_line_of_figures() {
+    let out = shapetrace::run("view [64, 64]\npermute [1, 0]\nbench f32\n");
+    assert_eq!(out.error, None);
+    let [line] = out.lines.as_slice() else {
+        panic!("bench printed {:?}", out.lines)
+    };
+    let fields: Vec<(&str, &str)> = line
+        .strip_prefix("bench: ")
+        .expect("the line starts with `bench: `")
+        .split(' ')
+        .map(|kv| kv.split_once('=').expect("key=value"))
+        .collect();
+    let keys: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, ["median_ns", "bytes", "gbps", "memcpy_ratio"]);
+    assert_eq!(fields[1].1, "16384");
+    for (k, v) in &fields {
+        let v: f64 = v
+            .parse()
+            .unwrap_or_else(|_| panic!("{k}={v} is not a number"));
+        assert!(v > 0.0, "{k} is {v}");
+    }
+}
+
+#[test]
+fn kernel_statement_errors() {
+    let cases = [
+        "plan",
+        "view [2, 3]\nbench f64",
+        "view [2, 3]\nvalues x",
+        "view [2, 3] offset -1\nvalues",
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
+        .collect();
+    assert_snapshot!(out.join("\n"));
+}

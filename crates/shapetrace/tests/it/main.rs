@@ -1,0 +1,12 @@
+//! Integration tests of the `shapetrace` runner: scripts in, printed text out.
+
+mod cli;
+mod examples;
+mod kernels;
+mod symbolic;
+mod views;
+
+/// Runs `script` and renders what it printed (stdout lines, then the error line if any).
+pub fn trace(script: &str) -> String {
+    shapetrace::run(script).to_string()
+}

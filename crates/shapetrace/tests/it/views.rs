@@ -1,0 +1,88 @@
+//! View statements: view, reshape, expand, permute, shrink, pad, flip, slice, show, offsets.
+
+use insta::assert_snapshot;
+
+use crate::trace;
+
+#[test]
+fn transpose_then_flatten_stacks_a_view() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3, 4]
+        permute [2, 0, 1]
+        reshape [4, 6]
+        show
+        offsets
+        reshape [24]
+        show
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn masked_views_through_slice_pad_and_flip() {
+    assert_snapshot!(trace(
+        "
+        view [4, 6] strides [6, 1] offset 3 mask [(0, 4), (1, 5)]
+        show
+        slice [1:, ::-1]
+        show
+        offsets
+        view [3, 4]
+        pad [(1, 0), (0, 1)]
+        flip [0, 1]
+        show
+        offsets
+        shrink [(1, 3), (0, 5)]
+        show
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn broadcasting_and_indexing() {
+    assert_snapshot!(trace(
+        "
+        view [3, 1]
+        expand [3, 4]
+        show
+        offsets
+        slice [None, ..., 1:3]
+        show
+        offsets
+        view [2, 3]
+        slice [1]
+        show
+        offsets
+        view [0, 3]
+        show
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn view_errors_name_the_op_and_the_view() {
+    let cases = [
+        "reshape [6]",
+        "view [2, 3]\nreshape [4]",
+        "view [2, 3]\npermute [0, 0]",
+        "view [2, 3]\nshrink [(0, 3), (0, 3)]",
+        "view [2, 3]\npad [(0, -1), (0, 0)]",
+        "view [2, 3]\nexpand [4, 3]",
+        "view [2, 3]\nflip [2]",
+        "view [2, 3]\nslice [5]",
+        "view [2, 3] strides [1]",
+        "view [2, 3] mask [(0, 3), (0, 3)]",
+        "view [2, 3]\nshow me",
+        "view [2, 3]\npermute [a]",
+        "sym n 1..=8\nview [n, 3]",
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
+        .collect();
+    assert_snapshot!(out.join("\n"));
+}
