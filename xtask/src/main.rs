@@ -77,7 +77,14 @@ const CI_STEPS: &[Step] = &[
     },
     Step {
         name: "benches compile",
-        args: &["test", "--package", "benches", "--benches", "--no-run", "--locked"],
+        args: &[
+            "test",
+            "--package",
+            "benches",
+            "--benches",
+            "--no-run",
+            "--locked",
+        ],
         env: &[],
     },
 ];
