@@ -70,6 +70,12 @@ fn bench_prove(c: &mut Criterion) {
     c.bench_function("symshape/prove/transitive_chain", |b| {
         b.iter(|| black_box(cx.prove(black_box(a), CmpOp::Le, black_box(cc))))
     });
+    let mut split = cx.clone();
+    split.assume_str("a >= 5 or a <= -5").unwrap();
+    let three = Expr::from(3);
+    c.bench_function("symshape/prove/by_cases", |b| {
+        b.iter(|| black_box(split.prove(black_box(a), CmpOp::Ne, black_box(three))))
+    });
     let x = cx.parse_expr("a // 4 * 4").unwrap();
     c.bench_function("symshape/prove/floor_div_fact", |b| {
         b.iter(|| black_box(cx.prove(black_box(x), CmpOp::Le, black_box(a))))

@@ -593,6 +593,50 @@ fn divide_mono(m: &[(Id, u32)], w: &[(Id, u32)]) -> Option<Vec<(Id, u32)>> {
     Some(out)
 }
 
+/// One step of polynomial division by a divisor of several terms: `a == q*b + r`
+/// exactly, with `q` the terms of `a` that are multiples of `b`'s leading monomial (the
+/// one of highest degree), divided by it. `(i*(n + 1) + j) // (n + 1)` has `q = i`,
+/// `r = j`. `None` when no term divides or past a budget.
+fn split_poly(a: Id, b: Id) -> Option<(Poly, Poly)> {
+    let pb = Poly::of(b);
+    let (lm, lk) = pb
+        .terms
+        .iter()
+        .rev()
+        .max_by_key(|t| info(t.0).degree)
+        .cloned()?;
+    let lf = factors(lm);
+    let pa = Poly::of(a);
+    let mut q = Poly::zero();
+    for (m, k) in &pa.terms {
+        if let (Some(rest), true) = (divide_mono(&factors(*m), &lf), k.mod_floor(&lk).is_zero()) {
+            q.terms.push((mono_from_factors(rest), k / &lk));
+        }
+    }
+    if q.terms.iter().any(|t| info(t.0).sort == Sort::Invalid) {
+        return None;
+    }
+    q.normalize();
+    if q.is_zero() {
+        return None;
+    }
+    let qb = mul(from_poly(q.clone()), b);
+    if info(qb).sort == Sort::Invalid {
+        return None;
+    }
+    Some((q, pa.sub(&Poly::of(qb))))
+}
+
+/// `a // b` and `a % b` for a divisor of several terms, when `a == q*b + r` with
+/// `0 <= r <= b - 1` is shown: `(q, r)`.
+fn split_poly_exact(cx: &dyn Facts, a: Id, b: Id) -> Option<(Id, Id)> {
+    if !cx.range(b).is_pos() {
+        return None;
+    }
+    let (q, r) = split_poly(a, b)?;
+    in_mod_range(cx, &r, b).then(|| (from_poly(q), from_poly(r)))
+}
+
 fn div_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
     if !nonzero(cx, b) {
         return mk(Node::FloorDiv(a, b));
@@ -604,6 +648,9 @@ fn div_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
         return floor_div(cx, neg(a), neg(b));
     }
     let Some((q, r)) = split_sym(a, b) else {
+        if let Some((q, _)) = split_poly_exact(cx, a, b) {
+            return q;
+        }
         return mk(Node::FloorDiv(a, b));
     };
     let qn = from_poly(q);
@@ -689,6 +736,9 @@ fn mod_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
         return neg(floor_mod(cx, neg(a), neg(b)));
     }
     let Some((_, r)) = split_sym(a, b) else {
+        if let Some((_, r)) = split_poly_exact(cx, a, b) {
+            return r;
+        }
         return mk(Node::FloorMod(a, b));
     };
     if r.is_zero() {

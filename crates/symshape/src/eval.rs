@@ -5,7 +5,7 @@ use std::fmt;
 use hashbrown::HashMap;
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::{ToPrimitive, Zero};
+use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::build::Poly;
 use crate::display::{id_text, write_term};
@@ -129,25 +129,177 @@ fn check_symbol(b: &Bindings, sym: Id, value: i64) -> Result<(), Error> {
 impl Expr {
     /// The value under `b`: errors name an unbound symbol, a value outside its range, a
     /// division by zero or an i64 overflow (with the sub-expression).
+    ///
+    /// The value is exact: when an intermediate of the canonical form leaves i64 (a
+    /// rewritten form can hold wider constants than the expression as written), the
+    /// expression is evaluated again with unbounded integers, and only a final value
+    /// outside i64 is an overflow error (naming the first sub-expression that overflowed).
     pub fn eval(self, b: &Bindings) -> Result<i64, Error> {
         check_id(self.0)?;
-        Eval {
+        let res = Eval {
             b,
             memo: HashMap::new(),
         }
-        .int(self.0)
+        .int(self.0);
+        match res {
+            Err(err @ Error::Overflow { .. }) => match BigEval::new(b).int(self.0) {
+                Ok(v) => v.to_i64().ok_or(err),
+                Err(Error::Overflow { .. }) => Err(err),
+                Err(other) => Err(other),
+            },
+            res => res,
+        }
     }
 }
 
 impl Cond {
     /// The truth value under `b` (`and`/`or` stop at the first deciding argument).
+    ///
+    /// Like [`Expr::eval`], exact: a comparison of in-range values never overflows.
     pub fn eval(self, b: &Bindings) -> Result<bool, Error> {
         check_id(self.0)?;
-        Eval {
+        let res = Eval {
             b,
             memo: HashMap::new(),
         }
-        .cond(self.0)
+        .cond(self.0);
+        match res {
+            Err(err @ Error::Overflow { .. }) => match BigEval::new(b).cond(self.0) {
+                Ok(v) => Ok(v),
+                Err(Error::Overflow { .. }) => Err(err),
+                Err(other) => Err(other),
+            },
+            res => res,
+        }
+    }
+}
+
+/// Widest intermediate the exact fallback computes before giving up (an overflow error).
+const MAX_EVAL_BITS: u64 = 1 << 16;
+
+/// Exact evaluation with unbounded integers: the fallback when i64 overflows.
+struct BigEval<'a> {
+    b: &'a Bindings,
+    memo: HashMap<Id, BigInt>,
+}
+
+impl<'a> BigEval<'a> {
+    fn new(b: &'a Bindings) -> BigEval<'a> {
+        BigEval {
+            b,
+            memo: HashMap::new(),
+        }
+    }
+
+    fn fit(id: Id, v: BigInt) -> Result<BigInt, Error> {
+        if v.bits() > MAX_EVAL_BITS {
+            return Err(overflow(id));
+        }
+        Ok(v)
+    }
+
+    fn int(&mut self, id: Id) -> Result<BigInt, Error> {
+        if let Some(v) = self.memo.get(&id) {
+            return Ok(v.clone());
+        }
+        let v = match node(id) {
+            Node::Const(c) => c.clone(),
+            Node::Sym(s) => {
+                let v = self.b.get(Expr(id)).ok_or_else(|| Error::Unbound {
+                    op: "eval",
+                    name: s.name.to_string(),
+                })?;
+                check_symbol(self.b, id, v)?;
+                BigInt::from(v)
+            }
+            Node::Prod(fs) => {
+                let mut acc = BigInt::from(1);
+                for (a, k) in fs.iter() {
+                    let x = self.int(*a)?;
+                    for _ in 0..*k {
+                        acc = Self::fit(id, acc * &x)?;
+                    }
+                }
+                acc
+            }
+            Node::Sum(ts, c) => {
+                let mut acc = c.clone();
+                for (m, k) in ts.iter() {
+                    acc += self.int(*m)? * k;
+                }
+                Self::fit(id, acc)?
+            }
+            Node::FloorDiv(a, b) | Node::FloorMod(a, b) | Node::CeilDiv(a, b) => {
+                let (x, y) = (self.int(*a)?, self.int(*b)?);
+                if y.is_zero() {
+                    return Err(Error::DivisionByZero {
+                        op: "eval",
+                        expr: id_text(id),
+                    });
+                }
+                match node(id) {
+                    Node::FloorDiv(..) => x.div_floor(&y),
+                    Node::FloorMod(..) => x.mod_floor(&y),
+                    _ => -((-x).div_floor(&y)),
+                }
+            }
+            Node::Min(args) | Node::Max(args) => {
+                let is_min = matches!(node(id), Node::Min(_));
+                let mut acc: Option<BigInt> = None;
+                for a in args.iter() {
+                    let x = self.int(*a)?;
+                    acc = Some(match acc {
+                        None => x,
+                        Some(y) if is_min => y.min(x),
+                        Some(y) => y.max(x),
+                    });
+                }
+                acc.unwrap_or_default()
+            }
+            Node::Invalid(_) => {
+                return Err(check_id(id).err().unwrap_or(Error::Limit(String::new())))
+            }
+            Node::Bool(_) | Node::Cmp(..) | Node::And(_) | Node::Or(_) => {
+                BigInt::from(i64::from(self.cond(id)?))
+            }
+        };
+        self.memo.insert(id, v.clone());
+        Ok(v)
+    }
+
+    fn cond(&mut self, id: Id) -> Result<bool, Error> {
+        match node(id) {
+            Node::Bool(b) => Ok(*b),
+            Node::Cmp(kind, d) => {
+                let v = self.int(*d)?;
+                Ok(match kind {
+                    CmpKind::Le => v <= BigInt::zero(),
+                    CmpKind::Eq => v.is_zero(),
+                    CmpKind::Ne => !v.is_zero(),
+                })
+            }
+            Node::And(args) => {
+                for a in args.iter() {
+                    if !self.cond(*a)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Node::Or(args) => {
+                for a in args.iter() {
+                    if self.cond(*a)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            _ => Err(Error::Kind {
+                op: "eval",
+                expected: "a condition",
+                found: id_text(id),
+            }),
+        }
     }
 }
 
@@ -221,7 +373,12 @@ impl Eval<'_> {
                     let x = self.int(*m)?;
                     let term = k.to_i64().and_then(|k| k.checked_mul(x)).ok_or_else(|| {
                         let mut s = String::new();
-                        write_term(&mut s, *m, k);
+                        if k.is_negative() {
+                            // Printed like a leading term of a sum: `-y`, `-3*y`.
+                            crate::display::write_poly(&mut s, &[(*m, k.clone())], &BigInt::zero());
+                        } else {
+                            write_term(&mut s, *m, k);
+                        }
                         Error::Overflow {
                             op: "eval",
                             expr: s,
@@ -402,7 +559,12 @@ impl Scope {
             Node::Bool(false) => return Err(err("it has no integral solution in range".into())),
             _ => return Err(err("expected an equation `a == b`".into())),
         };
-        let unknowns = Cond(s.0).symbols();
+        // Only symbols in the equation itself: a bound of the unknown (`i 0..n`) may
+        // mention symbols that are not unknowns.
+        let unknowns: Vec<Expr> = crate::visit::direct_symbols(s.0)
+            .into_iter()
+            .map(Expr)
+            .collect();
         let [x] = unknowns.as_slice() else {
             let names: Vec<String> = unknowns.iter().map(|u| u.to_string()).collect();
             return Err(err(format!(

@@ -56,7 +56,9 @@
 //! # Semantics
 //!
 //! Integers are unbounded (coefficients and range bounds are `BigInt`); only evaluation
-//! uses i64, checked. Division and modulo follow the floor convention of Python:
+//! uses i64, checked, and exact: [`Expr::eval`] falls back to unbounded integers when an
+//! intermediate of the canonical form overflows, so only a result outside i64 is an
+//! error. Division and modulo follow the floor convention of Python:
 //! `a // b == floor(a / b)` and `a % b == a - b * (a // b)`, so `-7 // 2 == -4`,
 //! `-7 % 2 == 1`, `7 % -3 == -2`. `cdiv(a, b) == ceil(a / b)`. Division by zero is an
 //! evaluation error; the node is kept unsimplified when the divisor may be zero. A

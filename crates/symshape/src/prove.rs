@@ -21,7 +21,14 @@ pub(crate) fn le0(fx: &ScopeFacts<'_>, goal: &Poly) -> bool {
     let facts = fx.scope.linear_facts();
     let mut used = vec![false; facts.len()];
     let mut seen: HashSet<Id> = HashSet::new();
-    let mut work: Vec<Id> = goal.terms.iter().map(|t| t.0).collect();
+    // Terms are visited in structural order (not interning order), so which monomials
+    // fit under `MAX_VARS` is the same in every run.
+    let by_structure = |p: &Poly| {
+        let mut ids: Vec<Id> = p.terms.iter().map(|t| t.0).collect();
+        ids.sort_by(|a, b| crate::order::cmp(*b, *a));
+        ids
+    };
+    let mut work: Vec<Id> = by_structure(goal);
     while let Some(m) = work.pop() {
         if seen.len() >= MAX_VARS {
             break;
@@ -30,7 +37,7 @@ pub(crate) fn le0(fx: &ScopeFacts<'_>, goal: &Poly) -> bool {
             continue;
         }
         let add = |p: Poly, work: &mut Vec<Id>, cons: &mut Vec<Poly>| {
-            work.extend(p.terms.iter().map(|t| t.0));
+            work.extend(by_structure(&p));
             cons.push(p);
         };
         let r = fx.range(m);
@@ -89,14 +96,12 @@ fn atom_facts(fx: &ScopeFacts<'_>, m: Id) -> Vec<Poly> {
             }
         }
         Node::Prod(fs) => {
-            // s * r between lo_s * r and hi_s * r when r has a known sign.
-            for (idx, (s, e)) in fs.iter().enumerate() {
+            // s * r between lo_s * r and hi_s * r when r has a known sign (for a power,
+            // r holds the other copies: n*n >= 1*n for n >= 1).
+            for (idx, (s, _)) in fs.iter().enumerate() {
                 let Node::Sym(sd) = node(*s) else { continue };
-                if *e != 1 {
-                    continue;
-                }
                 let mut rest = fs.to_vec();
-                rest.remove(idx);
+                rest[idx].1 -= 1;
                 let r = build::mul(build::constant(BigInt::one()), mono(rest));
                 let rr = fx.range(r);
                 let (nonneg, nonpos) = (rr.is_nonneg(), rr.is_nonpos());
@@ -179,7 +184,13 @@ fn refute(cons: Vec<Poly>) -> bool {
                 }
             }
         }
-        let Some((&v, _)) = counts.iter().min_by_key(|(id, (p, n))| (p * n, **id)) else {
+        // Ties go by structure, not by interning order, so the answer is the same in
+        // every run even when the constraint budget cuts the elimination short.
+        let Some((&v, _)) = counts.iter().min_by(|(a, (pa, na)), (b, (pb, nb))| {
+            (pa * na)
+                .cmp(&(pb * nb))
+                .then_with(|| crate::order::cmp(**a, **b))
+        }) else {
             return false;
         };
         let (mut pos, mut neg, mut rest) = (Vec::new(), Vec::new(), Vec::new());

@@ -80,7 +80,17 @@ pub struct Scope {
     bounds: HashMap<Id, Interval>,
     /// Congruences of atoms implied by `x % c == r` assumptions.
     congs: HashMap<Id, Cong>,
+    /// `k*m + c != 0` facts over one atom: `(m, excluded value)`, applied to the bounds
+    /// of `m` whenever the excluded value is an end of its range.
+    excluded: Vec<(Id, BigInt)>,
+    /// `or` assumptions, which proofs split into cases.
+    disjunctions: Vec<Id>,
 }
+
+/// Most `or` assumptions one proof splits into cases (each split multiplies the work).
+const MAX_SPLITS: usize = 3;
+/// Most disjuncts of one `or` assumption a proof splits into.
+const MAX_SPLIT_ARGS: usize = 4;
 
 impl Scope {
     /// An empty scope.
@@ -238,7 +248,58 @@ impl Scope {
                 self.add_le(p.clone().scale(&-BigInt::from(1)));
                 self.add_residue(&p);
             }
+            Node::Cmp(CmpKind::Ne, d) => {
+                let p = Poly::of(*d);
+                if let [(m, k)] = p.terms.as_slice() {
+                    if (-&p.c).mod_floor(k).is_zero() {
+                        self.excluded.push((*m, -&p.c / k));
+                    }
+                }
+            }
+            Node::Or(_) => self.disjunctions.push(c),
             _ => {}
+        }
+        self.apply_excluded();
+    }
+
+    /// `m != v` moves an end of `m`'s range that equals `v` inward (repeated, since one
+    /// move can expose another excluded end).
+    fn apply_excluded(&mut self) {
+        for _ in 0..=self.excluded.len() {
+            let mut changed = false;
+            for (m, v) in self.excluded.clone() {
+                let cur = self
+                    .bounds
+                    .get(&m)
+                    .cloned()
+                    .unwrap_or_else(|| info(m).range.clone());
+                let next = if cur.lo.as_ref() == Some(&v) {
+                    Interval {
+                        lo: Some(&v + 1),
+                        hi: cur.hi.clone(),
+                    }
+                } else if cur.hi.as_ref() == Some(&v) {
+                    Interval {
+                        lo: cur.lo.clone(),
+                        hi: Some(&v - 1),
+                    }
+                } else {
+                    continue;
+                };
+                // Keep the facts list in step with the bounds, for linear reasoning.
+                let pm = Poly::of(m);
+                if let Some(lo) = &next.lo {
+                    self.facts.push(Poly::constant(lo.clone()).sub(&pm));
+                }
+                if let Some(hi) = &next.hi {
+                    self.facts.push(pm.sub(&Poly::constant(hi.clone())));
+                }
+                self.bounds.insert(m, next);
+                changed = true;
+            }
+            if !changed {
+                break;
+            }
         }
     }
 
@@ -379,14 +440,70 @@ impl Scope {
         }
         let fx = self.facts();
         let s = Rebuild::new(&fx, &|_| None).run(c.0);
-        match self.decide(&fx, s) {
+        match self
+            .decide(&fx, s)
+            .or_else(|| self.decide_by_cases(c, MAX_SPLITS))
+        {
             Some(true) => Proof::True,
             Some(false) => Proof::False,
             None => Proof::Unknown(self.unknown_reason(&fx, c, s)),
         }
     }
 
+    /// Splits on an `or` assumption: the answer holds when every disjunct gives it (a
+    /// disjunct that contradicts the scope has no binding and gives any answer).
+    fn decide_by_cases(&self, c: Cond, splits: usize) -> Option<bool> {
+        if splits == 0 {
+            return None;
+        }
+        let (&first, rest) = self.disjunctions.split_first()?;
+        let Node::Or(args) = node(first) else {
+            return None;
+        };
+        if args.len() > MAX_SPLIT_ARGS {
+            return None;
+        }
+        let mut answer: Option<bool> = None;
+        for &arg in args.iter() {
+            if self.simplify_cond(Cond(arg)).as_bool() == Some(false) {
+                continue;
+            }
+            let mut case = self.clone();
+            case.disjunctions = rest.to_vec();
+            case.absorb(arg);
+            let fx = case.facts();
+            let s = Rebuild::new(&fx, &|_| None).run(c.0);
+            let got = case
+                .decide(&fx, s)
+                .or_else(|| case.decide_by_cases(c, splits - 1))?;
+            if answer.is_some_and(|a| a != got) {
+                return None;
+            }
+            answer = Some(got);
+        }
+        answer
+    }
+
+    /// Whether `c` (or its negation) is literally one of the assumed conjuncts: the only
+    /// way a `!=` between several atoms is used, since linear reasoning cannot.
+    fn known(&self, c: Id) -> Option<bool> {
+        let neg = build::not(&build::NoFacts, c);
+        let mut stack: Vec<Id> = self.assumptions.iter().map(|a| a.0).collect();
+        while let Some(a) = stack.pop() {
+            match node(a) {
+                Node::And(args) => stack.extend(args.iter().copied()),
+                _ if a == c => return Some(true),
+                _ if a == neg => return Some(false),
+                _ => {}
+            }
+        }
+        None
+    }
+
     fn decide(&self, fx: &ScopeFacts<'_>, c: Id) -> Option<bool> {
+        if let Some(b) = self.known(c) {
+            return Some(b);
+        }
         match node(c) {
             Node::Bool(b) => Some(*b),
             Node::Cmp(kind, d) => build::decide(fx, *kind, &Poly::of(*d)),

@@ -33,3 +33,23 @@ pub(crate) fn symbols(root: Id, out: &mut Vec<Id>) {
     }
     out.sort_by(|a, b| order::cmp(*a, *b));
 }
+
+/// The symbols `root` mentions directly (not through the bounds of its symbols), sorted
+/// by name: the unknowns of an equation.
+pub(crate) fn direct_symbols(root: Id) -> Vec<Id> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if matches!(node(id), Node::Sym(_)) {
+            out.push(id);
+            continue;
+        }
+        stack.extend(children(id));
+    }
+    out.sort_by(|a, b| order::cmp(*a, *b));
+    out
+}

@@ -3,7 +3,9 @@
 //! Table-driven tests run short text through one `check`-style helper per domain and
 //! snapshot the output; property tests compare against a naive BigInt reference.
 
+mod adversarial;
 mod eval;
+mod fuzz;
 mod limits;
 mod parse;
 mod props;

@@ -167,3 +167,47 @@ fn ranges_with_relations() {
     );
     insta::assert_snapshot!("ranges_with_relations", out);
 }
+
+#[test]
+fn proofs_by_cases_and_exclusions() {
+    let out = check(
+        &[
+            "k != 0",
+            "z != 100",
+            "z != 99",
+            "x >= 5 or x <= -5",
+            "m >= n + 1 or m <= n - 1",
+            "y % 4 == 1 or y % 4 == 3",
+        ],
+        &[
+            "k >= 1",
+            "z <= 98",
+            "z < 100",
+            "x != 0",
+            "x != 3",
+            "x == -4",
+            "x >= 5",
+            "m != n",
+            "m == n",
+            "y % 2 == 1",
+            "y != 8",
+            "y % 4 == 1",
+            "k // k == 1",
+        ],
+    );
+    insta::assert_snapshot!(out, @r"
+    k >= 1 => true
+    z <= 98 => true
+    z < 100 => true
+    x != 0 => true
+    x != 3 => true
+    x == -4 => false
+    x >= 5 => unknown (neither `x >= 5` nor its negation follows from the ranges, congruences and 6 assumptions; `-x + 5` ranges over [-inf, inf] and `x` is unbounded on both sides)
+    m != n => true
+    m == n => false
+    y % 2 == 1 => true
+    y != 8 => true
+    y % 4 == 1 => unknown (neither `y % 4 == 1` nor its negation follows from the ranges, congruences and 6 assumptions; `y % 4 - 1` ranges over [-1, 2])
+    k // k == 1 => true
+    ");
+}

@@ -277,3 +277,37 @@ fn concurrent_builders_agree_on_handles() {
     assert_eq!(here, results[0][7]);
     assert_eq!(here.to_string(), "(race*race + 5) // 9 - 6");
 }
+
+/// Divisors of several terms: one step of polynomial division, kept only when the
+/// remainder is shown to lie in `0..divisor`.
+#[test]
+fn polynomial_divisor_cancellation() {
+    let mut cx = crate::std_scope();
+    cx.declare_str("p 0..n + 1").unwrap();
+    cx.declare_str("q 0..=2*m").unwrap();
+    let out = crate::table(
+        &[
+            "(i*(n + 1) + p) // (n + 1)",
+            "(i*(n + 1) + p) % (n + 1)",
+            "(i*(n + 1) + p + 1) % (n + 1)",
+            "(3*i*(n + 1) + p) // (n + 1)",
+            "(i*(2*m + 1) + q) // (2*m + 1)",
+            "(i*(2*m + 1) + q) % (2*m + 1)",
+            "(i*(n*m + m) + j) // (n*m + m)",
+            "(x*(n + 1) + p) // (n + 1)",
+            "(i*(n - 1) + p) // (n - 1)",
+        ],
+        |s| Ok(cx.simplify(cx.parse_expr(s)?).to_string()),
+    );
+    insta::assert_snapshot!(out, @r"
+    (i*(n + 1) + p) // (n + 1) => i
+    (i*(n + 1) + p) % (n + 1) => p
+    (i*(n + 1) + p + 1) % (n + 1) => (i*n + i + p + 1) % (n + 1)
+    (3*i*(n + 1) + p) // (n + 1) => 3*i
+    (i*(2*m + 1) + q) // (2*m + 1) => i
+    (i*(2*m + 1) + q) % (2*m + 1) => q
+    (i*(n*m + m) + j) // (n*m + m) => i
+    (x*(n + 1) + p) // (n + 1) => x
+    (i*(n - 1) + p) // (n - 1) => (i*n - i + p) // (n - 1)
+    ");
+}
