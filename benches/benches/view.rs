@@ -1,7 +1,8 @@
 //! Benchmarks of view: complete reshape and merge decisions on realistic sizes.
 use criterion::{black_box, criterion_main, Criterion};
+use symshape::{Expr, Scope, SymbolSpec};
 use view::concrete::merge;
-use view::{ConcreteView, View, ViewStack};
+use view::{ConcreteView, PreparedView, View, ViewStack};
 
 fn cv(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("contiguous")
@@ -72,12 +73,28 @@ fn bench_stack(c: &mut Criterion) {
     });
 }
 
+/// A rank-4 view over three symbols with a pad, prepared once and bound many times.
+fn bench_bind(c: &mut Criterion) {
+    let mut cx = Scope::new();
+    let b = cx.declare(&SymbolSpec::new("b").range(1, 64)).expect("b");
+    let h = cx.declare(&SymbolSpec::new("h").range(1, 1024)).expect("h");
+    let w = cx.declare(&SymbolSpec::new("w").range(1, 1024)).expect("w");
+    let z = Expr::from(0);
+    let v = View::create_in(&cx, &[b, h, w, Expr::from(3)], None, z, None)
+        .and_then(|v| v.pad(&[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)]))
+        .expect("padded view");
+    let mut prepared = PreparedView::new(&cx, &v).expect("prepare");
+    c.bench_function("view/bind/prepared_rank4_pad", |bn| {
+        bn.iter(|| prepared.bind(black_box(&[8, 224, 224])))
+    });
+}
+
 mod group {
     //! The criterion group (its macro generates an undocumented function).
     #![allow(missing_docs)]
-    use super::{bench_merge, bench_reshape, bench_stack};
+    use super::{bench_bind, bench_merge, bench_reshape, bench_stack};
     use criterion::criterion_group;
-    criterion_group!(benches, bench_reshape, bench_merge, bench_stack);
+    criterion_group!(benches, bench_reshape, bench_merge, bench_stack, bench_bind);
 }
 
 criterion_main!(group::benches);

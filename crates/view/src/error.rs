@@ -31,8 +31,9 @@ pub enum Error {
         /// The quantity that overflowed.
         detail: String,
     },
-    /// A field or argument is a symbolic expression where this version needs a constant.
-    #[error("{op}: {what} is symbolic ({expr}); this op needs constants for now")]
+    /// A field or argument is symbolic (or a guard is pending) where the op needs
+    /// constants: bind the view first.
+    #[error("{op}: {what} is symbolic ({expr}); bind the symbols first")]
     Symbolic {
         /// The op that needs constants.
         op: &'static str,
@@ -41,6 +42,21 @@ pub enum Error {
         /// The symbolic expression, printed.
         expr: String,
     },
+    /// A precondition of a symbolic op fails: proven false when the op ran, or
+    /// false for the values given at bind time.
+    #[error("{op}: guard {guard} fails: {detail}")]
+    Guard {
+        /// The op that recorded the guard.
+        op: &'static str,
+        /// The guard, as `lhs OP rhs (what it means)`.
+        guard: String,
+        /// The values of its symbols, or why it fails for every value, and the view.
+        detail: String,
+    },
+    /// Evaluating, compiling or solving an expression failed (unbound symbol,
+    /// value out of range, overflow, ...).
+    #[error(transparent)]
+    Symshape(#[from] symshape::Error),
     /// Text given to a parser is malformed.
     #[error("parse: {detail}")]
     Parse {

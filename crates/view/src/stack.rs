@@ -6,19 +6,26 @@
 //! 2. Every valid element of a view above maps to an offset inside
 //!    `0..numel(view below)`; that offset is a row-major linear index into the view
 //!    below, unflattened and mapped through it, down to the buffer.
-//! 3. After every op, adjacent views are merged wherever their composition is one
-//!    view, and, when the top has at most 4096 elements, any run of views whose
-//!    composition is one view is replaced by it.
+//! 3. After every op, adjacent concrete views are merged wherever their
+//!    composition is one view, and, when every view is concrete and the top has
+//!    at most 4096 elements, any run of views whose composition is one view is
+//!    replaced by it. Symbolic views are merged when the stack is bound.
+//! 4. Every symbolic view's guards hold for a binding before it is used: a
+//!    reshape pushed for lack of a proof carries the guard that element counts
+//!    are equal, which is invariant 2 for that binding.
 
 use std::fmt;
 
-use symshape::Expr;
+use symshape::{CmpOp, Expr, Scope};
 
 use crate::concrete::{
     format_offsets, from_table, merge, numel_of, unravel, ConcreteView, EXACT_LIMIT,
 };
 use crate::error::{invalid, Error, Result};
+use crate::guard::{add_guard, Checker, Guard};
 use crate::index::IndexItem;
+use crate::op::Op;
+use crate::symbolic;
 use crate::view::View;
 
 /// A stack of views, bottom first. Ops never fail for lack of representability:
@@ -192,13 +199,18 @@ impl ViewStack {
         ViewStack { views }.merge_top(op)
     }
 
-    /// Merges the top view downwards as far as possible.
+    /// Merges the top view downwards as far as possible (symbolic views are merged
+    /// when the stack is bound).
     fn merge_top(mut self, op: &'static str) -> Result<ViewStack> {
         loop {
             while self.views.len() >= 2 {
                 let n = self.views.len();
-                let lower = self.views[n - 2].to_concrete(op)?;
-                let upper = self.views[n - 1].to_concrete(op)?;
+                let (Some(lower), Some(upper)) = (
+                    self.views[n - 2].concrete_opt(),
+                    self.views[n - 1].concrete_opt(),
+                ) else {
+                    break;
+                };
                 match merge(&lower, &upper)? {
                     Some(m) => {
                         self.views.truncate(n - 2);
@@ -219,7 +231,7 @@ impl ViewStack {
     /// stack changed.
     fn collapse_small(&mut self, op: &'static str) -> Result<bool> {
         let n = self.views.len();
-        if n < 3 {
+        if n < 3 || self.views.iter().any(|v| v.concrete_opt().is_none()) {
             return Ok(false);
         }
         let views = self.concrete(op)?;
@@ -256,18 +268,96 @@ impl ViewStack {
     /// # Errors
     /// [`Error::Invalid`] when the element counts differ; [`Error::Symbolic`].
     pub fn reshape<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<ViewStack> {
-        let shape: Vec<i64> = shape
-            .iter()
-            .map(|&e| {
-                let e: Expr = e.into();
-                e.as_i64().ok_or_else(|| Error::Symbolic {
-                    op: "reshape",
-                    what: "shape",
-                    expr: e.to_string(),
-                })
-            })
-            .collect::<Result<_>>()?;
-        self.reshape_i64("reshape", &shape)
+        let shape: Vec<Expr> = shape.iter().map(|&e| e.into()).collect();
+        self.apply(&Scope::new(), &Op::Reshape(shape))
+    }
+
+    /// Runs `op` on the top view under `cx` (see [`View::apply`]) and merges.
+    ///
+    /// A symbolic reshape that is provably one view replaces the top view; when
+    /// that depends on values, a row-major view of the new shape is pushed with a
+    /// guard that the element counts are equal, and the merge happens at bind time.
+    ///
+    /// # Errors
+    /// As [`View::apply`], except [`Error::NotRepresentable`].
+    pub fn apply(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
+        let top = self.top();
+        let concrete = top.concrete_opt();
+        match op {
+            Op::Reshape(shape) => self.reshape_in(cx, shape),
+            Op::Index(items) => match concrete {
+                Some(c) => {
+                    let (kept, shape) = c.index_keepdims(items)?;
+                    self.on_top("index", |_| Ok(kept))?
+                        .reshape_i64("index", &shape)
+                }
+                None => {
+                    let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
+                    self.replace_top("index", kept)?.reshape_in(cx, &shape)
+                }
+            },
+            _ => {
+                let v = top.apply(cx, op)?;
+                self.replace_top(op.name(), v)
+            }
+        }
+    }
+
+    fn replace_top(&self, op: &'static str, v: View) -> Result<ViewStack> {
+        let mut views = self.views.clone();
+        let n = views.len();
+        views[n - 1] = v;
+        ViewStack { views }.merge_top(op)
+    }
+
+    fn reshape_in(&self, cx: &Scope, shape: &[Expr]) -> Result<ViewStack> {
+        const OP: &str = "reshape";
+        let top = self.top();
+        let c_shape: Option<Vec<i64>> = shape.iter().map(|e| e.as_i64()).collect();
+        if let (Some(_), Some(s)) = (top.concrete_opt(), c_shape) {
+            return self.reshape_i64(OP, &s);
+        }
+        if let Some(v) = symbolic::reshape(cx, top, shape)? {
+            return self.replace_top(OP, v);
+        }
+        let mut ck = Checker::new(cx, OP, &[], top.ctx());
+        let (n_old, n_new): (Expr, Expr) = (
+            top.shape().iter().copied().product(),
+            shape.iter().copied().product(),
+        );
+        ck.require(n_old, CmpOp::Eq, n_new, || {
+            format!(
+                "element counts of {} and {} are equal",
+                crate::view::fmt_list(top.shape()),
+                crate::view::fmt_list(shape)
+            )
+        })?;
+        let pushed =
+            symbolic::create(cx, shape, None, Expr::from(0), None)?.with_guards(&ck.guards);
+        let mut views = self.views.clone();
+        views.push(pushed);
+        ViewStack { views }.merge_top(OP)
+    }
+
+    /// Every pending guard of the stack, bottom view first, without repeats.
+    pub fn guards(&self) -> Vec<Guard> {
+        let mut out = Vec::new();
+        for v in &self.views {
+            for g in v.guards() {
+                add_guard(&mut out, g.clone());
+            }
+        }
+        out
+    }
+
+    /// `guards: none`, or one guard per line.
+    pub fn guards_text(&self) -> String {
+        let gs = self.guards();
+        if gs.is_empty() {
+            return "guards: none".to_string();
+        }
+        let lines: Vec<String> = gs.iter().map(ToString::to_string).collect();
+        lines.join("\n")
     }
 
     fn reshape_i64(&self, op: &'static str, shape: &[i64]) -> Result<ViewStack> {
@@ -288,8 +378,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::expand`].
     pub fn expand<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<ViewStack> {
-        let v = self.top().expand(shape)?;
-        self.on_top("expand", |_| v.to_concrete("expand"))
+        let shape: Vec<Expr> = shape.iter().map(|&e| e.into()).collect();
+        self.apply(&Scope::new(), &Op::Expand(shape))
     }
 
     /// [`View::permute`] on the top view.
@@ -297,7 +387,7 @@ impl ViewStack {
     /// # Errors
     /// As [`View::permute`].
     pub fn permute(&self, axes: &[usize]) -> Result<ViewStack> {
-        self.on_top("permute", |v| v.permute(axes))
+        self.apply(&Scope::new(), &Op::Permute(axes.to_vec()))
     }
 
     /// [`View::shrink`] on the top view.
@@ -305,8 +395,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::shrink`].
     pub fn shrink<E: Into<Expr> + Copy>(&self, bounds: &[(E, E)]) -> Result<ViewStack> {
-        let v = self.top().shrink(bounds)?;
-        self.on_top("shrink", |_| v.to_concrete("shrink"))
+        let b = bounds.iter().map(|&(a, z)| (a.into(), z.into())).collect();
+        self.apply(&Scope::new(), &Op::Shrink(b))
     }
 
     /// [`View::pad`] on the top view.
@@ -314,8 +404,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::pad`].
     pub fn pad<E: Into<Expr> + Copy>(&self, padding: &[(E, E)]) -> Result<ViewStack> {
-        let v = self.top().pad(padding)?;
-        self.on_top("pad", |_| v.to_concrete("pad"))
+        let p = padding.iter().map(|&(a, z)| (a.into(), z.into())).collect();
+        self.apply(&Scope::new(), &Op::Pad(p))
     }
 
     /// [`View::flip`] on the top view.
@@ -323,7 +413,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::flip`].
     pub fn flip(&self, flags: &[bool]) -> Result<ViewStack> {
-        self.on_top("flip", |v| v.flip(flags))
+        let v = self.top().flip(flags)?;
+        self.replace_top("flip", v)
     }
 
     /// [`View::flip_axes`] on the top view.
@@ -331,7 +422,7 @@ impl ViewStack {
     /// # Errors
     /// As [`View::flip_axes`].
     pub fn flip_axes(&self, axes: &[usize]) -> Result<ViewStack> {
-        self.on_top("flip", |v| v.flip_axes(axes))
+        self.apply(&Scope::new(), &Op::Flip(axes.to_vec()))
     }
 
     /// NumPy basic indexing; never fails for lack of representability.
@@ -339,10 +430,7 @@ impl ViewStack {
     /// # Errors
     /// As [`View::index`], except [`Error::NotRepresentable`].
     pub fn index(&self, items: &[IndexItem]) -> Result<ViewStack> {
-        let top = self.top().to_concrete("index")?;
-        let (kept, shape) = top.index_keepdims(items)?;
-        self.on_top("index", |_| Ok(kept))?
-            .reshape_i64("index", &shape)
+        self.apply(&Scope::new(), &Op::Index(items.to_vec()))
     }
 
     /// [`View::unsqueeze`] on the top view.
@@ -350,7 +438,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::unsqueeze`].
     pub fn unsqueeze(&self, axis: usize) -> Result<ViewStack> {
-        self.on_top("unsqueeze", |v| v.unsqueeze(axis))
+        let v = self.top().unsqueeze(axis)?;
+        self.replace_top("unsqueeze", v)
     }
 
     /// Removes the listed size-1 axes, or all of them for `None`.
@@ -358,6 +447,15 @@ impl ViewStack {
     /// # Errors
     /// As [`View::squeeze`], except [`Error::NotRepresentable`].
     pub fn squeeze(&self, axes: Option<&[usize]>) -> Result<ViewStack> {
+        if self.top().concrete_opt().is_none() {
+            let cx = Scope::new();
+            let (shape, guards) = self.top().squeezed_shape(&cx, axes)?;
+            let mut res = self.reshape_in(&cx, &shape)?;
+            if let Some(top) = res.views.pop() {
+                res.views.push(top.with_guards(&guards));
+            }
+            return Ok(res);
+        }
         let top = self.top().to_concrete("squeeze")?;
         // Validate on the top view; a masked-out scalar result is fine for a stack.
         match top.squeeze(axes) {
@@ -384,7 +482,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::swapaxes`].
     pub fn swapaxes(&self, a: usize, b: usize) -> Result<ViewStack> {
-        self.on_top("swapaxes", |v| v.swapaxes(a, b))
+        let v = self.top().swapaxes(a, b)?;
+        self.replace_top("swapaxes", v)
     }
 
     /// [`View::movedim`] on the top view.
@@ -392,7 +491,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::movedim`].
     pub fn movedim(&self, src: usize, dst: usize) -> Result<ViewStack> {
-        self.on_top("movedim", |v| v.movedim(src, dst))
+        let v = self.top().movedim(src, dst)?;
+        self.replace_top("movedim", v)
     }
 
     /// [`View::broadcast_to`] on the top view.
@@ -401,7 +501,7 @@ impl ViewStack {
     /// As [`View::broadcast_to`].
     pub fn broadcast_to<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<ViewStack> {
         let v = self.top().broadcast_to(shape)?;
-        self.on_top("broadcast_to", |_| v.to_concrete("broadcast_to"))
+        self.replace_top("broadcast_to", v)
     }
 
     /// [`View::transpose`] on the top view.
@@ -409,7 +509,8 @@ impl ViewStack {
     /// # Errors
     /// As [`View::transpose`].
     pub fn transpose(&self, a: usize, b: usize) -> Result<ViewStack> {
-        self.on_top("transpose", |v| v.transpose(a, b))
+        let v = self.top().transpose(a, b)?;
+        self.replace_top("transpose", v)
     }
 
     /// [`View::narrow`] on the top view.
@@ -423,7 +524,7 @@ impl ViewStack {
         length: impl Into<Expr>,
     ) -> Result<ViewStack> {
         let v = self.top().narrow(axis, start, length)?;
-        self.on_top("narrow", |_| v.to_concrete("narrow"))
+        self.replace_top("narrow", v)
     }
 
     /// Splits `axis` into `sizes`; pushes a view when that is not one view.
@@ -431,6 +532,11 @@ impl ViewStack {
     /// # Errors
     /// As [`View::unflatten`], except [`Error::NotRepresentable`].
     pub fn unflatten<E: Into<Expr> + Copy>(&self, axis: usize, sizes: &[E]) -> Result<ViewStack> {
+        let exprs: Vec<Expr> = sizes.iter().map(|&e| e.into()).collect();
+        if self.top().concrete_opt().is_none() || exprs.iter().any(|e| !e.is_const()) {
+            let shape = self.top().unflattened_shape(axis, &exprs)?;
+            return self.reshape_in(&Scope::new(), &shape);
+        }
         let top = self.top().to_concrete("unflatten")?;
         let sizes: Vec<i64> = sizes
             .iter()
@@ -461,6 +567,10 @@ impl ViewStack {
     /// # Errors
     /// As [`View::flatten`], except [`Error::NotRepresentable`].
     pub fn flatten(&self, start: usize, end: usize) -> Result<ViewStack> {
+        if self.top().concrete_opt().is_none() {
+            let shape = self.top().flattened_shape(start, end)?;
+            return self.reshape_in(&Scope::new(), &shape);
+        }
         let top = self.top().to_concrete("flatten")?;
         match top.flatten(start, end) {
             Ok(v) => self.on_top("flatten", |_| Ok(v)),

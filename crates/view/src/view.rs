@@ -3,20 +3,27 @@
 //! Representation invariants:
 //!
 //! 1. `strides.len() == shape.len()`, and a mask has one `(b, e)` pair per axis.
-//! 2. A view whose fields are all constants satisfies every invariant of
-//!    [`ConcreteView`] (it was produced by one), so converting it back never fails.
+//! 2. A view whose fields are all constants and that has no pending guard
+//!    satisfies every invariant of [`ConcreteView`] (it was produced by one), so
+//!    converting it back never fails.
+//! 3. For every binding that satisfies the guards, the bound fields satisfy the
+//!    invariants of [`ConcreteView`] up to its normalisations (zero-size views,
+//!    full masks), which binding applies.
 //!
-//! Ops on views whose fields are all constants run on the exact engine in
-//! [`crate::concrete`]; an op that meets a symbolic field or argument returns
-//! [`Error::Symbolic`] naming the op and the field.
+//! Ops on views whose fields and arguments are all constants run on the exact
+//! engine in [`crate::concrete`]; the others run in [`crate::symbolic`], which
+//! proves, refutes or records each precondition as a guard.
 
 use std::fmt;
 
-use symshape::Expr;
+use symshape::{Expr, Scope};
 
 use crate::concrete::{format_offsets, ConcreteView};
 use crate::error::{Error, Result};
+use crate::guard::Guard;
 use crate::index::IndexItem;
+use crate::op::Op;
+use crate::symbolic;
 
 /// A strided view with an optional per-axis validity mask.
 ///
@@ -28,6 +35,7 @@ pub struct View {
     strides: Vec<Expr>,
     offset: Expr,
     mask: Option<Vec<(Expr, Expr)>>,
+    guards: Vec<Guard>,
 }
 
 fn lit(v: i64) -> Expr {
@@ -61,6 +69,30 @@ fn constant(op: &'static str, what: &'static str, e: Expr) -> Result<i64> {
     })
 }
 
+/// `[n, 4*m, 1]`.
+pub(crate) fn fmt_list(v: &[Expr]) -> String {
+    let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn into_exprs<E: Into<Expr> + Copy>(v: &[E]) -> Vec<Expr> {
+    v.iter().map(|&e| e.into()).collect()
+}
+
+fn into_pairs<E: Into<Expr> + Copy>(v: &[(E, E)]) -> Vec<(Expr, Expr)> {
+    v.iter().map(|&(a, b)| (a.into(), b.into())).collect()
+}
+
+fn all_const(v: &[Expr]) -> Option<Vec<i64>> {
+    v.iter().map(|e| e.as_i64()).collect()
+}
+
+fn all_const_pairs(v: &[(Expr, Expr)]) -> Option<Vec<(i64, i64)>> {
+    v.iter()
+        .map(|(a, b)| Some((a.as_i64()?, b.as_i64()?)))
+        .collect()
+}
+
 fn fmt_exprs(f: &mut fmt::Formatter<'_>, v: &[Expr]) -> fmt::Result {
     write!(f, "[")?;
     for (i, e) in v.iter().enumerate() {
@@ -81,6 +113,7 @@ impl From<&ConcreteView> for View {
             mask: v
                 .mask()
                 .map(|m| m.iter().map(|&(b, e)| (lit(b), lit(e))).collect()),
+            guards: Vec::new(),
         }
     }
 }
@@ -97,20 +130,85 @@ impl View {
     /// `strides` defaults to row-major strides; a zero-size view gets offset 0 and no
     /// mask; a mask covering everything is dropped.
     ///
+    /// A symbolic field gives a symbolic view: without `strides`, row-major
+    /// placeholder strides as expressions (`[n, m, 4]` gets `[4*m, 4, 1]`); sizes
+    /// and mask bounds that cannot be proven in range become guards. Proofs use the
+    /// symbols' declared ranges; [`View::create_in`] also uses a scope's assumptions.
+    ///
     /// # Errors
-    /// As [`ConcreteView::create`], and [`Error::Symbolic`] for a symbolic field.
+    /// As [`ConcreteView::create`]; [`Error::Guard`] for a precondition proven false.
     pub fn create<E: Into<Expr> + Copy>(
         shape: &[E],
         strides: Option<&[E]>,
         offset: E,
         mask: Option<&[(E, E)]>,
     ) -> Result<View> {
-        const OP: &str = "create";
-        let shape = consts(OP, "shape", shape)?;
-        let strides = strides.map(|s| consts(OP, "strides", s)).transpose()?;
-        let offset = constant(OP, "offset", offset.into())?;
-        let mask = mask.map(|m| const_pairs(OP, "mask", m)).transpose()?;
-        ConcreteView::create(&shape, strides.as_deref(), offset, mask.as_deref()).map(View::from)
+        View::create_in(&Scope::new(), shape, strides, offset, mask)
+    }
+
+    /// [`View::create`] with proofs under `cx`.
+    ///
+    /// # Errors
+    /// As [`View::create`].
+    pub fn create_in<E: Into<Expr> + Copy>(
+        cx: &Scope,
+        shape: &[E],
+        strides: Option<&[E]>,
+        offset: E,
+        mask: Option<&[(E, E)]>,
+    ) -> Result<View> {
+        let shape = into_exprs(shape);
+        let strides = strides.map(into_exprs);
+        let offset: Expr = offset.into();
+        let mask = mask.map(into_pairs);
+        let c_shape = all_const(&shape);
+        let c_strides = strides.as_deref().map(all_const);
+        let c_mask = mask.as_deref().map(all_const_pairs);
+        match (c_shape, c_strides, offset.as_i64(), c_mask) {
+            (Some(sh), None | Some(Some(_)), Some(o), None | Some(Some(_))) => {
+                let st = strides.as_deref().and_then(all_const);
+                let m = mask.as_deref().and_then(all_const_pairs);
+                ConcreteView::create(&sh, st.as_deref(), o, m.as_deref()).map(View::from)
+            }
+            _ => symbolic::create(cx, &shape, strides.as_deref(), offset, mask.as_deref()),
+        }
+    }
+
+    pub(crate) fn from_parts(
+        shape: Vec<Expr>,
+        strides: Vec<Expr>,
+        offset: Expr,
+        mask: Option<Vec<(Expr, Expr)>>,
+        guards: Vec<Guard>,
+    ) -> View {
+        View {
+            shape,
+            strides,
+            offset,
+            mask,
+            guards,
+        }
+    }
+
+    pub(crate) fn with_guards(mut self, extra: &[Guard]) -> View {
+        for g in extra {
+            crate::guard::add_guard(&mut self.guards, g.clone());
+        }
+        self
+    }
+
+    /// The guards the ops that built this view recorded: preconditions that
+    /// depend on the values of symbols, checked by [`View::bind`].
+    pub fn guards(&self) -> &[Guard] {
+        &self.guards
+    }
+
+    /// The exact engine's form when every field is a constant and no guard is pending.
+    pub(crate) fn concrete_opt(&self) -> Option<ConcreteView> {
+        if !self.guards.is_empty() {
+            return None;
+        }
+        self.to_concrete("concrete").ok()
     }
 
     /// A row-major view of `shape` at offset 0.
@@ -118,15 +216,22 @@ impl View {
     /// # Errors
     /// As [`View::create`].
     pub fn contiguous<E: Into<Expr> + Copy>(shape: &[E]) -> Result<View> {
-        let shape = consts("contiguous", "shape", shape)?;
-        ConcreteView::contiguous(&shape).map(View::from)
+        let shape = into_exprs(shape);
+        View::create_in(&Scope::new(), &shape, None, lit(0), None)
     }
 
     /// The exact engine's form of this view, or [`Error::Symbolic`] naming `op`.
     ///
     /// # Errors
-    /// [`Error::Symbolic`] when a field is symbolic.
+    /// [`Error::Symbolic`] when a field is symbolic or a guard is pending.
     pub fn to_concrete(&self, op: &'static str) -> Result<ConcreteView> {
+        if let Some(g) = self.guards.first() {
+            return Err(Error::Symbolic {
+                op,
+                what: "guard",
+                expr: g.text(),
+            });
+        }
         let shape = consts(op, "shape", &self.shape)?;
         let strides = consts(op, "strides", &self.strides)?;
         let offset = constant(op, "offset", self.offset)?;
@@ -205,7 +310,7 @@ impl View {
     }
 
     /// `view [2, 3] with strides [3, 1]`, as error messages name a view.
-    fn ctx(&self) -> String {
+    pub(crate) fn ctx(&self) -> String {
         let list = |v: &[Expr]| {
             let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
             format!("[{}]", parts.join(", "))
@@ -305,8 +410,7 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::reshape`], and [`Error::Symbolic`].
     pub fn reshape<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<View> {
-        let s = consts("reshape", "shape", shape)?;
-        self.run("reshape", |v| v.reshape(&s))
+        self.apply(&Scope::new(), &Op::Reshape(into_exprs(shape)))
     }
 
     /// Broadcasts size-1 axes (see [`ConcreteView::expand`]).
@@ -314,8 +418,7 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::expand`], and [`Error::Symbolic`].
     pub fn expand<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<View> {
-        let s = consts("expand", "shape", shape)?;
-        self.run("expand", |v| v.expand(&s))
+        self.apply(&Scope::new(), &Op::Expand(into_exprs(shape)))
     }
 
     /// Reorders axes: axis `i` of the result is axis `axes[i]`.
@@ -323,7 +426,7 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::permute`], and [`Error::Symbolic`].
     pub fn permute(&self, axes: &[usize]) -> Result<View> {
-        self.run("permute", |v| v.permute(axes))
+        self.apply(&Scope::new(), &Op::Permute(axes.to_vec()))
     }
 
     /// Restricts every axis to `[start, end)` (see [`ConcreteView::shrink`]).
@@ -331,8 +434,7 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::shrink`], and [`Error::Symbolic`].
     pub fn shrink<E: Into<Expr> + Copy>(&self, bounds: &[(E, E)]) -> Result<View> {
-        let b = const_pairs("shrink", "bounds", bounds)?;
-        self.run("shrink", |v| v.shrink(&b))
+        self.apply(&Scope::new(), &Op::Shrink(into_pairs(bounds)))
     }
 
     /// Adds masked-out padding `(before, after)` on every axis.
@@ -340,8 +442,7 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::pad`], and [`Error::Symbolic`].
     pub fn pad<E: Into<Expr> + Copy>(&self, padding: &[(E, E)]) -> Result<View> {
-        let p = const_pairs("pad", "padding", padding)?;
-        self.run("pad", |v| v.pad(&p))
+        self.apply(&Scope::new(), &Op::Pad(into_pairs(padding)))
     }
 
     /// Reverses the axes whose flag is set.
@@ -349,7 +450,10 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::flip`], and [`Error::Symbolic`].
     pub fn flip(&self, flags: &[bool]) -> Result<View> {
-        self.run("flip", |v| v.flip(flags))
+        match self.concrete_opt() {
+            Some(c) => c.flip(flags).map(View::from),
+            None => symbolic::flip(&Scope::new(), self, flags),
+        }
     }
 
     /// Reverses the listed axes.
@@ -357,7 +461,7 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::flip_axes`], and [`Error::Symbolic`].
     pub fn flip_axes(&self, axes: &[usize]) -> Result<View> {
-        self.run("flip", |v| v.flip_axes(axes))
+        self.apply(&Scope::new(), &Op::Flip(axes.to_vec()))
     }
 
     /// NumPy basic indexing (see [`ConcreteView::index`]).
@@ -365,7 +469,67 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::index`], and [`Error::Symbolic`].
     pub fn index(&self, items: &[IndexItem]) -> Result<View> {
-        self.run("index", |v| v.index(items))
+        self.apply(&Scope::new(), &Op::Index(items.to_vec()))
+    }
+
+    /// Runs `op`, proving its preconditions under `cx`.
+    ///
+    /// On a view whose fields are constants with constant arguments this is the
+    /// exact concrete op. Otherwise the op is applied symbolically: preconditions
+    /// proven true vanish, a precondition proven false is an [`Error::Guard`], and
+    /// the rest become guards of the result ([`View::guards`]). A reshape (or an
+    /// index that drops a masked axis) whose representability as one view depends
+    /// on values is [`Error::NotRepresentable`]; [`ViewStack::apply`](crate::ViewStack::apply)
+    /// keeps such results exact.
+    ///
+    /// # Errors
+    /// As the concrete op; [`Error::Guard`]; [`Error::NotRepresentable`].
+    pub fn apply(&self, cx: &Scope, op: &Op) -> Result<View> {
+        if let Some(c) = self.concrete_opt() {
+            if let Some(res) = concrete_apply(&c, op) {
+                return res.map(View::from);
+            }
+        }
+        match op {
+            Op::Reshape(s) => {
+                symbolic::reshape(cx, self, s)?.ok_or_else(|| self.undecided_reshape(cx, s))
+            }
+            Op::Expand(s) => symbolic::expand(cx, self, s),
+            Op::Permute(a) => symbolic::permute(cx, self, a),
+            Op::Shrink(b) => symbolic::shrink(cx, self, b),
+            Op::Pad(p) => symbolic::pad(cx, self, p),
+            Op::Flip(a) => symbolic::flip(cx, self, &symbolic::flags_of(self, a)?),
+            Op::Index(items) => {
+                let (kept, shape) = symbolic::index_keepdims(cx, self, items)?;
+                symbolic::reshape(cx, &kept, &shape)?
+                    .ok_or_else(|| kept.undecided_reshape(cx, &shape))
+            }
+        }
+    }
+
+    fn undecided_reshape(&self, cx: &Scope, shape: &[Expr]) -> Error {
+        let shape: Vec<Expr> = shape.iter().map(|&e| cx.simplify(e)).collect();
+        crate::error::unrepresentable(
+            "reshape",
+            format!(
+                "whether {} reshapes to {} as one view depends on the values of the symbols; use a ViewStack, which decides it at bind time",
+                self.ctx_full(),
+                fmt_list(&shape)
+            ),
+        )
+    }
+
+    /// The view as messages name it, with offset and mask when present.
+    pub(crate) fn ctx_full(&self) -> String {
+        let mut s = self.ctx();
+        if self.offset != lit(0) {
+            s.push_str(&format!(" offset {}", self.offset));
+        }
+        if let Some(m) = &self.mask {
+            let parts: Vec<String> = m.iter().map(|(b, e)| format!("({b}, {e})")).collect();
+            s.push_str(&format!(" mask [{}]", parts.join(", ")));
+        }
+        s
     }
 
     /// Removes the listed size-1 axes, or all of them for `None`.
@@ -373,7 +537,62 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::squeeze`], and [`Error::Symbolic`].
     pub fn squeeze(&self, axes: Option<&[usize]>) -> Result<View> {
-        self.run("squeeze", |v| v.squeeze(axes))
+        if let Some(c) = self.concrete_opt() {
+            return c.squeeze(axes).map(View::from);
+        }
+        let cx = Scope::new();
+        let (shape, guards) = self.squeezed_shape(&cx, axes)?;
+        Ok(self.apply(&cx, &Op::Reshape(shape))?.with_guards(&guards))
+    }
+
+    /// The shape without the listed (or all provably) size-1 axes, and for
+    /// `None` the guards `d != 1` of the kept axes that might be 1 (squeezing
+    /// them would change the rank, which one symbolic shape cannot express).
+    pub(crate) fn squeezed_shape(
+        &self,
+        cx: &Scope,
+        axes: Option<&[usize]>,
+    ) -> Result<(Vec<Expr>, Vec<Guard>)> {
+        let one = |d: Expr| cx.prove_eq(d, lit(1)).is_true();
+        let Some(list) = axes else {
+            let mut ck = crate::guard::Checker::new(cx, "squeeze", &[], self.ctx());
+            let mut shape = Vec::new();
+            for (axis, &d) in self.shape.iter().enumerate() {
+                if one(d) {
+                    continue;
+                }
+                ck.require(d, symshape::CmpOp::Ne, lit(1), || {
+                    format!("axis {axis} is kept, so it is not of size 1")
+                })?;
+                shape.push(d);
+            }
+            return Ok((shape, ck.guards));
+        };
+        for &a in list {
+            let d = self.dim_for("squeeze", a)?;
+            if !one(d) {
+                return Err(Error::Symbolic {
+                    op: "squeeze",
+                    what: "size of a squeezed axis",
+                    expr: d.to_string(),
+                });
+            }
+        }
+        let shape = self
+            .shape
+            .iter()
+            .enumerate()
+            .filter(|(a, _)| !list.contains(a))
+            .map(|(_, &d)| d)
+            .collect();
+        Ok((shape, Vec::new()))
+    }
+
+    fn dim_for(&self, op: &'static str, axis: usize) -> Result<Expr> {
+        self.shape
+            .get(axis)
+            .copied()
+            .ok_or_else(|| self.bad_axis(op, axis))
     }
 
     /// Inserts a size-1 axis at `axis`.
@@ -381,7 +600,10 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::unsqueeze`], and [`Error::Symbolic`].
     pub fn unsqueeze(&self, axis: usize) -> Result<View> {
-        self.run("unsqueeze", |v| v.unsqueeze(axis))
+        match self.concrete_opt() {
+            Some(c) => c.unsqueeze(axis).map(View::from),
+            None => symbolic::unsqueeze(&Scope::new(), self, axis),
+        }
     }
 
     /// Swaps two axes.
@@ -389,7 +611,10 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::swapaxes`], and [`Error::Symbolic`].
     pub fn swapaxes(&self, a: usize, b: usize) -> Result<View> {
-        self.run("swapaxes", |v| v.swapaxes(a, b))
+        match self.concrete_opt() {
+            Some(c) => c.swapaxes(a, b).map(View::from),
+            None => self.permute_sym("swapaxes", |axes| axes.swap(a, b), a.max(b)),
+        }
     }
 
     /// Same as [`View::swapaxes`].
@@ -397,7 +622,10 @@ impl View {
     /// # Errors
     /// As [`View::swapaxes`].
     pub fn transpose(&self, a: usize, b: usize) -> Result<View> {
-        self.run("transpose", |v| v.transpose(a, b))
+        match self.concrete_opt() {
+            Some(c) => c.transpose(a, b).map(View::from),
+            None => self.permute_sym("transpose", |axes| axes.swap(a, b), a.max(b)),
+        }
     }
 
     /// Moves axis `src` to position `dst`.
@@ -405,7 +633,33 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::movedim`], and [`Error::Symbolic`].
     pub fn movedim(&self, src: usize, dst: usize) -> Result<View> {
-        self.run("movedim", |v| v.movedim(src, dst))
+        match self.concrete_opt() {
+            Some(c) => c.movedim(src, dst).map(View::from),
+            None => self.permute_sym(
+                "movedim",
+                |axes| {
+                    let x = axes.remove(src);
+                    axes.insert(dst, x);
+                },
+                src.max(dst),
+            ),
+        }
+    }
+
+    /// A permutation of the axes built by `f` from the identity, after checking
+    /// that `max_axis` is in range.
+    fn permute_sym(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&mut Vec<usize>),
+        max_axis: usize,
+    ) -> Result<View> {
+        if max_axis >= self.ndim() {
+            return Err(self.bad_axis(op, max_axis));
+        }
+        let mut axes: Vec<usize> = (0..self.ndim()).collect();
+        f(&mut axes);
+        symbolic::permute(&Scope::new(), self, &axes)
     }
 
     /// NumPy's `broadcast_to`.
@@ -413,8 +667,25 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::broadcast_to`], and [`Error::Symbolic`].
     pub fn broadcast_to<E: Into<Expr> + Copy>(&self, shape: &[E]) -> Result<View> {
-        let s = consts("broadcast_to", "shape", shape)?;
-        self.run("broadcast_to", |v| v.broadcast_to(&s))
+        let shape = into_exprs(shape);
+        if let (Some(c), Some(s)) = (self.concrete_opt(), all_const(&shape)) {
+            return c.broadcast_to(&s).map(View::from);
+        }
+        let Some(lead) = shape.len().checked_sub(self.ndim()) else {
+            return Err(crate::error::invalid(
+                "broadcast_to",
+                format!(
+                    "cannot broadcast {} to {}, which has fewer axes",
+                    self.ctx(),
+                    fmt_list(&shape)
+                ),
+            ));
+        };
+        let cx = Scope::new();
+        let mut ones = vec![lit(1); lead];
+        ones.extend_from_slice(&self.shape);
+        self.apply(&cx, &Op::Reshape(ones))?
+            .apply(&cx, &Op::Expand(shape))
     }
 
     /// Restricts `axis` to `length` indices from `start`.
@@ -427,9 +698,40 @@ impl View {
         start: impl Into<Expr>,
         length: impl Into<Expr>,
     ) -> Result<View> {
-        let s = constant("narrow", "start", start.into())?;
-        let l = constant("narrow", "length", length.into())?;
-        self.run("narrow", |v| v.narrow(axis, s, l))
+        let (start, length): (Expr, Expr) = (start.into(), length.into());
+        if let (Some(c), Some(s), Some(l)) = (self.concrete_opt(), start.as_i64(), length.as_i64())
+        {
+            return c.narrow(axis, s, l).map(View::from);
+        }
+        let bounds = self.narrow_bounds(axis, start, length)?;
+        self.apply(&Scope::new(), &Op::Shrink(bounds))
+    }
+
+    /// Shrink bounds keeping `length` indices of `axis` from `start` (a negative
+    /// constant `start` counts from the end).
+    pub(crate) fn narrow_bounds(
+        &self,
+        axis: usize,
+        start: Expr,
+        length: Expr,
+    ) -> Result<Vec<(Expr, Expr)>> {
+        let d = self.dim_for("narrow", axis)?;
+        let start = match start.as_i64() {
+            Some(s) if s < 0 => d + s,
+            _ => start,
+        };
+        Ok(self
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(a, &x)| {
+                if a == axis {
+                    (start, start + length)
+                } else {
+                    (lit(0), x)
+                }
+            })
+            .collect())
     }
 
     fn run_many(
@@ -505,7 +807,28 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::flatten`], and [`Error::Symbolic`].
     pub fn flatten(&self, start: usize, end: usize) -> Result<View> {
-        self.run("flatten", |v| v.flatten(start, end))
+        if let Some(c) = self.concrete_opt() {
+            return c.flatten(start, end).map(View::from);
+        }
+        let shape = self.flattened_shape(start, end)?;
+        self.apply(&Scope::new(), &Op::Reshape(shape))
+    }
+
+    pub(crate) fn flattened_shape(&self, start: usize, end: usize) -> Result<Vec<Expr>> {
+        if start > end || end >= self.ndim() {
+            return Err(crate::error::invalid(
+                "flatten",
+                format!(
+                    "axes {start}..={end} are not a range of axes of {} of rank {}",
+                    self.ctx(),
+                    self.ndim()
+                ),
+            ));
+        }
+        let mut shape = self.shape[..start].to_vec();
+        shape.push(self.shape[start..=end].iter().copied().product());
+        shape.extend_from_slice(&self.shape[end + 1..]);
+        Ok(shape)
     }
 
     /// Splits `axis` into `sizes`.
@@ -513,8 +836,20 @@ impl View {
     /// # Errors
     /// As [`ConcreteView::unflatten`], and [`Error::Symbolic`].
     pub fn unflatten<E: Into<Expr> + Copy>(&self, axis: usize, sizes: &[E]) -> Result<View> {
-        let s = consts("unflatten", "sizes", sizes)?;
-        self.run("unflatten", |v| v.unflatten(axis, &s))
+        let sizes = into_exprs(sizes);
+        if let (Some(c), Some(s)) = (self.concrete_opt(), all_const(&sizes)) {
+            return c.unflatten(axis, &s).map(View::from);
+        }
+        let shape = self.unflattened_shape(axis, &sizes)?;
+        self.apply(&Scope::new(), &Op::Reshape(shape))
+    }
+
+    pub(crate) fn unflattened_shape(&self, axis: usize, sizes: &[Expr]) -> Result<Vec<Expr>> {
+        self.dim_for("unflatten", axis)?;
+        let mut shape = self.shape[..axis].to_vec();
+        shape.extend_from_slice(sizes);
+        shape.extend_from_slice(&self.shape[axis + 1..]);
+        Ok(shape)
     }
 
     /// NumPy's `as_strided`, checked against a buffer of `buffer_len` elements.
@@ -553,4 +888,17 @@ impl fmt::Display for View {
             }
         }
     }
+}
+
+/// The concrete op when every argument is a constant, else `None`.
+fn concrete_apply(v: &ConcreteView, op: &Op) -> Option<Result<ConcreteView>> {
+    Some(match op {
+        Op::Reshape(s) => v.reshape(&all_const(s)?),
+        Op::Expand(s) => v.expand(&all_const(s)?),
+        Op::Permute(a) => v.permute(a),
+        Op::Shrink(b) => v.shrink(&all_const_pairs(b)?),
+        Op::Pad(p) => v.pad(&all_const_pairs(p)?),
+        Op::Flip(a) => v.flip_axes(a),
+        Op::Index(items) => v.index(items),
+    })
 }

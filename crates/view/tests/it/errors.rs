@@ -1,6 +1,6 @@
 //! Every error message, snapshotted in one table.
 
-use symshape::Expr;
+use symshape::{Bindings, Expr, Scope};
 use view::concrete::{broadcast_shapes, merge};
 use view::{parse_index, ConcreteView, IndexItem, View, ViewStack};
 
@@ -118,10 +118,11 @@ fn error_messages() {
         line("parse brackets", parse_index("[1, 2")),
         line("parse slice", parse_index("[1:2:3:4]")),
         line(
-            "symbolic",
+            "symbolic offsets",
             Expr::symbol("n")
                 .map_err(|_| symbol_error())
-                .and_then(|n| View::create(&[n, Expr::from(4)], None, Expr::from(0), None)),
+                .and_then(|n| View::create(&[n, Expr::from(4)], None, Expr::from(0), None))
+                .and_then(|v| v.offsets_line()),
         ),
         line(
             "symbolic argument",
@@ -130,10 +131,28 @@ fn error_messages() {
                 .and_then(|n| v(&[2, 3]).reshape(&[n, Expr::from(3)])),
         ),
         line(
-            "symbolic stack argument",
+            "symbolic proven false",
             Expr::symbol("k").map_err(|_| symbol_error()).and_then(|k| {
                 ViewStack::new(v(&[2, 3]))
-                    .pad(&[(k, Expr::from(0)), (Expr::from(0), Expr::from(0))])
+                    .shrink(&[(Expr::from(0), k + 3), (Expr::from(0), Expr::from(3))])
+            }),
+        ),
+        line(
+            "symbolic guard at bind",
+            Expr::symbol("k").map_err(|_| symbol_error()).and_then(|k| {
+                let s = ViewStack::new(v(&[2, 3]))
+                    .shrink(&[(Expr::from(0), k), (Expr::from(0), Expr::from(3))])?;
+                let mut b = Bindings::new();
+                b.set(k, 5)?;
+                s.bind(&Scope::new(), &b)
+            }),
+        ),
+        line(
+            "symbolic unbound",
+            Expr::symbol("k").map_err(|_| symbol_error()).and_then(|k| {
+                ViewStack::new(v(&[2, 3]))
+                    .pad(&[(k, Expr::from(0)), (Expr::from(0), Expr::from(0))])?
+                    .bind(&Scope::new(), &Bindings::new())
             }),
         ),
     ];

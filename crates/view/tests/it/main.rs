@@ -9,4 +9,6 @@ mod pinned;
 mod robust;
 mod scale;
 mod strategy;
+mod symbolic;
+mod symprop;
 mod trace;

@@ -1,0 +1,201 @@
+//! Guards: preconditions of symbolic ops that could not be decided when the op ran.
+//!
+//! A guard is `lhs OP rhs` plus the op that recorded it and what it means. Proven
+//! true it is dropped, proven false the op fails at once, otherwise it travels with
+//! the view and is checked when the symbols are bound.
+
+use std::fmt;
+
+use symshape::{Bindings, CmpOp, Cond, Expr, Proof, Scope};
+
+use crate::error::{Error, Result};
+
+/// A pending precondition `lhs OP rhs` of a symbolic op.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Guard {
+    op: &'static str,
+    lhs: Expr,
+    cmp: CmpOp,
+    rhs: Expr,
+    what: String,
+}
+
+impl Guard {
+    /// The op that recorded the guard.
+    pub fn op(&self) -> &'static str {
+        self.op
+    }
+
+    /// The left side.
+    pub fn lhs(&self) -> Expr {
+        self.lhs
+    }
+
+    /// The comparison.
+    pub fn cmp(&self) -> CmpOp {
+        self.cmp
+    }
+
+    /// The right side.
+    pub fn rhs(&self) -> Expr {
+        self.rhs
+    }
+
+    /// What the guard means, e.g. `end of axis 0 within its size`.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// The guard as a condition.
+    pub fn cond(&self) -> Cond {
+        self.lhs.compare(self.cmp, self.rhs)
+    }
+
+    /// `lhs OP rhs (what)`, the form error messages use.
+    pub fn text(&self) -> String {
+        format!(
+            "{} {} {} ({})",
+            self.lhs,
+            self.cmp.as_str(),
+            self.rhs,
+            self.what
+        )
+    }
+
+    /// Whether the guard holds for the values `l` and `r` of its sides.
+    pub(crate) fn holds(&self, l: i64, r: i64) -> bool {
+        match self.cmp {
+            CmpOp::Lt => l < r,
+            CmpOp::Le => l <= r,
+            CmpOp::Eq => l == r,
+            CmpOp::Ne => l != r,
+            CmpOp::Ge => l >= r,
+            CmpOp::Gt => l > r,
+        }
+    }
+
+    /// Checks the guard under `b`.
+    ///
+    /// # Errors
+    /// [`Error::Guard`] naming the op, the guard and the values when it fails;
+    /// [`Error::Symshape`] when a side cannot be evaluated.
+    pub fn check(&self, b: &Bindings) -> Result<()> {
+        let l = self.lhs.eval(b)?;
+        let r = self.rhs.eval(b)?;
+        if self.holds(l, r) {
+            return Ok(());
+        }
+        Err(self.failure(l, r, &values_of(&self.symbols(), |s| b.get(s))))
+    }
+
+    /// The symbols of both sides, sorted by name.
+    pub(crate) fn symbols(&self) -> Vec<Expr> {
+        let mut syms = self.lhs.symbols();
+        syms.extend(self.rhs.symbols());
+        syms.sort_by_key(|a| a.to_string());
+        syms.dedup();
+        syms
+    }
+
+    pub(crate) fn failure(&self, l: i64, r: i64, values: &str) -> Error {
+        Error::Guard {
+            op: self.op,
+            guard: self.text(),
+            detail: format!("{l} {} {r} is false with {values}", self.cmp.as_str()),
+        }
+    }
+}
+
+/// `n = 3, m = 5` for the bound symbols among `syms`.
+pub(crate) fn values_of(syms: &[Expr], get: impl Fn(Expr) -> Option<i64>) -> String {
+    let parts: Vec<String> = syms
+        .iter()
+        .filter_map(|&s| get(s).map(|v| format!("{s} = {v}")))
+        .collect();
+    if parts.is_empty() {
+        return "no symbols bound".to_string();
+    }
+    parts.join(", ")
+}
+
+impl fmt::Display for Guard {
+    /// `shrink: n - 1 <= n (end of axis 0 within its size)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.op, self.text())
+    }
+}
+
+/// Decides the preconditions of one op: proves them, fails on a false one and
+/// collects the rest as guards (after those the input view already carried).
+pub(crate) struct Checker<'a> {
+    pub(crate) cx: &'a Scope,
+    pub(crate) op: &'static str,
+    pub(crate) guards: Vec<Guard>,
+    /// The view the op runs on, as error messages name it.
+    pub(crate) ctx: String,
+}
+
+impl<'a> Checker<'a> {
+    pub(crate) fn new(cx: &'a Scope, op: &'static str, guards: &[Guard], ctx: String) -> Self {
+        Checker {
+            cx,
+            op,
+            guards: guards.to_vec(),
+            ctx,
+        }
+    }
+
+    /// Requires `lhs OP rhs`: nothing when proven, an error when proven false, a
+    /// guard otherwise.
+    pub(crate) fn require(
+        &mut self,
+        lhs: Expr,
+        cmp: CmpOp,
+        rhs: Expr,
+        what: impl FnOnce() -> String,
+    ) -> Result<()> {
+        let lhs = self.cx.simplify(lhs);
+        let rhs = self.cx.simplify(rhs);
+        lhs.check()?;
+        rhs.check()?;
+        let g = Guard {
+            op: self.op,
+            lhs,
+            cmp,
+            rhs,
+            what: what(),
+        };
+        match self.cx.prove(lhs, cmp, rhs) {
+            Proof::True => Ok(()),
+            Proof::False => Err(Error::Guard {
+                op: self.op,
+                guard: g.text(),
+                detail: format!(
+                    "it is false for every value of the symbols, for {}",
+                    self.ctx
+                ),
+            }),
+            Proof::Unknown(_) => {
+                add_guard(&mut self.guards, g);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether `lhs OP rhs` is proven.
+    pub(crate) fn is(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
+        self.cx.prove(lhs, cmp, rhs).is_true()
+    }
+
+    pub(crate) fn simplify(&self, e: Expr) -> Expr {
+        self.cx.simplify(e)
+    }
+}
+
+/// Appends `g` unless an equal guard is already there.
+pub(crate) fn add_guard(list: &mut Vec<Guard>, g: Guard) {
+    let same = |o: &Guard| o.lhs == g.lhs && o.cmp == g.cmp && o.rhs == g.rhs;
+    if !list.iter().any(same) {
+        list.push(g);
+    }
+}

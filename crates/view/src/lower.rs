@@ -1,0 +1,213 @@
+//! Index lowering for code generators, and symbolic queries answered with proofs.
+
+use std::fmt;
+
+use symshape::{CmpOp, Cond, Expr, Proof, Scope, SymbolSpec};
+
+use crate::error::Result;
+use crate::stack::ViewStack;
+use crate::symbolic::placeholder_strides;
+use crate::view::View;
+
+/// `(offset, valid)` of a view or stack as expressions in loop indices.
+///
+/// `index[k]` is the symbol `ik` declared with range `0..dim_k` (its declaration
+/// carries the range, so simplification knows `0 <= ik < dim_k`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Lowered {
+    /// The loop-index symbols `i0, i1, ...`, one per axis.
+    pub index: Vec<Expr>,
+    /// The buffer offset of element `index`, meaningful where `valid` holds.
+    pub offset: Expr,
+    /// Whether element `index` is valid (`true` without masks).
+    pub valid: Cond,
+}
+
+impl fmt::Display for Lowered {
+    /// Two lines: `offset: EXPR` and `valid: COND`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "offset: {}\nvalid: {}", self.offset, self.valid)
+    }
+}
+
+/// The loop-index symbols of `shape`; an axis that is provably empty gets the
+/// range `0..1` (no index exists, and the lowering says so with `valid: false`).
+fn index_symbols(cx: &Scope, shape: &[Expr]) -> Result<Vec<Expr>> {
+    shape
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| {
+            let d = if is_empty_dim(cx, d) {
+                Expr::from(1)
+            } else {
+                d
+            };
+            Ok(SymbolSpec::new(&format!("i{k}")).below(d).build()?)
+        })
+        .collect()
+}
+
+fn is_empty_dim(cx: &Scope, d: Expr) -> bool {
+    cx.prove(d, CmpOp::Le, Expr::from(0)).is_true()
+}
+
+/// Maps index expressions of the top view down the stack: `(offset, valid)`.
+fn lower_at(cx: &Scope, views: &[View], idx: Vec<Expr>) -> Result<(Expr, Cond)> {
+    let mut cur = idx;
+    let mut conds: Vec<Cond> = Vec::new();
+    for level in (0..views.len()).rev() {
+        let v = &views[level];
+        let mut off = v.offset();
+        for (&i, &t) in cur.iter().zip(v.strides()) {
+            off += i * t;
+        }
+        let off = cx.simplify(off).check()?;
+        if let Some(m) = v.mask() {
+            for (&i, &(b, e)) in cur.iter().zip(m) {
+                for c in [b.le(i), i.lt(e)] {
+                    let c = cx.simplify_cond(c);
+                    if !cx.prove_cond(c).is_true() {
+                        conds.push(c);
+                    }
+                }
+            }
+        }
+        if level == 0 {
+            let valid = cx.simplify_cond(Cond::all(&conds)).check()?;
+            return Ok((off, valid));
+        }
+        let below = &views[level - 1];
+        let place = placeholder_strides(cx, below.shape());
+        cur = place
+            .iter()
+            .zip(below.shape())
+            .enumerate()
+            .map(|(j, (&p, &d))| {
+                let q = off.floor_div(p);
+                let digit = if j == 0 { q } else { q.floor_mod(d) };
+                cx.simplify(digit).check()
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    Ok((Expr::from(0), Cond::constant(false)))
+}
+
+impl ViewStack {
+    /// Lowers the stack to `(offset, valid)` in loop indices `i0, i1, ...`, simplified
+    /// under `cx`: a reshape below that divides and re-multiplies indices cancels, and
+    /// only masked (padded, shrunk-into-padding) axes appear in `valid`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Symshape`] when an expression exceeds symshape's limits.
+    pub fn lower(&self, cx: &Scope) -> Result<Lowered> {
+        let index = index_symbols(cx, self.shape())?;
+        let (offset, valid) = if self.is_provably_empty(cx) {
+            (Expr::from(0), Cond::constant(false))
+        } else {
+            lower_at(cx, self.views(), index.clone())?
+        };
+        Ok(Lowered {
+            index,
+            offset,
+            valid,
+        })
+    }
+
+    /// The real stride of every axis: `Some(stride)` when the offset is affine
+    /// along the axis (stepping the axis by one always moves the offset by the same
+    /// amount), `None` when it is not an affine axis (a reshape below wraps it).
+    ///
+    /// # Errors
+    /// As [`ViewStack::lower`].
+    pub fn axis_strides(&self, cx: &Scope) -> Result<Vec<Option<Expr>>> {
+        let index = index_symbols(cx, self.shape())?;
+        if self.is_provably_empty(cx) {
+            return Ok(vec![Some(Expr::from(0)); index.len()]);
+        }
+        let (base, _) = lower_at(cx, self.views(), index.clone())?;
+        let mut res = Vec::with_capacity(index.len());
+        for k in 0..index.len() {
+            let mut step = index.clone();
+            step[k] += 1;
+            let (moved, _) = lower_at(cx, self.views(), step)?;
+            let d = cx.simplify(moved - base);
+            let affine = d.symbols().iter().all(|s| !index.contains(s));
+            res.push(affine.then_some(d));
+        }
+        Ok(res)
+    }
+
+    fn is_provably_empty(&self, cx: &Scope) -> bool {
+        self.shape().iter().any(|&d| is_empty_dim(cx, d))
+    }
+
+    /// The number of elements, as an expression.
+    pub fn numel(&self) -> Expr {
+        self.top().numel()
+    }
+}
+
+impl View {
+    /// [`ViewStack::lower`] of this one view.
+    ///
+    /// # Errors
+    /// As [`ViewStack::lower`].
+    pub fn lower(&self, cx: &Scope) -> Result<Lowered> {
+        ViewStack::new(self.clone()).lower(cx)
+    }
+
+    /// Whether the view is row-major at offset 0 without a mask (strides of size-1
+    /// axes ignored), for every value of the symbols (`True`), none (`False`), or
+    /// depending on them (`Unknown`).
+    pub fn is_c_contiguous_in(&self, cx: &Scope) -> Proof {
+        let mut answers = vec![cx.prove_eq(self.offset(), Expr::from(0))];
+        if self.mask().is_some() {
+            // A mask survives creation only when not provably full.
+            answers.push(Proof::Unknown("the view has a mask".to_string()));
+        }
+        let want = placeholder_strides(cx, self.shape());
+        for ((&d, &t), &w) in self.shape().iter().zip(self.strides()).zip(&want) {
+            if cx.prove_eq(d, Expr::from(1)).is_true() {
+                continue;
+            }
+            answers.push(cx.prove_cond(d.le(1).or(t.equals(w))));
+        }
+        combine(answers)
+    }
+
+    /// Axes whose stride is provably 1.
+    pub fn unit_stride_axes(&self, cx: &Scope) -> Vec<usize> {
+        (0..self.ndim())
+            .filter(|&a| {
+                cx.prove(self.strides()[a], CmpOp::Eq, Expr::from(1))
+                    .is_true()
+            })
+            .collect()
+    }
+
+    /// Axes whose mask is not provably the whole axis.
+    pub fn masked_axes(&self, cx: &Scope) -> Vec<usize> {
+        let Some(m) = self.mask() else {
+            return Vec::new();
+        };
+        m.iter()
+            .zip(self.shape())
+            .enumerate()
+            .filter(|(_, (&(b, e), &d))| {
+                !(cx.prove_eq(b, Expr::from(0)).is_true() && cx.prove_eq(e, d).is_true())
+            })
+            .map(|(a, _)| a)
+            .collect()
+    }
+}
+
+/// All true: true; any false: false; else the first unknown.
+fn combine(answers: Vec<Proof>) -> Proof {
+    if answers.contains(&Proof::False) {
+        return Proof::False;
+    }
+    answers
+        .into_iter()
+        .find(|p| !p.is_true())
+        .unwrap_or(Proof::True)
+}

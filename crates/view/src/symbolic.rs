@@ -1,0 +1,587 @@
+//! Ops on symbolic views: every precondition is proven, refuted (an error at once)
+//! or recorded as a [`Guard`](crate::Guard) that binding checks.
+//!
+//! The formulas are those of the concrete engine written over expressions, so that
+//! binding a result gives the element mapping the concrete op gives on the bound
+//! view. Normalisations that depend on values (a zero-size view's offset, a mask
+//! that turns out full) are left to binding, which re-creates the view concretely.
+
+use symshape::{CmpOp, Expr, Scope};
+
+use crate::error::{invalid, Result};
+use crate::guard::Checker;
+use crate::index::IndexItem;
+use crate::view::{fmt_list, View};
+
+fn lit(v: i64) -> Expr {
+    Expr::from(v)
+}
+
+/// `min(max(x, lo), hi)`.
+fn clamp(x: Expr, lo: Expr, hi: Expr) -> Expr {
+    x.max(lo).min(hi)
+}
+
+/// Mutable fields of a view under construction.
+pub(crate) struct Fields {
+    pub(crate) shape: Vec<Expr>,
+    pub(crate) strides: Vec<Expr>,
+    pub(crate) offset: Expr,
+    pub(crate) mask: Option<Vec<(Expr, Expr)>>,
+}
+
+impl Fields {
+    pub(crate) fn of(v: &View) -> Fields {
+        Fields {
+            shape: v.shape().to_vec(),
+            strides: v.strides().to_vec(),
+            offset: v.offset(),
+            mask: v.mask().map(<[_]>::to_vec),
+        }
+    }
+
+    /// Keeps indices `[start, end)` of `axis` (the caller has required
+    /// `0 <= start <= end <= dim`).
+    fn shrink_axis(&mut self, axis: usize, start: Expr, end: Expr) {
+        self.offset += start * self.strides[axis];
+        self.shape[axis] = end - start;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (clamp(b, start, end) - start, clamp(e, start, end) - start);
+        }
+    }
+
+    fn flip_axis(&mut self, axis: usize) {
+        let (d, t) = (self.shape[axis], self.strides[axis]);
+        self.offset += (d - 1) * t;
+        self.strides[axis] = -t;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (d - e, d - b);
+        }
+    }
+
+    /// Keeps every `step`-th index of `axis` (`step >= 1`).
+    fn step_axis(&mut self, axis: usize, step: i64) {
+        if step == 1 {
+            return;
+        }
+        let cdiv = |x: Expr| (x + (step - 1)).floor_div(step);
+        self.shape[axis] = cdiv(self.shape[axis]);
+        self.strides[axis] *= step;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (cdiv(b), cdiv(e));
+        }
+    }
+
+    /// Simplifies every field, drops a mask proven full and attaches the guards.
+    pub(crate) fn finish(self, ck: Checker<'_>) -> Result<View> {
+        let s = |e: Expr| ck.simplify(e).check();
+        let shape: Vec<Expr> = self.shape.into_iter().map(s).collect::<Result<_, _>>()?;
+        let strides: Vec<Expr> = self.strides.into_iter().map(s).collect::<Result<_, _>>()?;
+        let offset = s(self.offset)?;
+        let mask = match self.mask {
+            None => None,
+            Some(m) => {
+                let m: Vec<(Expr, Expr)> = m
+                    .into_iter()
+                    .map(|(b, e)| Ok((s(b)?, s(e)?)))
+                    .collect::<Result<_, symshape::Error>>()?;
+                let full = m
+                    .iter()
+                    .zip(&shape)
+                    .all(|(&(b, e), &d)| ck.is(b, CmpOp::Eq, lit(0)) && ck.is(e, CmpOp::Eq, d));
+                (!full).then_some(m)
+            }
+        };
+        Ok(View::from_parts(shape, strides, offset, mask, ck.guards))
+    }
+}
+
+/// Row-major strides of `shape` as expressions; zero-size axes count as size 1.
+pub(crate) fn placeholder_strides(cx: &Scope, shape: &[Expr]) -> Vec<Expr> {
+    let mut res = vec![lit(1); shape.len()];
+    let mut acc = lit(1);
+    for (axis, &d) in shape.iter().enumerate().rev() {
+        res[axis] = acc;
+        acc = cx.simplify(acc * d.max(1));
+    }
+    res
+}
+
+fn require_sizes(ck: &mut Checker<'_>, shape: &[Expr]) -> Result<()> {
+    for (axis, &d) in shape.iter().enumerate() {
+        ck.require(d, CmpOp::Ge, lit(0), || {
+            format!("size of axis {axis} is non-negative")
+        })?;
+    }
+    Ok(())
+}
+
+fn require_mask(ck: &mut Checker<'_>, shape: &[Expr], mask: &[(Expr, Expr)]) -> Result<()> {
+    for (axis, (&(b, e), &d)) in mask.iter().zip(shape).enumerate() {
+        ck.require(b, CmpOp::Ge, lit(0), || {
+            format!("mask start of axis {axis} is non-negative")
+        })?;
+        ck.require(b, CmpOp::Le, e, || {
+            format!("mask start of axis {axis} is at most its end")
+        })?;
+        ck.require(e, CmpOp::Le, d, || {
+            format!("mask end of axis {axis} is within its size")
+        })?;
+    }
+    Ok(())
+}
+
+/// [`View::create`] with symbolic fields.
+pub(crate) fn create(
+    cx: &Scope,
+    shape: &[Expr],
+    strides: Option<&[Expr]>,
+    offset: Expr,
+    mask: Option<&[(Expr, Expr)]>,
+) -> Result<View> {
+    let mut ck = Checker::new(cx, "create", &[], format!("shape {}", fmt_list(shape)));
+    if let Some(s) = strides.filter(|s| s.len() != shape.len()) {
+        return Err(invalid(
+            "create",
+            format!(
+                "strides {} have rank {} but shape {} has rank {}",
+                fmt_list(s),
+                s.len(),
+                fmt_list(shape),
+                shape.len()
+            ),
+        ));
+    }
+    if let Some(m) = mask.filter(|m| m.len() != shape.len()) {
+        return Err(invalid(
+            "create",
+            format!(
+                "mask has rank {} but shape {} has rank {}",
+                m.len(),
+                fmt_list(shape),
+                shape.len()
+            ),
+        ));
+    }
+    require_sizes(&mut ck, shape)?;
+    if let Some(m) = mask {
+        require_mask(&mut ck, shape, m)?;
+    }
+    let strides = match strides {
+        Some(s) => s.to_vec(),
+        None => placeholder_strides(cx, shape),
+    };
+    Fields {
+        shape: shape.to_vec(),
+        strides,
+        offset,
+        mask: mask.map(<[_]>::to_vec),
+    }
+    .finish(ck)
+}
+
+pub(crate) fn checker<'a>(cx: &'a Scope, op: &'static str, v: &View) -> Checker<'a> {
+    Checker::new(cx, op, v.guards(), v.ctx())
+}
+
+fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Error {
+    invalid(
+        op,
+        format!(
+            "{what} has {got} entries but {} has rank {}",
+            v.ctx(),
+            v.ndim()
+        ),
+    )
+}
+
+pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
+    let n = v.ndim();
+    let mut seen = vec![false; n];
+    let ok = axes.len() == n
+        && axes
+            .iter()
+            .all(|&a| a < n && !std::mem::replace(&mut seen[a], true));
+    if !ok {
+        return Err(invalid(
+            "permute",
+            format!(
+                "axes {axes:?} are not a permutation of 0..{n} for {}",
+                v.ctx()
+            ),
+        ));
+    }
+    let mut f = Fields::of(v);
+    let pick = |x: &[Expr]| axes.iter().map(|&a| x[a]).collect::<Vec<_>>();
+    f.shape = pick(v.shape());
+    f.strides = pick(v.strides());
+    f.mask = v.mask().map(|m| axes.iter().map(|&a| m[a]).collect());
+    f.finish(checker(cx, "permute", v))
+}
+
+pub(crate) fn unsqueeze(cx: &Scope, v: &View, axis: usize) -> Result<View> {
+    if axis > v.ndim() {
+        return Err(invalid(
+            "unsqueeze",
+            format!(
+                "axis {axis} is out of range 0..={} for {}",
+                v.ndim(),
+                v.ctx()
+            ),
+        ));
+    }
+    let mut f = Fields::of(v);
+    f.shape.insert(axis, lit(1));
+    f.strides.insert(axis, lit(0));
+    if let Some(m) = &mut f.mask {
+        m.insert(axis, (lit(0), lit(1)));
+    }
+    f.finish(checker(cx, "unsqueeze", v))
+}
+
+pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
+    let mut ck = checker(cx, "expand", v);
+    require_sizes(&mut ck, shape)?;
+    if v.ndim() == 0 {
+        let f = Fields {
+            shape: shape.to_vec(),
+            strides: vec![lit(0); shape.len()],
+            offset: v.offset(),
+            mask: None,
+        };
+        return f.finish(ck);
+    }
+    if shape.len() != v.ndim() {
+        return Err(rank_error("expand", "target shape", shape.len(), v));
+    }
+    let mut f = Fields::of(v);
+    for (axis, &new) in shape.iter().enumerate() {
+        let old = v.shape()[axis];
+        if old == new || ck.is(old, CmpOp::Eq, new) {
+            f.shape[axis] = new;
+            continue;
+        }
+        if ck.is(old, CmpOp::Eq, lit(1)) {
+            f.shape[axis] = new;
+            f.strides[axis] = lit(0);
+            if let Some(m) = &mut f.mask {
+                // (b, e) is (0, 1) when the one index is valid, else empty.
+                let (b, e) = m[axis];
+                m[axis] = (lit(0), (e - b) * new);
+            }
+            continue;
+        }
+        // Not provably 1: the axis must keep its size (documented restriction).
+        ck.require(old, CmpOp::Eq, new, || {
+            format!("axis {axis} is not provably 1, so it keeps its size")
+        })?;
+        f.shape[axis] = new;
+    }
+    f.finish(ck)
+}
+
+pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<View> {
+    if bounds.len() != v.ndim() {
+        return Err(rank_error("shrink", "bounds", bounds.len(), v));
+    }
+    let mut ck = checker(cx, "shrink", v);
+    let mut f = Fields::of(v);
+    for (axis, &(s, e)) in bounds.iter().enumerate() {
+        let d = v.shape()[axis];
+        ck.require(s, CmpOp::Ge, lit(0), || {
+            format!("start of axis {axis} is non-negative")
+        })?;
+        ck.require(s, CmpOp::Le, e, || {
+            format!("start of axis {axis} is at most its end")
+        })?;
+        ck.require(e, CmpOp::Le, d, || {
+            format!("end of axis {axis} is within its size")
+        })?;
+        f.shrink_axis(axis, s, e);
+    }
+    f.finish(ck)
+}
+
+pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View> {
+    if padding.len() != v.ndim() {
+        return Err(rank_error("pad", "padding", padding.len(), v));
+    }
+    let mut ck = checker(cx, "pad", v);
+    let mut f = Fields::of(v);
+    let mut mask = v
+        .mask()
+        .map(<[_]>::to_vec)
+        .unwrap_or_else(|| v.shape().iter().map(|&d| (lit(0), d)).collect());
+    for (axis, &(a, z)) in padding.iter().enumerate() {
+        ck.require(a, CmpOp::Ge, lit(0), || {
+            format!("padding before axis {axis} is non-negative")
+        })?;
+        ck.require(z, CmpOp::Ge, lit(0), || {
+            format!("padding after axis {axis} is non-negative")
+        })?;
+        f.shape[axis] = v.shape()[axis] + a + z;
+        f.offset -= a * v.strides()[axis];
+        let (b, e) = mask[axis];
+        mask[axis] = (b + a, e + a);
+    }
+    f.mask = Some(mask);
+    f.finish(ck)
+}
+
+pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
+    if flags.len() != v.ndim() {
+        return Err(rank_error("flip", "flags", flags.len(), v));
+    }
+    let mut f = Fields::of(v);
+    for (axis, _) in flags.iter().enumerate().filter(|(_, &x)| x) {
+        f.flip_axis(axis);
+    }
+    f.finish(checker(cx, "flip", v))
+}
+
+/// The flags of `axes`, rejecting repeated and out-of-range axes.
+pub(crate) fn flags_of(v: &View, axes: &[usize]) -> Result<Vec<bool>> {
+    let mut flags = vec![false; v.ndim()];
+    for &a in axes {
+        match flags.get_mut(a) {
+            Some(slot) if !*slot => *slot = true,
+            Some(_) => {
+                return Err(invalid(
+                    "flip",
+                    format!("axis {a} is repeated in {axes:?} for {}", v.ctx()),
+                ))
+            }
+            None => {
+                return Err(invalid(
+                    "flip",
+                    format!("axis {a} is out of range for {}", v.ctx()),
+                ))
+            }
+        }
+    }
+    Ok(flags)
+}
+
+/// Reshape on a symbolic view when the result is provably one view; `None` when
+/// that depends on values.
+///
+/// Size-1 axes are set aside; the other axes are cut into groups whose sizes
+/// multiply to provably equal place values; inside a group the source axes must
+/// be provably glued (`t[k] == t[k+1] * s[k+1]`), and a masked axis must be a
+/// group of its own on both sides.
+pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>> {
+    let mut ck = checker(cx, "reshape", v);
+    require_sizes(&mut ck, new)?;
+    let old = v.shape();
+    let (n_old, n_new): (Expr, Expr) =
+        (old.iter().copied().product(), new.iter().copied().product());
+    if cx.prove_eq(n_old, n_new) == symshape::Proof::False {
+        return Err(invalid(
+            "reshape",
+            format!(
+                "cannot reshape {} (numel {}) to {} (numel {})",
+                v.ctx(),
+                cx.simplify(n_old),
+                fmt_list(new),
+                cx.simplify(n_new)
+            ),
+        ));
+    }
+    let mut f = Fields::of(v);
+    if old == new {
+        return f.finish(ck).map(Some);
+    }
+    let one = |d: Expr| ck.is(d, CmpOp::Eq, lit(1));
+    let full = |axis: usize| match v.mask() {
+        None => true,
+        Some(m) => ck.is(m[axis].0, CmpOp::Eq, lit(0)) && ck.is(m[axis].1, CmpOp::Eq, old[axis]),
+    };
+    let mut src = Vec::new();
+    for (axis, &d) in old.iter().enumerate() {
+        if one(d) {
+            if !full(axis) {
+                return Ok(None);
+            }
+            continue;
+        }
+        src.push(axis);
+    }
+    let tgt: Vec<usize> = (0..new.len()).filter(|&j| !one(new[j])).collect();
+    let t = v.strides();
+    let mut strides = vec![lit(0); new.len()];
+    let mut mask: Vec<(Expr, Expr)> = new.iter().map(|&d| (lit(0), d)).collect();
+    let (mut i, mut j) = (0, 0);
+    while i < src.len() || j < tgt.len() {
+        if i == src.len() || j == tgt.len() {
+            return Ok(None);
+        }
+        let (i0, j0) = (i, j);
+        let (mut ps, mut pt) = (old[src[i]], new[tgt[j]]);
+        i += 1;
+        j += 1;
+        loop {
+            if ps == pt || ck.is(ps, CmpOp::Eq, pt) {
+                break;
+            }
+            if i < src.len() && ck.is(ps, CmpOp::Le, pt) {
+                ps = cx.simplify(ps * old[src[i]]);
+                i += 1;
+            } else if j < tgt.len() && ck.is(pt, CmpOp::Le, ps) {
+                pt = cx.simplify(pt * new[tgt[j]]);
+                j += 1;
+            } else {
+                return Ok(None);
+            }
+        }
+        let group = &src[i0..i];
+        if group.iter().any(|&a| !full(a)) {
+            match (group, v.mask()) {
+                ([a], Some(m)) if j - j0 == 1 => mask[tgt[j0]] = m[*a],
+                _ => return Ok(None),
+            }
+        }
+        for w in group.windows(2) {
+            if !ck.is(t[w[0]], CmpOp::Eq, t[w[1]] * old[w[1]]) {
+                return Ok(None);
+            }
+        }
+        let mut acc = t[src[i - 1]];
+        for &jj in tgt[j0..j].iter().rev() {
+            strides[jj] = acc;
+            acc *= new[jj];
+        }
+    }
+    f.shape = new.to_vec();
+    f.strides = strides;
+    f.mask = v.mask().map(|_| mask);
+    f.finish(ck).map(Some)
+}
+
+/// NumPy basic indexing with every indexed axis kept (integer-indexed axes have
+/// size 1); returns the view and the shape without those axes.
+pub(crate) fn index_keepdims(
+    cx: &Scope,
+    v: &View,
+    items: &[IndexItem],
+) -> Result<(View, Vec<Expr>)> {
+    let mut ck = checker(cx, "index", v);
+    let n_real = items
+        .iter()
+        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. }))
+        .count();
+    let n_ell = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
+    if n_ell > 1 {
+        return Err(invalid(
+            "index",
+            format!("an index can have only one ellipsis, for {}", v.ctx()),
+        ));
+    }
+    if n_real > v.ndim() {
+        return Err(invalid(
+            "index",
+            format!("{n_real} indices for {} of rank {}", v.ctx(), v.ndim()),
+        ));
+    }
+    let mut full: Vec<IndexItem> = Vec::new();
+    for &it in items {
+        if it == IndexItem::Ellipsis {
+            full.extend(std::iter::repeat_n(IndexItem::FULL, v.ndim() - n_real));
+        } else {
+            full.push(it);
+        }
+    }
+    let n_now = full
+        .iter()
+        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. }))
+        .count();
+    full.extend(std::iter::repeat_n(IndexItem::FULL, v.ndim() - n_now));
+    let mut f = Fields::of(v);
+    // Per input axis: what to do; new axes are inserted afterwards.
+    let mut out_shape = Vec::new();
+    let mut keep_axes: Vec<Option<usize>> = Vec::new(); // None: a new axis
+    let mut axis = 0usize;
+    for it in full {
+        match it {
+            IndexItem::NewAxis => {
+                keep_axes.push(None);
+                out_shape.push(lit(1));
+            }
+            IndexItem::Int(i) => {
+                let d = f.shape[axis];
+                let idx = if i < 0 { d + i } else { lit(i) };
+                ck.require(idx, CmpOp::Ge, lit(0), || {
+                    format!("index {i} is within axis {axis}")
+                })?;
+                ck.require(idx, CmpOp::Lt, d, || {
+                    format!("index {i} is within axis {axis}")
+                })?;
+                f.shrink_axis(axis, idx, idx + 1);
+                keep_axes.push(Some(axis));
+                axis += 1;
+            }
+            IndexItem::Slice { start, stop, step } => {
+                let step = step.unwrap_or(1);
+                if step == 0 {
+                    return Err(invalid(
+                        "index",
+                        format!("slice step cannot be zero, for {}", v.ctx()),
+                    ));
+                }
+                let d = f.shape[axis];
+                if step > 0 {
+                    let norm = |x: i64| if x < 0 { (d + x).max(0) } else { lit(x).min(d) };
+                    let st = start.map_or(lit(0), norm);
+                    let sp = stop.map_or(d, norm);
+                    f.shrink_axis(axis, st, sp.max(st));
+                } else {
+                    let norm = |x: i64| {
+                        if x < 0 {
+                            (d + x).max(-1)
+                        } else {
+                            lit(x).min(d - 1)
+                        }
+                    };
+                    let st = start.map_or(d - 1, norm);
+                    let sp = stop.map_or(lit(-1), norm);
+                    let (fst, fsp) = (d - 1 - st, d - 1 - sp);
+                    f.flip_axis(axis);
+                    f.shrink_axis(axis, fst, fsp.max(fst));
+                }
+                f.step_axis(axis, step.checked_abs().unwrap_or(i64::MAX));
+                out_shape.push(f.shape[axis]);
+                keep_axes.push(Some(axis));
+                axis += 1;
+            }
+            IndexItem::Ellipsis => {}
+        }
+    }
+    let mut g = Fields {
+        shape: Vec::new(),
+        strides: Vec::new(),
+        offset: f.offset,
+        mask: f.mask.as_ref().map(|_| Vec::new()),
+    };
+    for k in keep_axes {
+        let (d, t, m) = match k {
+            Some(a) => (
+                f.shape[a],
+                f.strides[a],
+                f.mask
+                    .as_ref()
+                    .map(|m| m[a])
+                    .unwrap_or((lit(0), f.shape[a])),
+            ),
+            None => (lit(1), lit(0), (lit(0), lit(1))),
+        };
+        g.shape.push(d);
+        g.strides.push(t);
+        if let Some(gm) = &mut g.mask {
+            gm.push(m);
+        }
+    }
+    let out_shape: Vec<Expr> = out_shape.into_iter().map(|e| cx.simplify(e)).collect();
+    Ok((g.finish(ck)?, out_shape))
+}
