@@ -1,7 +1,7 @@
 //! The state of a running script and the execution of one statement.
 
 use symshape::{Bindings, Expr, Scope};
-use view::{parse_index, View, ViewStack};
+use view::{infer, parse_index, Op, View, ViewStack};
 
 use crate::lower::layouts;
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
@@ -72,25 +72,18 @@ impl Session {
             "solve" => self.solve(rest),
             "eval" => self.eval(rest),
             "view" => self.view(rest),
-            "reshape" => self.apply(rest, "reshape", |cx, s, a| {
-                s.reshape(&cx.exprs(a)?).map_err(err)
+            "reshape" => self.apply(rest, "reshape", |cx, a| Ok(Op::Reshape(cx.exprs(a)?))),
+            "expand" => self.apply(rest, "expand", |cx, a| Ok(Op::Expand(cx.exprs(a)?))),
+            "permute" => self.apply(rest, "permute", |_, a| Ok(Op::Permute(axes("permute", a)?))),
+            "shrink" => self.apply(rest, "shrink", |cx, a| Ok(Op::Shrink(cx.pairs(a)?))),
+            "pad" => self.apply(rest, "pad", |cx, a| Ok(Op::Pad(cx.pairs(a)?))),
+            "flip" => self.apply(rest, "flip", |_, a| Ok(Op::Flip(axes("flip", a)?))),
+            "slice" => self.apply(rest, "slice", |_, a| {
+                Ok(Op::Index(parse_index(a).map_err(err)?))
             }),
-            "expand" => self.apply(rest, "expand", |cx, s, a| {
-                s.expand(&cx.exprs(a)?).map_err(err)
-            }),
-            "permute" => self.apply(rest, "permute", |_, s, a| {
-                s.permute(&axes("permute", a)?).map_err(err)
-            }),
-            "shrink" => self.apply(rest, "shrink", |cx, s, a| {
-                s.shrink(&cx.pairs(a)?).map_err(err)
-            }),
-            "pad" => self.apply(rest, "pad", |cx, s, a| s.pad(&cx.pairs(a)?).map_err(err)),
-            "flip" => self.apply(rest, "flip", |_, s, a| {
-                s.flip_axes(&axes("flip", a)?).map_err(err)
-            }),
-            "slice" => self.apply(rest, "slice", |_, s, a| {
-                s.index(&parse_index(a).map_err(err)?).map_err(err)
-            }),
+            "lower" => self.lower(rest),
+            "guards" => self.guards(rest),
+            "infer" => self.infer(rest),
             "show" => self.show(rest),
             "plan" => self.plan(rest),
             "values" => self.values(rest),
@@ -160,6 +153,7 @@ impl Session {
             self.scope.bind(&mut next, name, value).map_err(err)?;
         }
         self.scope.check(&next).map_err(err)?;
+        self.bind_stack(&next)?;
         self.bindings = next;
         Ok(Vec::new())
     }
@@ -170,6 +164,7 @@ impl Session {
         let mut next = self.bindings.clone();
         next.set(sym, value).map_err(err)?;
         self.scope.check(&next).map_err(err)?;
+        self.bind_stack(&next)?;
         self.bindings = next;
         Ok(vec![format!("{sym} = {value}")])
     }
@@ -206,22 +201,86 @@ impl Session {
                 _ => mask = Some(self.pairs(value)?),
             }
         }
-        let v = View::create(&shape, strides.as_deref(), offset, mask.as_deref()).map_err(err)?;
+        let v = View::create_in(
+            &self.scope,
+            &shape,
+            strides.as_deref(),
+            offset,
+            mask.as_deref(),
+        )
+        .map_err(err)?;
         self.stack = Some(ViewStack::new(v));
         Ok(Vec::new())
     }
 
-    /// Applies an op with arguments `rest` to the current stack.
+    /// Applies the op that `parse` reads from `rest` to the current stack, with proofs under
+    /// the scope's facts.
     fn apply(
         &mut self,
         rest: &str,
         stmt: &str,
-        op: impl FnOnce(&Session, &ViewStack, &str) -> Result<ViewStack, String>,
+        parse: impl FnOnce(&Session, &str) -> Result<Op, String>,
     ) -> StmtResult {
         need(rest, stmt, "arguments")?;
-        let next = op(self, self.current(stmt)?, rest)?;
+        let op = parse(self, rest)?;
+        let next = self.current(stmt)?.apply(&self.scope, &op).map_err(err)?;
         self.stack = Some(next);
         Ok(Vec::new())
+    }
+
+    fn lower(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "lower")?;
+        let lowered = self.current("lower")?.lower(&self.scope).map_err(err)?;
+        Ok(lowered.to_string().lines().map(str::to_owned).collect())
+    }
+
+    fn guards(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "guards")?;
+        let text = self.current("guards")?.guards_text();
+        Ok(text.lines().map(str::to_owned).collect())
+    }
+
+    fn infer(&mut self, rest: &str) -> StmtResult {
+        need(rest, "infer", "a concrete shape, e.g. `infer [7, 10]`")?;
+        let concrete = list(rest)?
+            .into_iter()
+            .map(|t| {
+                t.parse::<i64>()
+                    .map_err(|_| format!("infer: `{t}` is not an integer (in `{rest}`)"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let shape = self.current("infer")?.shape().to_vec();
+        let mut next = self.bindings.clone();
+        let inferred = infer(&self.scope, &shape, &concrete, &mut next).map_err(err)?;
+        self.scope.check(&next).map_err(err)?;
+        self.bind_stack(&next)?;
+        self.bindings = next;
+        Ok(vec![inferred.to_string()])
+    }
+
+    /// The current stack with every symbol replaced by its bound value, its guards checked.
+    fn bound(&self, stmt: &str) -> Result<ViewStack, String> {
+        let stack = self.current(stmt)?;
+        stack
+            .bind(&self.scope, &self.bindings)
+            .map_err(|e| match e {
+                view::Error::Symshape(symshape::Error::Unbound { name, .. }) => {
+                    format!("{stmt}: symbol `{name}` of the current view is unbound; bind it first")
+                }
+                e => e.to_string(),
+            })
+    }
+
+    /// Binds the current stack under `b` when every symbol it uses is bound, so that a
+    /// guard that fails is reported by the statement that bound the last value.
+    fn bind_stack(&self, b: &Bindings) -> Result<(), String> {
+        let Some(stack) = &self.stack else {
+            return Ok(());
+        };
+        match stack.bind(&self.scope, b) {
+            Ok(_) | Err(view::Error::Symshape(symshape::Error::Unbound { .. })) => Ok(()),
+            Err(e) => Err(err(e)),
+        }
     }
 
     fn show(&mut self, rest: &str) -> StmtResult {
@@ -232,15 +291,12 @@ impl Session {
 
     fn offsets(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "offsets")?;
-        Ok(vec![self
-            .current("offsets")?
-            .offsets_line()
-            .map_err(err)?])
+        Ok(vec![self.bound("offsets")?.offsets_line().map_err(err)?])
     }
 
     fn plan(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "plan")?;
-        let layouts = layouts("plan", self.current("plan")?)?;
+        let layouts = layouts("plan", &self.bound("plan")?)?;
         let plan = kernels::plan_materialize::<i64>(&layouts).map_err(err)?;
         Ok(plan.to_string().lines().map(str::to_owned).collect())
     }
@@ -252,7 +308,7 @@ impl Session {
             rest.parse::<i64>()
                 .map_err(|_| format!("values: the pad value `{rest}` is not an integer"))?
         };
-        let layouts = layouts("values", self.current("values")?)?;
+        let layouts = layouts("values", &self.bound("values")?)?;
         let len = kernels::buffer_len(&layouts).map_err(err)?;
         let buf: Vec<i64> = (0..len)
             .map(|i| {
@@ -276,7 +332,7 @@ impl Session {
                 "bench: expected the element type `f32`, found `{rest}`"
             ));
         }
-        let layouts = layouts("bench", self.current("bench")?)?;
+        let layouts = layouts("bench", &self.bound("bench")?)?;
         let figures = kernels::bench_materialize_f32(&layouts, BENCH_RUNS).map_err(err)?;
         Ok(vec![figures.to_string()])
     }

@@ -86,3 +86,45 @@ fn view_errors_name_the_op_and_the_view() {
         .collect();
     assert_snapshot!(out.join("\n"));
 }
+
+#[test]
+fn symbolic_views_lower_guard_bind_and_infer() {
+    assert_snapshot!(trace(
+        "
+        sym n 1..=4096
+        sym m 1..=4096
+        sym k 0..=4096
+        view [n, 2*m]
+        show
+        lower
+        infer [7, 10]
+        offsets
+        view [n, 64]
+        shrink [(0, k), (0, 64)]
+        guards
+        pad [(0, 1), (0, 0)]
+        show
+        lower
+        bind n=3, k=2
+        values -1
+    "
+    ));
+}
+
+#[test]
+fn symbolic_view_errors() {
+    let cases = [
+        "sym n 1..=8\nview [n, 3]\noffsets",
+        "sym n 1..=8\nsym k 0..=16\nview [n]\nshrink [(0, k)]\nbind n=4, k=5",
+        "sym n 1..=8\nview [n]\nshrink [(0, n + 1)]",
+        "sym n 1..=8\nview [n, 3]\ninfer [7]",
+        "sym n 1..=8\nview [2*n]\ninfer [7]",
+        "sym n 1..=8\nview [n]\ninfer [x]",
+        "sym n 1..=8\nview [n]\nguards now",
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
+        .collect();
+    assert_snapshot!(out.join("\n"));
+}
