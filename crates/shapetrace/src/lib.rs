@@ -100,7 +100,19 @@ views (statements act on the current view stack)
   show                               print each view of the stack, bottom first:
                                      view shape=[..] strides=[..] offset=E mask=..
   offsets                            print `offsets [SHAPE]:` and the buffer offset of
-                                     every element in row-major order (`_` if masked)
+                                     every element in row-major order (`_` if masked);
+                                     every symbol of the stack must be bound
+  lower                              print `offset: EXPR` and `valid: COND`, the index
+                                     expressions in loop indices i0, i1, ...
+  guards                             print the pending guards, one a line, or
+                                     `guards: none`
+  infer [INTS]                       solve the current shape against a concrete one,
+                                     bind the symbols and print them (`n = 7, m = 5`)
+
+Shapes and arguments of view statements may be symbolic expressions. A precondition
+that cannot be proven yet becomes a guard, checked when the symbols are bound; one
+proven false is an error at once. `bind` also binds the current stack, so a failing
+guard is reported there.
 
 kernels (the stack must be bound: every field a constant)
   plan                               print the loop plan of materializing the stack
