@@ -7,7 +7,8 @@
 
 use criterion::{black_box, Criterion};
 use kernels::{
-    materialize_into, plan_materialize, reduce, zip_into, Layout, ReduceConfig, ReduceOp,
+    materialize_into, plan_materialize, reduce, zip_into, Layout, LayoutStack, ReduceConfig,
+    ReduceOp,
 };
 use std::time::Duration;
 
@@ -251,6 +252,17 @@ fn criterion_benches(c: &mut Criterion) {
         b.iter(|| {
             materialize_into(black_box(&buf), black_box(&t8), 0.0, &mut out).expect("materialize")
         })
+    });
+    // Lowering a view stack (a flattened transpose, padded and reshaped: 3 views) to layouts.
+    let stack = view::View::contiguous(&[64i64, 48])
+        .map(view::ViewStack::new)
+        .and_then(|s| s.permute(&[1, 0]))
+        .and_then(|s| s.reshape(&[3072i64]))
+        .and_then(|s| s.pad(&[(2i64, 2i64)]))
+        .and_then(|s| s.reshape(&[4i64, 769]))
+        .expect("view stack");
+    c.bench_function("kernels/lower/3_views", |b| {
+        b.iter(|| LayoutStack::from_view_stack(black_box(&stack)).expect("lower"))
     });
 }
 

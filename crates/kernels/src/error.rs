@@ -153,6 +153,44 @@ pub enum KernelError {
         /// Element type of the buffers.
         got: &'static str,
     },
+    /// An error of the `view` crate (from a view op run on the way to a kernel).
+    #[error(transparent)]
+    View(Box<view::Error>),
+    /// A view of the `view` crate is not concrete (a field is symbolic).
+    #[error("{op}: cannot lower {view}: {detail}")]
+    Lower {
+        /// The operation.
+        op: &'static str,
+        /// The view (and its level in a stack), printed.
+        view: String,
+        /// Which field is not a constant.
+        detail: String,
+        /// The error of the `view` crate.
+        #[source]
+        source: Box<view::Error>,
+    },
+    /// A constant field of a view of the `view` crate does not fit this machine's integers.
+    #[error("{op}: {field} {value} of {view} does not fit this machine's integers")]
+    ViewField {
+        /// The operation.
+        op: &'static str,
+        /// The view (and its level in a stack), printed.
+        view: String,
+        /// `shape`, `stride`, `offset` or `mask`.
+        field: &'static str,
+        /// The value that does not fit.
+        value: i64,
+    },
+    /// An ndarray view leaves gaps in its memory range, so no slice may cover it.
+    #[error("{op}: ndarray view {shape:?} with strides {strides:?} does not cover its memory range densely")]
+    NotDense {
+        /// The operation.
+        op: &'static str,
+        /// Shape of the array view.
+        shape: Vec<usize>,
+        /// Strides of the array view.
+        strides: Vec<isize>,
+    },
     /// A permutation is not a permutation of the axes.
     #[error("{op}: {perm:?} is not a permutation of {n_dims} axes")]
     BadPermutation {
@@ -163,6 +201,13 @@ pub enum KernelError {
         /// Axes of the view.
         n_dims: usize,
     },
+}
+
+impl From<view::Error> for KernelError {
+    fn from(e: view::Error) -> KernelError {
+        // Boxed: view errors are large and rare, kernel results are returned in hot paths.
+        KernelError::View(Box::new(e))
+    }
 }
 
 /// Shorthand for results of this crate.

@@ -1,5 +1,24 @@
 //! Running loop nests over raw buffers: the outer-loop driver (serial or rayon) and the inner
-//! kernels. All of the crate's `unsafe` code lives here.
+//! kernels. Most of the crate's `unsafe` code lives here; the rest is the inner rows of `fill`,
+//! `map`, `zip` and the reductions, which rest on the same argument.
+//!
+//! The safety argument shared by every `unsafe` block:
+//! 1. Before any loop runs, the extent (lowest and highest offset over the valid box) of every
+//!    layout the loop addresses is checked against its buffer; for a stack merged to one
+//!    layout, the merged layout's extent is checked as well as the bottom one's.
+//! 2. Loops visit only indices inside the boxes those extents cover (plan boxes lie inside the
+//!    destination's valid box, and a source is read only inside its valid box), so every
+//!    pointer formed with `offset` points into its buffer. An offset-table box's source
+//!    pointer is a table index and is formed with `wrapping_offset`, never dereferenced.
+//! 3. An offset-table gather indexes the table only inside the top layout's extent, checked
+//!    against the table's length when the plan is made; non-negative entries are offsets of
+//!    valid bottom elements (point 1).
+//! 4. Destinations are checked free of self-overlap and parallel units write disjoint index
+//!    sets, so no element is written twice, nor concurrently; sources are shared borrows, or,
+//!    in `copy_within`, disjoint from the destination.
+//! 5. After the checks every offset lies in `0..len` with `len * size_of::<T>() <= isize::MAX`,
+//!    so offset arithmetic in the loops cannot overflow; plan-time arithmetic, done before any
+//!    buffer is known, wraps (the results are offsets of elements, which fit) or is checked.
 
 use crate::element::Element;
 use crate::plan::{Axis, Kernel, LoopPlan, TILE};
@@ -151,11 +170,14 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         }
         let row = move |off: [isize; 2], start: usize, len: usize| {
             let (di, si) = (off[0] + start as isize * da, off[1] + start as isize * sa);
+            // For an offset-table box `si` indexes the table, not the source, and may lie past
+            // the end of a shorter source buffer: `wrapping_offset` forms that pointer without
+            // the in-bounds requirement of `offset`; only the other kernels dereference it.
+            let sp = s.get().wrapping_offset(si) as *const T;
             // SAFETY: elements start..start+len of one row of a box: inside the checked
             // extents; distinct units write distinct destination elements.
             unsafe {
                 let dp = d.get().offset(di);
-                let sp = s.get().offset(si) as *const T;
                 match kernel {
                     Kernel::Pad => fill_row(dp, da, len, pad),
                     Kernel::CopyFromSlice => std::ptr::copy_nonoverlapping(sp, dp, len),

@@ -253,7 +253,13 @@ pub(crate) fn row_major_strides(shape: &[usize]) -> Option<Vec<isize>> {
     let mut acc: isize = 1;
     for (s, &n) in strides.iter_mut().zip(shape).rev() {
         *s = acc;
-        acc = acc.checked_mul(isize::try_from(n).ok()?)?;
+        match isize::try_from(n).ok().and_then(|n| acc.checked_mul(n)) {
+            Some(next) => acc = next,
+            // A zero-size shape reaches nothing: its strides may be anything, even when its
+            // other extents are too large for any stride.
+            None if shape.contains(&0) => return Some(vec![0; shape.len()]),
+            None => return None,
+        }
     }
     Some(strides)
 }

@@ -16,6 +16,10 @@
 //!   generic over the plain [`Element`] types.
 //! - [`buffer_len`]: the shortest buffer a view can be bound to; [`bench_materialize_f32`]:
 //!   times a materialize against `copy_from_slice` of the same bytes.
+//! - Interop: [`Layout::from_view`] and [`LayoutStack::from_view_stack`] (also as `TryFrom`)
+//!   lower views and view stacks of the `view` crate whose fields are constants; with the
+//!   `ndarray` feature, the `nd` module turns ndarray views into operands (`nd::source`,
+//!   `nd::destination`, `nd::copy_into`) and results into arrays (`Dense::into_ndarray`).
 //!
 //! Every view's reachable extent is checked against its buffer once, before the loops; a
 //! destination reaching an element twice is rejected. Work above [`PARALLEL_BYTES`] runs on
@@ -32,13 +36,31 @@
 //! # Ok::<(), kernels::KernelError>(())
 //! ```
 //!
-//! Dependencies: `thiserror` for the error type, `rayon` for the thread pool.
+//! # Dependencies
+//!
+//! `thiserror` for the error type, `rayon` for the thread pool, `view` for the views the
+//! kernels lower from. The optional `ndarray` feature (off by default) adds `ndarray` so that
+//! frameworks built on it can run the kernels on their arrays, without a copy for views that
+//! fill their memory range (any permutation or flip of a block, broadcasts); nothing else in
+//! the crate depends on it.
+//!
+//! # Unsafe code
+//!
+//! All `unsafe` code is in the loop executor and the operations' inner rows: raw pointer
+//! loops over buffers whose reachable extents were checked once, before the loops (the
+//! numbered argument is in the executor's module docs, `src/exec.rs`). The
+//! ndarray interop adds none: it borrows an array's memory only through ndarray's own
+//! `to_slice_memory_order` (views that fill their memory range) and gathers the elements of
+//! views with gaps, because a slice over the gaps could alias another live mutable view.
 
 mod bench;
 mod element;
 mod error;
 mod exec;
 mod layout;
+mod lower;
+#[cfg(feature = "ndarray")]
+pub mod nd;
 mod ops;
 mod plan;
 mod reduce;

@@ -29,7 +29,7 @@ pub fn plan_copy_into<'a, T: Element>(dst: &Layout, src: &'a impl View) -> Resul
 }
 
 fn check_src(op: &'static str, plan: &LoopPlan<'_>, len: usize) -> Result<()> {
-    check_extent(op, "source", view_extent(plan.src_levels), len)?;
+    check_extent(op, "source", plan.read_extent(), len)?;
     if plan.merged.len() > 1 {
         // Table entries are offsets of valid bottom elements, inside the checked extent.
         debug_assert!(plan.table.iter().all(|&o| o < 0 || (o as usize) < len));
@@ -195,7 +195,7 @@ pub fn copy<T: Element>(
 /// the source through a temporary, whatever the overlap between the two.
 pub fn copy_within<T: Element>(buf: &mut [T], dst: &Layout, src: &impl View, pad: T) -> Result<()> {
     let plan = plan_copy_into::<T>(dst, src)?;
-    let src_extent = view_extent(plan.src_levels);
+    let src_extent = plan.read_extent();
     check_extent("copy_within", "source", src_extent, buf.len())?;
     let dst_extent = dst.extent();
     check_extent("copy_within", "destination", dst_extent, buf.len())?;
@@ -402,7 +402,7 @@ fn stretched(layout: &Layout, shape: &[usize]) -> Vec<isize> {
 
 /// Combines `a` and `b` (views of `a_buf`, `b_buf`, broadcast to a common shape) element by
 /// element with `f`, writing row-major into `out`; returns the common shape. Masked elements
-/// read zero.
+/// read `T::ZERO` (materialize with another pad value first to choose it).
 pub fn zip_into<A: Element, B: Element, C: Element>(
     a_buf: &[A],
     a: &impl View,

@@ -102,6 +102,23 @@ pub struct LoopPlan<'a> {
 }
 
 impl LoopPlan<'_> {
+    /// Lowest and highest source offset the plan may read: the extent of the bottom layout,
+    /// widened by that of the merged layout when the stack merged to one.
+    ///
+    /// A merge is exact, so the widening changes nothing; it keeps the memory-safety argument
+    /// from resting on the merge's correctness.
+    pub(crate) fn read_extent(&self) -> Option<(isize, isize)> {
+        let bottom = view_extent(self.src_levels);
+        let merged = match self.merged.as_slice() {
+            [one] => one.extent(),
+            _ => None,
+        };
+        match (bottom, merged) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, None) | (None, x) => x,
+        }
+    }
+
     /// The boxes of the plan, in the order they run.
     pub fn boxes(&self) -> &[PlanBox] {
         &self.boxes
@@ -214,11 +231,13 @@ pub(crate) fn simplify<const K: usize>(
         return None;
     }
     axes.retain(|a| a.0 > 1);
+    // Wrapping arithmetic: every value is the offset of an element (or a stride) of a layout,
+    // which fits `isize`, but the full span of a layout may not (before its buffer is checked).
     for (n, s) in axes.iter_mut() {
         if s[0] < 0 {
             for (b, st) in base.iter_mut().zip(s.iter_mut()) {
-                *b += *st * (*n as isize - 1);
-                *st = -*st;
+                *b = b.wrapping_add(st.wrapping_mul(*n as isize - 1));
+                *st = st.wrapping_neg();
             }
         }
     }
@@ -228,7 +247,13 @@ pub(crate) fn simplify<const K: usize>(
     for k in 1..axes.len() {
         let (n, s) = axes[k];
         let last = &mut axes[w];
-        if (0..K).all(|op| last.1[op] == s[op] * n as isize) {
+        let contiguous = |op: usize| {
+            isize::try_from(n)
+                .ok()
+                .and_then(|n| s[op].checked_mul(n))
+                .is_some_and(|x| x == last.1[op])
+        };
+        if (0..K).all(contiguous) {
             last.0 *= n;
             last.1 = s;
         } else {
@@ -285,11 +310,15 @@ fn inside(cell: &[(usize, usize)], valid: &[(usize, usize)]) -> bool {
         .all(|(&(b, e), &(vb, ve))| b >= vb && e <= ve)
 }
 
+/// Offset of the first index of `region` (wrapping: the result is the offset of an element of
+/// the layout and fits, a partial product may not).
 fn base_of(strides: &[isize], offset: isize, region: &[(usize, usize)]) -> isize {
     strides
         .iter()
         .zip(region)
-        .fold(offset, |acc, (&s, &(b, _))| acc + s * b as isize)
+        .fold(offset, |acc, (&s, &(b, _))| {
+            acc.wrapping_add(s.wrapping_mul(b as isize))
+        })
 }
 
 /// Chooses the inner kernel of a simplified copy nest and puts its axes in the order the
@@ -402,6 +431,21 @@ pub(crate) fn plan_copy<'a>(
     } else {
         offset_table(below)
     };
+    if !below.is_empty() {
+        // The stack's invariant 2 (and exact merging) keeps the top inside the table; checked
+        // here because the gather kernel indexes the table without bounds checks.
+        if let Some((lo, hi)) = top.extent() {
+            if lo < 0 || usize::try_from(hi).map_or(true, |h| h >= table.len()) {
+                return Err(KernelError::LevelOutOfRange {
+                    level: merged.len() - 1,
+                    below: merged.len() - 2,
+                    lo,
+                    hi,
+                    numel: table.len(),
+                });
+            }
+        }
+    }
     let src_box = if top.mask().is_some() {
         top.valid_box()
     } else {

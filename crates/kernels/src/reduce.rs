@@ -115,7 +115,9 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: T, s: &[T]) -> T {
 
 /// Reduces `view` of `buf` over `axes` with a builtin operation.
 ///
-/// Masked elements read zero.
+/// Masked elements read `T::ZERO` (the pad value of a view, as [`crate::materialize`] with pad
+/// zero would give), not the fold's identity: the max of a padded view of negative values is
+/// zero. To pad with another value, materialize the view with it first.
 ///
 /// ```
 /// use kernels::{reduce, Layout, ReduceConfig, ReduceOp};
@@ -141,6 +143,8 @@ pub fn reduce<T: Element>(
 }
 
 /// Reduces `view` of `buf` over `axes` with a user fold `f` starting from `identity`.
+///
+/// Masked elements read `T::ZERO`, as in [`reduce`].
 ///
 /// Each output is `f(...f(f(identity, x0), x1)..., xn)` over the reduced elements in row-major
 /// order, except that very large reductions into few outputs fold fixed blocks separately and
