@@ -13,8 +13,9 @@ const HELP: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  ci      format check, clippy (-D warnings), the whole test suite, the docs
-          (-D warnings) and a compile of every benchmark
+  ci      format check, clippy (-D warnings), the whole test suite, the kernels
+          crate again with its ndarray feature, the docs (-D warnings) and a
+          compile of every benchmark
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
 ";
@@ -68,6 +69,34 @@ const CI_STEPS: &[Step] = &[
     Step {
         name: "tests",
         args: &["test", "--workspace", "--locked"],
+        env: &[],
+    },
+    Step {
+        name: "clippy (kernels with ndarray)",
+        args: &[
+            "clippy",
+            "--package",
+            "kernels",
+            "--all-targets",
+            "--features",
+            "ndarray",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "tests (kernels with ndarray)",
+        args: &[
+            "test",
+            "--package",
+            "kernels",
+            "--features",
+            "ndarray",
+            "--locked",
+        ],
         env: &[],
     },
     Step {

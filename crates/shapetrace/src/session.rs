@@ -296,7 +296,7 @@ impl Session {
 
     fn plan(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "plan")?;
-        let layouts = layouts("plan", &self.bound("plan")?)?;
+        let layouts = layouts(&self.bound("plan")?)?;
         let plan = kernels::plan_materialize::<i64>(&layouts).map_err(err)?;
         Ok(plan.to_string().lines().map(str::to_owned).collect())
     }
@@ -308,7 +308,7 @@ impl Session {
             rest.parse::<i64>()
                 .map_err(|_| format!("values: the pad value `{rest}` is not an integer"))?
         };
-        let layouts = layouts("values", &self.bound("values")?)?;
+        let layouts = layouts(&self.bound("values")?)?;
         let len = kernels::buffer_len(&layouts).map_err(err)?;
         let buf: Vec<i64> = (0..len)
             .map(|i| {
@@ -332,7 +332,7 @@ impl Session {
                 "bench: expected the element type `f32`, found `{rest}`"
             ));
         }
-        let layouts = layouts("bench", &self.bound("bench")?)?;
+        let layouts = layouts(&self.bound("bench")?)?;
         let figures = kernels::bench_materialize_f32(&layouts, BENCH_RUNS).map_err(err)?;
         Ok(vec![figures.to_string()])
     }
