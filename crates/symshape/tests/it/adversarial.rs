@@ -4,8 +4,10 @@
 
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::{Signed, Zero};
+use num_traits::Zero;
 use proptest::prelude::*;
+
+use crate::tree::{build, bx, reference, T};
 use symshape::{Bindings, CmpOp, Error, Expr, Program, Proof, Scope};
 
 /// The symbols, in slot order. `i`, `j`, `e` and `q` have symbolic bounds; `e` has no
@@ -69,25 +71,6 @@ fn admissible(v: &[i64; N_SYMS], assume: &[usize]) -> bool {
         lo <= v[s] && v[s] <= hi && v[s] % mul == 0
     });
     ranges_ok && assume.iter().all(|&a| (ASSUMPTIONS[a].1)(v))
-}
-
-#[derive(Clone, Debug)]
-enum T {
-    C(i64),
-    V(usize),
-    Add(Box<T>, Box<T>),
-    Sub(Box<T>, Box<T>),
-    Mul(Box<T>, Box<T>),
-    Div(Box<T>, Box<T>),
-    Mod(Box<T>, Box<T>),
-    CDiv(Box<T>, Box<T>),
-    Min(Box<T>, Box<T>),
-    Max(Box<T>, Box<T>),
-    Neg(Box<T>),
-}
-
-fn bx(t: T) -> Box<T> {
-    Box::new(t)
 }
 
 fn constant() -> impl Strategy<Value = i64> {
@@ -186,49 +169,6 @@ fn binding() -> impl Strategy<Value = [i64; N_SYMS]> {
             w(9, -m, n),
         ]
     })
-}
-
-/// Reference value (`None` on division by zero) and the largest magnitude seen.
-fn reference(t: &T, v: &[i64; N_SYMS], big: &mut BigInt) -> Option<BigInt> {
-    let mut bin = |x: &T, y: &T| -> Option<(BigInt, BigInt)> {
-        Some((reference(x, v, big)?, reference(y, v, big)?))
-    };
-    let r = match t {
-        T::C(c) => BigInt::from(*c),
-        T::V(i) => BigInt::from(v[*i]),
-        T::Add(x, y) => bin(x, y).map(|(x, y)| x + y)?,
-        T::Sub(x, y) => bin(x, y).map(|(x, y)| x - y)?,
-        T::Mul(x, y) => bin(x, y).map(|(x, y)| x * y)?,
-        T::Div(x, y) => bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| x.div_floor(&y)))?,
-        T::Mod(x, y) => bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| x.mod_floor(&y)))?,
-        T::CDiv(x, y) => {
-            bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| -((-x).div_floor(&y))))?
-        }
-        T::Min(x, y) => bin(x, y).map(|(x, y)| x.min(y))?,
-        T::Max(x, y) => bin(x, y).map(|(x, y)| x.max(y))?,
-        T::Neg(x) => -reference(x, v, big)?,
-    };
-    if r.abs() > *big {
-        *big = r.abs();
-    }
-    Some(r)
-}
-
-fn build(t: &T, syms: &[Expr]) -> Expr {
-    let bin = |x: &T, y: &T| (build(x, syms), build(y, syms));
-    match t {
-        T::C(c) => Expr::from(*c),
-        T::V(i) => syms[*i],
-        T::Add(x, y) => bin(x, y).0 + bin(x, y).1,
-        T::Sub(x, y) => bin(x, y).0 - bin(x, y).1,
-        T::Mul(x, y) => bin(x, y).0 * bin(x, y).1,
-        T::Div(x, y) => bin(x, y).0.floor_div(bin(x, y).1),
-        T::Mod(x, y) => bin(x, y).0.floor_mod(bin(x, y).1),
-        T::CDiv(x, y) => bin(x, y).0.ceil_div(bin(x, y).1),
-        T::Min(x, y) => bin(x, y).0.min(bin(x, y).1),
-        T::Max(x, y) => bin(x, y).0.max(bin(x, y).1),
-        T::Neg(x) => -build(x, syms),
-    }
 }
 
 /// The scope with the chosen assumptions; `None` when the scope refused one as

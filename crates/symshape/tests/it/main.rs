@@ -11,6 +11,7 @@ mod parse;
 mod props;
 mod prove;
 mod simplify;
+mod tree;
 
 use symshape::{Error, Scope};
 

@@ -2,9 +2,10 @@
 //! BigInt and floor semantics.
 
 use num_bigint::BigInt;
-use num_integer::Integer;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_traits::{ToPrimitive, Zero};
 use proptest::prelude::*;
+
+use crate::tree::{build, bx, reference, T};
 use symshape::{Bindings, CmpOp, Expr, Program, Proof, Scope};
 
 /// Symbols of the generated expressions: signed, positive, negative, an index below
@@ -16,22 +17,6 @@ const DECLS: [&str; 5] = [
     "i 0..b",
     "d 0..=20 multiple of 4",
 ];
-
-/// The naive tree.
-#[derive(Clone, Debug)]
-enum T {
-    C(i64),
-    V(usize),
-    Add(Box<T>, Box<T>),
-    Sub(Box<T>, Box<T>),
-    Mul(Box<T>, Box<T>),
-    Div(Box<T>, Box<T>),
-    Mod(Box<T>, Box<T>),
-    CDiv(Box<T>, Box<T>),
-    Min(Box<T>, Box<T>),
-    Max(Box<T>, Box<T>),
-    Neg(Box<T>),
-}
 
 fn tree(poly_only: bool) -> impl Strategy<Value = T> {
     let leaf = prop_oneof![(-10i64..=10).prop_map(T::C), (0usize..5).prop_map(T::V)];
@@ -93,54 +78,10 @@ fn binding() -> impl Strategy<Value = [i64; 5]> {
     })
 }
 
-/// Reference value (`None` on division by zero) and the largest magnitude seen.
-fn reference(t: &T, vals: &[i64; 5], big: &mut BigInt) -> Option<BigInt> {
-    let mut bin = |x: &T, y: &T| -> Option<(BigInt, BigInt)> {
-        Some((reference(x, vals, big)?, reference(y, vals, big)?))
-    };
-    let v = match t {
-        T::C(c) => BigInt::from(*c),
-        T::V(i) => BigInt::from(vals[*i]),
-        T::Add(x, y) => bin(x, y).map(|(x, y)| x + y)?,
-        T::Sub(x, y) => bin(x, y).map(|(x, y)| x - y)?,
-        T::Mul(x, y) => bin(x, y).map(|(x, y)| x * y)?,
-        T::Div(x, y) => bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| x.div_floor(&y)))?,
-        T::Mod(x, y) => bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| x.mod_floor(&y)))?,
-        T::CDiv(x, y) => {
-            bin(x, y).and_then(|(x, y)| (!y.is_zero()).then(|| -((-x).div_floor(&y))))?
-        }
-        T::Min(x, y) => bin(x, y).map(|(x, y)| x.min(y))?,
-        T::Max(x, y) => bin(x, y).map(|(x, y)| x.max(y))?,
-        T::Neg(x) => -reference(x, vals, big)?,
-    };
-    if v.abs() > *big {
-        *big = v.abs();
-    }
-    Some(v)
-}
-
 fn scope() -> (Scope, Vec<Expr>) {
     let mut cx = Scope::new();
     let syms = DECLS.iter().map(|d| cx.declare_str(d).unwrap()).collect();
     (cx, syms)
-}
-
-/// The real implementation: the same tree built through the operators.
-fn build(t: &T, syms: &[Expr]) -> Expr {
-    let bin = |x: &T, y: &T| (build(x, syms), build(y, syms));
-    match t {
-        T::C(c) => Expr::from(*c),
-        T::V(i) => syms[*i],
-        T::Add(x, y) => bin(x, y).0 + bin(x, y).1,
-        T::Sub(x, y) => bin(x, y).0 - bin(x, y).1,
-        T::Mul(x, y) => bin(x, y).0 * bin(x, y).1,
-        T::Div(x, y) => bin(x, y).0.floor_div(bin(x, y).1),
-        T::Mod(x, y) => bin(x, y).0.floor_mod(bin(x, y).1),
-        T::CDiv(x, y) => bin(x, y).0.ceil_div(bin(x, y).1),
-        T::Min(x, y) => bin(x, y).0.min(bin(x, y).1),
-        T::Max(x, y) => bin(x, y).0.max(bin(x, y).1),
-        T::Neg(x) => -build(x, syms),
-    }
 }
 
 fn bindings(syms: &[Expr], vals: &[i64; 5]) -> Bindings {
@@ -370,10 +311,6 @@ fn regression_always_zero_divisor_has_a_range() {
         compare_proof(&T::C(0), CmpOp::Lt, &t, &[-8, 1, -5, 0, 0], false),
         Ok(())
     );
-}
-
-fn bx(t: T) -> Box<T> {
-    Box::new(t)
 }
 
 /// Shrunk failure (pinned from proptest-regressions): the cdiv/mod round trip.
