@@ -200,12 +200,7 @@ fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Erro
 
 pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
     let n = v.ndim();
-    let mut seen = vec![false; n];
-    let ok = axes.len() == n
-        && axes
-            .iter()
-            .all(|&a| a < n && !std::mem::replace(&mut seen[a], true));
-    if !ok {
+    if !crate::concrete::is_permutation(axes, n) {
         return Err(invalid(
             "permute",
             format!(

@@ -464,12 +464,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when `axes` is not a permutation of `0..ndim`.
     pub fn permute(&self, axes: &[usize]) -> Result<Self> {
         let n = self.ndim();
-        let mut seen = vec![false; n];
-        let ok = axes.len() == n
-            && axes
-                .iter()
-                .all(|&a| a < n && !std::mem::replace(&mut seen[a], true));
-        if !ok {
+        if !is_permutation(axes, n) {
             return Err(invalid(
                 "permute",
                 format!(
@@ -858,4 +853,13 @@ pub fn format_offsets(shape: &[i64], offsets: &[Option<i64>]) -> String {
         }
     }
     s
+}
+
+/// Whether `axes` lists each of `0..n` exactly once.
+pub(crate) fn is_permutation(axes: &[usize], n: usize) -> bool {
+    let mut seen = vec![false; n];
+    axes.len() == n
+        && axes
+            .iter()
+            .all(|&a| a < n && !std::mem::replace(&mut seen[a], true))
 }
