@@ -116,15 +116,7 @@ pub(crate) fn drive<const K: usize, F>(
             }
         }
     };
-    if parallel && units > 1 {
-        let per = units.div_ceil(TASKS.min(units));
-        let tasks = units.div_ceil(per);
-        (0..tasks)
-            .into_par_iter()
-            .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
-    } else {
-        run(0, units);
-    }
+    run_units(parallel, units, run);
 }
 
 /// Runs a copy plan.
@@ -332,15 +324,7 @@ fn drive_tiles<F>(
             unit(off, (a0, ab.min(na - a0)), (b0, bb.min(nb - b0)));
         }
     };
-    if parallel && units > 1 {
-        let per = units.div_ceil(TASKS.min(units));
-        let tasks = units.div_ceil(per);
-        (0..tasks)
-            .into_par_iter()
-            .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
-    } else {
-        run(0, units);
-    }
+    run_units(parallel, units, run);
 }
 
 /// A cache-blocked copy of a rectangle of a 2-D slab: `dst[ib * db + ia] = src[ia * sa + ib * sb]`
@@ -469,5 +453,19 @@ pub(crate) const fn tile_rows(elem_size: usize) -> usize {
         1
     } else {
         64 / elem_size
+    }
+}
+
+/// Runs `run` over `0..units`, split into at most `TASKS` contiguous ranges on the thread pool
+/// when `parallel`; the split depends only on `units`.
+fn run_units(parallel: bool, units: usize, run: impl Fn(usize, usize) + Sync) {
+    if parallel && units > 1 {
+        let per = units.div_ceil(TASKS.min(units));
+        let tasks = units.div_ceil(per);
+        (0..tasks)
+            .into_par_iter()
+            .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
+    } else {
+        run(0, units);
     }
 }
