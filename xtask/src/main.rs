@@ -14,7 +14,7 @@ usage: cargo xtask <task>
 
 tasks:
   ci      format check, clippy (-D warnings), the whole test suite, the kernels
-          crate again with its ndarray feature, the docs (-D warnings) and a
+          crate again with its ndarray feature, symshape with its serde feature, the docs (-D warnings) and a
           compile of every benchmark
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
@@ -95,6 +95,34 @@ const CI_STEPS: &[Step] = &[
             "kernels",
             "--features",
             "ndarray",
+            "--locked",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "clippy (symshape with serde)",
+        args: &[
+            "clippy",
+            "--package",
+            "symshape",
+            "--all-targets",
+            "--features",
+            "serde",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "tests (symshape with serde)",
+        args: &[
+            "test",
+            "--package",
+            "symshape",
+            "--features",
+            "serde",
             "--locked",
         ],
         env: &[],

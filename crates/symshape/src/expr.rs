@@ -296,10 +296,10 @@ pub(crate) const KEYWORDS: &[&str] = &[
 /// that bound (`(i*dim + j) // dim` is `i` when `j` is declared `below(dim)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SymbolSpec {
-    name: String,
-    lo: Option<Expr>,
-    hi: Option<Expr>,
-    multiple_of: u64,
+    pub(crate) name: String,
+    pub(crate) lo: Option<Expr>,
+    pub(crate) hi: Option<Expr>,
+    pub(crate) multiple_of: u64,
 }
 
 impl SymbolSpec {

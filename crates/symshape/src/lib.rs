@@ -104,6 +104,12 @@
 //! - `hashbrown`: the interner's dedup table and the per-call caches (fast default
 //!   hasher; lookups by borrowed node).
 //! - `thiserror`: the [`Error`] enum.
+//! - `serde` (optional, feature `serde`): `Serialize`/`Deserialize` for [`Expr`] and
+//!   [`Cond`], so frameworks can persist caches of compiled kernels keyed by expressions.
+//!   The encoding is structural (a node list, children first, constants as decimal
+//!   strings, symbols with their whole declaration) and is re-interned on load through
+//!   the canonicalising constructors, so a loaded handle equals the one built in the
+//!   loading process; malformed input is a deserialization error.
 
 mod build;
 mod display;
@@ -119,6 +125,8 @@ mod program;
 mod prove;
 mod rebuild;
 mod scope;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod visit;
 
 pub use build::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};

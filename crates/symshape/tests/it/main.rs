@@ -10,6 +10,8 @@ mod limits;
 mod parse;
 mod props;
 mod prove;
+#[cfg(feature = "serde")]
+mod serialize;
 mod simplify;
 mod tree;
 
