@@ -18,9 +18,7 @@ use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
 
-use crate::concrete::{
-    format_offsets, from_table, merge, numel_of, unravel, ConcreteView, EXACT_LIMIT,
-};
+use crate::concrete::{compose_run, format_offsets, merge, numel_of, unravel, ConcreteView};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard};
 use crate::index::IndexItem;
@@ -235,23 +233,11 @@ impl ViewStack {
             return Ok(false);
         }
         let views = self.concrete(op)?;
-        let top = &views[n - 1];
-        if i128::from(top.numel()) > EXACT_LIMIT {
-            return Ok(false);
-        }
-        let mut table = top.offsets();
         let mut best = None;
-        for level in (0..n - 1).rev() {
-            let v = &views[level];
-            for slot in table.iter_mut() {
-                if let Some(l) = *slot {
-                    *slot = v.offset_of(&unravel(v.shape(), l))?;
-                }
-            }
-            if level + 2 < n {
-                if let Some(one) = from_table(top.shape(), &table) {
-                    best = Some((level, one));
-                }
+        for level in 0..n - 2 {
+            if let Some(one) = compose_run(&views[level..])? {
+                best = Some((level, one));
+                break;
             }
         }
         let Some((level, one)) = best else {

@@ -13,14 +13,24 @@
 //!    its own upper axes; the composition is one view iff each per-axis slab is a box.
 //!    This is tried on the lower view and on its coarsest reshape, then again
 //!    after splitting upper axes that span whole digits.
-//! 3. Otherwise, when the reduced index space is small, the composition is
-//!    evaluated exactly and tested for a box-shaped valid set with affine offsets.
+//! 3. Otherwise, when the reduced index space has at most [`EXACT_LIMIT`]
+//!    points, the composition is evaluated point by point (see [`super::decide`])
+//!    and tested for a box-shaped valid set with affine offsets.
+//!
+//! Beyond that limit a composition the deciders cannot settle is left as two
+//! views: the stack stays exact, only unmerged. No procedure can be both
+//! complete and efficient here in general: whether a composition is even empty
+//! is a bounded subset-sum question (see docs/semantics.md, "Completeness scope").
 
-use super::{unravel, ConcreteView};
+use super::decide::{decide, volume_within, PairWalk, RunWalk, SlabWalk, Solved};
+use super::ConcreteView;
 use crate::error::{invalid, overflow, Result};
 
-/// Reduced index spaces up to this many elements are decided by evaluation.
-pub(crate) const EXACT_LIMIT: i128 = 1 << 12;
+/// Reduced index spaces up to this many points are decided by evaluation.
+pub(crate) const EXACT_LIMIT: i128 = 1 << 20;
+
+/// Runs of three or more views are decided by evaluation up to this many points.
+pub(crate) const RUN_LIMIT: i128 = 1 << 16;
 
 /// One upper axis that survives the reduction.
 #[derive(Clone, Copy, Debug)]
@@ -29,19 +39,6 @@ struct Red {
     n: i128,
     m: i128,
     flipped: bool,
-}
-
-/// The reduced composition when it is one view.
-enum Solved {
-    Empty,
-    View {
-        /// Stride of every reduced axis.
-        strides: Vec<i128>,
-        /// Valid range of every reduced axis.
-        ranges: Vec<(i128, i128)>,
-        /// Offset at the reduced origin.
-        origin: i128,
-    },
 }
 
 /// Outcome of testing a slab `{ j : lo <= c + sum(m * j) < hi }` for being a box.
@@ -391,124 +388,51 @@ fn chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<Solved>
 
 /// Decider 3: evaluate every reduced index when there are few enough.
 fn exact(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
-    let total: i128 = red.iter().map(|r| r.n).product();
-    if total > EXACT_LIMIT {
+    let shape: Vec<i128> = red.iter().map(|r| r.n).collect();
+    if volume_within(&shape, EXACT_LIMIT).is_none() {
         return Ok(None);
     }
-    let shape: Vec<i128> = red.iter().map(|r| r.n).collect();
-    let eval = |j: &[i128]| -> Result<Option<i128>> {
-        let l = base + j.iter().zip(red).map(|(&x, r)| x * r.m).sum::<i128>();
-        let l =
-            i64::try_from(l).map_err(|_| invalid("merge", format!("element {l} out of range")))?;
-        let idx = unravel(lower.shape(), l);
-        Ok(lower.offset_of(&idx)?.map(i128::from))
+    let m: Vec<i128> = red.iter().map(|r| r.m).collect();
+    decide(&shape, &mut PairWalk::new(lower, base, &m)?)
+}
+
+/// The one view equal to the composition of a run of views (bottom first), if
+/// there is one and the top has at most [`RUN_LIMIT`] elements; `None` otherwise.
+pub(crate) fn compose_run(views: &[ConcreteView]) -> Result<Option<ConcreteView>> {
+    let Some(top) = views.last() else {
+        return Ok(None);
     };
-    let table = grid(&shape, |j| eval(j))?;
-    Ok(box_affine(&shape, &table))
-}
-
-/// Evaluates `f` on every index of `shape` in row-major order.
-fn grid<T>(shape: &[i128], mut f: impl FnMut(&[i128]) -> Result<T>) -> Result<Vec<T>> {
-    let total: i128 = shape.iter().product();
-    let mut res = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
-    let mut idx = vec![0i128; shape.len()];
-    for _ in 0..total {
-        res.push(f(&idx)?);
-        for axis in (0..idx.len()).rev() {
-            idx[axis] += 1;
-            if idx[axis] < shape[axis] {
-                break;
-            }
-            idx[axis] = 0;
-        }
+    if top.numel() == 0 {
+        return ConcreteView::build("merge", top.shape().to_vec(), vec![0; top.ndim()], 0, None)
+            .map(Some);
     }
-    Ok(res)
-}
-
-/// The one view whose element offsets over `shape` are `table` (row-major, `None`
-/// for invalid elements), if there is one. Used on small tables only.
-pub(crate) fn from_table(shape: &[i64], table: &[Option<i64>]) -> Option<ConcreteView> {
-    if shape.contains(&0) {
-        return ConcreteView::build("merge", shape.to_vec(), vec![0; shape.len()], 0, None).ok();
+    let mut walk = RunWalk::new(views)?;
+    let shape = walk.shape().to_vec();
+    if volume_within(&shape, RUN_LIMIT).is_none() {
+        return Ok(None);
     }
-    let sh: Vec<i128> = shape.iter().map(|&d| i128::from(d)).collect();
-    let t: Vec<Option<i128>> = table.iter().map(|o| o.map(i128::from)).collect();
-    match box_affine(&sh, &t)? {
-        Solved::Empty if shape.is_empty() => None,
-        Solved::Empty => ConcreteView::all_masked("merge", shape).ok(),
-        Solved::View {
+    Ok(match decide(&shape, &mut walk)? {
+        None => None,
+        Some(Solved::Empty) if shape.is_empty() => None,
+        Some(Solved::Empty) => Some(ConcreteView::all_masked("merge", top.shape())?),
+        Some(Solved::View {
             strides,
             ranges,
             origin,
-        } => {
+        }) => {
             let to64 = |v: i128| i64::try_from(v).ok();
-            let strides: Vec<i64> = strides.into_iter().map(to64).collect::<Option<_>>()?;
-            let mask: Vec<(i64, i64)> = ranges
+            let strides: Option<Vec<i64>> = strides.into_iter().map(to64).collect();
+            let mask: Option<Vec<(i64, i64)>> = ranges
                 .into_iter()
                 .map(|(b, e)| Some((to64(b)?, to64(e)?)))
-                .collect::<Option<_>>()?;
-            ConcreteView::create(shape, Some(&strides), to64(origin)?, Some(&mask)).ok()
-        }
-    }
-}
-
-/// Whether a table of offsets over `shape` is one view: a box-shaped valid set
-/// with offsets affine on it.
-fn box_affine(shape: &[i128], table: &[Option<i128>]) -> Option<Solved> {
-    let rank = shape.len();
-    let mut lo = vec![i128::MAX; rank];
-    let mut hi = vec![i128::MIN; rank];
-    let mut count = 0i128;
-    let mut first = None;
-    let mut idx = vec![0i128; rank];
-    let mut points = Vec::new();
-    for v in table {
-        if let Some(o) = v {
-            count += 1;
-            first.get_or_insert(*o);
-            for a in 0..rank {
-                lo[a] = lo[a].min(idx[a]);
-                hi[a] = hi[a].max(idx[a] + 1);
+                .collect();
+            match (strides, mask, to64(origin)) {
+                (Some(strides), Some(mask), Some(origin)) => {
+                    ConcreteView::create(top.shape(), Some(&strides), origin, Some(&mask)).ok()
+                }
+                _ => None,
             }
-            points.push((idx.clone(), *o));
         }
-        for axis in (0..rank).rev() {
-            idx[axis] += 1;
-            if idx[axis] < shape[axis] {
-                break;
-            }
-            idx[axis] = 0;
-        }
-    }
-    let Some(at_corner) = first else {
-        return Some(Solved::Empty);
-    };
-    let volume: i128 = lo.iter().zip(&hi).map(|(l, h)| h - l).product();
-    if volume != count {
-        return None;
-    }
-    // The first valid point in row-major order is the box's lower corner.
-    let flat = |j: &[i128]| j.iter().zip(shape).fold(0i128, |acc, (&x, &d)| acc * d + x);
-    let mut strides = vec![0i128; rank];
-    for a in 0..rank {
-        if hi[a] - lo[a] >= 2 {
-            let mut j = lo.clone();
-            j[a] += 1;
-            let next = table[usize::try_from(flat(&j)).ok()?]?;
-            strides[a] = next - at_corner;
-        }
-    }
-    let origin = at_corner - lo.iter().zip(&strides).map(|(l, s)| l * s).sum::<i128>();
-    for (j, o) in &points {
-        let want = origin + j.iter().zip(&strides).map(|(x, s)| x * s).sum::<i128>();
-        if want != *o {
-            return None;
-        }
-    }
-    Some(Solved::View {
-        strides,
-        ranges: lo.into_iter().zip(hi).collect(),
-        origin,
     })
 }
 
@@ -553,20 +477,13 @@ pub(crate) fn slab(m: &[i128], n: &[i128], c: i128, lo: i128, hi: i128) -> Slab 
     if lo <= min_sum && max_sum < hi {
         return Slab::Box(a.into_iter().zip(z).collect());
     }
-    let total: i128 = n.iter().product();
-    if total > EXACT_LIMIT {
+    if volume_within(n, EXACT_LIMIT).is_none() {
         return Slab::Unknown;
     }
-    let table = grid(n, |j| {
-        let s = c + j.iter().zip(m).map(|(x, y)| x * y).sum::<i128>();
-        Ok((lo <= s && s < hi).then_some(0i128))
-    });
-    let Ok(table) = table else {
-        return Slab::Unknown;
-    };
-    match box_affine(n, &table) {
-        Some(Solved::View { ranges, .. }) => Slab::Box(ranges),
-        Some(Solved::Empty) => Slab::Empty,
-        None => Slab::NotBox,
+    match decide(n, &mut SlabWalk::new(m, c, lo, hi)) {
+        Ok(Some(Solved::View { ranges, .. })) => Slab::Box(ranges),
+        Ok(Some(Solved::Empty)) => Slab::Empty,
+        Ok(None) => Slab::NotBox,
+        Err(_) => Slab::Unknown,
     }
 }

@@ -11,12 +11,13 @@
 //! 4. A zero-size view has offset 0 and no mask.
 //! 5. A mask that covers every axis completely is dropped (`mask == None`).
 
+mod decide;
 mod merge;
 mod ops;
 mod reshape;
 
+pub(crate) use merge::compose_run;
 pub use merge::merge;
-pub(crate) use merge::{from_table, EXACT_LIMIT};
 pub use ops::{broadcast_shapes, MAX_PIECES};
 
 use std::fmt;

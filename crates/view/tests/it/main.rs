@@ -3,6 +3,7 @@
 mod chains;
 mod engine;
 mod errors;
+mod midsize;
 mod model;
 mod ops;
 mod pinned;
