@@ -13,6 +13,8 @@
 //!    its own upper axes; the composition is one view iff each per-axis slab is a box.
 //!    This is tried on the lower view and on its coarsest reshape, then again
 //!    after splitting upper axes that span whole digits.
+//!    Then a split of the lower view at a place value across which nothing
+//!    carries, deciding both halves recursively (only ever says yes).
 //! 3. Otherwise, when the reduced index space has at most [`EXACT_LIMIT`]
 //!    points, the composition is evaluated point by point (see [`super::decide`])
 //!    and tested for a box-shaped valid set with affine offsets.
@@ -192,7 +194,97 @@ fn solve(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>
             return Ok(res);
         }
     }
+    if let Some(res) = no_carry(&coarse, red, base)? {
+        return Ok(Some(res));
+    }
     exact(lower, red, base)
+}
+
+/// Decider 2b, which only ever says yes: splits the lower view at a place value
+/// `p` across which no carry happens. When the low parts `base % p` and
+/// `m[k] % p` of every reachable element sum below `p`, each element is
+/// `p * q(j) + r(j)` with `q` and `r` affine in the upper index, so the
+/// composition is the outer axes read at `q` plus the inner axes read at `r`,
+/// valid where both are. When both halves are one view, so is their sum (strides
+/// add, valid boxes intersect). An upper stride may feed both halves, which is
+/// how a stride straddling a place value merges at any size.
+fn no_carry(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
+    let shape = lower.shape();
+    let bounds = lower.valid_bounds();
+    let mut place = 1i128;
+    for split in (1..shape.len()).rev() {
+        place *= i128::from(shape[split]);
+        let r0 = base.rem_euclid(place);
+        let reach = r0 + red.iter().map(|r| (r.m % place) * (r.n - 1)).sum::<i128>();
+        if reach >= place {
+            continue;
+        }
+        let part = |axes: std::ops::Range<usize>, offset: i64| {
+            ConcreteView::build(
+                "merge",
+                shape[axes.clone()].to_vec(),
+                lower.strides()[axes.clone()].to_vec(),
+                offset,
+                Some(bounds[axes].to_vec()),
+            )
+        };
+        let (Ok(high), Ok(low)) = (part(0..split, lower.offset()), part(split..shape.len(), 0))
+        else {
+            continue;
+        };
+        let halves = [(&high, base / place, true), (&low, r0, false)];
+        let mut solved = Vec::with_capacity(2);
+        for (view, b, outer) in halves {
+            // Axes that do not move this half are constant in it.
+            let keep: Vec<usize> = (0..red.len())
+                .filter(|&k| if outer { red[k].m / place } else { red[k].m % place } != 0)
+                .collect();
+            let sub: Vec<Red> = keep
+                .iter()
+                .map(|&k| Red {
+                    axis: k,
+                    n: red[k].n,
+                    m: if outer {
+                        red[k].m / place
+                    } else {
+                        red[k].m % place
+                    },
+                    flipped: false,
+                })
+                .collect();
+            match solve(view, &sub, b)? {
+                Some(Solved::Empty) => return Ok(Some(Solved::Empty)),
+                Some(Solved::View {
+                    strides,
+                    ranges,
+                    origin,
+                }) => solved.push((keep, strides, ranges, origin)),
+                None => break,
+            }
+        }
+        if solved.len() < 2 {
+            continue;
+        }
+        let mut strides = vec![0i128; red.len()];
+        let mut ranges: Vec<(i128, i128)> = red.iter().map(|r| (0, r.n)).collect();
+        let mut origin = 0i128;
+        for (keep, s, rs, o) in solved {
+            origin += o;
+            for (i, &k) in keep.iter().enumerate() {
+                strides[k] += s[i];
+                ranges[k] = (ranges[k].0.max(rs[i].0), ranges[k].1.min(rs[i].1));
+            }
+        }
+        if ranges.iter().any(|&(b, e)| b >= e) {
+            return Ok(Some(Solved::Empty));
+        }
+        return Ok(Some(Solved::View {
+            strides,
+            ranges,
+            origin,
+        }));
+    }
+    Ok(None)
 }
 
 /// The place values of the lower view's axes and of `ms`, when they form a

@@ -179,3 +179,21 @@ fn stacks_collapse_runs_beyond_4096_elements() {
     let back = flat.reshape(&[80, 96]).unwrap();
     insta::assert_snapshot!(back.views().iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"), @"view shape=[80, 96] strides=[1, 80] offset=0 mask=none");
 }
+
+#[test]
+fn straddling_axis_merges_beyond_the_evaluation_limit() {
+    // 1.6 million points: only the no-carry split decides it. The column digit
+    // 6a + b stays below 64, so rows and columns are read independently.
+    let lower = ConcreteView::create(&[20000, 64], Some(&[1, 20000]), 0, None).unwrap();
+    let upper = ConcreteView::create(&[2, 16000, 50], Some(&[70, 64, 1]), 0, None).unwrap();
+    let merged = merge(&lower, &upper).unwrap().expect("one view");
+    insta::assert_snapshot!(merged, @"view shape=[2, 16000, 50] strides=[120001, 1, 20000] offset=0 mask=none");
+    let stack = ViewStack::from_views(vec![View::from(&lower), View::from(&upper)]).unwrap();
+    for (a, c, b) in [(0, 0, 0), (1, 15999, 49), (1, 7, 3), (0, 12345, 48)] {
+        let idx = [a, c, b];
+        assert_eq!(
+            merged.offset_of(&idx).unwrap(),
+            stack.offset_of(&idx).unwrap()
+        );
+    }
+}
