@@ -57,8 +57,8 @@ pub fn run(script: &str) -> Output {
 /// Every statement keyword the runner knows, in the order `--help` lists them.
 pub const STATEMENTS: &[&str] = &[
     "sym", "assume", "simplify", "prove", "range", "bind", "solve", "eval", "view", "reshape",
-    "expand", "permute", "shrink", "pad", "flip", "slice", "show", "offsets", "plan", "values",
-    "bench",
+    "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal", "show", "offsets",
+    "plan", "values", "bench",
 ];
 
 /// The text printed by `shapetrace --help`.
@@ -96,7 +96,13 @@ views (statements act on the current view stack)
   shrink [(b, e), ..]                keep b <= index < e on each axis
   pad [(before, after), ..]          add masked-out elements on each axis
   flip [AXES]                        reverse the listed axes
-  slice [ITEMS]                      NumPy basic indexing: 1, 2:, ::-1, None, ...
+  slice [ITEMS]                      NumPy basic indexing: 1, 2:, ::-1, None, ...;
+                                     indices and bounds are expressions (n - 1, :p + 1);
+                                     a symbolic step needs a provable sign
+  unfold AXIS size SIZE [step STEP]  sliding windows along AXIS (step defaults to 1);
+                                     the window axis is appended last
+  diagonal [A, B] [offset K]         the diagonal of axes A and B shifted by K (above
+                                     the main diagonal when K > 0), appended last
   show                               print each view of the stack, bottom first:
                                      view shape=[..] strides=[..] offset=E mask=..
   offsets                            print `offsets [SHAPE]:` and the buffer offset of

@@ -1,7 +1,7 @@
 //! The state of a running script and the execution of one statement.
 
 use symshape::{Bindings, Expr, Scope};
-use view::{infer, parse_index, Op, View, ViewStack};
+use view::{infer, parse_index_in, Op, View, ViewStack};
 
 use crate::lower::layouts;
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
@@ -78,9 +78,11 @@ impl Session {
             "shrink" => self.apply(rest, "shrink", |cx, a| Ok(Op::Shrink(cx.pairs(a)?))),
             "pad" => self.apply(rest, "pad", |cx, a| Ok(Op::Pad(cx.pairs(a)?))),
             "flip" => self.apply(rest, "flip", |_, a| Ok(Op::Flip(axes("flip", a)?))),
-            "slice" => self.apply(rest, "slice", |_, a| {
-                Ok(Op::Index(parse_index(a).map_err(err)?))
+            "slice" => self.apply(rest, "slice", |cx, a| {
+                Ok(Op::Index(parse_index_in(&cx.scope, a).map_err(err)?))
             }),
+            "unfold" => self.apply(rest, "unfold", Session::unfold_op),
+            "diagonal" => self.apply(rest, "diagonal", Session::diagonal_op),
             "lower" => self.lower(rest),
             "guards" => self.guards(rest),
             "infer" => self.infer(rest),
@@ -226,6 +228,41 @@ impl Session {
         let next = self.current(stmt)?.apply(&self.scope, &op).map_err(err)?;
         self.stack = Some(next);
         Ok(Vec::new())
+    }
+
+    /// `unfold AXIS size SIZE [step STEP]` (step defaults to 1).
+    fn unfold_op(&self, rest: &str) -> Result<Op, String> {
+        const USAGE: &str = "expected `unfold AXIS size SIZE [step STEP]`";
+        let (lead, opts) = clauses(rest, &["size", "step"])?;
+        let axis = lead
+            .parse::<usize>()
+            .map_err(|_| format!("unfold: `{lead}` is not an axis number; {USAGE}"))?;
+        let mut size = None;
+        let mut step = Expr::from(1);
+        for (kw, value) in opts {
+            match kw {
+                "size" => size = Some(self.expr(value)?),
+                _ => step = self.expr(value)?,
+            }
+        }
+        let size = size.ok_or_else(|| format!("unfold: the window size is missing; {USAGE}"))?;
+        Ok(Op::Unfold { axis, size, step })
+    }
+
+    /// `diagonal [DIM1, DIM2] [offset OFFSET]` (offset defaults to 0).
+    fn diagonal_op(&self, rest: &str) -> Result<Op, String> {
+        let (lead, opts) = clauses(rest, &["offset"])?;
+        let dims = axes("diagonal", lead)?;
+        let [dim1, dim2] = dims[..] else {
+            return Err(format!(
+                "diagonal: expected two axes `[DIM1, DIM2]`, found `{lead}`"
+            ));
+        };
+        let offset = match opts.first() {
+            Some((_, value)) => self.expr(value)?,
+            None => Expr::from(0),
+        };
+        Ok(Op::Diagonal { offset, dim1, dim2 })
     }
 
     fn lower(&mut self, rest: &str) -> StmtResult {

@@ -127,8 +127,15 @@ impl fmt::Display for Guard {
 
 /// Decides the preconditions of one op: proves them, fails on a false one and
 /// collects the rest as guards (after those the input view already carried).
+///
+/// Proofs and simplification also use the pending guards as facts: a view is
+/// only ever used under its guards (binding checks them before evaluating any
+/// field), so `1:n - 1` under the guard `n - 1 >= 0` gets the shape `n - 2`
+/// instead of a clamp that the guard makes redundant.
 pub(crate) struct Checker<'a> {
     pub(crate) cx: &'a Scope,
+    /// `cx` with the guards assumed, once there is a guard.
+    facts: Option<Scope>,
     pub(crate) op: &'static str,
     pub(crate) guards: Vec<Guard>,
     /// The view the op runs on, as error messages name it.
@@ -137,12 +144,29 @@ pub(crate) struct Checker<'a> {
 
 impl<'a> Checker<'a> {
     pub(crate) fn new(cx: &'a Scope, op: &'static str, guards: &[Guard], ctx: String) -> Self {
-        Checker {
+        let mut ck = Checker {
             cx,
+            facts: None,
             op,
             guards: guards.to_vec(),
             ctx,
+        };
+        for g in guards {
+            ck.assume(g.cond());
         }
+        ck
+    }
+
+    /// The scope proofs run under: `cx` and the guards.
+    fn scope(&self) -> &Scope {
+        self.facts.as_ref().unwrap_or(self.cx)
+    }
+
+    fn assume(&mut self, c: Cond) {
+        let facts = self.facts.get_or_insert_with(|| self.cx.clone());
+        // A guard that contradicts the others can never hold; binding reports
+        // it, and it is no use as a fact.
+        let _ = facts.assume(c);
     }
 
     /// Requires `lhs OP rhs`: nothing when proven, an error when proven false, a
@@ -154,8 +178,8 @@ impl<'a> Checker<'a> {
         rhs: Expr,
         what: impl FnOnce() -> String,
     ) -> Result<()> {
-        let lhs = self.cx.simplify(lhs);
-        let rhs = self.cx.simplify(rhs);
+        let lhs = self.scope().simplify(lhs);
+        let rhs = self.scope().simplify(rhs);
         lhs.check()?;
         rhs.check()?;
         let g = Guard {
@@ -165,7 +189,7 @@ impl<'a> Checker<'a> {
             rhs,
             what: what(),
         };
-        match self.cx.prove(lhs, cmp, rhs) {
+        match self.scope().prove(lhs, cmp, rhs) {
             Proof::True => Ok(()),
             Proof::False => Err(Error::Guard {
                 op: self.op,
@@ -176,6 +200,7 @@ impl<'a> Checker<'a> {
                 ),
             }),
             Proof::Unknown(_) => {
+                self.assume(g.cond());
                 add_guard(&mut self.guards, g);
                 Ok(())
             }
@@ -184,11 +209,11 @@ impl<'a> Checker<'a> {
 
     /// Whether `lhs OP rhs` is proven.
     pub(crate) fn is(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
-        self.cx.prove(lhs, cmp, rhs).is_true()
+        self.scope().prove(lhs, cmp, rhs).is_true()
     }
 
     pub(crate) fn simplify(&self, e: Expr) -> Expr {
-        self.cx.simplify(e)
+        self.scope().simplify(e)
     }
 }
 

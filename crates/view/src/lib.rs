@@ -95,7 +95,7 @@ pub use bind::{infer, Inferred, PreparedStack, PreparedView};
 pub use concrete::ConcreteView;
 pub use error::{Error, Result};
 pub use guard::Guard;
-pub use index::{parse_index, IndexItem};
+pub use index::{parse_index, parse_index_in, IndexBound, IndexItem};
 pub use lower::Lowered;
 pub use op::Op;
 pub use stack::ViewStack;

@@ -84,7 +84,9 @@ fn lower_at(cx: &Scope, views: &[View], idx: Vec<Expr>) -> Result<(Expr, Cond)> 
             .enumerate()
             .map(|(j, (&p, &d))| {
                 let q = off.floor_div(p);
-                let digit = if j == 0 { q } else { q.floor_mod(d) };
+                // An axis of size 0 has no valid element, so its digit is never
+                // used; `max(d, 1)` keeps evaluating the expression defined.
+                let digit = if j == 0 { q } else { q.floor_mod(d.max(1)) };
                 cx.simplify(digit).check()
             })
             .collect::<Result<_, _>>()?;

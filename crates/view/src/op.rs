@@ -23,8 +23,28 @@ pub enum Op {
     Pad(Vec<(Expr, Expr)>),
     /// Reverses the listed axes.
     Flip(Vec<usize>),
-    /// NumPy basic indexing.
-    Index(Vec<IndexItem>),
+    /// NumPy basic indexing, with symbolic indices and slice bounds allowed.
+    Index(Vec<IndexItem<Expr>>),
+    /// Sliding windows of `size` indices every `step` along `axis`; the window
+    /// axis is appended last (PyTorch's `unfold`).
+    Unfold {
+        /// The axis the windows slide along.
+        axis: usize,
+        /// Indices per window.
+        size: Expr,
+        /// Distance between window starts (at least 1).
+        step: Expr,
+    },
+    /// The diagonal of axes `dim1` and `dim2`, shifted by `offset` (positive:
+    /// above the main diagonal), appended last (PyTorch's `diagonal`).
+    Diagonal {
+        /// Shift of the diagonal; its sign must be known.
+        offset: Expr,
+        /// The row axis.
+        dim1: usize,
+        /// The column axis.
+        dim2: usize,
+    },
 }
 
 impl Op {
@@ -38,6 +58,8 @@ impl Op {
             Op::Pad(_) => "pad",
             Op::Flip(_) => "flip",
             Op::Index(_) => "index",
+            Op::Unfold { .. } => "unfold",
+            Op::Diagonal { .. } => "diagonal",
         }
     }
 }
@@ -48,15 +70,23 @@ fn join<T>(v: &[T], f: impl Fn(&T) -> String) -> String {
 }
 
 impl fmt::Display for Op {
-    /// `reshape [n, 12, 64]`, `shrink [(1, n - 1), (0, 64)]`, `index [1:, None]`.
+    /// `reshape [n, 12, 64]`, `shrink [(1, n - 1), (0, 64)]`, `index [1:, None]`,
+    /// `unfold 0 size 3 step 1`, `diagonal [0, 1] offset k`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pairs = |v: &[(Expr, Expr)]| join(v, |(a, b)| format!("({a}, {b})"));
         let args = match self {
             Op::Reshape(s) | Op::Expand(s) => join(s, ToString::to_string),
             Op::Permute(a) | Op::Flip(a) => join(a, ToString::to_string),
             Op::Shrink(p) | Op::Pad(p) => pairs(p),
-            Op::Index(items) => join(items, ToString::to_string),
+            Op::Index(items) => fmt_items(items),
+            Op::Unfold { axis, size, step } => format!("{axis} size {size} step {step}"),
+            Op::Diagonal { offset, dim1, dim2 } => format!("[{dim1}, {dim2}] offset {offset}"),
         };
         write!(f, "{} {args}", self.name())
     }
+}
+
+/// `[1, n - 1:, None]`.
+pub(crate) fn fmt_items<B: fmt::Display>(items: &[IndexItem<B>]) -> String {
+    join(items, ToString::to_string)
 }

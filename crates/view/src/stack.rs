@@ -9,7 +9,9 @@
 //! 3. After every op, adjacent concrete views are merged wherever their
 //!    composition is one view, and, when every view is concrete and the top has
 //!    at most 4096 elements, any run of views whose composition is one view is
-//!    replaced by it. Symbolic views are merged when the stack is bound.
+//!    replaced by it. Symbolic views are merged when the merge is proven
+//!    (a row-major view below, or a row-major reshape of all of it above),
+//!    otherwise when the stack is bound.
 //! 4. Every symbolic view's guards hold for a binding before it is used: a
 //!    reshape pushed for lack of a proof carries the guard that element counts
 //!    are equal, which is invariant 2 for that binding.
@@ -21,7 +23,7 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::concrete::{compose_run, format_offsets, merge, numel_of, unravel, ConcreteView};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard};
-use crate::index::IndexItem;
+use crate::index::{const_items, IndexBound, IndexItem};
 use crate::op::Op;
 use crate::symbolic;
 use crate::view::View;
@@ -159,7 +161,7 @@ impl ViewStack {
         ViewStack {
             views: out.into_iter().map(View::from).collect(),
         }
-        .merge_top("simplify")
+        .merge_top(&Scope::new(), "simplify")
     }
 
     /// The single view equal to the whole stack, when there is one.
@@ -174,11 +176,29 @@ impl ViewStack {
         })
     }
 
-    /// The simplified stack with every view in canonical form.
+    /// The simplified stack with every view in canonical form. A stack with a
+    /// symbolic view is not merged (that happens at bind); each view gets
+    /// [`View::canonical`].
     ///
     /// # Errors
-    /// [`Error::Symbolic`] when a view is symbolic.
+    /// [`Error::Symshape`] when an expression exceeds the budgets.
     pub fn canonical(&self) -> Result<ViewStack> {
+        self.canonical_in(&Scope::new())
+    }
+
+    /// [`ViewStack::canonical`] with proofs under `cx`.
+    ///
+    /// # Errors
+    /// As [`ViewStack::canonical`].
+    pub fn canonical_in(&self, cx: &Scope) -> Result<ViewStack> {
+        if self.views.iter().any(|v| v.concrete_opt().is_none()) {
+            let views = self
+                .views
+                .iter()
+                .map(|v| v.canonical_in(cx))
+                .collect::<Result<_>>()?;
+            return Ok(ViewStack { views });
+        }
         let s = self.simplify()?;
         let views = s.views.iter().map(View::canonical).collect::<Result<_>>()?;
         Ok(ViewStack { views })
@@ -194,25 +214,26 @@ impl ViewStack {
         let mut views = self.views.clone();
         let n = views.len();
         views[n - 1] = View::from(f(&top)?);
-        ViewStack { views }.merge_top(op)
+        ViewStack { views }.merge_top(&Scope::new(), op)
     }
 
-    /// Merges the top view downwards as far as possible (symbolic views are merged
-    /// when the stack is bound).
-    fn merge_top(mut self, op: &'static str) -> Result<ViewStack> {
+    /// Merges the top view downwards as far as possible; symbolic views are
+    /// merged when the merge is proven under `cx` (else when the stack is bound).
+    fn merge_top(mut self, cx: &Scope, op: &'static str) -> Result<ViewStack> {
         loop {
             while self.views.len() >= 2 {
                 let n = self.views.len();
-                let (Some(lower), Some(upper)) = (
+                let merged = match (
                     self.views[n - 2].concrete_opt(),
                     self.views[n - 1].concrete_opt(),
-                ) else {
-                    break;
+                ) {
+                    (Some(lower), Some(upper)) => merge(&lower, &upper)?.map(View::from),
+                    _ => symbolic::merge(cx, &self.views[n - 2], &self.views[n - 1])?,
                 };
-                match merge(&lower, &upper)? {
+                match merged {
                     Some(m) => {
                         self.views.truncate(n - 2);
-                        self.views.push(View::from(m));
+                        self.views.push(m);
                     }
                     None => break,
                 }
@@ -271,29 +292,45 @@ impl ViewStack {
         let concrete = top.concrete_opt();
         match op {
             Op::Reshape(shape) => self.reshape_in(cx, shape),
-            Op::Index(items) => match concrete {
-                Some(c) => {
-                    let (kept, shape) = c.index_keepdims(items)?;
+            Op::Index(items) => match (concrete, const_items(items)) {
+                (Some(c), Some(items)) => {
+                    let (kept, shape) = c.index_keepdims(&items)?;
                     self.on_top("index", |_| Ok(kept))?
                         .reshape_i64("index", &shape)
                 }
-                None => {
+                _ => {
                     let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
-                    self.replace_top("index", kept)?.reshape_in(cx, &shape)
+                    self.replace_top_in(cx, "index", kept)?
+                        .reshape_in(cx, &shape)
                 }
+            },
+            Op::Unfold { .. } => match top.apply(cx, op) {
+                Ok(v) => self.replace_top_in(cx, "unfold", v),
+                Err(Error::NotRepresentable { .. }) => {
+                    // Windows over a row-major view of the top are always one view.
+                    let base = View::create_in(cx, top.shape(), None, Expr::from(0), None)?;
+                    let mut views = self.views.clone();
+                    views.push(base.apply(cx, op)?);
+                    ViewStack { views }.merge_top(cx, "unfold")
+                }
+                Err(e) => Err(e),
             },
             _ => {
                 let v = top.apply(cx, op)?;
-                self.replace_top(op.name(), v)
+                self.replace_top_in(cx, op.name(), v)
             }
         }
     }
 
     fn replace_top(&self, op: &'static str, v: View) -> Result<ViewStack> {
+        self.replace_top_in(&Scope::new(), op, v)
+    }
+
+    fn replace_top_in(&self, cx: &Scope, op: &'static str, v: View) -> Result<ViewStack> {
         let mut views = self.views.clone();
         let n = views.len();
         views[n - 1] = v;
-        ViewStack { views }.merge_top(op)
+        ViewStack { views }.merge_top(cx, op)
     }
 
     fn reshape_in(&self, cx: &Scope, shape: &[Expr]) -> Result<ViewStack> {
@@ -304,7 +341,7 @@ impl ViewStack {
             return self.reshape_i64(OP, &s);
         }
         if let Some(v) = symbolic::reshape(cx, top, shape)? {
-            return self.replace_top(OP, v);
+            return self.replace_top_in(cx, OP, v);
         }
         let mut ck = Checker::new(cx, OP, &[], top.ctx());
         let (n_old, n_new): (Expr, Expr) = (
@@ -322,7 +359,7 @@ impl ViewStack {
             symbolic::create(cx, shape, None, Expr::from(0), None)?.with_guards(&ck.guards);
         let mut views = self.views.clone();
         views.push(pushed);
-        ViewStack { views }.merge_top(OP)
+        ViewStack { views }.merge_top(cx, OP)
     }
 
     /// Every pending guard of the stack, bottom view first, without repeats.
@@ -353,7 +390,7 @@ impl ViewStack {
             Err(Error::NotRepresentable { .. }) => {
                 let mut views = self.views.clone();
                 views.push(View::from(ConcreteView::contiguous(shape)?));
-                ViewStack { views }.merge_top(op)
+                ViewStack { views }.merge_top(&Scope::new(), op)
             }
             Err(e) => Err(e),
         }
@@ -415,8 +452,134 @@ impl ViewStack {
     ///
     /// # Errors
     /// As [`View::index`], except [`Error::NotRepresentable`].
-    pub fn index(&self, items: &[IndexItem]) -> Result<ViewStack> {
-        self.apply(&Scope::new(), &Op::Index(items.to_vec()))
+    pub fn index<B: IndexBound>(&self, items: &[IndexItem<B>]) -> Result<ViewStack> {
+        if let (Some(c), Some(items)) = (self.top().concrete_opt(), const_items(items)) {
+            // Constant entries on a concrete top: no expressions needed.
+            let (kept, shape) = c.index_keepdims(&items)?;
+            return self
+                .on_top("index", |_| Ok(kept))?
+                .reshape_i64("index", &shape);
+        }
+        let items = items.iter().map(|it| it.to_expr()).collect();
+        self.apply(&Scope::new(), &Op::Index(items))
+    }
+
+    /// [`View::unfold`] on the top view; never fails for lack of
+    /// representability (windows that cut a mask unevenly read the top view
+    /// through a row-major view pushed on the stack).
+    ///
+    /// # Errors
+    /// As [`View::unfold`], except [`Error::NotRepresentable`].
+    pub fn unfold(
+        &self,
+        axis: usize,
+        size: impl Into<Expr>,
+        step: impl Into<Expr>,
+    ) -> Result<ViewStack> {
+        let (size, step) = (size.into(), step.into());
+        self.apply(&Scope::new(), &Op::Unfold { axis, size, step })
+    }
+
+    /// [`View::diagonal`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::diagonal`].
+    pub fn diagonal(&self, offset: impl Into<Expr>, a: usize, b: usize) -> Result<ViewStack> {
+        let op = Op::Diagonal {
+            offset: offset.into(),
+            dim1: a,
+            dim2: b,
+        };
+        self.apply(&Scope::new(), &op)
+    }
+
+    /// [`View::split_count`] of the top view.
+    ///
+    /// # Errors
+    /// As [`View::split_count`].
+    pub fn split_count(&self, cx: &Scope, axis: usize, size: impl Into<Expr>) -> Result<Expr> {
+        self.top().split_count(cx, axis, size)
+    }
+
+    /// [`View::split_piece`] on the top view.
+    ///
+    /// # Errors
+    /// As [`View::split_piece`].
+    pub fn split_piece(
+        &self,
+        cx: &Scope,
+        axis: usize,
+        size: impl Into<Expr>,
+        i: impl Into<Expr>,
+    ) -> Result<ViewStack> {
+        let v = self.top().split_piece(cx, axis, size, i)?;
+        self.replace_top("split", v)
+    }
+
+    /// [`View::split`] on the top view: one stack per piece.
+    ///
+    /// # Errors
+    /// As [`View::split`].
+    pub fn split(&self, axis: usize, size: impl Into<Expr>) -> Result<Vec<ViewStack>> {
+        self.pieces("split", self.top().split(axis, size)?)
+    }
+
+    /// [`View::chunk`] on the top view: one stack per piece.
+    ///
+    /// # Errors
+    /// As [`View::chunk`].
+    pub fn chunk(&self, axis: usize, n: i64) -> Result<Vec<ViewStack>> {
+        self.pieces("chunk", self.top().chunk(axis, n)?)
+    }
+
+    /// [`View::unbind`] on the top view: one stack per piece; never fails for
+    /// lack of representability.
+    ///
+    /// # Errors
+    /// As [`View::unbind`], except [`Error::NotRepresentable`].
+    pub fn unbind(&self, axis: usize) -> Result<Vec<ViewStack>> {
+        let top = self.top();
+        let d = top.dim(axis).map_err(|_| {
+            invalid(
+                "unbind",
+                format!(
+                    "axis {axis} is out of range for {} of rank {}",
+                    top.ctx(),
+                    top.ndim()
+                ),
+            )
+        })?;
+        let n = match d.as_i64() {
+            Some(n) if n <= crate::concrete::MAX_PIECES => n,
+            Some(n) => {
+                return Err(invalid(
+                    "unbind",
+                    format!(
+                        "{n} pieces along axis {axis} of {} exceed the limit of {}",
+                        top.ctx(),
+                        crate::concrete::MAX_PIECES
+                    ),
+                ))
+            }
+            None => {
+                return Err(Error::Symbolic {
+                    op: "unbind",
+                    what: "number of pieces (index with a symbolic integer for one piece)",
+                    expr: d.to_string(),
+                })
+            }
+        };
+        (0..n)
+            .map(|i| {
+                let mut items = vec![IndexItem::<Expr>::FULL; axis];
+                items.push(IndexItem::Int(Expr::from(i)));
+                self.apply(&Scope::new(), &Op::Index(items))
+            })
+            .collect()
+    }
+
+    fn pieces(&self, op: &'static str, views: Vec<View>) -> Result<Vec<ViewStack>> {
+        views.into_iter().map(|v| self.replace_top(op, v)).collect()
     }
 
     /// [`View::unsqueeze`] on the top view.

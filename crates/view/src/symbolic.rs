@@ -6,7 +6,7 @@
 //! view. Normalisations that depend on values (a zero-size view's offset, a mask
 //! that turns out full) are left to binding, which re-creates the view concretely.
 
-use symshape::{CmpOp, Expr, Scope};
+use symshape::{CmpOp, Expr, ExprKind, Scope};
 
 use crate::error::{invalid, Result};
 use crate::guard::Checker;
@@ -62,8 +62,8 @@ impl Fields {
     }
 
     /// Keeps every `step`-th index of `axis` (`step >= 1`).
-    fn step_axis(&mut self, axis: usize, step: i64) {
-        if step == 1 {
+    fn step_axis(&mut self, axis: usize, step: Expr) {
+        if step == lit(1) {
             return;
         }
         let cdiv = |x: Expr| (x + (step - 1)).floor_div(step);
@@ -455,18 +455,83 @@ pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>
     f.finish(ck).map(Some)
 }
 
+/// Whether `x` is written negative: a sum whose symbol terms all have negative
+/// coefficients (`-k`, `-k - 1`, `1 - 2*k`).
+fn written_negative(x: Expr) -> bool {
+    match x.kind() {
+        ExprKind::Sum { terms, .. } => {
+            !terms.is_empty()
+                && terms
+                    .iter()
+                    .all(|(_, k)| Expr::from(k.clone()).as_i64().is_some_and(|c| c < 0))
+        }
+        _ => false,
+    }
+}
+
+/// Whether the index or bound `x` counts from the end (NumPy: it is negative).
+///
+/// A constant decides by its value, a symbolic value by a proof of its sign;
+/// when the sign is not provable, `x` is taken as written (see
+/// [`written_negative`]) and that sign becomes a guard.
+fn counts_from_end(ck: &mut Checker<'_>, x: Expr, what: &dyn Fn() -> String) -> Result<bool> {
+    if let Some(c) = x.as_i64() {
+        return Ok(c < 0);
+    }
+    if ck.is(x, CmpOp::Ge, lit(0)) {
+        return Ok(false);
+    }
+    if ck.is(x, CmpOp::Lt, lit(0)) {
+        return Ok(true);
+    }
+    if written_negative(x) {
+        ck.require(x, CmpOp::Lt, lit(0), || {
+            format!("{} is written negative, so it counts from the end", what())
+        })?;
+        return Ok(true);
+    }
+    ck.require(x, CmpOp::Ge, lit(0), || {
+        format!("{} counts from the start, so it is non-negative", what())
+    })?;
+    Ok(false)
+}
+
+/// Whether a slice step is negative; its sign must be known (it decides the
+/// slice's direction, defaults and clamping), so an unprovable sign is an error.
+fn step_is_negative(ck: &Checker<'_>, v: &View, axis: usize, step: Expr) -> Result<bool> {
+    if let Some(s) = step.as_i64() {
+        if s == 0 {
+            return Err(invalid(
+                "index",
+                format!("slice step cannot be zero, for {}", v.ctx()),
+            ));
+        }
+        return Ok(s < 0);
+    }
+    if ck.is(step, CmpOp::Ge, lit(1)) {
+        return Ok(false);
+    }
+    if ck.is(step, CmpOp::Le, lit(-1)) {
+        return Ok(true);
+    }
+    Err(invalid(
+        "index",
+        format!(
+            "the sign of slice step {step} on axis {axis} is not provable, and it decides the direction of the slice; declare a range or assume {step} >= 1 (or {step} <= -1), for {}",
+            v.ctx()
+        ),
+    ))
+}
+
 /// NumPy basic indexing with every indexed axis kept (integer-indexed axes have
 /// size 1); returns the view and the shape without those axes.
 pub(crate) fn index_keepdims(
     cx: &Scope,
     v: &View,
-    items: &[IndexItem],
+    items: &[IndexItem<Expr>],
 ) -> Result<(View, Vec<Expr>)> {
     let mut ck = checker(cx, "index", v);
-    let n_real = items
-        .iter()
-        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. }))
-        .count();
+    let n_real = items.iter().filter(|i| i.consumes_axis()).count();
     let n_ell = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
     if n_ell > 1 {
         return Err(invalid(
@@ -480,7 +545,7 @@ pub(crate) fn index_keepdims(
             format!("{n_real} indices for {} of rank {}", v.ctx(), v.ndim()),
         ));
     }
-    let mut full: Vec<IndexItem> = Vec::new();
+    let mut full: Vec<IndexItem<Expr>> = Vec::new();
     for &it in items {
         if it == IndexItem::Ellipsis {
             full.extend(std::iter::repeat_n(IndexItem::FULL, v.ndim() - n_real));
@@ -488,10 +553,7 @@ pub(crate) fn index_keepdims(
             full.push(it);
         }
     }
-    let n_now = full
-        .iter()
-        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. }))
-        .count();
+    let n_now = full.iter().filter(|i| i.consumes_axis()).count();
     full.extend(std::iter::repeat_n(IndexItem::FULL, v.ndim() - n_now));
     let mut f = Fields::of(v);
     // Per input axis: what to do; new axes are inserted afterwards.
@@ -506,7 +568,8 @@ pub(crate) fn index_keepdims(
             }
             IndexItem::Int(i) => {
                 let d = f.shape[axis];
-                let idx = if i < 0 { d + i } else { lit(i) };
+                let neg = counts_from_end(&mut ck, i, &|| format!("index {i} of axis {axis}"))?;
+                let idx = if neg { d + i } else { i };
                 ck.require(idx, CmpOp::Ge, lit(0), || {
                     format!("index {i} is within axis {axis}")
                 })?;
@@ -518,34 +581,35 @@ pub(crate) fn index_keepdims(
                 axis += 1;
             }
             IndexItem::Slice { start, stop, step } => {
-                let step = step.unwrap_or(1);
-                if step == 0 {
-                    return Err(invalid(
-                        "index",
-                        format!("slice step cannot be zero, for {}", v.ctx()),
-                    ));
-                }
+                let step = step.unwrap_or(lit(1));
+                let neg_step = step_is_negative(&ck, v, axis, step)?;
                 let d = f.shape[axis];
-                if step > 0 {
-                    let norm = |x: i64| if x < 0 { (d + x).max(0) } else { lit(x).min(d) };
-                    let st = start.map_or(lit(0), norm);
-                    let sp = stop.map_or(d, norm);
+                // NumPy's normalisation: a negative bound counts from the end,
+                // then bounds clamp to the axis (to `-1..=d-1` for a negative step).
+                let mut norm = |x: Expr, part: &str| -> Result<Expr> {
+                    let neg = counts_from_end(&mut ck, x, &|| {
+                        format!("slice {part} {x} of axis {axis}")
+                    })?;
+                    Ok(match (neg_step, neg) {
+                        (false, true) => (d + x).max(0),
+                        (false, false) => x.min(d),
+                        (true, true) => (d + x).max(-1),
+                        (true, false) => x.min(d - 1),
+                    })
+                };
+                if !neg_step {
+                    let st = start.map_or(Ok(lit(0)), |x| norm(x, "start"))?;
+                    let sp = stop.map_or(Ok(d), |x| norm(x, "stop"))?;
                     f.shrink_axis(axis, st, sp.max(st));
+                    f.step_axis(axis, step);
                 } else {
-                    let norm = |x: i64| {
-                        if x < 0 {
-                            (d + x).max(-1)
-                        } else {
-                            lit(x).min(d - 1)
-                        }
-                    };
-                    let st = start.map_or(d - 1, norm);
-                    let sp = stop.map_or(lit(-1), norm);
+                    let st = start.map_or(Ok(d - 1), |x| norm(x, "start"))?;
+                    let sp = stop.map_or(Ok(lit(-1)), |x| norm(x, "stop"))?;
                     let (fst, fsp) = (d - 1 - st, d - 1 - sp);
                     f.flip_axis(axis);
                     f.shrink_axis(axis, fst, fsp.max(fst));
+                    f.step_axis(axis, -step);
                 }
-                f.step_axis(axis, step.checked_abs().unwrap_or(i64::MAX));
                 out_shape.push(f.shape[axis]);
                 keep_axes.push(Some(axis));
                 axis += 1;
@@ -579,4 +643,241 @@ pub(crate) fn index_keepdims(
     }
     let out_shape: Vec<Expr> = out_shape.into_iter().map(|e| cx.simplify(e)).collect();
     Ok((g.finish(ck)?, out_shape))
+}
+
+fn axis_error(op: &'static str, v: &View, axis: usize) -> crate::Error {
+    invalid(
+        op,
+        format!(
+            "axis {axis} is out of range for {} of rank {}",
+            v.ctx(),
+            v.ndim()
+        ),
+    )
+}
+
+/// Sliding windows along `axis`; `None` when `axis` is masked and not provably
+/// full, where whether the windows cut the mask evenly depends on values.
+pub(crate) fn unfold(
+    cx: &Scope,
+    v: &View,
+    axis: usize,
+    size: Expr,
+    step: Expr,
+) -> Result<Option<View>> {
+    let (Some(&d), Some(&t)) = (v.shape().get(axis), v.strides().get(axis)) else {
+        return Err(axis_error("unfold", v, axis));
+    };
+    let mut ck = checker(cx, "unfold", v);
+    ck.require(size, CmpOp::Ge, lit(0), || {
+        "window size is non-negative".to_string()
+    })?;
+    ck.require(size, CmpOp::Le, d, || {
+        format!("window size is at most the size of axis {axis}")
+    })?;
+    ck.require(step, CmpOp::Ge, lit(1), || "step is positive".to_string())?;
+    let n = (d - size).floor_div(step) + 1;
+    let mut f = Fields::of(v);
+    f.shape[axis] = n;
+    f.strides[axis] = t * step;
+    f.shape.push(size);
+    f.strides.push(t);
+    if let Some(m) = &mut f.mask {
+        let (b, e) = m[axis];
+        if !(ck.is(b, CmpOp::Eq, lit(0)) && ck.is(e, CmpOp::Eq, d)) {
+            return Ok(None);
+        }
+        m[axis] = (lit(0), n);
+        m.push((lit(0), size));
+    }
+    f.finish(ck).map(Some)
+}
+
+/// The diagonal of axes `a` and `b` shifted by `offset`, appended last.
+pub(crate) fn diagonal(cx: &Scope, v: &View, offset: Expr, a: usize, b: usize) -> Result<View> {
+    for x in [a, b] {
+        if x >= v.ndim() {
+            return Err(axis_error("diagonal", v, x));
+        }
+    }
+    if a == b {
+        return Err(invalid(
+            "diagonal",
+            format!("axes {a} and {b} must differ for {}", v.ctx()),
+        ));
+    }
+    let mut ck = checker(cx, "diagonal", v);
+    let below = counts_from_end(&mut ck, offset, &|| format!("diagonal offset {offset}"))?;
+    let (r0, c0) = if below {
+        (-offset, lit(0))
+    } else {
+        (lit(0), offset)
+    };
+    let (da, db) = (v.shape()[a], v.shape()[b]);
+    let (ta, tb) = (v.strides()[a], v.strides()[b]);
+    let len = (da - r0).min(db - c0).max(0);
+    let keep: Vec<usize> = (0..v.ndim()).filter(|&x| x != a && x != b).collect();
+    let mut f = Fields::of(v);
+    f.shape = keep.iter().map(|&x| v.shape()[x]).collect();
+    f.strides = keep.iter().map(|&x| v.strides()[x]).collect();
+    f.shape.push(len);
+    f.strides.push(ta + tb);
+    // A zero-size result is normalised (offset 0) when bound, so the shift
+    // can be applied unconditionally.
+    f.offset += r0 * ta + c0 * tb;
+    f.mask = v.mask().map(|m| {
+        let (ba, ea) = m[a];
+        let (bb, eb) = m[b];
+        let lo = clamp((ba - r0).max(bb - c0), lit(0), len);
+        let hi = clamp((ea - r0).min(eb - c0), lo, len);
+        let mut res: Vec<(Expr, Expr)> = keep.iter().map(|&x| m[x]).collect();
+        res.push((lo, hi));
+        res
+    });
+    f.finish(ck)
+}
+
+/// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
+/// (an empty axis gives one empty piece).
+pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
+    let Some(&d) = v.shape().get(axis) else {
+        return Err(axis_error("split", v, axis));
+    };
+    Ok(cx.simplify(d.ceil_div(size).max(1)))
+}
+
+/// Piece `i` of `split(axis, size)`: indices `[i*size, min((i+1)*size, d))`.
+pub(crate) fn split_piece(
+    cx: &Scope,
+    v: &View,
+    op: &'static str,
+    axis: usize,
+    size: Expr,
+    i: Expr,
+) -> Result<View> {
+    let Some(&d) = v.shape().get(axis) else {
+        return Err(axis_error(op, v, axis));
+    };
+    let mut ck = checker(cx, op, v);
+    ck.require(size, CmpOp::Ge, lit(1), || {
+        "piece size is positive".to_string()
+    })?;
+    let count = d.ceil_div(size).max(1);
+    ck.require(i, CmpOp::Ge, lit(0), || {
+        format!("piece {i} is non-negative")
+    })?;
+    ck.require(i, CmpOp::Lt, count, || {
+        format!("piece {i} is one of the pieces of axis {axis}")
+    })?;
+    let start = i * size;
+    let mut f = Fields::of(v);
+    f.shrink_axis(axis, start, (start + size).min(d));
+    f.finish(ck)
+}
+
+/// Consecutive pieces of `axis` of the given sizes, which must add up to it.
+pub(crate) fn split_sizes(cx: &Scope, v: &View, axis: usize, sizes: &[Expr]) -> Result<Vec<View>> {
+    let Some(&d) = v.shape().get(axis) else {
+        return Err(axis_error("split_sizes", v, axis));
+    };
+    let mut ck = checker(cx, "split_sizes", v);
+    for (k, &s) in sizes.iter().enumerate() {
+        ck.require(s, CmpOp::Ge, lit(0), || {
+            format!("size of piece {k} is non-negative")
+        })?;
+    }
+    let total: Expr = sizes.iter().copied().sum();
+    ck.require(total, CmpOp::Eq, d, || {
+        format!(
+            "sizes {} add up to the size of axis {axis}",
+            fmt_list(sizes)
+        )
+    })?;
+    let mut at = lit(0);
+    let mut res = Vec::with_capacity(sizes.len());
+    for &s in sizes {
+        let mut f = Fields::of(v);
+        f.shrink_axis(axis, at, at + s);
+        let piece = Checker::new(cx, "split_sizes", &ck.guards, v.ctx());
+        res.push(f.finish(piece)?);
+        at += s;
+    }
+    Ok(res)
+}
+
+/// The canonical form as far as proofs decide it: axes with provably one valid
+/// index get stride 0 (the offset absorbs them); a provably zero-size view gets
+/// strides 0 and offset 0; a provably empty mask gets the concrete empty form.
+pub(crate) fn canonical(cx: &Scope, v: &View) -> Result<View> {
+    let ck = checker(cx, "canonical", v);
+    let n = v.ndim();
+    let mut f = Fields::of(v);
+    if ck.is(v.numel(), CmpOp::Eq, lit(0)) {
+        f.strides = vec![lit(0); n];
+        f.offset = lit(0);
+        f.mask = None;
+        return f.finish(ck);
+    }
+    let bounds: Vec<(Expr, Expr)> = match v.mask() {
+        Some(m) => m.to_vec(),
+        None => v.shape().iter().map(|&d| (lit(0), d)).collect(),
+    };
+    if bounds.iter().any(|&(b, e)| ck.is(b, CmpOp::Ge, e)) {
+        f.strides = vec![lit(0); n];
+        f.offset = lit(0);
+        f.mask = Some(vec![(lit(0), lit(0)); n]);
+        // Keep the empty mask: `finish` drops only masks proven full.
+        return f.finish(ck);
+    }
+    for (axis, &(b, e)) in bounds.iter().enumerate() {
+        if ck.is(e - b, CmpOp::Eq, lit(1)) {
+            f.offset += b * f.strides[axis];
+            f.strides[axis] = lit(0);
+        }
+    }
+    f.finish(ck)
+}
+
+/// Whether `v` reads its elements row-major from its offset: no mask, and every
+/// axis not provably of size 1 has its placeholder stride (proofs under `ck`).
+fn is_row_major(ck: &Checker<'_>, v: &View) -> bool {
+    if v.mask().is_some() {
+        return false;
+    }
+    let p = placeholder_strides(ck.cx, v.shape());
+    v.shape()
+        .iter()
+        .zip(v.strides())
+        .zip(&p)
+        .all(|((&d, &t), &q)| t == q || ck.is(d, CmpOp::Eq, lit(1)) || ck.is(t, CmpOp::Eq, q))
+}
+
+/// The one view equal to `upper` read through `lower` (a stack pair), when that
+/// is provable; `None` otherwise. Two provable cases: `lower` is row-major
+/// (then the composition is `upper` shifted by `lower`'s offset), or `upper` is
+/// row-major at offset 0 over all of `lower`'s elements (then it is `lower`
+/// reshaped to `upper`'s shape, when that reshape is provably one view). Both
+/// views' guards are kept.
+pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<View>> {
+    let mut guards = lower.guards().to_vec();
+    for g in upper.guards() {
+        crate::guard::add_guard(&mut guards, g.clone());
+    }
+    let ck = Checker::new(cx, "merge", &guards, upper.ctx());
+    if is_row_major(&ck, lower) {
+        let mut f = Fields::of(upper);
+        f.offset += lower.offset();
+        return f.finish(ck).map(Some);
+    }
+    // A row-major upper view may read only a prefix of the elements below; only
+    // reading all of them is a reshape.
+    if ck.is(upper.offset(), CmpOp::Eq, lit(0))
+        && ck.is(upper.numel(), CmpOp::Eq, lower.numel())
+        && is_row_major(&ck, upper)
+    {
+        let with = lower.clone().with_guards(upper.guards());
+        // An error here only means the merge is not proven.
+        return Ok(reshape(cx, &with, upper.shape()).ok().flatten());
+    }
+    Ok(None)
 }

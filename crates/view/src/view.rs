@@ -21,7 +21,7 @@ use symshape::{Expr, Scope};
 use crate::concrete::{format_offsets, ConcreteView};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
-use crate::index::IndexItem;
+use crate::index::{const_items, IndexBound, IndexItem};
 use crate::op::Op;
 use crate::symbolic;
 
@@ -243,14 +243,6 @@ impl View {
         ConcreteView::create(&shape, Some(&strides), offset, mask.as_deref())
     }
 
-    fn run(
-        &self,
-        op: &'static str,
-        f: impl FnOnce(&ConcreteView) -> Result<ConcreteView>,
-    ) -> Result<View> {
-        f(&self.to_concrete(op)?).map(View::from)
-    }
-
     /// The sizes of the axes.
     pub fn shape(&self) -> &[Expr] {
         &self.shape
@@ -397,12 +389,27 @@ impl View {
     }
 
     /// The canonical form: views with the same element mapping canonicalise to the
-    /// same view (see [`ConcreteView::canonical`]).
+    /// same view (see [`ConcreteView::canonical`]). On a symbolic view, the rules
+    /// apply where they are proven (see [`View::canonical_in`]).
     ///
     /// # Errors
-    /// [`Error::Symbolic`] when a field is symbolic.
+    /// [`Error::Symshape`] when an expression exceeds the budgets.
     pub fn canonical(&self) -> Result<View> {
-        self.run("canonical", |v| Ok(v.canonical()))
+        self.canonical_in(&Scope::new())
+    }
+
+    /// [`View::canonical`] with proofs under `cx`: an axis with provably one valid
+    /// index gets stride 0, a provably zero-size or provably empty view gets the
+    /// concrete empty form. Binding the result and canonicalising gives the
+    /// canonical form of the bound view.
+    ///
+    /// # Errors
+    /// [`Error::Symshape`] when an expression exceeds the budgets.
+    pub fn canonical_in(&self, cx: &Scope) -> Result<View> {
+        match self.concrete_opt() {
+            Some(c) => Ok(View::from(c.canonical())),
+            None => symbolic::canonical(cx, self),
+        }
     }
 
     /// Reinterprets the elements in row-major order; succeeds iff the result is one view.
@@ -464,12 +471,19 @@ impl View {
         self.apply(&Scope::new(), &Op::Flip(axes.to_vec()))
     }
 
-    /// NumPy basic indexing (see [`ConcreteView::index`]).
+    /// NumPy basic indexing (see [`ConcreteView::index`]); entries may be `i64`
+    /// or symbolic expressions (see `docs/semantics.md` section 11 for the rules
+    /// on symbolic indices, bounds and steps).
     ///
     /// # Errors
-    /// As [`ConcreteView::index`], and [`Error::Symbolic`].
-    pub fn index(&self, items: &[IndexItem]) -> Result<View> {
-        self.apply(&Scope::new(), &Op::Index(items.to_vec()))
+    /// As [`ConcreteView::index`], [`Error::Guard`], and [`Error::Invalid`] for a
+    /// symbolic step whose sign is not provable.
+    pub fn index<B: IndexBound>(&self, items: &[IndexItem<B>]) -> Result<View> {
+        if let (Some(c), Some(items)) = (self.concrete_opt(), const_items(items)) {
+            return c.index(&items).map(View::from);
+        }
+        let items = items.iter().map(|it| it.to_expr()).collect();
+        self.apply(&Scope::new(), &Op::Index(items))
     }
 
     /// Runs `op`, proving its preconditions under `cx`.
@@ -478,8 +492,9 @@ impl View {
     /// exact concrete op. Otherwise the op is applied symbolically: preconditions
     /// proven true vanish, a precondition proven false is an [`Error::Guard`], and
     /// the rest become guards of the result ([`View::guards`]). A reshape (or an
-    /// index that drops a masked axis) whose representability as one view depends
-    /// on values is [`Error::NotRepresentable`]; [`ViewStack::apply`](crate::ViewStack::apply)
+    /// index that drops a masked axis, or windows along a masked axis) whose
+    /// representability as one view depends on values is
+    /// [`Error::NotRepresentable`]; [`ViewStack::apply`](crate::ViewStack::apply)
     /// keeps such results exact.
     ///
     /// # Errors
@@ -504,7 +519,24 @@ impl View {
                 symbolic::reshape(cx, &kept, &shape)?
                     .ok_or_else(|| kept.undecided_reshape(cx, &shape))
             }
+            Op::Unfold { axis, size, step } => symbolic::unfold(cx, self, *axis, *size, *step)?
+                .ok_or_else(|| self.undecided_unfold(cx, *axis, *size, *step)),
+            Op::Diagonal { offset, dim1, dim2 } => {
+                symbolic::diagonal(cx, self, *offset, *dim1, *dim2)
+            }
         }
+    }
+
+    fn undecided_unfold(&self, cx: &Scope, axis: usize, size: Expr, step: Expr) -> Error {
+        crate::error::unrepresentable(
+            "unfold",
+            format!(
+                "whether windows of size {} every {} along masked axis {axis} of {} cut its mask evenly depends on the values of the symbols; use a ViewStack, which reads the masked view through a row-major one",
+                cx.simplify(size),
+                cx.simplify(step),
+                self.ctx_full()
+            ),
+        )
     }
 
     fn undecided_reshape(&self, cx: &Scope, shape: &[Expr]) -> Error {
@@ -747,59 +779,167 @@ impl View {
 
     /// Splits `axis` into pieces of `size` indices (the last may be smaller).
     ///
+    /// On a symbolic view the number of pieces, `max(cdiv(dim, size), 1)`, must
+    /// simplify to a constant; otherwise take pieces one at a time with
+    /// [`View::split_piece`] and count them with [`View::split_count`].
+    ///
     /// # Errors
-    /// As [`ConcreteView::split`], and [`Error::Symbolic`].
+    /// As [`ConcreteView::split`]; [`Error::Invalid`] when the number of pieces
+    /// is symbolic; [`Error::Guard`].
     pub fn split(&self, axis: usize, size: impl Into<Expr>) -> Result<Vec<View>> {
-        let s = constant("split", "size", size.into())?;
-        self.run_many("split", |v| v.split(axis, s))
+        self.split_as("split", axis, size.into())
     }
 
-    /// Splits `axis` into consecutive pieces of the given sizes.
+    fn split_as(&self, op: &'static str, axis: usize, size: Expr) -> Result<Vec<View>> {
+        if let (Some(c), Some(s)) = (self.concrete_opt(), size.as_i64()) {
+            return c
+                .split(axis, s)
+                .map(|v| v.into_iter().map(View::from).collect());
+        }
+        let cx = Scope::new();
+        let count = symbolic::split_count(&cx, self, axis, size)?;
+        let n = match count.as_i64() {
+            Some(n) if n <= crate::concrete::MAX_PIECES => n,
+            _ => {
+                return Err(crate::error::invalid(
+                    op,
+                    format!(
+                        "the number of pieces {count} of axis {axis} of {} is not a constant; bind the symbols first, or take one piece at a time with split_piece({axis}, {}, i) for i below split_count",
+                        self.ctx(),
+                        cx.simplify(size)
+                    ),
+                ))
+            }
+        };
+        (0..n)
+            .map(|i| symbolic::split_piece(&cx, self, op, axis, size, lit(i)))
+            .collect()
+    }
+
+    /// The number of pieces [`View::split`] cuts `axis` into, as an expression:
+    /// `max(cdiv(dim, size), 1)`, simplified under `cx`.
     ///
     /// # Errors
-    /// As [`ConcreteView::split_sizes`], and [`Error::Symbolic`].
+    /// [`Error::Invalid`] when `axis` is out of range.
+    pub fn split_count(&self, cx: &Scope, axis: usize, size: impl Into<Expr>) -> Result<Expr> {
+        symbolic::split_count(cx, self, axis, size.into())
+    }
+
+    /// Piece `i` of [`View::split`], for a piece index that may be symbolic:
+    /// indices `i*size .. min((i + 1)*size, dim)` of `axis`. `size >= 1` and
+    /// `0 <= i < split_count` are proven, refuted or kept as guards.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `axis` is out of range; [`Error::Guard`].
+    pub fn split_piece(
+        &self,
+        cx: &Scope,
+        axis: usize,
+        size: impl Into<Expr>,
+        i: impl Into<Expr>,
+    ) -> Result<View> {
+        symbolic::split_piece(cx, self, "split", axis, size.into(), i.into())
+    }
+
+    /// Splits `axis` into consecutive pieces of the given sizes. Symbolic sizes
+    /// are allowed (their count is the number of pieces); that they are
+    /// non-negative and add up to the axis is proven or kept as a guard.
+    ///
+    /// # Errors
+    /// As [`ConcreteView::split_sizes`], and [`Error::Guard`].
     pub fn split_sizes<E: Into<Expr> + Copy>(&self, axis: usize, sizes: &[E]) -> Result<Vec<View>> {
-        let s = consts("split_sizes", "sizes", sizes)?;
-        self.run_many("split_sizes", |v| v.split_sizes(axis, &s))
+        let sizes = into_exprs(sizes);
+        if let (Some(c), Some(s)) = (self.concrete_opt(), all_const(&sizes)) {
+            return c
+                .split_sizes(axis, &s)
+                .map(|v| v.into_iter().map(View::from).collect());
+        }
+        symbolic::split_sizes(&Scope::new(), self, axis, &sizes)
     }
 
-    /// At most `n` pieces of `ceil(dim / n)` indices.
+    /// At most `n` pieces of `ceil(dim / n)` indices. On a symbolic view, as
+    /// [`View::split`] with size `max(cdiv(dim, n), 1)`.
     ///
     /// # Errors
-    /// As [`ConcreteView::chunk`], and [`Error::Symbolic`].
+    /// As [`ConcreteView::chunk`], and as [`View::split`].
     pub fn chunk(&self, axis: usize, n: i64) -> Result<Vec<View>> {
-        self.run_many("chunk", |v| v.chunk(axis, n))
+        if let Some(c) = self.concrete_opt() {
+            return self.run_many("chunk", |_| c.chunk(axis, n));
+        }
+        let d = self.dim_for("chunk", axis)?;
+        if n <= 0 {
+            return Err(crate::error::invalid(
+                "chunk",
+                format!("chunk count {n} must be positive for {}", self.ctx()),
+            ));
+        }
+        let size = Scope::new().simplify(d.ceil_div(n).max(1));
+        self.split_as("chunk", axis, size)
     }
 
-    /// One view per index of `axis`, with the axis removed.
+    /// One view per index of `axis`, with the axis removed. On a symbolic view
+    /// the size of `axis` must be a constant; for a symbolic position, index
+    /// with a symbolic integer instead.
     ///
     /// # Errors
-    /// As [`ConcreteView::unbind`], and [`Error::Symbolic`].
+    /// As [`ConcreteView::unbind`]; [`Error::Symbolic`] when the size of `axis`
+    /// is symbolic.
     pub fn unbind(&self, axis: usize) -> Result<Vec<View>> {
-        self.run_many("unbind", |v| v.unbind(axis))
+        if let Some(c) = self.concrete_opt() {
+            return self.run_many("unbind", |_| c.unbind(axis));
+        }
+        let d = self.dim_for("unbind", axis)?;
+        let n = match d.as_i64() {
+            Some(n) if n <= crate::concrete::MAX_PIECES => n,
+            _ => {
+                return Err(Error::Symbolic {
+                    op: "unbind",
+                    what: "number of pieces (index with a symbolic integer for one piece)",
+                    expr: d.to_string(),
+                })
+            }
+        };
+        let mut items = vec![IndexItem::<Expr>::FULL; axis];
+        items.push(IndexItem::Int(lit(0)));
+        (0..n)
+            .map(|i| {
+                if let Some(last) = items.last_mut() {
+                    *last = IndexItem::Int(lit(i));
+                }
+                self.apply(&Scope::new(), &Op::Index(items.clone()))
+            })
+            .collect()
     }
 
-    /// Sliding windows of `size` every `step` along `axis`, appended as the last axis.
+    /// Sliding windows of `size` every `step` along `axis`, appended as the last
+    /// axis. Symbolic sizes, steps and dimensions are allowed: `0 <= size <= dim`
+    /// and `step >= 1` are proven or kept as guards.
     ///
     /// # Errors
-    /// As [`ConcreteView::unfold`], and [`Error::Symbolic`].
+    /// As [`ConcreteView::unfold`]; [`Error::Guard`]; [`Error::NotRepresentable`]
+    /// when `axis` is masked and the cut of its mask depends on the symbols.
     pub fn unfold(
         &self,
         axis: usize,
         size: impl Into<Expr>,
         step: impl Into<Expr>,
     ) -> Result<View> {
-        let s = constant("unfold", "size", size.into())?;
-        let t = constant("unfold", "step", step.into())?;
-        self.run("unfold", |v| v.unfold(axis, s, t))
+        let (size, step) = (size.into(), step.into());
+        self.apply(&Scope::new(), &Op::Unfold { axis, size, step })
     }
 
-    /// The diagonal of axes `a` and `b`, shifted by `offset`, appended last.
+    /// The diagonal of axes `a` and `b`, shifted by `offset`, appended last. A
+    /// symbolic offset needs a known sign (as a symbolic index does).
     ///
     /// # Errors
-    /// As [`ConcreteView::diagonal`], and [`Error::Symbolic`].
-    pub fn diagonal(&self, offset: i64, a: usize, b: usize) -> Result<View> {
-        self.run("diagonal", |v| v.diagonal(offset, a, b))
+    /// As [`ConcreteView::diagonal`], and [`Error::Guard`].
+    pub fn diagonal(&self, offset: impl Into<Expr>, a: usize, b: usize) -> Result<View> {
+        let op = Op::Diagonal {
+            offset: offset.into(),
+            dim1: a,
+            dim2: b,
+        };
+        self.apply(&Scope::new(), &op)
     }
 
     /// Merges axes `start..=end` into one.
@@ -899,6 +1039,8 @@ fn concrete_apply(v: &ConcreteView, op: &Op) -> Option<Result<ConcreteView>> {
         Op::Shrink(b) => v.shrink(&all_const_pairs(b)?),
         Op::Pad(p) => v.pad(&all_const_pairs(p)?),
         Op::Flip(a) => v.flip_axes(a),
-        Op::Index(items) => v.index(items),
+        Op::Index(items) => v.index(&const_items(items)?),
+        Op::Unfold { axis, size, step } => v.unfold(*axis, size.as_i64()?, step.as_i64()?),
+        Op::Diagonal { offset, dim1, dim2 } => v.diagonal(offset.as_i64()?, *dim1, *dim2),
     })
 }

@@ -5,6 +5,7 @@ mod examples;
 mod kernels;
 mod symbolic;
 mod views;
+mod windows;
 
 /// Runs `script` and renders what it printed (stdout lines, then the error line if any).
 pub fn trace(script: &str) -> String {

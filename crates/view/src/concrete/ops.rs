@@ -3,7 +3,7 @@
 use super::merge::{slab, Slab};
 use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
 use crate::error::{invalid, overflow, unrepresentable, Error, Result};
-use crate::index::IndexItem;
+use crate::index::{const_items, IndexBound, IndexItem};
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 24;
@@ -15,9 +15,15 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`] for too many indices, two ellipses, a zero step or an
     /// integer out of range; [`Error::NotRepresentable`] when integers select a
-    /// masked-out element into a scalar.
-    pub fn index(&self, items: &[IndexItem]) -> Result<Self> {
-        let (kept, shape) = self.index_keepdims(items)?;
+    /// masked-out element into a scalar; [`Error::Symbolic`] when an entry is a
+    /// symbolic expression (use [`View::apply`](crate::View::apply)).
+    pub fn index<B: IndexBound>(&self, items: &[IndexItem<B>]) -> Result<Self> {
+        let items = const_items(items).ok_or_else(|| Error::Symbolic {
+            op: "index",
+            what: "an index entry",
+            expr: crate::op::fmt_items(items),
+        })?;
+        let (kept, shape) = self.index_keepdims(&items)?;
         kept.drop_unit_axes("index", &shape)
     }
 

@@ -164,3 +164,70 @@ fn symbol_error() -> view::Error {
         detail: "symbol n".into(),
     }
 }
+
+/// Errors of symbolic indexing, windows, diagonals and pieces.
+#[test]
+fn symbolic_op_errors() {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 0..=8").expect("n");
+    let s = cx.declare_str("s -2..=2").expect("s");
+    let z = Expr::from(0);
+    let sym = View::create_in(&cx, &[n, Expr::from(4)], None, z, None).expect("view");
+    let idx = |text: &str| view::parse_index_in(&cx, text);
+    let bind = |st: view::Result<ViewStack>, value: i64| {
+        let mut b = Bindings::new();
+        b.set(n, value)?;
+        b.set(s, 1)?;
+        st?.bind(&cx, &b)
+    };
+    let lines = vec![
+        line("parse unknown symbol", idx("[m:]")),
+        line("parse unclosed", idx("[min(n, 2:]")),
+        line("parse empty part", idx("[n, , 1]")),
+        line("step sign", idx("[::s]").and_then(|i| sym.index(&i))),
+        line("step zero", idx("[::s - s]").and_then(|i| sym.index(&i))),
+        line(
+            "index proven out",
+            idx("[n + 1]").and_then(|i| sym.index(&i)),
+        ),
+        line(
+            "index guard at bind",
+            bind(
+                idx("[n - 1]").and_then(|i| ViewStack::new(sym.clone()).index(&i)),
+                0,
+            ),
+        ),
+        line(
+            "concrete view, symbolic index",
+            idx("[n]").and_then(|i| ConcreteView::contiguous(&[4])?.index(&i)),
+        ),
+        line("unfold axis", sym.unfold(2, 1i64, 1i64)),
+        line("unfold size", sym.unfold(1, 5i64, 1i64)),
+        line("unfold step", sym.unfold(0, 1i64, z)),
+        line(
+            "unfold guard at bind",
+            bind(
+                ViewStack::new(sym.clone()).unfold(0, Expr::from(3), Expr::from(1)),
+                2,
+            ),
+        ),
+        line(
+            "unfold masked",
+            sym.pad(&[(Expr::from(1), z), (z, z)])
+                .and_then(|p| p.unfold(0, 2i64, 1i64)),
+        ),
+        line("diagonal axes", sym.diagonal(z, 1, 1)),
+        line("diagonal axis range", sym.diagonal(z, 0, 3)),
+        line("split count", sym.split(0, 3i64)),
+        line("split piece", sym.split_piece(&cx, 1, 2i64, 2i64)),
+        line("split size", sym.split_piece(&cx, 1, z, z)),
+        line("chunk count", sym.chunk(0, 2)),
+        line("chunk zero", sym.chunk(0, 0)),
+        line("unbind count", sym.unbind(0)),
+        line(
+            "split_sizes sum",
+            sym.split_sizes(1, &[Expr::from(1), Expr::from(2)]),
+        ),
+    ];
+    insta::assert_snapshot!("symbolic_errors", lines.join("\n"));
+}

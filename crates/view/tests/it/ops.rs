@@ -1,7 +1,8 @@
 //! The ops beyond the core ones, each checked against the model on random views.
 
 use proptest::prelude::*;
-use view::{ConcreteView, Error};
+use symshape::{Bindings, Expr, Scope, SymbolSpec};
+use view::{ConcreteView, Error, IndexItem, Op, View, ViewStack};
 
 use crate::engine::model_of_view;
 use crate::model::Model;
@@ -159,6 +160,89 @@ proptest! {
                 prop_assert_eq!(model_of_view(&v), m);
             }
             Err(e) => prop_assert!(!inside, "{}", e),
+        }
+    }
+
+    /// The symbolic formulas of index, unfold, diagonal and split pieces agree
+    /// with the concrete ops on every argument: each argument is written as
+    /// `value + z` with a symbol `z` whose range is `0..=0` (so signs are
+    /// provable and the symbolic path runs), then bound to `z = 0`.
+    #[test]
+    fn symbolic_arguments_agree_with_concrete_ops(
+        raw in arb_raw(3, 0, 4),
+        items in prop::collection::vec((0u8..4, -6i64..=6, -6i64..=6, prop::sample::select(vec![1i64, 2, 3, -1, -2, -3])), 0..4),
+        p in prop::collection::vec(0i64..1000, 6),
+    ) {
+        let Some(c) = create(&raw) else { return Ok(()) };
+        let mut cx = Scope::new();
+        let z = cx.declare(&SymbolSpec::new("z").range(0, 0)).expect("z");
+        let mut b = Bindings::new();
+        b.set(z, 0).expect("bind z");
+        let rank = c.ndim();
+        // Index: every kind of entry, consuming at most `rank` axes.
+        let mut index: Vec<IndexItem> = Vec::new();
+        let mut real = 0;
+        for &(kind, x, y, step) in &items {
+            let it = match kind {
+                0 => IndexItem::Int(x),
+                1 => IndexItem::NewAxis,
+                2 => IndexItem::Slice { start: Some(x), stop: Some(y), step: Some(step) },
+                _ => IndexItem::Slice { start: (x > 0).then_some(x), stop: (y < 0).then_some(y), step: Some(step) },
+            };
+            if it.consumes_axis() && real == rank {
+                continue;
+            }
+            real += usize::from(it.consumes_axis());
+            index.push(it);
+        }
+        let mut ops: Vec<(Op, Op)> = vec![(
+            Op::Index(index.iter().map(|it| it.to_expr()).collect()),
+            Op::Index(index.iter().map(|it| it.map(|v| Expr::from(v) + z)).collect()),
+        )];
+        if rank > 0 {
+            let axis = (p[0] as usize) % rank;
+            let (size, step) = (p[1] % 6 - 1, p[2] % 4);
+            ops.push((
+                Op::Unfold { axis, size: size.into(), step: step.into() },
+                Op::Unfold { axis, size: Expr::from(size) + z, step: Expr::from(step) + z },
+            ));
+        }
+        if rank > 1 {
+            let dim1 = (p[3] as usize) % rank;
+            let dim2 = (dim1 + 1 + (p[4] as usize) % (rank - 1)) % rank;
+            let off = p[5] % 11 - 5;
+            ops.push((
+                Op::Diagonal { offset: off.into(), dim1, dim2 },
+                Op::Diagonal { offset: Expr::from(off) + z, dim1, dim2 },
+            ));
+        }
+        let st = ViewStack::new(View::from(&c));
+        for (plain, sym) in &ops {
+            let want = st.apply(&Scope::new(), plain).and_then(|s| s.offsets());
+            let got = st.apply(&cx, sym).and_then(|s| s.bind(&cx, &b)).and_then(|s| s.offsets());
+            match (&got, &want) {
+                (Ok(g), Ok(w)) => prop_assert_eq!(g, w, "{} on {}", sym, c),
+                (Err(_), Err(_)) => {}
+                _ => prop_assert!(false, "{}: symbolic {:?} vs concrete {:?} on {}", sym, got, want, c),
+            }
+        }
+        // Split pieces at every piece index.
+        if rank > 0 {
+            let axis = (p[0] as usize) % rank;
+            let size = p[1] % 4;
+            let pieces = st.split(axis, size);
+            for i in -1..6i64 {
+                let want = pieces.as_ref().ok().and_then(|v| v.get(usize::try_from(i).ok()?)).map(|s| s.offsets());
+                let got = st
+                    .split_piece(&cx, axis, Expr::from(size) + z, Expr::from(i) + z)
+                    .and_then(|s| s.bind(&cx, &b))
+                    .and_then(|s| s.offsets());
+                match (got, want) {
+                    (Ok(g), Some(Ok(w))) => prop_assert_eq!(g, w, "piece {} of size {} on {}", i, size, c),
+                    (Err(_), None) => {}
+                    (g, w) => prop_assert!(false, "piece {} of size {}: {:?} vs {:?} on {}", i, size, g, w, c),
+                }
+            }
         }
     }
 }

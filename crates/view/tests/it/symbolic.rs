@@ -1,7 +1,7 @@
 //! Symbolic views through short scripts: ops, guards, binding, lowering, traces.
 
 use symshape::{Bindings, Expr, Scope};
-use view::{infer, parse_index, Op, PreparedView, Trace, View};
+use view::{infer, parse_index_in, Op, PreparedView, Trace, View};
 
 /// Splits `[a, (b, c), d]` at top-level commas.
 fn items(text: &str) -> Vec<String> {
@@ -53,12 +53,15 @@ fn axes(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Runs a script: `sym`, `assume`, `view`, ops, `bind n=5, m=3`, `lower`,
-/// `guards`, `infer [7, 10]`, `contiguous`. Returns the trace and, after `---`,
+/// Runs a script: `sym`, `assume`, `view`, ops (also `unfold AXIS, SIZE, STEP`
+/// and `diagonal OFFSET, A, B`), `bind n=5, m=3`, `lower`, `guards`,
+/// `infer [7, 10]`, `contiguous`, `canonical`, `split AXIS, SIZE` and
+/// `piece AXIS, SIZE, I`. Returns the traces (one per `view`) and, after `---`,
 /// the output of the queries and every error.
 fn run(script: &str) -> String {
     let mut cx = Scope::new();
     let mut trace: Option<Trace> = None;
+    let mut done: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -72,6 +75,8 @@ fn run(script: &str) -> String {
                 continue;
             }
             "view" => {
+                // A new view starts a new trace; the finished one is printed first.
+                done.extend(trace.take().map(|t| t.to_string()));
                 match View::create_in(&cx, &exprs(&cx, rest), None, Expr::from(0), None) {
                     Ok(v) => trace = Some(Trace::new(v)),
                     Err(e) => notes.push(format!("{line}: error: {e}")),
@@ -84,7 +89,29 @@ fn run(script: &str) -> String {
             "flip" => Op::Flip(axes(rest)),
             "shrink" => Op::Shrink(pairs(&cx, rest)),
             "pad" => Op::Pad(pairs(&cx, rest)),
-            "index" => Op::Index(parse_index(rest).expect("index")),
+            "index" => match parse_index_in(&cx, rest) {
+                Ok(items) => Op::Index(items),
+                Err(e) => {
+                    notes.push(format!("{line}: error: {e}"));
+                    continue;
+                }
+            },
+            "unfold" => {
+                let a = items(rest);
+                Op::Unfold {
+                    axis: a[0].parse().expect("axis"),
+                    size: cx.parse_expr(&a[1]).expect("size"),
+                    step: cx.parse_expr(&a[2]).expect("step"),
+                }
+            }
+            "diagonal" => {
+                let a = items(rest);
+                Op::Diagonal {
+                    offset: cx.parse_expr(&a[0]).expect("offset"),
+                    dim1: a[1].parse().expect("axis"),
+                    dim2: a[2].parse().expect("axis"),
+                }
+            }
             _ => {
                 let t = trace.as_mut().expect("a view first");
                 match cmd {
@@ -111,6 +138,44 @@ fn run(script: &str) -> String {
                         Err(e) => notes.push(format!("lower: error: {e}")),
                     },
                     "guards" => notes.push(t.stack().guards_text()),
+                    "canonical" => match t.stack().canonical_in(&cx) {
+                        Ok(c) => {
+                            notes.push(format!("canonical: {}", c.to_string().replace('\n', " | ")))
+                        }
+                        Err(e) => notes.push(format!("canonical: error: {e}")),
+                    },
+                    // `split AXIS, SIZE`: the piece count and every piece, or the error.
+                    "split" => {
+                        let a = items(rest);
+                        let axis: usize = a[0].parse().expect("axis");
+                        let size = cx.parse_expr(&a[1]).expect("size");
+                        let top = t.stack().top();
+                        match top.split_count(&cx, axis, size) {
+                            Ok(n) => notes.push(format!("{line}: count {n}")),
+                            Err(e) => notes.push(format!("{line}: error: {e}")),
+                        }
+                        match top.split(axis, size) {
+                            Ok(ps) => notes.extend(ps.iter().map(|p| format!("  piece {p}"))),
+                            Err(e) => notes.push(format!("  error: {e}")),
+                        }
+                    }
+                    // `piece AXIS, SIZE, I`: piece I of the split, its guards and bindings.
+                    "piece" => {
+                        let a = items(rest);
+                        let axis: usize = a[0].parse().expect("axis");
+                        let size = cx.parse_expr(&a[1]).expect("size");
+                        let i = cx.parse_expr(&a[2]).expect("piece");
+                        match t.stack().split_piece(&cx, axis, size, i) {
+                            Ok(p) => {
+                                notes.push(format!(
+                                    "{line}: {}",
+                                    p.to_string().replace('\n', " | ")
+                                ));
+                                notes.push(p.guards_text());
+                            }
+                            Err(e) => notes.push(format!("{line}: error: {e}")),
+                        }
+                    }
                     "strides" => match t.stack().axis_strides(&cx) {
                         Ok(v) => {
                             let parts: Vec<String> = v
@@ -154,7 +219,8 @@ fn run(script: &str) -> String {
             notes.push(format!("{line}: error: {e}"));
         }
     }
-    let mut out = trace.map(|t| t.to_string()).unwrap_or_default();
+    done.extend(trace.map(|t| t.to_string()));
+    let mut out = done.join("\n");
     if !notes.is_empty() {
         out.push_str("\n---\n");
         out.push_str(&notes.join("\n"));
@@ -536,4 +602,340 @@ fn reshaping_helpers_on_symbolic_views_and_stacks() {
         }
     }
     insta::assert_snapshot!(lines.join("\n"));
+}
+
+#[test]
+fn kv_cache_prefix_and_last_row_at_symbolic_position() {
+    // `cache[:, :pos]` then the newest row `[:, pos - 1]`, with `pos >= 1` proven.
+    insta::assert_snapshot!(check(
+        "
+        sym pos 1..=2048
+        view [8, 2048, 64]
+        index [:, :pos]
+        lower
+        index [:, pos - 1]
+        lower
+        guards
+        bind pos=1
+        bind pos=2048
+        "
+    ));
+}
+
+#[test]
+fn kv_cache_position_that_may_be_zero_is_guarded() {
+    // `pos - 1` may be -1: taken as written (from the start), under a guard.
+    insta::assert_snapshot!(check(
+        "
+        sym pos 0..=2048
+        view [2048, 64]
+        index [pos - 1]
+        guards
+        bind pos=5
+        bind pos=0
+        "
+    ));
+}
+
+#[test]
+fn symbolic_indices_bounds_and_steps_follow_numpy() {
+    insta::assert_snapshot!(check(
+        "
+        sym n 0..=8
+        sym k 0..=3
+        sym s 1..=3
+        view [n, n + 2, 4]
+        index [1:n - 1, ::s, -k - 1]
+        guards
+        lower
+        bind n=4, k=1, s=2
+        bind n=4, k=3, s=1
+        index [::-s, -k:]
+        guards
+        bind n=5, k=1, s=2
+        bind n=5, k=0, s=2
+        index [::k - 1]
+        index [::s - s]
+        index [k, k, k, k]
+        index [n + 1]
+        index [min(k, n), ..., None]
+        index [:(n + 1) // 2]
+        "
+    ));
+}
+
+#[test]
+fn conv_windows_by_unfold_with_symbolic_height() {
+    // 3x3 windows with stride 2 over an unpadded image: one view. Padded rows
+    // cut the windows' mask unevenly, so the stack reads the padded view through
+    // a row-major one.
+    insta::assert_snapshot!(check(
+        "
+        sym h 3..=512
+        sym w 3..=512
+        view [h, w, 16]
+        unfold 0, 3, 2
+        unfold 1, 3, 2
+        lower
+        guards
+        bind h=5, w=3
+        view [h, w]
+        pad [(1, 1), (1, 1)]
+        unfold 0, 3, 1
+        lower
+        bind h=3, w=3
+        "
+    ));
+}
+
+#[test]
+fn unfold_preconditions_become_guards_or_errors() {
+    insta::assert_snapshot!(check(
+        "
+        sym n 0..=64
+        sym k 0..=8
+        view [n, 4]
+        unfold 0, k, k
+        guards
+        bind n=5, k=2
+        bind n=5, k=0
+        bind n=1, k=2
+        unfold 1, 5, 1
+        unfold 1, 2, 0
+        unfold 3, 1, 1
+        "
+    ));
+}
+
+#[test]
+fn diagonal_with_symbolic_sizes_and_offsets() {
+    insta::assert_snapshot!(check(
+        "
+        sym n 1..=64
+        sym k 0..=64
+        view [n, n, 3]
+        diagonal 1, 0, 1
+        lower
+        view [n, n, 3]
+        diagonal -k - 1, 1, 0
+        lower
+        guards
+        bind n=3, k=0
+        view [n, n]
+        pad [(1, 0), (0, 0)]
+        diagonal -1, 0, 1
+        lower
+        view [n, n]
+        diagonal n - k, 0, 1
+        guards
+        diagonal 0, 0, 0
+        "
+    ));
+}
+
+#[test]
+fn split_pieces_with_symbolic_counts() {
+    insta::assert_snapshot!(check(
+        "
+        sym n 1..=64
+        sym m 1..=16
+        view [4*m, n]
+        split 0, m
+        split 1, 4
+        piece 1, 4, 2
+        piece 0, m, 4
+        piece 1, n, 0
+        view [n, 3]
+        split 1, 1
+        piece 0, 0, 0
+        "
+    ));
+}
+
+#[test]
+fn canonical_forms_of_symbolic_views() {
+    insta::assert_snapshot!(check(
+        "
+        sym n 1..=64
+        sym m 0..=64
+        view [n, 1, m]
+        canonical
+        shrink [(0, 1), (0, 1), (0, m)]
+        canonical
+        pad [(0, 0), (1, 0), (0, 0)]
+        canonical
+        reshape [0 * m, n]
+        canonical
+        "
+    ));
+}
+
+/// chunk and unbind on symbolic views: constant piece counts only, and the
+/// pieces agree with the concrete ops after binding.
+#[test]
+fn chunk_unbind_and_split_sizes_on_symbolic_views() {
+    let mut cx = Scope::new();
+    let m = cx.declare_str("m 1..=3").expect("m");
+    let n = cx.declare_str("n 0..=3").expect("n");
+    let z = Expr::from(0);
+    let v = View::create_in(&cx, &[m * 4, Expr::from(2), n], None, z, None).expect("view");
+    let mut lines = Vec::new();
+    let mut show = |name: &str, r: &view::Result<Vec<View>>| match r {
+        Ok(ps) => {
+            lines.push(format!("{name}: {} pieces", ps.len()));
+            lines.extend(ps.iter().map(|p| format!("  {p}")));
+        }
+        Err(e) => lines.push(format!("{name}: error: {e}")),
+    };
+    let chunk = v.chunk(0, 4);
+    show("chunk(0, 4)", &chunk);
+    show("chunk(2, 2)", &v.chunk(2, 2));
+    let unbind = v.unbind(1);
+    show("unbind(1)", &unbind);
+    show("unbind(0)", &v.unbind(0));
+    let sizes = v.split_sizes(0, &[m, m * 3]);
+    show("split_sizes(0, [m, 3*m])", &sizes);
+    show(
+        "split_sizes(2, [1, n - 1])",
+        &v.split_sizes(2, &[Expr::from(1), n - 1]),
+    );
+    show("split_sizes(0, [m, m])", &v.split_sizes(0, &[m, m]));
+    type Cut = fn(&View) -> view::Result<Vec<View>>;
+    let cuts: [(&view::Result<Vec<View>>, Cut); 3] = [
+        (&chunk, |x| x.chunk(0, 4)),
+        (&unbind, |x| x.unbind(1)),
+        (&sizes, |x| {
+            let m = x.shape()[0].as_i64().expect("bound") / 4;
+            x.split_sizes(0, &[m, 3 * m])
+        }),
+    ];
+    for (sym, cut) in cuts {
+        let sym = sym.as_ref().expect("symbolic pieces");
+        for mv in 1..=3 {
+            for nv in 0..=3 {
+                let mut b = Bindings::new();
+                b.set(m, mv).expect("m");
+                b.set(n, nv).expect("n");
+                let want: Vec<_> = cut(&v.bind(&cx, &b).expect("bind"))
+                    .expect("concrete pieces")
+                    .iter()
+                    .map(|p| p.offsets().expect("offsets"))
+                    .collect();
+                let got: Vec<_> = sym
+                    .iter()
+                    .map(|p| {
+                        p.bind(&cx, &b)
+                            .and_then(|x| x.offsets())
+                            .expect("bound piece")
+                    })
+                    .collect();
+                assert_eq!(got, want, "m = {mv}, n = {nv}");
+            }
+        }
+    }
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// The symbols and start view of `symprop`'s transposed, offset and masked case.
+fn masked_start() -> (Scope, [Expr; 3], View) {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 0..=4").expect("n");
+    let m = cx.declare_str("m 1..=3").expect("m");
+    let k = cx.declare_str("k 0..=2").expect("k");
+    let (zero, one) = (Expr::from(0), Expr::from(1));
+    let v = View::create_in(
+        &cx,
+        &[n, m],
+        Some(&[one, n + 1]),
+        k + 1,
+        Some(&[(one, n), (zero, m)]),
+    )
+    .expect("start");
+    (cx, [n, m, k], v)
+}
+
+/// Offsets of `st` bound to `vals`, from binding and from its lowering.
+fn bound_and_lowered(
+    cx: &Scope,
+    syms: &[Expr],
+    st: &view::ViewStack,
+    vals: &[i64],
+) -> (Vec<Option<i64>>, Vec<Option<i64>>) {
+    let mut b = Bindings::new();
+    for (&s, &x) in syms.iter().zip(vals) {
+        b.set(s, x).expect("bind");
+    }
+    let bound = st.bind(cx, &b).and_then(|x| x.offsets()).expect("binds");
+    let low = st.lower(cx).expect("lowers");
+    let shape: Vec<i64> = st
+        .shape()
+        .iter()
+        .map(|d| d.eval(&b).expect("shape"))
+        .collect();
+    let mut lowered = Vec::new();
+    for lin in 0..shape.iter().product::<i64>() {
+        let mut bi = b.clone();
+        let mut rest = lin;
+        for (a, &d) in shape.iter().enumerate().rev() {
+            bi.set(low.index[a], rest % d).expect("index");
+            rest /= d;
+        }
+        let valid = low.valid.eval(&bi).expect("valid evaluates");
+        lowered.push(valid.then(|| low.offset.eval(&bi).expect("offset evaluates")));
+    }
+    (bound, lowered)
+}
+
+/// Pinned from `symprop`: windows reading a prefix of a pushed row-major view
+/// are not a reshape of the view below, so the two views must not merge as one.
+#[test]
+fn windows_over_a_prefix_do_not_merge_as_a_reshape() {
+    let (cx, [n, m, k], v) = masked_start();
+    let st = view::ViewStack::new(v)
+        .apply(&cx, &Op::Reshape(vec![m * n]))
+        .and_then(|s| {
+            s.apply(
+                &cx,
+                &Op::Unfold {
+                    axis: 0,
+                    size: m * n - 1,
+                    step: Expr::from(2),
+                },
+            )
+        })
+        .expect("symbolic");
+    for vals in [[2, 2, 1], [4, 3, 0], [1, 1, 2]] {
+        let (bound, lowered) = bound_and_lowered(&cx, &[n, m, k], &st, &vals);
+        assert_eq!(bound, lowered, "{vals:?}");
+    }
+    insta::assert_snapshot!(st.to_string(), @r"
+    view shape=[n, m] strides=[1, n + 1] offset=k + 1 mask=[(1, n), (0, m)]
+    view shape=[1, m*n - 1] strides=[2, 1] offset=0 mask=none
+    ");
+}
+
+/// Pinned from `symprop`: a lowered digit of an axis that may have size 0 is
+/// taken modulo `max(d, 1)`, so evaluating the lowering never divides by zero.
+#[test]
+fn lowering_over_an_empty_window_axis_evaluates() {
+    let (cx, [n, m, k], v) = masked_start();
+    let z = Expr::from(0);
+    let st = view::ViewStack::new(v)
+        .apply(
+            &cx,
+            &Op::Unfold {
+                axis: 0,
+                size: k,
+                step: m,
+            },
+        )
+        .and_then(|s| {
+            let rev: Vec<Expr> = s.shape().iter().rev().copied().collect();
+            s.apply(&cx, &Op::Reshape(rev))
+        })
+        .and_then(|s| s.apply(&cx, &Op::Pad(vec![(k, Expr::from(1)), (z, z), (z, z)])))
+        .expect("symbolic");
+    let (bound, lowered) = bound_and_lowered(&cx, &[n, m, k], &st, &[2, 2, 0]);
+    assert_eq!(bound, lowered);
+    insta::assert_snapshot!(st.lower(&cx).expect("lower").to_string());
 }
