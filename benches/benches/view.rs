@@ -59,6 +59,21 @@ fn bench_merge(c: &mut Criterion) {
     c.bench_function("view/merge/4096x4096_strided_select", |b| {
         b.iter(|| merge(black_box(&lower), black_box(&upper)))
     });
+    // Upper stride 70 straddles rows of 64 without carrying: the no-carry split
+    // merges 1.6 million points without evaluating them.
+    let lower = ConcreteView::create(&[20000, 64], Some(&[1, 20000]), 0, None).expect("lower");
+    let upper = ConcreteView::create(&[2, 16000, 50], Some(&[70, 64, 1]), 0, None).expect("upper");
+    c.bench_function("view/merge/straddle_no_carry_1.6M", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
+    // The column digit 6a + b carries only in the second half (a = 1, b >= 58), so
+    // the evaluation decider walks 480000 points before refuting: its worst case
+    // near the 2^20-point limit, per point.
+    let lower = ConcreteView::create(&[20000, 64], Some(&[1, 20000]), 0, None).expect("lower");
+    let upper = ConcreteView::create(&[2, 8000, 60], Some(&[70, 64, 1]), 0, None).expect("upper");
+    c.bench_function("view/merge/evaluated_960k_refuted_halfway", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
 }
 
 fn bench_stack(c: &mut Criterion) {
@@ -85,6 +100,22 @@ fn bench_bind(c: &mut Criterion) {
         .expect("padded view");
     let mut prepared = PreparedView::new(&cx, &v).expect("prepare");
     c.bench_function("view/bind/prepared_rank4_pad", |bn| {
+        bn.iter(|| prepared.bind(black_box(&[8, 224, 224])))
+    });
+
+    // The same view with an expression bound and `or`/`!=` assumptions, all checked
+    // exactly inside the program.
+    let mut cx = Scope::new();
+    let b = cx.declare_str("b 1..=64").expect("b");
+    let h = cx.declare_str("h 1..=1024").expect("h");
+    let w = cx.declare_str("w h..=2*h").expect("w");
+    cx.assume_str("h % 8 == 0 or b == 1").expect("assume");
+    cx.assume_str("w != h + 3").expect("assume");
+    let v = View::create_in(&cx, &[b, h, w, Expr::from(3)], None, z, None)
+        .and_then(|v| v.pad(&[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)]))
+        .expect("padded view");
+    let mut prepared = PreparedView::new(&cx, &v).expect("prepare");
+    c.bench_function("view/bind/prepared_exact_checks", |bn| {
         bn.iter(|| prepared.bind(black_box(&[8, 224, 224])))
     });
 }

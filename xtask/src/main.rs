@@ -14,8 +14,8 @@ usage: cargo xtask <task>
 
 tasks:
   ci      format check, clippy (-D warnings), the whole test suite, the kernels
-          crate again with its ndarray feature, symshape with its serde feature, the docs (-D warnings) and a
-          compile of every benchmark
+          crate again with its ndarray feature, symshape and view with their serde
+          feature, the docs (-D warnings) and a compile of every benchmark
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
 ";
@@ -121,6 +121,34 @@ const CI_STEPS: &[Step] = &[
             "test",
             "--package",
             "symshape",
+            "--features",
+            "serde",
+            "--locked",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "clippy (view with serde)",
+        args: &[
+            "clippy",
+            "--package",
+            "view",
+            "--all-targets",
+            "--features",
+            "serde",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "tests (view with serde)",
+        args: &[
+            "test",
+            "--package",
+            "view",
             "--features",
             "serde",
             "--locked",

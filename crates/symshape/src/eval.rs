@@ -74,6 +74,14 @@ impl Bindings {
     pub fn is_empty(&self) -> bool {
         self.vals.is_empty()
     }
+
+    /// Bindings of `slots` to `values` as given, unchecked: for re-checking compiled
+    /// inputs exactly as [`Scope::check`] does.
+    pub(crate) fn from_unchecked(slots: &[Expr], values: &[i64]) -> Bindings {
+        Bindings {
+            vals: slots.iter().copied().zip(values.iter().copied()).collect(),
+        }
+    }
 }
 
 /// `n = 7, m = 3`, sorted by name.
@@ -461,6 +469,38 @@ impl Eval<'_> {
     }
 }
 
+/// [`Scope::check`] with the given assumptions: every bound value against its
+/// declaration (in symbol order), then every assumption whose symbols are all bound.
+pub(crate) fn check_with(b: &Bindings, assumptions: &[Cond]) -> Result<(), Error> {
+    for (sym, v) in b.to_vec() {
+        check_symbol(b, sym.0, v)?;
+    }
+    for a in assumptions {
+        let syms = a.symbols();
+        if !syms.iter().all(|s| b.get(*s).is_some()) {
+            continue;
+        }
+        if !a.eval(b)? {
+            return Err(violated(*a, b));
+        }
+    }
+    Ok(())
+}
+
+/// The error for an assumption `a` that is false under `b`, with its symbols' values.
+pub(crate) fn violated(a: Cond, b: &Bindings) -> Error {
+    let mut vals = Bindings::new();
+    for s in a.symbols() {
+        if let Some(v) = b.get(s) {
+            vals.vals.insert(s, v);
+        }
+    }
+    Error::Violated {
+        assumption: a.to_string(),
+        bindings: vals.to_string(),
+    }
+}
+
 impl Scope {
     /// Binds the symbol declared as `name`, checked against its range.
     pub fn bind(&self, b: &mut Bindings, name: &str, value: i64) -> Result<(), Error> {
@@ -474,28 +514,7 @@ impl Scope {
     /// Checks every bound value against its range and every assumption whose symbols
     /// are all bound.
     pub fn check(&self, b: &Bindings) -> Result<(), Error> {
-        for (sym, v) in b.to_vec() {
-            check_symbol(b, sym.0, v)?;
-        }
-        for a in self.assumptions() {
-            let syms = a.symbols();
-            if !syms.iter().all(|s| b.get(*s).is_some()) {
-                continue;
-            }
-            if !a.eval(b)? {
-                let mut vals = Bindings::new();
-                for s in syms {
-                    if let Some(v) = b.get(s) {
-                        vals.vals.insert(s, v);
-                    }
-                }
-                return Err(Error::Violated {
-                    assumption: a.to_string(),
-                    bindings: vals.to_string(),
-                });
-            }
-        }
-        Ok(())
+        check_with(b, self.assumptions())
     }
 
     /// The value of `e` under `b`, after checking `b` against the scope.

@@ -348,6 +348,27 @@ impl SymbolSpec {
         &self.name
     }
 
+    /// The inclusive lower bound (`None` is minus infinity): a constant, or an
+    /// expression over earlier symbols such as the `0` of `i 0..n`.
+    pub fn lower(&self) -> Option<Expr> {
+        self.lo
+    }
+
+    /// The inclusive upper bound (`None` is plus infinity): `n - 1` for `i 0..n`.
+    pub fn upper(&self) -> Option<Expr> {
+        self.hi
+    }
+
+    /// Every value is a multiple of this (1 when unconstrained).
+    pub fn divisor(&self) -> u64 {
+        self.multiple_of
+    }
+
+    /// The range as error messages print it: `0..=n - 1`, `8..=1024, multiple of 8`.
+    pub fn range_text(&self) -> String {
+        describe_range(self)
+    }
+
     /// Interns the symbol.
     pub fn build(&self) -> Result<Expr, Error> {
         let err = |message: String| Error::Declare {

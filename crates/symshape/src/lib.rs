@@ -19,7 +19,9 @@
 //!   [`Scope::eval`] (also checks assumptions), [`Scope::substitute`] (partial
 //!   binding), [`Scope::solve`] (`2*n + 1 == 9` gives `n = 4`).
 //! - [`Program`]: expressions compiled to a flat instruction list for evaluating many
-//!   times without hashing or allocation.
+//!   times without hashing or allocation; [`Program::compile_checked`] also checks the
+//!   inputs against the symbols' ranges (bounds that are expressions included, see
+//!   [`SymbolSpec::lower`]) and the scope's assumptions exactly, in the same run.
 //! - [`ExprKind`]/[`CondKind`] ([`Expr::kind`], [`Cond::kind`]): the canonical structure,
 //!   for code that lowers expressions itself; [`Expr::coefficient_of`] reads a stride.
 //!

@@ -6,9 +6,10 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 use crate::display::id_text;
-use crate::eval::{ceil_div_i64, floor_div_i64, floor_mod_i64};
-use crate::expr::{check_id, Cond, Expr};
-use crate::node::{node, CmpKind, Id, Node};
+use crate::eval::{ceil_div_i64, check_with, floor_div_i64, floor_mod_i64, violated, Bindings};
+use crate::expr::{check_id, describe_range, spec_of, Cond, Expr, SymbolSpec};
+use crate::node::{info, node, CmpKind, Id, Node};
+use crate::scope::Scope;
 use crate::Error;
 
 /// One instruction; operands are earlier register indices. Each instruction writes the
@@ -45,9 +46,11 @@ enum Op {
 
 /// A compiled list of expressions (and conditions, as 0/1) over fixed symbol slots.
 ///
-/// Running it does no hashing and no allocation; arithmetic is checked. It does not
-/// check symbol ranges or assumptions: check the bindings once with
-/// [`Scope::check`](crate::Scope::check) when they come from outside.
+/// Running it does no hashing and no allocation; arithmetic is checked. A program from
+/// [`Program::compile`] does not check symbol ranges or assumptions (check the bindings
+/// once with [`Scope::check`] when they come from outside); one from
+/// [`Program::compile_checked`] checks them exactly in the same run
+/// ([`Program::run_checked`]).
 ///
 /// ```
 /// use symshape::{Expr, Program};
@@ -70,8 +73,54 @@ pub struct Program {
     src: Vec<Id>,
     slots: Vec<Expr>,
     outputs: Vec<u32>,
+    /// The expression of each output, for the exact re-evaluation of a failed run.
+    output_ids: Vec<Id>,
+    /// The checks of [`Program::compile_checked`].
+    checks: Option<Box<Checks>>,
     /// Identifies the program a state was made for (clones share it: same layout).
     key: u64,
+}
+
+/// Exact checks of the inputs against a scope, as [`Scope::check`] makes them.
+#[derive(Clone, Debug)]
+struct Checks {
+    /// One per slot.
+    slots: Vec<SlotCheck>,
+    /// Slot indices in the order `Scope::check` visits bound symbols.
+    order: Vec<usize>,
+    /// Slot indices, every symbol after the symbols of its bounds.
+    topo: Vec<usize>,
+    /// The assumptions over the slots, with the register of their 0/1 value.
+    assumptions: Vec<(Cond, u32)>,
+    /// Only the assumptions, for the exact re-check.
+    conds: Vec<Cond>,
+    /// Whether some slot has a bound over other slots.
+    any_exact: bool,
+    /// A check could not be compiled (a constant beyond i64): every run re-checks
+    /// exactly with the tree evaluator.
+    cold: bool,
+}
+
+/// The declaration of one slot, lowered.
+#[derive(Clone, Debug)]
+struct SlotCheck {
+    spec: SymbolSpec,
+    /// The bounds' numeric ranges (exact for constant bounds): no binding can hold a
+    /// value outside them.
+    lo: i128,
+    hi: i128,
+    divisor: i128,
+    /// Bounds over other slots, compared exactly in the run.
+    exact_lo: Option<BoundCheck>,
+    exact_hi: Option<BoundCheck>,
+}
+
+/// A bound computed in register `reg`; its value counts only when the slots `deps`
+/// (the symbols it mentions) pass their own checks, as evaluation requires.
+#[derive(Clone, Debug)]
+struct BoundCheck {
+    reg: u32,
+    deps: Vec<usize>,
 }
 
 static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -82,6 +131,8 @@ static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 pub struct ProgramState {
     regs: Vec<i64>,
     out: Vec<i64>,
+    /// Per slot, whether it passed its range check (checked programs only).
+    ok: Vec<bool>,
     key: u64,
 }
 
@@ -268,6 +319,141 @@ impl Program {
         Program::compile_ids(slots, &ids)
     }
 
+    /// Like [`Program::compile`], plus exact checks of the inputs under `cx`: each
+    /// slot's declared range and divisor (bounds that are expressions over other slots
+    /// are computed in the program) and every assumption of `cx` whose symbols are all
+    /// slots, `or` and `!=` included (as 0/1 registers). Run it with
+    /// [`Program::run_checked`].
+    ///
+    /// ```
+    /// use symshape::{Program, Scope};
+    /// let mut cx = Scope::new();
+    /// let n = cx.declare_str("n 1..=64")?;
+    /// let i = cx.declare_str("i 0..n")?;
+    /// cx.assume_str("n == 8 or i != 3")?;
+    /// let prog = Program::compile_checked(&cx, &[i, n], &[i * 2])?;
+    /// let mut st = prog.state();
+    /// assert_eq!(prog.run_checked(&mut st, &[3, 8])?, &[6]);
+    /// assert_eq!(prog.run_checked(&mut st, &[2, 4])?, &[4]);
+    /// let err = prog.run_checked(&mut st, &[5, 4]).unwrap_err();
+    /// assert_eq!(err.to_string(), "bind: i = 5 is outside its range 0..=n - 1");
+    /// let err = prog.run_checked(&mut st, &[3, 4]).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "bind: assumption `i != 3 or n == 8` is violated by i = 3, n = 4"
+    /// );
+    /// # Ok::<(), symshape::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Program::compile`], and [`Error::Kind`] when a symbol is given twice.
+    pub fn compile_checked(cx: &Scope, slots: &[Expr], outputs: &[Expr]) -> Result<Program, Error> {
+        for (k, s) in slots.iter().enumerate() {
+            if slots[..k].contains(s) {
+                return Err(Error::Kind {
+                    op: "compile",
+                    expected: "distinct slots",
+                    found: s.to_string(),
+                });
+            }
+        }
+        let ids: Vec<Id> = outputs.iter().map(|e| e.0).collect();
+        let mut prog = Program::compile_ids(slots, &ids)?;
+        let slot_of = |s: Expr| slots.iter().position(|&x| x == s);
+        let covered = |e: Expr| e.symbols().into_iter().all(|s| slot_of(s).is_some());
+        let mut extra: Vec<Id> = ids.clone();
+        let mut pending: Vec<(usize, bool, Vec<usize>)> = Vec::new();
+        let mut specs = Vec::with_capacity(slots.len());
+        for (k, &s) in slots.iter().enumerate() {
+            // `compile_ids` accepted only symbols.
+            let spec = spec_of(s.0).ok_or_else(|| Error::Kind {
+                op: "compile",
+                expected: "a symbol",
+                found: s.to_string(),
+            })?;
+            for (is_lo, b) in [(true, spec.lo), (false, spec.hi)] {
+                let Some(b) = b.filter(|b| !b.is_const() && covered(*b)) else {
+                    continue;
+                };
+                let deps = crate::visit::direct_symbols(b.0)
+                    .into_iter()
+                    .filter_map(|d| slot_of(Expr(d)))
+                    .collect();
+                extra.push(b.0);
+                pending.push((k, is_lo, deps));
+            }
+            specs.push(spec);
+        }
+        let assumptions: Vec<Cond> = cx
+            .assumptions()
+            .iter()
+            .copied()
+            .filter(|a| a.symbols().into_iter().all(|s| slot_of(s).is_some()))
+            .collect();
+        extra.extend(assumptions.iter().map(|a| a.0));
+        // A check beyond i64 (a huge constant) leaves the run to the exact re-check.
+        let full = Program::compile_ids(slots, &extra).ok();
+        let mut checks = Checks {
+            slots: specs
+                .into_iter()
+                .map(|spec| {
+                    let lo = spec
+                        .lo
+                        .and_then(|b| b.range().lo)
+                        .map_or(i128::MIN, |v| clamp(&v));
+                    let hi = spec
+                        .hi
+                        .and_then(|b| b.range().hi)
+                        .map_or(i128::MAX, |v| clamp(&v));
+                    SlotCheck {
+                        lo,
+                        hi,
+                        divisor: i128::from(spec.multiple_of),
+                        spec,
+                        exact_lo: None,
+                        exact_hi: None,
+                    }
+                })
+                .collect(),
+            order: (0..slots.len()).collect(),
+            topo: (0..slots.len()).collect(),
+            assumptions: Vec::new(),
+            conds: assumptions.clone(),
+            any_exact: false,
+            cold: full.is_none(),
+        };
+        checks
+            .order
+            .sort_by(|&a, &b| crate::order::cmp(slots[a].0, slots[b].0));
+        // The symbols of a bound nest inside the symbol, so they are shallower.
+        checks.topo.sort_by_key(|&k| info(slots[k].0).depth);
+        if let Some(full) = full {
+            let regs = &full.outputs[ids.len()..];
+            let (bound_regs, cond_regs) = regs.split_at(pending.len().min(regs.len()));
+            checks.any_exact = !bound_regs.is_empty();
+            for ((k, is_lo, deps), &reg) in pending.into_iter().zip(bound_regs) {
+                let bc = Some(BoundCheck { reg, deps });
+                if let Some(c) = checks.slots.get_mut(k) {
+                    if is_lo {
+                        c.exact_lo = bc;
+                    } else {
+                        c.exact_hi = bc;
+                    }
+                }
+            }
+            checks.assumptions = assumptions
+                .into_iter()
+                .zip(cond_regs.iter().copied())
+                .collect();
+            let n_out = ids.len();
+            prog = full;
+            prog.outputs.truncate(n_out);
+            prog.output_ids.truncate(n_out);
+        }
+        prog.checks = Some(Box::new(checks));
+        Ok(prog)
+    }
+
     fn compile_ids(slots: &[Expr], outputs: &[Id]) -> Result<Program, Error> {
         let mut c = Compiler {
             ops: Vec::new(),
@@ -329,6 +515,8 @@ impl Program {
             src,
             slots: slots.to_vec(),
             outputs: outs,
+            output_ids: outputs.to_vec(),
+            checks: None,
             key,
         })
     }
@@ -357,6 +545,7 @@ impl Program {
         ProgramState {
             regs,
             out: vec![0; self.outputs.len()],
+            ok: vec![true; self.checks.as_ref().map_or(0, |c| c.slots.len())],
             key: self.key,
         }
     }
@@ -364,6 +553,106 @@ impl Program {
     /// Runs with `inputs` in slot order; returns the outputs in `compile` order.
     /// Errors name the sub-expression that overflowed or divided by zero.
     pub fn run<'s>(&self, st: &'s mut ProgramState, inputs: &[i64]) -> Result<&'s [i64], Error> {
+        self.arity(inputs)?;
+        self.exec(st, inputs)?;
+        Ok(&st.out)
+    }
+
+    /// Runs a program from [`Program::compile_checked`], checking the inputs exactly:
+    /// the result is what binding the slots to `inputs` and evaluating gives, i.e.
+    /// [`Scope::check`] on bindings holding exactly these values, then
+    /// [`Expr::eval`] of each output in order.
+    ///
+    /// A value outside the numeric range of its declaration (which no [`Bindings`]
+    /// can hold) is reported first, in slot order, as [`Bindings::set`] reports it.
+    /// When a run overflows i64 or divides by zero, the inputs and outputs are
+    /// evaluated again exactly (unbounded intermediates, `Scope::check`'s order of
+    /// errors), so the answer is the same; only that rare path allocates. On a
+    /// program from [`Program::compile`] this is [`Program::run`].
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] naming the symbol, its value and its declared range;
+    /// [`Error::Violated`] naming the assumption and its symbols' values; the
+    /// evaluation errors of [`Expr::eval`].
+    pub fn run_checked<'s>(
+        &self,
+        st: &'s mut ProgramState,
+        inputs: &[i64],
+    ) -> Result<&'s [i64], Error> {
+        self.arity(inputs)?;
+        // The exact path writes the outputs directly: give it this program's layout.
+        if st.key != self.key {
+            *st = self.state();
+        }
+        let Some(ck) = self.checks.as_deref() else {
+            self.exec(st, inputs)?;
+            return Ok(&st.out);
+        };
+        for (c, &v) in ck.slots.iter().zip(inputs) {
+            let w = i128::from(v);
+            if w < c.lo || w > c.hi || (c.divisor > 1 && w.rem_euclid(c.divisor) != 0) {
+                return Err(out_of_range(&c.spec, v));
+            }
+        }
+        if ck.cold || self.exec(st, inputs).is_err() {
+            return self.exact(ck, st, inputs);
+        }
+        let regs = &st.regs;
+        let ok = &mut st.ok;
+        // Without bounds over other slots, the numeric checks above were exact.
+        let topo: &[usize] = if ck.any_exact { &ck.topo } else { &[] };
+        for &k in topo {
+            let (Some(c), Some(&v)) = (ck.slots.get(k), inputs.get(k)) else {
+                continue;
+            };
+            // A bound whose symbols fail their own checks cannot be evaluated, and
+            // `Scope::check` then falls back to its numeric range (checked above).
+            let pass = |b: &Option<BoundCheck>, below: bool| match b {
+                Some(b) if b.deps.iter().all(|&d| ok.get(d).copied().unwrap_or(false)) => {
+                    let x = regs.get(b.reg as usize).copied().unwrap_or(0);
+                    if below {
+                        x <= v
+                    } else {
+                        v <= x
+                    }
+                }
+                _ => true,
+            };
+            let res = pass(&c.exact_lo, true) && pass(&c.exact_hi, false);
+            if let Some(o) = ok.get_mut(k) {
+                *o = res;
+            }
+        }
+        let order: &[usize] = if ck.any_exact { &ck.order } else { &[] };
+        if let Some(&k) = order.iter().find(|&&k| !ok.get(k).copied().unwrap_or(true)) {
+            if let (Some(c), Some(&v)) = (ck.slots.get(k), inputs.get(k)) {
+                return Err(out_of_range(&c.spec, v));
+            }
+        }
+        for &(a, reg) in &ck.assumptions {
+            if regs.get(reg as usize).copied() == Some(0) {
+                return Err(violated(a, &Bindings::from_unchecked(&self.slots, inputs)));
+            }
+        }
+        Ok(&st.out)
+    }
+
+    /// The exact answer of [`Program::run_checked`] by tree evaluation.
+    fn exact<'s>(
+        &self,
+        ck: &Checks,
+        st: &'s mut ProgramState,
+        inputs: &[i64],
+    ) -> Result<&'s [i64], Error> {
+        let b = Bindings::from_unchecked(&self.slots, inputs);
+        check_with(&b, &ck.conds)?;
+        for (o, &id) in st.out.iter_mut().zip(&self.output_ids) {
+            *o = Expr(id).eval(&b)?;
+        }
+        Ok(&st.out)
+    }
+
+    fn arity(&self, inputs: &[i64]) -> Result<(), Error> {
         if inputs.len() != self.slots.len() {
             return Err(Error::Kind {
                 op: "run",
@@ -371,6 +660,11 @@ impl Program {
                 found: format!("{} inputs for {} slots", inputs.len(), self.slots.len()),
             });
         }
+        Ok(())
+    }
+
+    /// Runs the instructions and copies the outputs out.
+    fn exec(&self, st: &mut ProgramState, inputs: &[i64]) -> Result<(), Error> {
         // A state made for another program is rebuilt once rather than trusted.
         if st.key != self.key {
             *st = self.state();
@@ -430,12 +724,33 @@ impl Program {
         for (o, &reg) in st.out.iter_mut().zip(&self.outputs) {
             *o = st.regs[reg as usize];
         }
-        Ok(&st.out)
+        Ok(())
     }
 
     fn src_text(&self, reg: u32) -> String {
         self.src
             .get(reg as usize)
             .map_or_else(String::new, |&id| id_text(id))
+    }
+}
+
+/// A range bound as i128, saturated past i64 (so every i64 compares as the bound does).
+fn clamp(v: &BigInt) -> i128 {
+    let lim = BigInt::from(i64::MAX) + 1;
+    if v > &lim {
+        i128::from(i64::MAX) + 1
+    } else if v < &-lim {
+        i128::from(i64::MIN) - 1
+    } else {
+        v.to_i128().unwrap_or(0)
+    }
+}
+
+/// The error [`Bindings::set`] gives for `v`.
+fn out_of_range(spec: &SymbolSpec, value: i64) -> Error {
+    Error::OutOfRange {
+        name: spec.name.clone(),
+        value,
+        range: describe_range(spec),
     }
 }

@@ -1,7 +1,7 @@
 //! Binding symbolic views to values: plain, prepared (compiled once, run many
 //! times), and inference of symbol values from a concrete shape.
 
-use symshape::{Bindings, Cond, CondKind, Expr, Program, ProgramState, Scope};
+use symshape::{Bindings, Expr, Program, ProgramState, Scope};
 
 use crate::concrete::ConcreteView;
 use crate::error::{invalid, Error, Result};
@@ -165,44 +165,31 @@ pub fn infer(cx: &Scope, shape: &[Expr], concrete: &[i64], b: &mut Bindings) -> 
     Ok(Inferred(found))
 }
 
-/// A check on one output of a prepared program: `out OP 0`.
-#[derive(Clone, Debug)]
-enum Check {
-    /// A guard of a view; the output is `lhs - rhs`.
-    Guard(Guard),
-    /// An assumption of the scope `d OP 0`.
-    Assumption(Cond, symshape::CmpOp),
-}
-
 /// The compiled program shared by [`PreparedView`] and [`PreparedStack`]:
-/// outputs are, per view, shape, strides, offset and mask bounds, then every
-/// check.
+/// outputs are, per view, shape, strides, offset and mask bounds, then both
+/// sides of every guard; the scope's checks are part of the program
+/// ([`Program::compile_checked`]).
 #[derive(Debug)]
 struct Prepared {
     slots: Vec<Expr>,
-    ranges: Vec<(i64, i64)>,
     program: Program,
     state: ProgramState,
     /// Rank and whether a mask is present, per view.
     layouts: Vec<(usize, bool)>,
-    checks: Vec<Check>,
+    /// Guards in first-seen order, with the view that first carries each.
+    guards: Vec<(usize, Guard)>,
+    /// For the exact re-evaluation of a run that overflowed i64 or divided by zero.
+    cold: Cold,
 }
 
-fn i64_or(v: Option<&symshape::BigInt>, default: i64) -> i64 {
-    v.and_then(|x| i64::try_from(x).ok()).unwrap_or(default)
-}
-
-/// The `d OP 0` comparisons of an assumption; `None` when it has a disjunction.
-fn comparisons(c: Cond, out: &mut Vec<(Expr, symshape::CmpOp)>) -> Option<()> {
-    match c.kind() {
-        CondKind::Const(true) => Some(()),
-        CondKind::Compare(d, op) => {
-            out.push((d, op));
-            Some(())
-        }
-        CondKind::And(parts) => parts.into_iter().try_for_each(|p| comparisons(p, out)),
-        _ => None,
-    }
+/// What the plain binding path needs.
+#[derive(Debug)]
+struct Cold {
+    cx: Scope,
+    views: Vec<View>,
+    /// Slot indices in an order where every symbol is set before the symbols of
+    /// its bounds, so `Bindings::set` checks only declared numeric ranges.
+    set_order: Vec<usize>,
 }
 
 impl Prepared {
@@ -221,17 +208,16 @@ impl Prepared {
             }
             layouts.push((view.ndim(), view.mask().is_some()));
         }
-        let mut checks = Vec::new();
-        for view in views {
+        let mut guards: Vec<(usize, Guard)> = Vec::new();
+        for (k, view) in views.iter().enumerate() {
             for g in view.guards() {
-                if checks
-                    .iter()
-                    .any(|c| matches!(c, Check::Guard(o) if o == g))
-                {
+                // A repeated guard passed when it was first checked.
+                if guards.iter().any(|(_, o)| o == g) {
                     continue;
                 }
-                outputs.push(g.lhs() - g.rhs());
-                checks.push(Check::Guard(g.clone()));
+                outputs.push(g.lhs());
+                outputs.push(g.rhs());
+                guards.push((k, g.clone()));
             }
         }
         let mut slots: Vec<Expr> = Vec::new();
@@ -239,46 +225,34 @@ impl Prepared {
             slots.extend(e.symbols());
         }
         slots.sort_by_key(|s| s.to_string());
-        slots.dedup();
-        for &a in cx.assumptions() {
-            if !a.symbols().iter().all(|s| slots.contains(s)) {
-                continue;
-            }
-            let mut parts = Vec::new();
-            if comparisons(a, &mut parts).is_none() {
-                return Err(invalid(
-                    "prepare",
-                    format!("assumption {a} is a disjunction; bind with View::bind instead"),
-                ));
-            }
-            for (d, op) in parts {
-                outputs.push(d);
-                checks.push(Check::Assumption(a, op));
-            }
-        }
-        let ranges = slots
-            .iter()
-            .map(|s| {
-                let r = s.range();
-                (
-                    i64_or(r.lo.as_ref(), i64::MIN),
-                    i64_or(r.hi.as_ref(), i64::MAX),
-                )
-            })
-            .collect();
-        let program = Program::compile(&slots, &outputs)?;
+        // Distinct symbols may share a name, so equal handles need not be adjacent.
+        let mut seen = Vec::with_capacity(slots.len());
+        slots.retain(|s| {
+            let fresh = !seen.contains(s);
+            seen.push(*s);
+            fresh
+        });
+        let program = Program::compile_checked(cx, &slots, &outputs)?;
         let state = program.state();
+        let mut set_order: Vec<usize> = (0..slots.len()).collect();
+        // A symbol is deeper than the symbols of its bounds.
+        set_order.sort_by_key(|&k| std::cmp::Reverse(slots[k].depth()));
         Ok(Prepared {
             slots,
-            ranges,
             program,
             state,
             layouts,
-            checks,
+            guards,
+            cold: Cold {
+                cx: cx.clone(),
+                views: views.to_vec(),
+                set_order,
+            },
         })
     }
 
-    /// Checks `values`, runs the program and every check; then builds each view.
+    /// Runs the program with its checks, then every guard and builds each view,
+    /// in the order [`ViewStack::bind`] checks them.
     fn bind(&mut self, values: &[i64], mut each: impl FnMut(ConcreteView)) -> Result<()> {
         const OP: &str = "bind";
         if values.len() != self.slots.len() {
@@ -292,50 +266,37 @@ impl Prepared {
                 ),
             ));
         }
-        for ((&v, &(lo, hi)), s) in values.iter().zip(&self.ranges).zip(&self.slots) {
-            if v < lo || v > hi {
-                return Err(invalid(
-                    OP,
-                    format!("{s} = {v} is outside its range [{lo}, {hi}]"),
-                ));
+        let out = match self.program.run_checked(&mut self.state, values) {
+            Ok(out) => out,
+            Err(e @ (symshape::Error::OutOfRange { .. } | symshape::Error::Violated { .. })) => {
+                return Err(e.into())
             }
-        }
-        let out = self.program.run(&mut self.state, values)?;
+            // Rare: an evaluation error, which plain binding may report after a guard
+            // or a build error of an earlier view.
+            Err(_) => return self.cold.bind(&self.slots, values, each),
+        };
         let fields: usize = self
             .layouts
             .iter()
             .map(|&(r, masked)| 2 * r + 1 + if masked { 2 * r } else { 0 })
             .sum();
-        for (k, check) in self.checks.iter().enumerate() {
-            let d = out.get(fields + k).copied().unwrap_or(0);
-            let ok = match check {
-                Check::Guard(g) => g.holds(d, 0),
-                Check::Assumption(_, op) => op_holds(*op, d),
-            };
-            if !ok {
-                let slots = &self.slots;
-                let vals = values_of(slots, |s| {
-                    slots
-                        .iter()
-                        .position(|&x| x == s)
-                        .and_then(|i| values.get(i).copied())
-                });
-                return Err(match check {
-                    Check::Guard(g) => Error::Guard {
-                        op: g.op(),
-                        guard: g.text(),
-                        detail: format!("it is false with {vals}"),
-                    },
-                    Check::Assumption(a, _) => Error::Guard {
-                        op: OP,
-                        guard: format!("{a} (an assumption of the scope)"),
-                        detail: format!("it is false with {vals}"),
-                    },
-                });
-            }
-        }
         let mut rest = out;
-        for &(r, masked) in &self.layouts {
+        let mut guards = self.guards.iter().enumerate().peekable();
+        for (k, &(r, masked)) in self.layouts.iter().enumerate() {
+            while let Some((i, (_, g))) = guards.next_if(|(_, (at, _))| *at == k) {
+                let side = |j: usize| out.get(fields + 2 * i + j).copied().unwrap_or(0);
+                let (lhs, rhs) = (side(0), side(1));
+                if !g.holds(lhs, rhs) {
+                    let slots = &self.slots;
+                    let vals = values_of(&g.symbols(), |s| {
+                        slots
+                            .iter()
+                            .position(|&x| x == s)
+                            .and_then(|i| values.get(i).copied())
+                    });
+                    return Err(g.failure(lhs, rhs, &vals));
+                }
+            }
             let (shape, tail) = rest.split_at(r.min(rest.len()));
             let (strides, tail) = tail.split_at(r.min(tail.len()));
             let offset = tail.first().copied().unwrap_or(0);
@@ -360,6 +321,28 @@ impl Prepared {
     }
 }
 
+impl Cold {
+    /// Plain binding: `Scope::check`, then per view its guards and fields.
+    fn bind(
+        &self,
+        slots: &[Expr],
+        values: &[i64],
+        mut each: impl FnMut(ConcreteView),
+    ) -> Result<()> {
+        let mut b = Bindings::new();
+        for &k in &self.set_order {
+            if let (Some(&s), Some(&v)) = (slots.get(k), values.get(k)) {
+                b.set(s, v)?;
+            }
+        }
+        self.cx.check(&b)?;
+        for v in &self.views {
+            each(v.bind_checked(&b)?);
+        }
+        Ok(())
+    }
+}
+
 /// A view compiled for binding many times: every shape, stride, offset and mask
 /// bound, every guard and every assumption of the scope over its symbols is one
 /// output of one [`symshape::Program`].
@@ -375,12 +358,13 @@ impl PreparedView {
     /// Compiles `view` under `cx`. Its symbols, sorted by name, are the inputs of
     /// [`PreparedView::bind`] ([`PreparedView::symbols`]).
     ///
-    /// Ranges are checked numerically (a bound that is an expression over other
-    /// symbols is checked by its numeric range; [`View::bind`] checks it exactly).
+    /// Ranges (bounds that are expressions included), divisors and every
+    /// assumption of `cx` over these symbols (`or` and `!=` included) are checked
+    /// exactly in the same program: binding gives what [`View::bind`] gives with
+    /// bindings holding exactly these values.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an assumption over the view's symbols that is a
-    /// disjunction (use [`View::bind`]); [`Error::Symshape`] when compiling fails.
+    /// [`Error::Symshape`] when compiling fails (a field beyond i64).
     pub fn new(cx: &Scope, view: &View) -> Result<PreparedView> {
         Ok(PreparedView {
             core: Prepared::new(cx, std::slice::from_ref(view))?,
@@ -394,10 +378,16 @@ impl PreparedView {
 
     /// The concrete view for `values` (one per symbol, in [`PreparedView::symbols`] order).
     ///
+    /// The result is exactly [`View::bind`]'s with bindings holding these values
+    /// (a value outside its declared numeric range, which no [`Bindings`] can hold,
+    /// is reported first, as [`Bindings::set`] reports it). A run that overflows
+    /// i64 or divides by zero is redone by the plain path, so even then the answer
+    /// is the same; otherwise nothing is hashed and only the result is allocated.
+    ///
     /// # Errors
-    /// [`Error::Invalid`] for a wrong number of values or a value out of range;
-    /// [`Error::Guard`] for a failed guard or assumption; [`Error::Symshape`] for an
-    /// overflow; the errors of [`ConcreteView::create`].
+    /// [`Error::Invalid`] for a wrong number of values; [`Error::Symshape`] for a
+    /// value out of range, a violated assumption or an overflow; [`Error::Guard`]
+    /// for a failed guard; the errors of [`ConcreteView::create`].
     pub fn bind(&mut self, values: &[i64]) -> Result<ConcreteView> {
         let mut res = None;
         self.core.bind(values, |v| res = Some(v))?;
@@ -433,20 +423,17 @@ impl PreparedStack {
     /// # Errors
     /// As [`PreparedView::bind`], and [`ViewStack::from_views`].
     pub fn bind(&mut self, values: &[i64]) -> Result<ViewStack> {
+        if let [_] = self.core.layouts.as_slice() {
+            // One bound view: `from_views` has no pair to check and `simplify`
+            // keeps it as it is, so skip both (and their copies).
+            let mut res = None;
+            self.core.bind(values, |v| res = Some(v))?;
+            return res
+                .map(|v| ViewStack::new(View::from(v)))
+                .ok_or_else(|| invalid("bind", "a prepared stack has one view"));
+        }
         let mut views = Vec::with_capacity(self.core.layouts.len());
         self.core.bind(values, |v| views.push(View::from(v)))?;
         ViewStack::from_views(views)?.simplify()
-    }
-}
-
-fn op_holds(op: symshape::CmpOp, d: i64) -> bool {
-    use symshape::CmpOp::*;
-    match op {
-        Lt => d < 0,
-        Le => d <= 0,
-        Eq => d == 0,
-        Ne => d != 0,
-        Ge => d >= 0,
-        Gt => d > 0,
     }
 }

@@ -78,6 +78,7 @@
 //! ```
 //!
 //! Dependencies: `symshape` for the expression fields, `thiserror` for [`Error`].
+//! Optional `serde` (feature `serde`): `Serialize`/`Deserialize` for [`View`], [`ViewStack`], [`Guard`], [`Op`] and [`IndexItem`], loaded through the validating constructors.
 
 mod bind;
 pub mod concrete;
@@ -86,6 +87,8 @@ mod guard;
 mod index;
 mod lower;
 mod op;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod stack;
 mod symbolic;
 mod trace;

@@ -232,3 +232,136 @@ fn program_errors() {
     let mut st = prog.state();
     insta::assert_snapshot!(prog.run(&mut st, &[1]).unwrap_err().to_string(), @"run: expected one input per slot, found `1 inputs for 2 slots`");
 }
+
+/// `Program::run_checked` as a caller would get it by hand: a value outside its
+/// declared numeric range fails alone (`Bindings::set` on empty bindings); then
+/// every value is set (each symbol before the symbols of its bounds, so only
+/// declared ranges are checked on the way), `Scope::check`, and each output
+/// evaluated with `Expr::eval`.
+fn by_hand(
+    cx: &Scope,
+    slots: &[Expr],
+    outputs: &[Expr],
+    values: &[i64],
+) -> Result<Vec<i64>, symshape::Error> {
+    for (&s, &v) in slots.iter().zip(values) {
+        Bindings::new().set(s, v)?;
+    }
+    let mut b = Bindings::new();
+    for s in cx.symbols().iter().rev() {
+        if let Some(k) = slots.iter().position(|x| x == s) {
+            b.set(*s, values[k])?;
+        }
+    }
+    cx.check(&b)?;
+    outputs.iter().map(|e| e.eval(&b)).collect()
+}
+
+/// Compiles `outputs` over `n, i, j, x` of a scope with expression bounds and
+/// `assumptions`, runs it checked on each value list, and compares with `by_hand`.
+fn check_run(assumptions: &[&str], outputs: &[&str], runs: &[[i64; 4]]) -> String {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=16").expect("n");
+    let i = cx.declare_str("i 0..n").expect("i");
+    let j = cx.declare_str("j i..=n + 2").expect("j");
+    let x = cx.declare_str("x -inf..=inf").expect("x");
+    for a in assumptions {
+        cx.assume_str(a).expect(a);
+    }
+    let outputs: Vec<Expr> = outputs.iter().map(|o| cx.parse_expr(o).expect(o)).collect();
+    let slots = [n, i, j, x];
+    let prog = Program::compile_checked(&cx, &slots, &outputs).expect("compile");
+    let mut st = prog.state();
+    let mut out = String::new();
+    for vals in runs {
+        let got = prog.run_checked(&mut st, vals).map(<[i64]>::to_vec);
+        assert_eq!(got, by_hand(&cx, &slots, &outputs, vals), "values {vals:?}");
+        match got {
+            Ok(v) => out += &format!("{vals:?} => {v:?}\n"),
+            Err(e) => out += &format!("{vals:?} => error: {e}\n"),
+        }
+    }
+    out
+}
+
+#[test]
+fn checked_programs() {
+    let out = check_run(
+        &[
+            "n % 4 == 0 or i == 0",
+            "i + j != 7",
+            "x*x*x <= 1000000000000000000000 or n == 4",
+        ],
+        &["n*x + j", "i - j"],
+        &[
+            [8, 3, 5, 2],
+            [8, 8, 9, 0],
+            [8, 3, 2, 0],
+            [8, 3, 11, 0],
+            [5, 2, 3, 0],
+            [5, 0, 3, 0],
+            [8, 3, 4, 0],
+            [8, 1, 2, i64::MAX],
+            [4, 1, 2, i64::MAX],
+            [17, 0, 0, 0],
+            [8, 0, 0, i64::MIN],
+        ],
+    );
+    insta::assert_snapshot!("checked_programs", out);
+}
+
+#[test]
+fn checked_runs_take_a_state_of_another_program() {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=16").unwrap();
+    // A constant beyond i64 in an assumption: every run takes the exact path.
+    cx.assume_str("100000000000000000000*n*n + n != 1600000000000000000004")
+        .unwrap();
+    let prog = Program::compile_checked(&cx, &[n], &[n + 1, n * 2]).unwrap();
+    let other = Program::compile(&[n], &[n]).unwrap();
+    let mut st = other.state();
+    assert_eq!(prog.run_checked(&mut st, &[3]).unwrap(), &[4, 6]);
+    let e = prog.run_checked(&mut st, &[4]).unwrap_err();
+    insta::assert_snapshot!(e.to_string(), @"bind: assumption `100000000000000000000*n*n + n != 1600000000000000000004` is violated by n = 4");
+}
+
+#[test]
+fn checked_programs_refuse_repeated_slots() {
+    let n = Expr::symbol("n").unwrap();
+    let e = Program::compile_checked(&Scope::new(), &[n, n], &[n]).unwrap_err();
+    insta::assert_snapshot!(e.to_string(), @"compile: expected distinct slots, found `n`");
+}
+
+proptest::proptest! {
+    #[test]
+    fn run_checked_equals_checking_by_hand(
+        assumption_picks in proptest::collection::vec(0usize..6, 0..3),
+        runs in proptest::collection::vec([-2i64..=20, -2i64..=20, -2i64..=22, -40i64..=40], 1..8),
+    ) {
+        const POOL: [&str; 6] = [
+            "n % 4 == 0 or i == 0",
+            "i + j != 7",
+            "x != 3 or j <= n",
+            "n*x <= 50 or i > 2",
+            "not (i == 1 and x == -1)",
+            "j - i <= 3",
+        ];
+        let mut cx = Scope::new();
+        let n = cx.declare_str("n 1..=16").expect("n");
+        let i = cx.declare_str("i 0..n").expect("i");
+        let j = cx.declare_str("j i..=n + 2").expect("j");
+        let x = cx.declare_str("x -inf..=inf").expect("x");
+        for &a in &assumption_picks {
+            let _ = cx.assume_str(POOL[a]);
+        }
+        let outputs = [n * x + j, (x + i).floor_div(n), i - j];
+        let slots = [j, x, n, i];
+        let prog = Program::compile_checked(&cx, &slots, &outputs).expect("compile");
+        let mut st = prog.state();
+        for r in &runs {
+            let vals = [r[2], r[3], r[0], r[1]];
+            let got = prog.run_checked(&mut st, &vals).map(<[i64]>::to_vec);
+            proptest::prop_assert_eq!(got, by_hand(&cx, &slots, &outputs, &vals), "values {:?}", vals);
+        }
+    }
+}

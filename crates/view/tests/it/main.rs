@@ -1,5 +1,6 @@
 //! Integration tests of the view crate, through its public API.
 
+mod bindexact;
 mod chains;
 mod engine;
 mod errors;
@@ -9,6 +10,7 @@ mod ops;
 mod pinned;
 mod robust;
 mod scale;
+mod serialize;
 mod strategy;
 mod symbolic;
 mod symprop;

@@ -1,0 +1,284 @@
+//! `Serialize`/`Deserialize` for [`View`], [`ViewStack`], [`Guard`], [`Op`] and
+//! [`IndexItem`] (feature `serde`).
+//!
+//! Expressions use symshape's own encoding (a self-contained node list per
+//! expression, re-interned on load), so a loaded view holds the very `Expr`
+//! handles that building it in the loading process gives. Loading goes through
+//! the validating constructors; every failure is a deserialization error, never
+//! a panic:
+//!
+//! 1. a view is checked as [`View::create`] checks it (ranks of strides and mask,
+//!    sizes, mask bounds; concrete views exactly, symbolic ones by proof), and a
+//!    view whose fields are constants and that has no guard is rebuilt by it, so
+//!    it is normalised as every concrete view is;
+//! 2. a guard's op must be one the crate records, its comparison one of
+//!    `< <= == != >= >`, and it is re-proven: a guard false for every value is an
+//!    error, one true for every value is dropped (it can never fail);
+//! 3. a stack needs at least one view, and a stack of several views is checked
+//!    by [`ViewStack::from_views`] (every view within the elements of the one
+//!    below), which needs concrete views.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use symshape::{CmpOp, Expr, Scope};
+
+use crate::guard::{Checker, Guard};
+use crate::index::IndexItem;
+use crate::op::Op;
+use crate::stack::ViewStack;
+use crate::view::View;
+
+/// The ops that record guards, so a loaded guard's op is a `&'static str` again.
+const GUARD_OPS: &[&str] = &[
+    "canonical",
+    "create",
+    "diagonal",
+    "expand",
+    "flip",
+    "index",
+    "merge",
+    "pad",
+    "permute",
+    "reshape",
+    "shrink",
+    "split_sizes",
+    "squeeze",
+    "unfold",
+    "unsqueeze",
+];
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireGuard {
+    op: String,
+    lhs: Expr,
+    cmp: String,
+    rhs: Expr,
+    what: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireView {
+    shape: Vec<Expr>,
+    strides: Vec<Expr>,
+    offset: Expr,
+    mask: Option<Vec<(Expr, Expr)>>,
+    #[serde(default)]
+    guards: Vec<WireGuard>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireStack {
+    views: Vec<View>,
+}
+
+fn wire_guard(g: &Guard) -> WireGuard {
+    WireGuard {
+        op: g.op().to_string(),
+        lhs: g.lhs(),
+        cmp: g.cmp().as_str().to_string(),
+        rhs: g.rhs(),
+        what: g.what().to_string(),
+    }
+}
+
+impl Serialize for Guard {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        wire_guard(self).serialize(s)
+    }
+}
+
+/// Re-records `g` into `into` through the proofs ops use (a guard proven true
+/// for every value is dropped; one proven false is an error).
+fn load_guard(cx: &Scope, g: WireGuard, into: &mut Vec<Guard>, ctx: &str) -> Result<(), String> {
+    let op = GUARD_OPS
+        .iter()
+        .copied()
+        .find(|&o| o == g.op)
+        .ok_or_else(|| {
+            format!(
+                "unknown op `{}` (expected one of {})",
+                g.op,
+                GUARD_OPS.join(", ")
+            )
+        })?;
+    let cmp = CmpOp::parse(&g.cmp)
+        .ok_or_else(|| format!("unknown comparison `{}` in a guard of {op}", g.cmp))?;
+    let mut ck = Checker::new(cx, op, into, ctx.to_string());
+    let what = g.what;
+    ck.require(g.lhs, cmp, g.rhs, || what)
+        .map_err(|e| e.to_string())?;
+    *into = ck.guards;
+    Ok(())
+}
+
+impl<'de> Deserialize<'de> for Guard {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Guard, D::Error> {
+        let w = WireGuard::deserialize(d)?;
+        let text = format!("{} {} {}", w.lhs, w.cmp, w.rhs);
+        let mut got = Vec::new();
+        load_guard(&Scope::new(), w, &mut got, "a loaded guard")
+            .map_err(|m| de::Error::custom(format_args!("deserialize guard: {m}")))?;
+        got.pop().ok_or_else(|| {
+            de::Error::custom(format_args!(
+                "deserialize guard: `{text}` holds for every value, so it is no pending guard"
+            ))
+        })
+    }
+}
+
+impl Serialize for View {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        WireView {
+            shape: self.shape().to_vec(),
+            strides: self.strides().to_vec(),
+            offset: self.offset(),
+            mask: self.mask().map(<[_]>::to_vec),
+            guards: self.guards().iter().map(wire_guard).collect(),
+        }
+        .serialize(s)
+    }
+}
+
+fn load_view(w: WireView) -> Result<View, String> {
+    let cx = Scope::new();
+    // Validation: exact for constant fields, proofs for symbolic ones.
+    let checked = View::create_in(&cx, &w.shape, Some(&w.strides), w.offset, w.mask.as_deref())
+        .map_err(|e| e.to_string())?;
+    if w.guards.is_empty() && checked.guards().is_empty() && checked.is_concrete() {
+        return Ok(checked);
+    }
+    let bare = View::from_parts(w.shape, w.strides, w.offset, w.mask, Vec::new());
+    let ctx = bare.ctx();
+    let mut guards = Vec::new();
+    for g in w.guards {
+        load_guard(&cx, g, &mut guards, &ctx)?;
+    }
+    Ok(bare.with_guards(&guards))
+}
+
+impl<'de> Deserialize<'de> for View {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<View, D::Error> {
+        let w = WireView::deserialize(d)?;
+        load_view(w).map_err(|m| de::Error::custom(format_args!("deserialize view: {m}")))
+    }
+}
+
+impl Serialize for ViewStack {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Views<'a> {
+            views: &'a [View],
+        }
+        Views {
+            views: self.views(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ViewStack {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ViewStack, D::Error> {
+        let w = WireStack::deserialize(d)?;
+        let err = |m: String| de::Error::custom(format_args!("deserialize stack: {m}"));
+        match <[View; 1]>::try_from(w.views) {
+            Ok([one]) => Ok(ViewStack::new(one)),
+            Err(views) => ViewStack::from_views(views).map_err(|e| err(e.to_string())),
+        }
+    }
+}
+
+/// [`IndexItem`]'s wire form.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum WireItem<B> {
+    Int(B),
+    Slice {
+        start: Option<B>,
+        stop: Option<B>,
+        step: Option<B>,
+    },
+    NewAxis,
+    Ellipsis,
+}
+
+impl<B: Serialize + Copy> Serialize for IndexItem<B> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            IndexItem::Int(i) => WireItem::Int(i),
+            IndexItem::Slice { start, stop, step } => WireItem::Slice { start, stop, step },
+            IndexItem::NewAxis => WireItem::NewAxis,
+            IndexItem::Ellipsis => WireItem::Ellipsis,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de, B: Deserialize<'de>> Deserialize<'de> for IndexItem<B> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IndexItem<B>, D::Error> {
+        Ok(match WireItem::deserialize(d)? {
+            WireItem::Int(i) => IndexItem::Int(i),
+            WireItem::Slice { start, stop, step } => IndexItem::Slice { start, stop, step },
+            WireItem::NewAxis => IndexItem::NewAxis,
+            WireItem::Ellipsis => IndexItem::Ellipsis,
+        })
+    }
+}
+
+/// [`Op`]'s wire form: the op's name and its arguments.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum WireOp {
+    Reshape(Vec<Expr>),
+    Expand(Vec<Expr>),
+    Permute(Vec<usize>),
+    Shrink(Vec<(Expr, Expr)>),
+    Pad(Vec<(Expr, Expr)>),
+    Flip(Vec<usize>),
+    Index(Vec<IndexItem<Expr>>),
+    Unfold {
+        axis: usize,
+        size: Expr,
+        step: Expr,
+    },
+    Diagonal {
+        offset: Expr,
+        dim1: usize,
+        dim2: usize,
+    },
+}
+
+impl Serialize for Op {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.clone() {
+            Op::Reshape(v) => WireOp::Reshape(v),
+            Op::Expand(v) => WireOp::Expand(v),
+            Op::Permute(a) => WireOp::Permute(a),
+            Op::Shrink(p) => WireOp::Shrink(p),
+            Op::Pad(p) => WireOp::Pad(p),
+            Op::Flip(a) => WireOp::Flip(a),
+            Op::Index(items) => WireOp::Index(items),
+            Op::Unfold { axis, size, step } => WireOp::Unfold { axis, size, step },
+            Op::Diagonal { offset, dim1, dim2 } => WireOp::Diagonal { offset, dim1, dim2 },
+        }
+        .serialize(s)
+    }
+}
+
+/// Arguments are checked when the op runs ([`View::apply`]), as for any [`Op`].
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+        Ok(match WireOp::deserialize(d)? {
+            WireOp::Reshape(v) => Op::Reshape(v),
+            WireOp::Expand(v) => Op::Expand(v),
+            WireOp::Permute(a) => Op::Permute(a),
+            WireOp::Shrink(p) => Op::Shrink(p),
+            WireOp::Pad(p) => Op::Pad(p),
+            WireOp::Flip(a) => Op::Flip(a),
+            WireOp::Index(items) => Op::Index(items),
+            WireOp::Unfold { axis, size, step } => Op::Unfold { axis, size, step },
+            WireOp::Diagonal { offset, dim1, dim2 } => Op::Diagonal { offset, dim1, dim2 },
+        })
+    }
+}
