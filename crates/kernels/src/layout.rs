@@ -303,6 +303,22 @@ impl LayoutStack {
     pub fn levels(&self) -> &[Layout] {
         &self.levels
     }
+
+    /// The top layout, whose shape is the stack's.
+    pub fn top(&self) -> &Layout {
+        // `new` refuses an empty stack.
+        &self.levels[self.levels.len() - 1]
+    }
+
+    /// The stack's shape (its top layout's).
+    pub fn shape(&self) -> &[usize] {
+        self.top().shape()
+    }
+
+    /// The number of elements the stack reads (valid or masked).
+    pub fn numel(&self) -> usize {
+        self.top().numel()
+    }
 }
 
 impl fmt::Display for LayoutStack {

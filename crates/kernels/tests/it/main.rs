@@ -1,7 +1,9 @@
 //! Integration tests of the kernels crate, through its public API only.
 
 mod adversarial;
+mod alloc;
 mod errors;
+mod examples;
 mod gen;
 mod interop;
 #[cfg(feature = "ndarray")]
@@ -10,3 +12,7 @@ mod plans;
 mod props;
 mod reference;
 mod units;
+
+/// Counts allocations per thread for the `alloc` tests; otherwise the system allocator.
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
