@@ -191,14 +191,30 @@ impl<'a> Checker<'a> {
         };
         match self.scope().prove(lhs, cmp, rhs) {
             Proof::True => Ok(()),
-            Proof::False => Err(Error::Guard {
-                op: self.op,
-                guard: g.text(),
-                detail: format!(
-                    "it is false for every value of the symbols, for {}",
-                    self.ctx
-                ),
-            }),
+            Proof::False => {
+                // Refuted only with the pending guards as facts: say so, as
+                // values the guards exclude may satisfy it.
+                let under_guards =
+                    self.facts.is_some() && !matches!(self.cx.prove(lhs, cmp, rhs), Proof::False);
+                let detail = if under_guards {
+                    let pending: Vec<String> = self.guards.iter().map(Guard::text).collect();
+                    format!(
+                        "it is false whenever the pending guards hold ({}), for {}",
+                        pending.join("; "),
+                        self.ctx
+                    )
+                } else {
+                    format!(
+                        "it is false for every value of the symbols, for {}",
+                        self.ctx
+                    )
+                };
+                Err(Error::Guard {
+                    op: self.op,
+                    guard: g.text(),
+                    detail,
+                })
+            }
             Proof::Unknown(_) => {
                 self.assume(g.cond());
                 add_guard(&mut self.guards, g);

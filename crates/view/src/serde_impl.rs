@@ -15,8 +15,8 @@
 //!    `< <= == != >= >`, and it is re-proven: a guard false for every value is an
 //!    error, one true for every value is dropped (it can never fail);
 //! 3. a stack needs at least one view, and a stack of several views is checked
-//!    by [`ViewStack::from_views`] (every view within the elements of the one
-//!    below), which needs concrete views.
+//!    by [`ViewStack::from_views`] (every concrete view within the elements of
+//!    the one below; pairs with a symbolic view are checked when bound).
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use symshape::{CmpOp, Expr, Scope};

@@ -20,7 +20,9 @@ use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
 
-use crate::concrete::{compose_run, format_offsets, merge, numel_of, unravel, ConcreteView};
+use crate::concrete::{
+    check_stacked, collapse_run, format_offsets, merge, numel_of, unravel, ConcreteView,
+};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard};
 use crate::index::{const_items, IndexBound, IndexItem};
@@ -49,18 +51,22 @@ impl ViewStack {
 
     /// A stack of the given views, bottom first, kept as given (see [`ViewStack::simplify`]).
     ///
+    /// Each pair of concrete views is checked now (every valid element of a view
+    /// lies within the elements of the view below). A pair with a symbolic view is
+    /// checked when the stack is bound, which rebuilds the bound stack through this
+    /// constructor.
+    ///
     /// # Errors
     /// [`Error::Invalid`] when `views` is empty or a view reaches outside the
-    /// elements of the view below; [`Error::Symbolic`] for symbolic views.
+    /// elements of the view below.
     pub fn from_views(views: Vec<View>) -> Result<ViewStack> {
         if views.is_empty() {
             return Err(invalid("stack", "a stack needs at least one view"));
         }
         for pair in views.windows(2) {
-            let lower = pair[0].to_concrete("stack")?;
-            let upper = pair[1].to_concrete("stack")?;
-            // merge validates invariant 2 on its way.
-            merge(&lower, &upper)?;
+            if let (Some(lower), Some(upper)) = (pair[0].concrete_opt(), pair[1].concrete_opt()) {
+                check_stacked(&lower, &upper)?;
+            }
         }
         Ok(ViewStack { views })
     }
@@ -204,6 +210,17 @@ impl ViewStack {
         Ok(ViewStack { views })
     }
 
+    /// Reshapes the top after a merge: the merge may have turned a concrete top
+    /// symbolic (merged into a symbolic view below), which then reshapes
+    /// symbolically.
+    fn reshape_merged(&self, cx: &Scope, op: &'static str, shape: &[i64]) -> Result<ViewStack> {
+        if self.top().concrete_opt().is_some() {
+            return self.reshape_i64(op, shape);
+        }
+        let shape: Vec<Expr> = shape.iter().map(|&d| Expr::from(d)).collect();
+        self.reshape_in(cx, &shape)
+    }
+
     /// Replaces the top view by `f(top)` and merges.
     fn on_top(
         &self,
@@ -254,14 +271,7 @@ impl ViewStack {
             return Ok(false);
         }
         let views = self.concrete(op)?;
-        let mut best = None;
-        for level in 0..n - 2 {
-            if let Some(one) = compose_run(&views[level..])? {
-                best = Some((level, one));
-                break;
-            }
-        }
-        let Some((level, one)) = best else {
+        let Some((level, one)) = collapse_run(&views)? else {
             return Ok(false);
         };
         self.views.truncate(level);
@@ -296,7 +306,7 @@ impl ViewStack {
                 (Some(c), Some(items)) => {
                     let (kept, shape) = c.index_keepdims(&items)?;
                     self.on_top("index", |_| Ok(kept))?
-                        .reshape_i64("index", &shape)
+                        .reshape_merged(cx, "index", &shape)
                 }
                 _ => {
                     let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
@@ -456,9 +466,11 @@ impl ViewStack {
         if let (Some(c), Some(items)) = (self.top().concrete_opt(), const_items(items)) {
             // Constant entries on a concrete top: no expressions needed.
             let (kept, shape) = c.index_keepdims(&items)?;
-            return self
-                .on_top("index", |_| Ok(kept))?
-                .reshape_i64("index", &shape);
+            return self.on_top("index", |_| Ok(kept))?.reshape_merged(
+                &Scope::new(),
+                "index",
+                &shape,
+            );
         }
         let items = items.iter().map(|it| it.to_expr()).collect();
         self.apply(&Scope::new(), &Op::Index(items))

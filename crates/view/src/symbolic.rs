@@ -679,7 +679,7 @@ pub(crate) fn unfold(
     let n = (d - size).floor_div(step) + 1;
     let mut f = Fields::of(v);
     f.shape[axis] = n;
-    f.strides[axis] = t * step;
+    f.strides[axis] = window_stride(&ck, t, step, d - size);
     f.shape.push(size);
     f.strides.push(t);
     if let Some(m) = &mut f.mask {
@@ -691,6 +691,24 @@ pub(crate) fn unfold(
         m.push((lit(0), size));
     }
     f.finish(ck).map(Some)
+}
+
+/// Whether `e` provably evaluates within `i64` for every admissible binding.
+fn fits_i64(ck: &Checker<'_>, e: Expr) -> bool {
+    ck.is(e, CmpOp::Le, lit(i64::MAX)) && ck.is(e, CmpOp::Ge, lit(-i64::MAX))
+}
+
+/// The stride `t * step` of the window-count axis. With one window the stride
+/// is never used, and `t * step` may not even evaluate (a step beyond the
+/// axis): then `step` is cut to `max(room, 1)`, `room = d - size`, which keeps
+/// it unchanged whenever there are two windows or more (`step <= room`).
+fn window_stride(ck: &Checker<'_>, t: Expr, step: Expr, room: Expr) -> Expr {
+    let stride = t * step;
+    if fits_i64(ck, stride) {
+        stride
+    } else {
+        t * step.min(room.max(1))
+    }
 }
 
 /// The diagonal of axes `a` and `b` shifted by `offset`, appended last.
@@ -723,8 +741,15 @@ pub(crate) fn diagonal(cx: &Scope, v: &View, offset: Expr, a: usize, b: usize) -
     f.shape.push(len);
     f.strides.push(ta + tb);
     // A zero-size result is normalised (offset 0) when bound, so the shift
-    // can be applied unconditionally.
-    f.offset += r0 * ta + c0 * tb;
+    // can be applied unconditionally, but it must still evaluate: an offset far
+    // beyond the axes is cut back to them (no change when the diagonal is not
+    // empty, where `r0 < da` and `c0 < db`).
+    let shift = r0 * ta + c0 * tb;
+    f.offset += if fits_i64(&ck, shift) {
+        shift
+    } else {
+        r0.min((da - 1).max(0)) * ta + c0.min((db - 1).max(0)) * tb
+    };
     f.mask = v.mask().map(|m| {
         let (ba, ea) = m[a];
         let (bb, eb) = m[b];

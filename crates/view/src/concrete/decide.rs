@@ -294,64 +294,43 @@ impl Walk for SlabWalk<'_> {
     }
 }
 
-/// Walk over the top view of a run of views, each element read down through
-/// every view below it.
-pub(super) struct RunWalk<'a> {
-    views: &'a [ConcreteView],
-    j: Vec<i128>,
-    shape: Vec<i128>,
-    value: Option<i128>,
+/// Walk over a table of offsets in row-major order (the top of a run of views
+/// read down to some level).
+pub(super) struct TableWalk<'a> {
+    table: &'a [Option<i64>],
+    shape: &'a [i128],
+    pos: usize,
 }
 
-impl<'a> RunWalk<'a> {
-    /// A walk over the top of `views` (bottom first, at least one view).
-    pub(super) fn new(views: &'a [ConcreteView]) -> Result<Self> {
-        let top = views.last().map(ConcreteView::shape).unwrap_or_default();
-        let shape: Vec<i128> = top.iter().map(|&d| i128::from(d)).collect();
-        let j = vec![0i128; shape.len()];
-        let mut walk = RunWalk {
-            views,
-            j,
+impl<'a> TableWalk<'a> {
+    /// A walk over `table`, which holds one entry per point of `shape`.
+    pub(super) fn new(table: &'a [Option<i64>], shape: &'a [i128]) -> Self {
+        TableWalk {
+            table,
             shape,
-            value: None,
-        };
-        walk.value = walk.at(&walk.j.clone())?;
-        Ok(walk)
-    }
-
-    /// The run's shape.
-    pub(super) fn shape(&self) -> &[i128] {
-        &self.shape
+            pos: 0,
+        }
     }
 }
 
-impl Walk for RunWalk<'_> {
+impl Walk for TableWalk<'_> {
     fn value(&self) -> Option<i128> {
-        self.value
+        self.table.get(self.pos).copied().flatten().map(i128::from)
     }
 
     fn advance(&mut self, _axis: usize) -> Result<()> {
-        // `decide` advances in row-major order, so the walk keeps its own index.
-        step(&mut self.j, &self.shape);
-        self.value = self.at(&self.j)?;
+        // `decide` advances in row-major order, which is the table's order.
+        self.pos += 1;
         Ok(())
     }
 
     fn at(&self, j: &[i128]) -> Result<Option<i128>> {
-        let Some((top, below)) = self.views.split_last() else {
-            return Ok(None);
-        };
-        let idx: Vec<i64> = j
-            .iter()
-            .map(|&x| {
-                i64::try_from(x).map_err(|_| invalid("merge", format!("index {x} out of range")))
-            })
-            .collect::<Result<_>>()?;
-        let mut cur = top.offset_of(&idx)?;
-        for v in below.iter().rev() {
-            let Some(l) = cur else { return Ok(None) };
-            cur = v.offset_of(&unravel(v.shape(), l))?;
+        let mut pos = 0i128;
+        for (&x, &d) in j.iter().zip(self.shape) {
+            pos = pos * d + x;
         }
-        Ok(cur.map(i128::from))
+        let pos = usize::try_from(pos)
+            .map_err(|_| invalid("merge", format!("index {pos} out of range")))?;
+        Ok(self.table.get(pos).copied().flatten().map(i128::from))
     }
 }

@@ -13,8 +13,8 @@
 //!    its own upper axes; the composition is one view iff each per-axis slab is a box.
 //!    This is tried on the lower view and on its coarsest reshape, then again
 //!    after splitting upper axes that span whole digits.
-//!    Then a split of the lower view at a place value across which nothing
-//!    carries, deciding both halves recursively (only ever says yes).
+//!    Then splits of the lower view at place values across which nothing
+//!    carries, deciding each run of axes between them once (only ever says yes).
 //! 3. Otherwise, when the reduced index space has at most [`EXACT_LIMIT`]
 //!    points, the composition is evaluated point by point (see [`super::decide`])
 //!    and tested for a box-shaped valid set with affine offsets.
@@ -24,8 +24,8 @@
 //! complete and efficient here in general: whether a composition is even empty
 //! is a bounded subset-sum question (see docs/semantics.md, "Completeness scope").
 
-use super::decide::{decide, volume_within, PairWalk, RunWalk, SlabWalk, Solved};
-use super::ConcreteView;
+use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
+use super::{unravel, ConcreteView};
 use crate::error::{invalid, overflow, Result};
 
 /// Reduced index spaces up to this many points are decided by evaluation.
@@ -88,17 +88,7 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
             });
         }
     }
-    let n1 = i128::from(lower.numel());
-    if base < 0 || lmax >= n1 {
-        return Err(invalid(
-            "merge",
-            format!(
-                "upper {} reaches elements {base}..={lmax} outside the {n1} elements of lower {}",
-                upper.ctx(),
-                lower.ctx()
-            ),
-        ));
-    }
+    reach_within(lower, upper, base, lmax)?;
     if lower.is_empty() {
         if rank == 0 {
             return Ok(None);
@@ -160,8 +150,58 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
     ConcreteView::build("merge", upper.shape().to_vec(), strides, offset, Some(mask)).map(Some)
 }
 
+/// Checks that `upper`'s valid elements, which reach lower elements
+/// `base..=lmax`, lie within `lower`.
+fn reach_within(lower: &ConcreteView, upper: &ConcreteView, base: i128, lmax: i128) -> Result<()> {
+    let n1 = i128::from(lower.numel());
+    if base < 0 || lmax >= n1 {
+        return Err(invalid(
+            "merge",
+            format!(
+                "upper {} reaches elements {base}..={lmax} outside the {n1} elements of lower {}",
+                upper.ctx(),
+                lower.ctx()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every valid element of `upper` lies within the elements of
+/// `lower` (a stack's invariant), without deciding whether they merge.
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) naming both views when one does not.
+pub(crate) fn check_stacked(lower: &ConcreteView, upper: &ConcreteView) -> Result<()> {
+    if upper.is_empty() {
+        return Ok(());
+    }
+    let mut base = i128::from(upper.offset());
+    let mut lmax = base;
+    for (&(b, e), &t) in upper.valid_bounds().iter().zip(upper.strides()) {
+        let (b, e, t) = (i128::from(b), i128::from(e), i128::from(t));
+        base += (b * t).min((e - 1) * t);
+        lmax += (b * t).max((e - 1) * t);
+    }
+    reach_within(lower, upper, base, lmax)
+}
+
 /// Decides the reduced composition; `Ok(None)` when it is not one view.
 fn solve(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
+    solve_with(lower, red, base, true)
+}
+
+/// [`solve`] without the no-carry split, for the runs that split decides.
+fn solve_direct(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
+    solve_with(lower, red, base, false)
+}
+
+fn solve_with(
+    lower: &ConcreteView,
+    red: &[Red],
+    base: i128,
+    split: bool,
+) -> Result<Option<Solved>> {
     let m: Vec<i128> = red.iter().map(|r| r.m).collect();
     let n: Vec<i128> = red.iter().map(|r| r.n).collect();
     if let Ok(flat) = lower.reshape(&[lower.numel()]) {
@@ -194,97 +234,217 @@ fn solve(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>
             return Ok(res);
         }
     }
-    if let Some(res) = no_carry(&coarse, red, base)? {
-        return Ok(Some(res));
+    if split {
+        if let Some(res) = no_carry(&coarse, red, base)? {
+            return Ok(Some(res));
+        }
     }
     exact(lower, red, base)
 }
 
-/// Decider 2b, which only ever says yes: splits the lower view at a place value
+/// Decider 2b, which only ever says yes: splits the lower view at place values
 /// `p` across which no carry happens. When the low parts `base % p` and
 /// `m[k] % p` of every reachable element sum below `p`, each element is
 /// `p * q(j) + r(j)` with `q` and `r` affine in the upper index, so the
 /// composition is the outer axes read at `q` plus the inner axes read at `r`,
-/// valid where both are. When both halves are one view, so is their sum (strides
-/// add, valid boxes intersect). An upper stride may feed both halves, which is
+/// valid where both are. When both parts are one view, so is their sum (strides
+/// add, valid boxes intersect). An upper stride may feed both parts, which is
 /// how a stride straddling a place value merges at any size.
+///
+/// Splits at several such places hold at once, so the lower axes fall into
+/// segments between consecutive no-carry places. Every run of consecutive
+/// segments is decided at most once by the other deciders, and a run is one
+/// view when it is decided so or when it splits into two runs that are: at most
+/// quadratically many decisions in the number of places, where deciding each
+/// half recursively from scratch would take time exponential in the rank.
 fn no_carry(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>> {
     let shape = lower.shape();
-    let bounds = lower.valid_bounds();
+    // Axis indices at which the lower view splits without carry, then the ends.
+    let mut cuts = vec![shape.len()];
     let mut place = 1i128;
     for split in (1..shape.len()).rev() {
         place *= i128::from(shape[split]);
         let r0 = base.rem_euclid(place);
         let reach = r0 + red.iter().map(|r| (r.m % place) * (r.n - 1)).sum::<i128>();
-        if reach >= place {
-            continue;
+        if reach < place {
+            cuts.push(split);
         }
-        let part = |axes: std::ops::Range<usize>, offset: i64| {
-            ConcreteView::build(
-                "merge",
-                shape[axes.clone()].to_vec(),
-                lower.strides()[axes.clone()].to_vec(),
-                offset,
-                Some(bounds[axes].to_vec()),
-            )
-        };
-        let (Ok(high), Ok(low)) = (part(0..split, lower.offset()), part(split..shape.len(), 0))
-        else {
-            continue;
-        };
-        let halves = [(&high, base / place, true), (&low, r0, false)];
-        let mut solved = Vec::with_capacity(2);
-        for (view, b, outer) in halves {
-            // Axes that do not move this half are constant in it.
-            let keep: Vec<usize> = (0..red.len())
-                .filter(|&k| if outer { red[k].m / place } else { red[k].m % place } != 0)
-                .collect();
-            let sub: Vec<Red> = keep
-                .iter()
-                .map(|&k| Red {
-                    axis: k,
-                    n: red[k].n,
-                    m: if outer {
-                        red[k].m / place
-                    } else {
-                        red[k].m % place
-                    },
-                    flipped: false,
-                })
-                .collect();
-            match solve(view, &sub, b)? {
-                Some(Solved::Empty) => return Ok(Some(Solved::Empty)),
-                Some(Solved::View {
+    }
+    cuts.push(0);
+    cuts.reverse();
+    if cuts.len() < 3 {
+        return Ok(None);
+    }
+    let mut runs = Runs {
+        lower,
+        red,
+        base,
+        cuts: &cuts,
+        memo: std::collections::HashMap::new(),
+    };
+    let last = cuts.len() - 1;
+    // The whole run was already decided directly by the caller.
+    for mid in 1..last {
+        if let Some(part) = runs.split(0, mid, last)? {
+            return Ok(Some(match part {
+                Part::Empty => Solved::Empty,
+                Part::View {
                     strides,
                     ranges,
                     origin,
-                }) => solved.push((keep, strides, ranges, origin)),
-                None => break,
-            }
+                } => Solved::View {
+                    strides,
+                    ranges,
+                    origin,
+                },
+            }));
         }
-        if solved.len() < 2 {
-            continue;
-        }
-        let mut strides = vec![0i128; red.len()];
-        let mut ranges: Vec<(i128, i128)> = red.iter().map(|r| (0, r.n)).collect();
-        let mut origin = 0i128;
-        for (keep, s, rs, o) in solved {
-            origin += o;
-            for (i, &k) in keep.iter().enumerate() {
-                strides[k] += s[i];
-                ranges[k] = (ranges[k].0.max(rs[i].0), ranges[k].1.min(rs[i].1));
-            }
-        }
-        if ranges.iter().any(|&(b, e)| b >= e) {
-            return Ok(Some(Solved::Empty));
-        }
-        return Ok(Some(Solved::View {
-            strides,
-            ranges,
-            origin,
-        }));
     }
     Ok(None)
+}
+
+/// A decided run of lower axes, in the reduced coordinates of every upper axis.
+#[derive(Clone)]
+enum Part {
+    Empty,
+    View {
+        strides: Vec<i128>,
+        ranges: Vec<(i128, i128)>,
+        origin: i128,
+    },
+}
+
+/// The sum of two parts read at the same upper index.
+fn add_parts(red: &[Red], a: &Part, b: &Part) -> Part {
+    let (
+        Part::View {
+            strides: sa,
+            ranges: ra,
+            origin: oa,
+        },
+        Part::View {
+            strides: sb,
+            ranges: rb,
+            origin: ob,
+        },
+    ) = (a, b)
+    else {
+        return Part::Empty;
+    };
+    let mut strides = vec![0i128; red.len()];
+    let mut ranges: Vec<(i128, i128)> = red.iter().map(|r| (0, r.n)).collect();
+    for k in 0..red.len() {
+        strides[k] = sa[k] + sb[k];
+        ranges[k] = (ra[k].0.max(rb[k].0), ra[k].1.min(rb[k].1));
+    }
+    if ranges.iter().any(|&(b, e)| b >= e) {
+        return Part::Empty;
+    }
+    Part::View {
+        strides,
+        ranges,
+        origin: oa + ob,
+    }
+}
+
+/// Runs of lower axes between no-carry places, decided once each.
+struct Runs<'a> {
+    lower: &'a ConcreteView,
+    red: &'a [Red],
+    base: i128,
+    /// Axis indices of the no-carry places, `0` first and the rank last.
+    cuts: &'a [usize],
+    memo: std::collections::HashMap<(usize, usize), Option<Part>>,
+}
+
+impl Runs<'_> {
+    /// The run of axes `cuts[a]..cuts[b]` as one view, `None` when not decided so.
+    fn run(&mut self, a: usize, b: usize) -> Result<Option<Part>> {
+        if let Some(res) = self.memo.get(&(a, b)) {
+            return Ok(res.clone());
+        }
+        let mut res = self.direct(a, b)?;
+        for mid in a + 1..b {
+            if res.is_some() {
+                break;
+            }
+            res = self.split(a, mid, b)?;
+        }
+        self.memo.insert((a, b), res.clone());
+        Ok(res)
+    }
+
+    /// The runs `a..mid` and `mid..b` added, when both are decided (or either
+    /// is empty, which empties their sum).
+    fn split(&mut self, a: usize, mid: usize, b: usize) -> Result<Option<Part>> {
+        let high = self.run(a, mid)?;
+        if let Some(Part::Empty) = high {
+            return Ok(Some(Part::Empty));
+        }
+        let low = self.run(mid, b)?;
+        Ok(match (high, low) {
+            (_, Some(Part::Empty)) => Some(Part::Empty),
+            (Some(high), Some(low)) => Some(add_parts(self.red, &high, &low)),
+            _ => None,
+        })
+    }
+
+    /// Decides the run `cuts[a]..cuts[b]` by the deciders other than this split.
+    fn direct(&self, a: usize, b: usize) -> Result<Option<Part>> {
+        let (Some(&x), Some(&y)) = (self.cuts.get(a), self.cuts.get(b)) else {
+            return Ok(None);
+        };
+        let shape = self.lower.shape();
+        let place =
+            |axis: usize| -> i128 { shape[axis..].iter().map(|&d| i128::from(d)).product() };
+        let (hi_place, lo_place) = (place(x), place(y));
+        let bounds = self.lower.valid_bounds();
+        let offset = if x == 0 { self.lower.offset() } else { 0 };
+        let Ok(view) = ConcreteView::build(
+            "merge",
+            shape[x..y].to_vec(),
+            self.lower.strides()[x..y].to_vec(),
+            offset,
+            Some(bounds[x..y].to_vec()),
+        ) else {
+            return Ok(None);
+        };
+        let digit = |v: i128| v.rem_euclid(hi_place) / lo_place;
+        // Upper axes that do not move this run are constant in it.
+        let keep: Vec<usize> = (0..self.red.len())
+            .filter(|&k| digit(self.red[k].m) != 0)
+            .collect();
+        let sub: Vec<Red> = keep
+            .iter()
+            .map(|&k| Red {
+                axis: k,
+                n: self.red[k].n,
+                m: digit(self.red[k].m),
+                flipped: false,
+            })
+            .collect();
+        Ok(match solve_direct(&view, &sub, digit(self.base))? {
+            None => None,
+            Some(Solved::Empty) => Some(Part::Empty),
+            Some(Solved::View {
+                strides: s,
+                ranges: rs,
+                origin,
+            }) => {
+                let mut strides = vec![0i128; self.red.len()];
+                let mut ranges: Vec<(i128, i128)> = self.red.iter().map(|r| (0, r.n)).collect();
+                for (i, &k) in keep.iter().enumerate() {
+                    strides[k] = s[i];
+                    ranges[k] = rs[i];
+                }
+                Some(Part::View {
+                    strides,
+                    ranges,
+                    origin,
+                })
+            }
+        })
+    }
 }
 
 /// The place values of the lower view's axes and of `ms`, when they form a
@@ -488,25 +648,59 @@ fn exact(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solved>
     decide(&shape, &mut PairWalk::new(lower, base, &m)?)
 }
 
-/// The one view equal to the composition of a run of views (bottom first), if
-/// there is one and the top has at most [`RUN_LIMIT`] elements; `None` otherwise.
-pub(crate) fn compose_run(views: &[ConcreteView]) -> Result<Option<ConcreteView>> {
+/// The longest run of at least three views ending at the top (bottom first)
+/// whose composition is one view, as its first level and that view, when the
+/// top has at most [`RUN_LIMIT`] elements; `None` otherwise.
+///
+/// The top's offsets are read down one level at a time into one table, and
+/// each level's table is decided by evaluation: `O(levels * points)` in all,
+/// where composing every run from scratch costs `O(levels^2 * points)`.
+pub(crate) fn collapse_run(views: &[ConcreteView]) -> Result<Option<(usize, ConcreteView)>> {
+    let n = views.len();
     let Some(top) = views.last() else {
         return Ok(None);
     };
-    if top.numel() == 0 {
-        return ConcreteView::build("merge", top.shape().to_vec(), vec![0; top.ndim()], 0, None)
-            .map(Some);
+    if n < 3 {
+        return Ok(None);
     }
-    let mut walk = RunWalk::new(views)?;
-    let shape = walk.shape().to_vec();
+    if top.numel() == 0 {
+        let v = ConcreteView::build("merge", top.shape().to_vec(), vec![0; top.ndim()], 0, None)?;
+        return Ok(Some((0, v)));
+    }
+    let shape: Vec<i128> = top.shape().iter().map(|&d| i128::from(d)).collect();
     if volume_within(&shape, RUN_LIMIT).is_none() {
         return Ok(None);
     }
-    Ok(match decide(&shape, &mut walk)? {
+    let mut table = top.offsets();
+    let mut best = None;
+    for level in (0..n - 1).rev() {
+        let v = &views[level];
+        for slot in table.iter_mut() {
+            if let Some(l) = *slot {
+                *slot = v.offset_of(&unravel(v.shape(), l))?;
+            }
+        }
+        if level + 2 < n {
+            // Lower levels overwrite: the longest run replaces the most views.
+            if let Some(one) = one_view_of(top.shape(), &shape, &table)? {
+                best = Some((level, one));
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// The one view whose offsets over `shape` are `table`, if there is one
+/// (not for rank 0 without a valid point).
+fn one_view_of(
+    dims: &[i64],
+    shape: &[i128],
+    table: &[Option<i64>],
+) -> Result<Option<ConcreteView>> {
+    Ok(match decide(shape, &mut TableWalk::new(table, shape))? {
         None => None,
         Some(Solved::Empty) if shape.is_empty() => None,
-        Some(Solved::Empty) => Some(ConcreteView::all_masked("merge", top.shape())?),
+        Some(Solved::Empty) => Some(ConcreteView::all_masked("merge", dims)?),
         Some(Solved::View {
             strides,
             ranges,
@@ -520,7 +714,7 @@ pub(crate) fn compose_run(views: &[ConcreteView]) -> Result<Option<ConcreteView>
                 .collect();
             match (strides, mask, to64(origin)) {
                 (Some(strides), Some(mask), Some(origin)) => {
-                    ConcreteView::create(top.shape(), Some(&strides), origin, Some(&mask)).ok()
+                    ConcreteView::create(dims, Some(&strides), origin, Some(&mask)).ok()
                 }
                 _ => None,
             }

@@ -16,8 +16,8 @@ mod merge;
 mod ops;
 mod reshape;
 
-pub(crate) use merge::compose_run;
 pub use merge::merge;
+pub(crate) use merge::{check_stacked, collapse_run};
 pub use ops::{broadcast_shapes, MAX_PIECES};
 
 use std::fmt;

@@ -197,3 +197,81 @@ fn straddling_axis_merges_beyond_the_evaluation_limit() {
         );
     }
 }
+
+/// A contiguous lower of 3 to 5 axes, permuted (so no reshape flattens it),
+/// optionally flipped and with a padded border, under an upper view whose
+/// strides are arbitrary element steps: the no-carry split and every other
+/// decider must agree with the oracle on lowers of many axes.
+#[derive(Clone, Debug)]
+struct ManyAxes {
+    shape: Vec<i64>,
+    perm: Vec<usize>,
+    flip: Vec<bool>,
+    pad: Option<(usize, i64)>,
+    upper_shape: Vec<i64>,
+    upper_strides: Vec<i64>,
+    shift: i64,
+}
+
+fn arb_many_axes() -> impl Strategy<Value = ManyAxes> {
+    (3usize..=5, 1usize..=3).prop_flat_map(|(rank, urank)| {
+        let shape = prop::collection::vec(2i64..=4, rank);
+        (
+            shape,
+            Just((0..rank).collect::<Vec<usize>>()).prop_shuffle(),
+            prop::collection::vec(any::<bool>(), rank),
+            prop::option::of((0..rank, 1i64..=2)),
+            prop::collection::vec(2i64..=4, urank),
+            prop::collection::vec(-40i64..=40, urank),
+            0i64..10_000,
+        )
+            .prop_map(
+                |(shape, perm, flip, pad, upper_shape, upper_strides, shift)| ManyAxes {
+                    shape,
+                    perm,
+                    flip,
+                    pad,
+                    upper_shape,
+                    upper_strides,
+                    shift,
+                },
+            )
+    })
+}
+
+fn many_axes_views(case: &ManyAxes) -> Option<(ConcreteView, ConcreteView)> {
+    let base = ConcreteView::contiguous(&case.shape).ok()?;
+    let mut lower = base.permute(&case.perm).ok()?.flip(&case.flip).ok()?;
+    if let Some((axis, width)) = case.pad {
+        let d = lower.shape()[axis];
+        let mut bounds: Vec<(i64, i64)> = lower.shape().iter().map(|&d| (0, d)).collect();
+        bounds[axis] = (width.min(d - 1), d);
+        let mut padding = vec![(0, 0); lower.ndim()];
+        padding[axis] = (width.min(d - 1), 0);
+        lower = lower.shrink(&bounds).ok()?.pad(&padding).ok()?;
+    }
+    let n = lower.numel();
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for (&d, &t) in case.upper_shape.iter().zip(&case.upper_strides) {
+        let far = (d - 1) * t;
+        lo += far.min(0);
+        hi += far.max(0);
+    }
+    let span = hi - lo;
+    if span >= n {
+        return None;
+    }
+    let offset = case.shift % (n - span) - lo;
+    let upper =
+        ConcreteView::create(&case.upper_shape, Some(&case.upper_strides), offset, None).ok()?;
+    Some((lower, upper))
+}
+
+proptest! {
+    #[test]
+    fn merges_over_permuted_lowers_agree_with_the_oracle(case in arb_many_axes()) {
+        if let Some((lower, upper)) = many_axes_views(&case) {
+            check(&lower, &upper)?;
+        }
+    }
+}

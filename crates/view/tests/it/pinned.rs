@@ -1,6 +1,9 @@
 //! Shrunk property-test failures and hand-picked corner cases, pinned by name.
 
+use view::concrete::{format_offsets, merge};
 use view::{parse_index, ConcreteView, View, ViewStack};
+
+use crate::engine::model_of_view;
 
 #[test]
 fn unfold_of_a_view_without_valid_elements() {
@@ -156,4 +159,216 @@ fn merge_with_an_empty_axis_is_empty_even_if_another_is_not_a_box() {
     let upper =
         ConcreteView::create(&[1, 2, 2, 1, 1, 2], Some(&[0, 4, 2, 0, 0, 1]), 48, None).unwrap();
     insta::assert_snapshot!(view::concrete::merge(&lower, &upper).unwrap().unwrap(), @"view shape=[1, 2, 2, 1, 1, 2] strides=[0, 0, 0, 0, 0, 0] offset=0 mask=[(0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (0, 0)]");
+}
+
+/// Lower `[2; rank]` with its bits reversed (no two axes merge), read by an
+/// upper `[2, 2]` with strides `[1, 3]`: every place from 8 up splits without
+/// carry, and deciding each half recursively took time exponential in the rank
+/// (half a second at rank 18). Deciding each run of axes once keeps rank 40 fast.
+#[test]
+fn merge_no_carry_split_is_polynomial_in_the_rank() {
+    let bit_reversed = |rank: usize| {
+        let strides: Vec<i64> = (0..rank).map(|a| 1i64 << a).collect();
+        ConcreteView::create(&vec![2; rank], Some(&strides), 0, None).unwrap()
+    };
+    let upper = ConcreteView::create(&[2, 2], Some(&[1, 3]), 0, None).unwrap();
+    let small = bit_reversed(8);
+    let want = model_of_view(&small).compose(&model_of_view(&upper));
+    assert_eq!(want.one_view(), None);
+    assert_eq!(merge(&small, &upper).unwrap(), None);
+    let start = std::time::Instant::now();
+    assert_eq!(merge(&bit_reversed(40), &upper).unwrap(), None);
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    // Stride 3 fits no radix chain; the runs split at 4 add up to one view.
+    let upper = ConcreteView::create(&[2, 2], Some(&[3, 8]), 0, None).unwrap();
+    let merged = merge(&bit_reversed(40), &upper).unwrap().unwrap();
+    insta::assert_snapshot!(merged, @"view shape=[2, 2] strides=[824633720832, 68719476736] offset=0 mask=none");
+}
+
+/// Shrunk from symprop::bind_after_ops_equals_ops_after_bind: `[None, -k::m]`
+/// takes `-k` as written (guard `k >= 1`), which then refutes the later index
+/// `k` into the size-1 axis at once. NumPy accepts `k = 0`, the documented
+/// restriction of the sign rule; for every `k` the guard admits, the concrete
+/// ops fail too.
+#[test]
+fn sign_guard_as_a_fact_refutes_a_later_index() {
+    use symshape::{Bindings, Expr, Scope, SymbolSpec};
+    use view::{IndexItem, Op};
+    let mut cx = Scope::new();
+    let n = cx.declare(&SymbolSpec::new("n").range(0, 4)).unwrap();
+    let m = cx.declare(&SymbolSpec::new("m").range(1, 3)).unwrap();
+    let k = cx.declare(&SymbolSpec::new("k").range(0, 2)).unwrap();
+    let v = View::create_in(&cx, &[m * 2, n], None, Expr::from(0), None).unwrap();
+    let slice = IndexItem::Slice {
+        start: Some(-k),
+        stop: None,
+        step: Some(m),
+    };
+    let st = ViewStack::new(v.clone())
+        .apply(&cx, &Op::Index(vec![IndexItem::NewAxis, slice]))
+        .unwrap();
+    insta::assert_snapshot!(st.guards_text(), @"index: -k < 0 (slice start -k of axis 0 is written negative, so it counts from the end)");
+    let err = st
+        .apply(&cx, &Op::Index(vec![IndexItem::Int(k)]))
+        .unwrap_err();
+    insta::assert_snapshot!(err, @"index: guard k < 1 (index k is within axis 0) fails: it is false whenever the pending guards hold (-k < 0 (slice start -k of axis 0 is written negative, so it counts from the end)), for view [1, (k - 1) // m + 1, n] with strides [0, m*max(1, n), 1]");
+    for kv in 0..=2 {
+        let mut b = Bindings::new();
+        b.set(n, 2).unwrap();
+        b.set(m, 2).unwrap();
+        b.set(k, kv).unwrap();
+        let c = v.bind(&cx, &b).unwrap().to_concrete("bind").unwrap();
+        let concrete = c
+            .index(&[
+                IndexItem::NewAxis,
+                IndexItem::Slice {
+                    start: Some(-kv),
+                    stop: None,
+                    step: Some(2),
+                },
+            ])
+            .and_then(|x| x.index(&[IndexItem::Int(kv)]));
+        assert_eq!(concrete.is_ok(), kv == 0, "k = {kv}");
+    }
+}
+
+/// A diagonal offset far beyond the axes, or an unfold step far beyond the
+/// axis, leaves an empty diagonal or a single window that binds concretely,
+/// but the symbolic fields `offset * stride` and `stride * step` did not
+/// evaluate in `i64`, so bind failed where the concrete op succeeds.
+#[test]
+fn far_diagonal_offsets_and_unfold_steps_bind() {
+    use symshape::{Bindings, Expr, Scope, SymbolSpec};
+    let mut cx = Scope::new();
+    let n = cx.declare(&SymbolSpec::new("n").range(1, 8)).unwrap();
+    let v = View::create_in(&cx, &[n, Expr::from(4)], None, Expr::from(0), None).unwrap();
+    let mut b = Bindings::new();
+    b.set(n, 3).unwrap();
+    let c = v.bind(&cx, &b).unwrap().to_concrete("bind").unwrap();
+    let bound = |r: view::Result<View>| {
+        r.and_then(|x| x.bind(&cx, &b))
+            .and_then(|x| x.offsets())
+            .map(|o| format_offsets(&[o.len() as i64], &o))
+    };
+    let mut lines = Vec::new();
+    for off in [i64::MIN, i64::MIN + 1, -(1 << 62), i64::MAX, 2] {
+        let want = c.diagonal(off, 0, 1).unwrap();
+        let got = bound(v.diagonal(off, 0, 1)).unwrap();
+        assert_eq!(
+            got,
+            format_offsets(&[want.numel()], &want.offsets()),
+            "offset {off}"
+        );
+        lines.push(format!("diagonal {off}: {got}"));
+    }
+    for (axis, step) in [(0usize, i64::MAX), (1, i64::MAX), (0, 1 << 62), (0, 2)] {
+        let want = c.unfold(axis, 1, step).unwrap();
+        let got = v.unfold(axis, 1i64, step).unwrap().bind(&cx, &b).unwrap();
+        let got = got.to_concrete("bind").unwrap();
+        assert!(
+            got.same_mapping(&want),
+            "unfold {axis} {step}: {got} vs {want}"
+        );
+        lines.push(format!(
+            "unfold axis {axis} step {step}: {}",
+            got.canonical()
+        ));
+    }
+    insta::assert_snapshot!(lines.join("\n"), @"
+diagonal -9223372036854775808: offsets [0]:
+diagonal -9223372036854775807: offsets [0]:
+diagonal -4611686018427387904: offsets [0]:
+diagonal 9223372036854775807: offsets [0]:
+diagonal 2: offsets [2]: 2 7
+unfold axis 0 step 9223372036854775807: view shape=[1, 4, 1] strides=[0, 1, 0] offset=0 mask=none
+unfold axis 1 step 9223372036854775807: view shape=[3, 1, 1] strides=[4, 0, 0] offset=0 mask=none
+unfold axis 0 step 4611686018427387904: view shape=[1, 4, 1] strides=[0, 1, 0] offset=0 mask=none
+unfold axis 0 step 2: view shape=[2, 4, 1] strides=[8, 1, 0] offset=0 mask=none
+");
+}
+
+/// Shrunk from symprop::bind_after_ops_equals_ops_after_bind: `[-k - 1, k]`
+/// leaves a concrete scalar on a guarded symbolic view; `[None, None]` on it
+/// kept the `[1, 1]` view, which merged into the symbolic view below, and then
+/// reshaped the now symbolic top as if it were concrete: "bind the symbols first".
+#[test]
+fn constant_index_on_a_concrete_top_over_a_symbolic_view() {
+    use symshape::{Bindings, Expr, Scope, SymbolSpec};
+    use view::{IndexItem, Op};
+    let mut cx = Scope::new();
+    let m = cx.declare(&SymbolSpec::new("m").range(1, 3)).unwrap();
+    let k = cx.declare(&SymbolSpec::new("k").range(0, 2)).unwrap();
+    let c = Expr::from;
+    let v = View::create_in(
+        &cx,
+        &[c(3), m],
+        Some(&[m, c(-1)]),
+        m,
+        Some(&[(k, c(3)), (c(0), m)]),
+    )
+    .unwrap();
+    let picks = [IndexItem::Int(-k - 1), IndexItem::Int(k)];
+    let st = ViewStack::new(v.clone())
+        .apply(&cx, &Op::Index(picks.to_vec()))
+        .unwrap();
+    let new_axes = [IndexItem::<i64>::NewAxis, IndexItem::NewAxis];
+    let res = st.index(&new_axes).unwrap();
+    insta::assert_snapshot!(res.to_string(), @"view shape=[1, 1] strides=[m, -1] offset=-k*m - k + 3*m mask=[(k + min(max(k, -k + 2), -k + 3) - 2, 1), (0, 1)]");
+    for (mv, kv) in [(1, 0), (2, 1), (3, 2)] {
+        let mut b = Bindings::new();
+        b.set(m, mv).unwrap();
+        b.set(k, kv).unwrap();
+        // The concrete ops on the bound view (a stack: the scalar may be masked out).
+        let want = v
+            .bind(&cx, &b)
+            .map(ViewStack::new)
+            .and_then(|x| x.index(&[IndexItem::Int(-kv - 1), IndexItem::Int(kv)]))
+            .and_then(|x| x.index(&new_axes))
+            .and_then(|x| x.offsets());
+        assert!(want.is_ok(), "m = {mv}, k = {kv}: {want:?}");
+        let got = res.bind(&cx, &b).and_then(|x| x.offsets());
+        assert_eq!(
+            got.as_ref().ok(),
+            want.as_ref().ok(),
+            "m = {mv}, k = {kv}: {want:?} {got:?}"
+        );
+    }
+}
+
+/// Shrunk from symprop::bind_after_ops_equals_ops_after_bind: as
+/// `sign_guard_as_a_fact_refutes_a_later_index`, with the sign guard and the
+/// index it refutes in one op, `[-k::m, k]` on a `[n, 1]` piece. The error says
+/// the guard is refuted under the pending guards, not for every value.
+#[test]
+fn sign_guard_as_a_fact_within_one_index() {
+    use symshape::{Expr, Scope, SymbolSpec};
+    use view::{IndexItem, Op};
+    let mut cx = Scope::new();
+    let n = cx.declare(&SymbolSpec::new("n").range(0, 4)).unwrap();
+    let m = cx.declare(&SymbolSpec::new("m").range(1, 3)).unwrap();
+    let k = cx.declare(&SymbolSpec::new("k").range(0, 2)).unwrap();
+    let v = View::create_in(&cx, &[n, Expr::from(3)], None, Expr::from(0), None).unwrap();
+    let st = ViewStack::new(v).split_piece(&cx, 1, 2i64, 1i64).unwrap();
+    let slice = IndexItem::Slice {
+        start: Some(-k),
+        stop: None,
+        step: Some(m),
+    };
+    let err = st
+        .apply(&cx, &Op::Index(vec![slice, IndexItem::Int(k)]))
+        .unwrap_err();
+    insta::assert_snapshot!(err, @"index: guard k < 1 (index k is within axis 1) fails: it is false whenever the pending guards hold (-k < 0 (slice start -k of axis 0 is written negative, so it counts from the end)), for view [n, 1] with strides [3, 1]");
+    // NumPy's `k = 0` is the excluded case; every `k >= 1` fails concretely.
+    let c = ConcreteView::contiguous(&[2, 1]).unwrap();
+    for kv in 0..=2i64 {
+        let items = [
+            IndexItem::Slice {
+                start: Some(-kv),
+                stop: None,
+                step: Some(2),
+            },
+            IndexItem::Int(kv),
+        ];
+        assert_eq!(c.index(&items).is_ok(), kv == 0, "k = {kv}");
+    }
 }

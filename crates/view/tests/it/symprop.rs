@@ -547,6 +547,47 @@ fn is_sign_guard(e: &Error) -> bool {
     matches!(e, Error::Guard { guard, .. } if guard.contains("counts from the"))
 }
 
+/// Whether a sign guard pending on `st` fails for `b`: the documented
+/// restriction, under which later proofs may take the sign as a fact.
+fn sign_guard_fails(st: &ViewStack, b: &Bindings) -> bool {
+    st.guards()
+        .iter()
+        .any(|g| g.what().contains("counts from the") && g.check(b).is_err())
+}
+
+/// Whether `e` was refuted under a sign guard recorded by the failing `step`
+/// itself that fails for `b`: a bound of the step written as `x < 0` that is
+/// non-negative for `b`, or as `x >= 0` that is negative.
+fn sign_fact_fails(e: &Error, step: &Step, b: &Bindings) -> bool {
+    let Error::Guard { detail, .. } = e else {
+        return false;
+    };
+    if !detail.contains("whenever the pending guards hold") {
+        return false;
+    }
+    let mut bounds = Vec::new();
+    match step {
+        Step::Op(Op::Index(items)) => {
+            for it in items {
+                match *it {
+                    IndexItem::Int(x) => bounds.push(x),
+                    IndexItem::Slice { start, stop, .. } => {
+                        bounds.extend(start.into_iter().chain(stop))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Step::Op(Op::Diagonal { offset, .. }) => bounds.push(*offset),
+        _ => {}
+    }
+    bounds.iter().any(|&x| {
+        let v = eval(x, b);
+        (detail.contains(&format!("{x} < 0 (")) && v >= 0)
+            || (detail.contains(&format!("{x} >= 0 (")) && v < 0)
+    })
+}
+
 fn lowered_offsets(
     s: &Syms,
     st: &ViewStack,
@@ -686,8 +727,15 @@ proptest! {
             prop_assert_eq!(&reference(&start_c, &steps, b), &want, "concrete engine vs model; steps {:?}", steps);
             if let Some(e) = &failed_at_op {
                 // Proven false for every value: the concrete ops fail too (a
-                // sign taken as written may also refute a bound at once).
-                prop_assert!(want.is_none() || is_sign_guard(e), "symbolic op failed at once ({}) but concrete ops succeed: {:?}", e, steps);
+                // sign taken as written may also refute a bound at once, or be
+                // a fact that refutes a later guard, when it fails for `b`).
+                prop_assert!(
+                    want.is_none()
+                        || is_sign_guard(e)
+                        || sign_guard_fails(&st, b)
+                        || steps.last().is_some_and(|step| sign_fact_fails(e, step, b)),
+                    "symbolic op failed at once ({}) but concrete ops succeed: {:?}", e, steps
+                );
                 continue;
             }
             let got = st.bind(&s.cx, b).and_then(|c| c.offsets());
