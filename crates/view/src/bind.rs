@@ -393,6 +393,32 @@ impl PreparedView {
         self.core.bind(values, |v| res = Some(v))?;
         res.ok_or_else(|| invalid("bind", "a prepared view has one view"))
     }
+
+    /// [`PreparedView::bind`] with the values of [`PreparedView::symbols`] taken
+    /// from `b` (a framework's run-time bindings).
+    ///
+    /// # Errors
+    /// [`Error::Symshape`] naming the first symbol `b` does not bind; otherwise as
+    /// [`PreparedView::bind`].
+    pub fn bind_with(&mut self, b: &Bindings) -> Result<ConcreteView> {
+        let values = slot_values(&self.core.slots, b)?;
+        self.bind(&values)
+    }
+}
+
+/// The values `b` holds for `slots`, in order.
+fn slot_values(slots: &[Expr], b: &Bindings) -> Result<Vec<i64>> {
+    slots
+        .iter()
+        .map(|&s| {
+            b.get(s).ok_or_else(|| {
+                Error::Symshape(symshape::Error::Unbound {
+                    op: "bind",
+                    name: s.to_string(),
+                })
+            })
+        })
+        .collect()
 }
 
 /// A stack compiled for binding many times (see [`PreparedView`]); binding also
@@ -435,5 +461,15 @@ impl PreparedStack {
         let mut views = Vec::with_capacity(self.core.layouts.len());
         self.core.bind(values, |v| views.push(View::from(v)))?;
         ViewStack::from_views(views)?.simplify()
+    }
+
+    /// [`PreparedStack::bind`] with the values of [`PreparedStack::symbols`] taken
+    /// from `b`.
+    ///
+    /// # Errors
+    /// As [`PreparedView::bind_with`].
+    pub fn bind_with(&mut self, b: &Bindings) -> Result<ViewStack> {
+        let values = slot_values(&self.core.slots, b)?;
+        self.bind(&values)
     }
 }

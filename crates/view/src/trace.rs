@@ -16,6 +16,9 @@ use crate::view::{fmt_list, View};
 pub struct Step {
     /// `view [n, 768]`, `reshape [n, 12, 64]` or `bind n = 5`.
     pub label: String,
+    /// The op that ran (`None` for the starting view and for binds), so a
+    /// recorded chain can be replayed on another input ([`Trace::replay`]).
+    pub op: Option<Op>,
     /// The stack after the step (concrete after a bind).
     pub stack: ViewStack,
     /// Guards this step added to the pending ones.
@@ -40,6 +43,7 @@ impl Trace {
         Trace {
             steps: vec![Step {
                 label: format!("view {shape}"),
+                op: None,
                 added: stack.guards(),
                 stack: stack.clone(),
             }],
@@ -61,6 +65,7 @@ impl Trace {
             .collect();
         self.steps.push(Step {
             label: op.to_string(),
+            op: Some(op.clone()),
             stack: next.clone(),
             added,
         });
@@ -79,6 +84,7 @@ impl Trace {
         syms.sort_by_key(|s| s.to_string());
         self.steps.push(Step {
             label: format!("bind {}", values_of(&syms, |s| b.get(s))),
+            op: None,
             stack: bound.clone(),
             added: Vec::new(),
         });
@@ -93,6 +99,24 @@ impl Trace {
     /// The recorded steps, in order.
     pub fn steps(&self) -> &[Step] {
         &self.steps
+    }
+
+    /// The recorded ops, in order (binds are not ops).
+    pub fn ops(&self) -> impl Iterator<Item = &Op> {
+        self.steps.iter().filter_map(|s| s.op.as_ref())
+    }
+
+    /// A new trace that runs the recorded ops, in order, on `view` (another
+    /// input of the same rank, symbolic or concrete).
+    ///
+    /// # Errors
+    /// The first op that fails on the new input, as [`Trace::apply`].
+    pub fn replay(&self, cx: &Scope, view: View) -> Result<Trace> {
+        let mut t = Trace::new(view);
+        for op in self.ops() {
+            t.apply(cx, op)?;
+        }
+        Ok(t)
     }
 }
 

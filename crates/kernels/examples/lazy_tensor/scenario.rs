@@ -109,10 +109,7 @@ pub struct Compiled {
 impl Compiled {
     /// Binds the symbols to their values in `b` and materializes from `x`.
     pub fn run(&mut self, b: &Bindings, x: &[f32]) -> Res<&[f32]> {
-        let value = |&s: &Expr| b.get(s).ok_or_else(|| format!("run: {s} is not bound"));
-        let values = self.prepared.symbols().iter().map(value);
-        let values = values.collect::<Result<Vec<i64>, _>>()?;
-        let layout = LayoutStack::from_view_stack(&self.prepared.bind(&values)?)?;
+        let layout = LayoutStack::from_view_stack(&self.prepared.bind_with(b)?)?;
         let numel = layout.numel();
         self.out.resize(numel, PAD);
         materialize_into(x, &layout, PAD, &mut self.out)?;

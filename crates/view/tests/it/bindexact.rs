@@ -197,6 +197,16 @@ fn bind_both(cx: &Scope, stack: &ViewStack, values: &[i64]) -> Result<String, Te
     );
     let prepared = show(ps.bind(values).map_err(|e| e.to_string()));
     prop_assert_eq!(&prepared, &plain, "stack\n{}\nvalues {:?}", stack, values);
+    if let Ok(b) = bindings(cx, &syms, values) {
+        let with = show(ps.bind_with(&b).map_err(|e| e.to_string()));
+        prop_assert_eq!(
+            &with,
+            &plain,
+            "bind_with, stack\n{}\nvalues {:?}",
+            stack,
+            values
+        );
+    }
     if let [one] = stack.views() {
         let mut pv = PreparedView::new(cx, one).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(pv.symbols(), &syms[..]);
@@ -358,4 +368,31 @@ proptest! {
         let values = pick_values(&f, stack_symbols(&f.cx, &stack), &case);
         bind_both(&f.cx, &stack, &values)?;
     }
+}
+
+#[test]
+fn bind_with_takes_values_from_bindings_and_names_an_unbound_symbol() {
+    let f = fixture(BASE, &[]);
+    let stack = make_view(&f, 0).expect("view");
+    let mut ps = PreparedStack::new(&f.cx, &stack).expect("prepare");
+    let mut b = Bindings::new();
+    let err = ps.bind_with(&b).expect_err("nothing bound");
+    insta::assert_snapshot!(err, @"bind: symbol `i` is unbound");
+    for (k, &s) in ps.symbols().to_vec().iter().enumerate() {
+        b.set(s, 1 + k as i64 % 2).expect("in range");
+    }
+    let values: Vec<i64> = ps
+        .symbols()
+        .iter()
+        .map(|&s| b.get(s).expect("bound"))
+        .collect();
+    let by_values = ps
+        .bind(&values)
+        .map(|v| v.to_string())
+        .map_err(|e| e.to_string());
+    let by_bindings = ps
+        .bind_with(&b)
+        .map(|v| v.to_string())
+        .map_err(|e| e.to_string());
+    assert_eq!(by_values, by_bindings);
 }

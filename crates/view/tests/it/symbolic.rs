@@ -939,3 +939,66 @@ fn lowering_over_an_empty_window_axis_evaluates() {
     assert_eq!(bound, lowered);
     insta::assert_snapshot!(st.lower(&cx).expect("lower").to_string());
 }
+
+#[test]
+fn traces_replay_their_ops_on_another_input() {
+    // Record attention-head ops once on a row-major [n, 8] input, replay them on
+    // a strided [n, 8] input (every other column of rows of 16, at offset 3):
+    // element (r, c) of the first input is element (r, c) of the second.
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=64").unwrap();
+    let eight = Expr::from(8);
+    let x = View::create_in(&cx, &[n, eight], None, Expr::from(0), None).unwrap();
+    let mut t = Trace::new(x);
+    for op in [
+        Op::Reshape(vec![n, Expr::from(2), Expr::from(4)]),
+        Op::Permute(vec![1, 0, 2]),
+        Op::Shrink(vec![
+            (Expr::from(0), Expr::from(2)),
+            (Expr::from(1), n),
+            (Expr::from(0), Expr::from(4)),
+        ]),
+    ] {
+        t.apply(&cx, &op).unwrap();
+    }
+    let mut b = Bindings::new();
+    cx.bind(&mut b, "n", 5).unwrap();
+    t.bind(&cx, &b).unwrap();
+    assert_eq!(t.ops().count(), 3);
+    let strided = View::create_in(
+        &cx,
+        &[n, eight],
+        Some(&[Expr::from(16), Expr::from(2)]),
+        Expr::from(3),
+        None,
+    )
+    .unwrap();
+    let replayed = t.replay(&cx, strided).unwrap();
+    let want: Vec<Option<i64>> = t
+        .stack()
+        .bind(&cx, &b)
+        .unwrap()
+        .offsets()
+        .unwrap()
+        .into_iter()
+        .map(|o| o.map(|o| 3 + 16 * (o / 8) + 2 * (o % 8)))
+        .collect();
+    assert_eq!(
+        replayed.stack().bind(&cx, &b).unwrap().offsets().unwrap(),
+        want
+    );
+    insta::assert_snapshot!(replayed, @r"
+    view [n, 8]
+      view shape=[n, 8] strides=[16, 2] offset=3 mask=none
+    reshape [n, 2, 4]
+      view shape=[n, 2, 4] strides=[16, 8, 2] offset=3 mask=none
+    permute [1, 0, 2]
+      view shape=[2, n, 4] strides=[8, 16, 2] offset=3 mask=none
+    shrink [(0, 2), (1, n), (0, 4)]
+      view shape=[2, n - 1, 4] strides=[8, 16, 2] offset=19 mask=none
+    ");
+    // A replay on an input the ops do not fit fails at the op that breaks.
+    let wide = View::create_in(&cx, &[n, Expr::from(6)], None, Expr::from(0), None).unwrap();
+    let err = t.replay(&cx, wide).unwrap_err();
+    insta::assert_snapshot!(err, @"reshape: cannot reshape view [n, 6] with strides [6, 1] (numel 6*n) to [n, 2, 4] (numel 8*n)");
+}
