@@ -22,7 +22,7 @@ use hashbrown::HashMap;
 use num_bigint::BigInt;
 use serde::{de, ser, Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::build::{MAX_COEF_BITS, MAX_DEGREE, MAX_TERMS};
+use crate::build::{from_poly, Poly, MAX_COEF_BITS, MAX_DEGREE, MAX_TERMS};
 use crate::expr::{CmpOp, Cond, Expr, SymbolSpec};
 use crate::inspect::{CondKind, ExprKind};
 
@@ -215,11 +215,15 @@ impl Decoder {
                         terms.len()
                     ));
                 }
-                let mut acc = Expr::constant(decimal(at, constant)?);
+                // One canonicalisation of the whole sum: adding term by term re-sorts
+                // the growing sum each time, quadratic in MAX_TERMS.
+                let mut p = Poly::constant(decimal(at, constant)?);
                 for (m, k) in terms {
-                    acc += int(*m)? * Expr::constant(decimal(at, k)?);
+                    let t = Poly::of(int(*m)?.0).scale(&decimal(at, k)?);
+                    p.terms.extend(t.terms);
+                    p.c += t.c;
                 }
-                acc
+                Expr(from_poly(p))
             }
             WireNode::Prod(fs) => {
                 let mut acc = Expr::from(1);

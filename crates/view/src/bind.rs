@@ -172,8 +172,9 @@ pub fn infer(cx: &Scope, shape: &[Expr], concrete: &[i64], b: &mut Bindings) -> 
 #[derive(Debug)]
 struct Prepared {
     slots: Vec<Expr>,
-    program: Program,
-    state: ProgramState,
+    /// `None` when a field, guard or check holds a constant beyond i64: every
+    /// bind then takes the plain path (whose evaluation is exact).
+    program: Option<(Program, ProgramState)>,
     /// Rank and whether a mask is present, per view.
     layouts: Vec<(usize, bool)>,
     /// Guards in first-seen order, with the view that first carries each.
@@ -232,15 +233,21 @@ impl Prepared {
             seen.push(*s);
             fresh
         });
-        let program = Program::compile_checked(cx, &slots, &outputs)?;
-        let state = program.state();
+        let program = match Program::compile_checked(cx, &slots, &outputs) {
+            Ok(p) => {
+                let st = p.state();
+                Some((p, st))
+            }
+            // A constant beyond i64 (`min(n, 2^70)`) can still evaluate to an i64.
+            Err(symshape::Error::Overflow { op: "compile", .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
         let mut set_order: Vec<usize> = (0..slots.len()).collect();
         // A symbol is deeper than the symbols of its bounds.
         set_order.sort_by_key(|&k| std::cmp::Reverse(slots[k].depth()));
         Ok(Prepared {
             slots,
             program,
-            state,
             layouts,
             guards,
             cold: Cold {
@@ -266,7 +273,14 @@ impl Prepared {
                 ),
             ));
         }
-        let out = match self.program.run_checked(&mut self.state, values) {
+        let Some((program, state)) = self.program.as_mut() else {
+            // As a run reports them: a value no `Bindings` can hold first, in slot order.
+            for (&s, &v) in self.slots.iter().zip(values) {
+                Bindings::new().set(s, v)?;
+            }
+            return self.cold.bind(&self.slots, values, each);
+        };
+        let out = match program.run_checked(state, values) {
             Ok(out) => out,
             Err(e @ (symshape::Error::OutOfRange { .. } | symshape::Error::Violated { .. })) => {
                 return Err(e.into())
@@ -363,8 +377,12 @@ impl PreparedView {
     /// exactly in the same program: binding gives what [`View::bind`] gives with
     /// bindings holding exactly these values.
     ///
+    /// A field, guard side or check holding a constant beyond i64 (which may
+    /// still evaluate to an i64, as in `min(n, 2^70)`) is not compiled: every
+    /// bind then takes the plain path, with the same answers.
+    ///
     /// # Errors
-    /// [`Error::Symshape`] when compiling fails (a field beyond i64).
+    /// [`Error::Symshape`] when an expression is invalid (a budget error).
     pub fn new(cx: &Scope, view: &View) -> Result<PreparedView> {
         Ok(PreparedView {
             core: Prepared::new(cx, std::slice::from_ref(view))?,
@@ -396,6 +414,11 @@ impl PreparedView {
 
     /// [`PreparedView::bind`] with the values of [`PreparedView::symbols`] taken
     /// from `b` (a framework's run-time bindings).
+    ///
+    /// Only the view's symbols are read: when `b` binds other symbols too,
+    /// [`View::bind`] would also check those and the assumptions that mention
+    /// them (`n <= p` with `p` not in the view), which this does not. Check such
+    /// bindings once with [`Scope::check`] where they are made.
     ///
     /// # Errors
     /// [`Error::Symshape`] naming the first symbol `b` does not bind; otherwise as
@@ -464,7 +487,7 @@ impl PreparedStack {
     }
 
     /// [`PreparedStack::bind`] with the values of [`PreparedStack::symbols`] taken
-    /// from `b`.
+    /// from `b` (only those: see [`PreparedView::bind_with`]).
     ///
     /// # Errors
     /// As [`PreparedView::bind_with`].

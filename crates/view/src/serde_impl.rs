@@ -8,7 +8,9 @@
 //! a panic:
 //!
 //! 1. a view is checked as [`View::create`] checks it (ranks of strides and mask,
-//!    sizes, mask bounds; concrete views exactly, symbolic ones by proof), and a
+//!    sizes, mask bounds; concrete views exactly, symbolic ones by proof: what is
+//!    proven false is an error, what is unproven is left to binding's validation of
+//!    the bound fields, so the loaded view keeps exactly the saved guards), and a
 //!    view whose fields are constants and that has no guard is rebuilt by it, so
 //!    it is normalised as every concrete view is;
 //! 2. a guard's op must be one the crate records, its comparison one of
@@ -16,7 +18,8 @@
 //!    error, one true for every value is dropped (it can never fail);
 //! 3. a stack needs at least one view, and a stack of several views is checked
 //!    by [`ViewStack::from_views`] (every concrete view within the elements of
-//!    the one below; pairs with a symbolic view are checked when bound).
+//!    the one below; a pair with a symbolic view by proof, an unproven fit
+//!    becoming a `stack` guard of the upper view).
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use symshape::{CmpOp, Expr, Scope};
@@ -42,6 +45,7 @@ const GUARD_OPS: &[&str] = &[
     "shrink",
     "split_sizes",
     "squeeze",
+    "stack",
     "unfold",
     "unsqueeze",
 ];

@@ -8,13 +8,15 @@
 //!    below, unflattened and mapped through it, down to the buffer.
 //! 3. After every op, adjacent concrete views are merged wherever their
 //!    composition is one view, and, when every view is concrete and the top has
-//!    at most 4096 elements, any run of views whose composition is one view is
+//!    at most 2^16 elements, any run of views whose composition is one view is
 //!    replaced by it. Symbolic views are merged when the merge is proven
 //!    (a row-major view below, or a row-major reshape of all of it above),
 //!    otherwise when the stack is bound.
 //! 4. Every symbolic view's guards hold for a binding before it is used: a
 //!    reshape pushed for lack of a proof carries the guard that element counts
-//!    are equal, which is invariant 2 for that binding.
+//!    are equal, which is invariant 2 for that binding; a stack assembled with
+//!    [`ViewStack::from_views`] whose fit cannot be proven carries `stack`
+//!    guards (first and last element reached within the view below).
 
 use std::fmt;
 
@@ -52,20 +54,30 @@ impl ViewStack {
     /// A stack of the given views, bottom first, kept as given (see [`ViewStack::simplify`]).
     ///
     /// Each pair of concrete views is checked now (every valid element of a view
-    /// lies within the elements of the view below). A pair with a symbolic view is
-    /// checked when the stack is bound, which rebuilds the bound stack through this
-    /// constructor.
+    /// lies within the elements of the view below, invariant 2). For a pair with a
+    /// symbolic view the same two comparisons (first and last element reached
+    /// against `0..numel(view below)`) are proven from the declared ranges and the
+    /// views' guards: one proven false is an error, one not proven becomes a
+    /// `stack` guard of the upper view, so binding checks it and ops that merge
+    /// the pair keep it.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `views` is empty or a view reaches outside the
-    /// elements of the view below.
-    pub fn from_views(views: Vec<View>) -> Result<ViewStack> {
+    /// [`Error::Invalid`] when `views` is empty or a concrete view reaches
+    /// outside the elements of the view below; [`Error::Guard`] when a symbolic
+    /// view is proven to reach outside them for every value of its symbols.
+    pub fn from_views(mut views: Vec<View>) -> Result<ViewStack> {
         if views.is_empty() {
             return Err(invalid("stack", "a stack needs at least one view"));
         }
-        for pair in views.windows(2) {
-            if let (Some(lower), Some(upper)) = (pair[0].concrete_opt(), pair[1].concrete_opt()) {
+        for k in 1..views.len() {
+            let (lower, upper) = (&views[k - 1], &views[k]);
+            if let (Some(lower), Some(upper)) = (lower.concrete_opt(), upper.concrete_opt()) {
                 check_stacked(&lower, &upper)?;
+                continue;
+            }
+            let extra = fit_guards(lower, upper)?;
+            if !extra.is_empty() {
+                views[k] = views[k].clone().with_guards(&extra);
             }
         }
         Ok(ViewStack { views })
@@ -758,4 +770,40 @@ impl fmt::Display for ViewStack {
         }
         Ok(())
     }
+}
+
+/// The guards under which every valid element of the symbolic `upper` lies within
+/// the elements of `lower` (invariant 2), after proving what the declared ranges
+/// and both views' guards decide. An empty `upper` reaches nothing, hence the
+/// factor `min(valid elements, 1)`.
+fn fit_guards(lower: &View, upper: &View) -> Result<Vec<Guard>> {
+    let zero = Expr::from(0);
+    let one = Expr::from(1);
+    let bounds: Vec<(Expr, Expr)> = match upper.mask() {
+        Some(m) => m.to_vec(),
+        None => upper.shape().iter().map(|&d| (zero, d)).collect(),
+    };
+    let mut first = upper.offset();
+    let mut last = upper.offset();
+    let mut valid = one;
+    for (&(b, e), &t) in bounds.iter().zip(upper.strides()) {
+        first += (b * t).min((e - 1) * t);
+        last += (b * t).max((e - 1) * t);
+        valid *= (e - b).max(zero);
+    }
+    let any = valid.min(one);
+    let mut known = lower.guards().to_vec();
+    for g in upper.guards() {
+        add_guard(&mut known, g.clone());
+    }
+    let cx = Scope::new();
+    let mut ck = Checker::new(&cx, "stack", &known, upper.ctx());
+    let below = lower.ctx();
+    ck.require(any * first, CmpOp::Ge, zero, || {
+        format!("first element reached is within {below}")
+    })?;
+    ck.require(any * (last + 1), CmpOp::Le, lower.numel(), || {
+        format!("last element reached is within {below}")
+    })?;
+    Ok(ck.guards.split_off(known.len().min(ck.guards.len())))
 }

@@ -365,3 +365,127 @@ proptest::proptest! {
         }
     }
 }
+
+/// A wire sum is canonicalised once: the same handle as adding its terms one by
+/// one (the obviously-right reference), and a sum of `MAX_TERMS` terms loads in
+/// linear time (it used to re-sort the growing sum per term: 4 s to load).
+#[cfg(feature = "serde")]
+mod wire_sums {
+    use proptest::prelude::*;
+    use symshape::{Expr, Scope};
+
+    fn pool() -> Vec<Expr> {
+        let mut cx = Scope::new();
+        let x = cx.declare_str("x -20..=20").expect("x");
+        let y = cx.declare_str("y 0..=9").expect("y");
+        vec![
+            x,
+            y,
+            x * y,
+            x.floor_div(4),
+            (x + 1).floor_div(4),
+            x.floor_mod(4),
+            x.min(y),
+            x + 2 * y,
+            (x * y).floor_div(2),
+        ]
+    }
+
+    /// The wire text of `c + sum(k * pool[i])`, each pool entry its own node list entry.
+    fn wire(pool: &[Expr], terms: &[(usize, i64)], c: i64) -> String {
+        let json = serde_json::to_string(&pool.to_vec()).expect("ser");
+        let exprs: Vec<serde_json::Value> = serde_json::from_str(&json).expect("json");
+        // Concatenate the pool's node lists, shifting each one's indices.
+        let mut nodes: Vec<serde_json::Value> = Vec::new();
+        let mut roots = Vec::new();
+        for e in exprs {
+            let base = nodes.len() as u64;
+            let shift = |v: &mut serde_json::Value| shift_indices(v, base);
+            for mut n in e["nodes"].as_array().expect("nodes").clone() {
+                shift(&mut n);
+                nodes.push(n);
+            }
+            roots.push(base + e["root"].as_u64().expect("root"));
+        }
+        let terms: Vec<serde_json::Value> = terms
+            .iter()
+            .map(|&(i, k)| serde_json::json!([roots[i], k.to_string()]))
+            .collect();
+        nodes.push(serde_json::json!({"sum": {"terms": terms, "constant": c.to_string()}}));
+        serde_json::json!({"nodes": nodes, "root": nodes.len() - 1}).to_string()
+    }
+
+    /// Adds `base` to every node index inside a wire node.
+    fn shift_indices(n: &mut serde_json::Value, base: u64) {
+        let Some((kind, body)) = n.as_object_mut().and_then(|o| o.iter_mut().next()) else {
+            return;
+        };
+        let bump = |v: &mut serde_json::Value| {
+            if let Some(i) = v.as_u64() {
+                *v = serde_json::json!(i + base);
+            }
+        };
+        match kind.as_str() {
+            "sym" => {
+                bump(&mut body["lo"]);
+                bump(&mut body["hi"]);
+            }
+            "sum" => {
+                for t in body["terms"].as_array_mut().expect("terms") {
+                    bump(&mut t[0]);
+                }
+            }
+            "prod" => {
+                for t in body.as_array_mut().expect("factors") {
+                    bump(&mut t[0]);
+                }
+            }
+            "cmp" => bump(&mut body[0]),
+            "const" | "bool" => {}
+            _ => {
+                for v in body.as_array_mut().expect("arguments") {
+                    bump(v);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn wire_sum_equals_term_by_term_sum(
+            terms in prop::collection::vec((0usize..9, -8i64..=8), 0..10),
+            c in -10i64..=10,
+        ) {
+            let pool = pool();
+            let reference = terms
+                .iter()
+                .fold(Expr::from(c), |acc, &(i, k)| acc + pool[i] * k);
+            let loaded: Expr = serde_json::from_str(&wire(&pool, &terms, c)).expect("load");
+            prop_assert_eq!(loaded, reference, "{}", reference);
+        }
+    }
+
+    #[test]
+    fn a_sum_of_max_terms_loads() {
+        // Loading canonicalises the sum once (rebuilding it term by term was
+        // quadratic: seconds for this input); its cost is not asserted here.
+        let n = 4096;
+        let mut nodes = vec![r#"{"const":"0"}"#.to_string()];
+        for i in 0..n {
+            nodes.push(format!(
+                r#"{{"sym":{{"name":"s{i}","lo":0,"hi":null,"multiple_of":1}}}}"#
+            ));
+        }
+        for i in 1..=n {
+            nodes.push(format!(r#"{{"prod":[[{i},1],[{},1]]}}"#, i % n + 1));
+        }
+        let terms: Vec<String> = (n + 1..=2 * n).map(|i| format!(r#"[{i},"1"]"#)).collect();
+        nodes.push(format!(
+            r#"{{"sum":{{"terms":[{}],"constant":"0"}}}}"#,
+            terms.join(",")
+        ));
+        let json = format!(r#"{{"nodes":[{}],"root":{}}}"#, nodes.join(","), 2 * n + 1);
+        let e: Expr = serde_json::from_str(&json).expect("load");
+        assert_eq!(e.symbols().len(), n);
+    }
+}

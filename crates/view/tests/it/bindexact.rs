@@ -4,7 +4,7 @@
 //! what `View::bind`/`ViewStack::bind` give (same value, or the same error).
 
 use proptest::prelude::*;
-use symshape::{Bindings, Expr, Scope};
+use symshape::{BigInt, Bindings, Expr, Scope};
 use view::{Op, PreparedStack, PreparedView, View, ViewStack};
 
 /// Declarations per symbol; each may use the symbols declared before it.
@@ -395,4 +395,130 @@ fn bind_with_takes_values_from_bindings_and_names_an_unbound_symbol() {
         .map(|v| v.to_string())
         .map_err(|e| e.to_string());
     assert_eq!(by_values, by_bindings);
+}
+
+/// A field holding a constant beyond i64 can still evaluate to an i64: the
+/// prepared view is built (it used to fail to compile) and binds as the plain
+/// path does, a value no `Bindings` can hold reported first.
+#[test]
+fn field_with_a_constant_beyond_i64_binds_like_plain() {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n -inf..=inf").expect("n");
+    let k = cx.declare_str("k 1..=4").expect("k");
+    let stride = n.min(Expr::constant(BigInt::from(1u8) << 70));
+    let v = View::create_in(&cx, &[k], Some(&[stride]), Expr::from(0), None).expect("view");
+    insta::assert_snapshot!(v, @"view shape=[k] strides=[min(1180591620717411303424, n)] offset=0 mask=none");
+    let stack = ViewStack::new(v);
+    let show = |values: &[(&str, i64)]| bind_named(&cx, &stack, values);
+    insta::assert_snapshot!(show(&[("k", 2), ("n", 3)]), @"view shape=[2] strides=[3] offset=0 mask=none");
+    insta::assert_snapshot!(show(&[("k", 2), ("n", i64::MAX)]), @"error: bind: overflow: offsets of shape [2] with strides [9223372036854775807] and offset 0 exceed i64");
+    insta::assert_snapshot!(show(&[("k", 5), ("n", 3)]), @"error: bind: k = 5 is outside its range 1..=4");
+}
+
+/// `bind_with` reads only the view's symbols: an assumption that also mentions
+/// a symbol outside the view is `View::bind`'s to check (documented), and
+/// `Scope::check` catches it where the bindings are made.
+#[test]
+fn bind_with_checks_only_the_views_symbols() {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=10").expect("n");
+    let p = cx.declare_str("p 1..=10").expect("p");
+    cx.assume_str("n <= p").expect("assume");
+    let v = View::create_in(&cx, &[n], None, Expr::from(0), None).expect("view");
+    let mut b = Bindings::new();
+    b.set(n, 5).expect("n");
+    b.set(p, 3).expect("p");
+    let plain = v
+        .bind(&cx, &b)
+        .map(|v| v.to_string())
+        .map_err(|e| e.to_string());
+    insta::assert_snapshot!(format!("{plain:?}"), @r#"Err("bind: assumption `n <= p` is violated by n = 5, p = 3")"#);
+    let mut pv = PreparedView::new(&cx, &v).expect("prepare");
+    let with = pv
+        .bind_with(&b)
+        .map(|v| View::from(v).to_string())
+        .map_err(|e| e.to_string());
+    insta::assert_snapshot!(format!("{with:?}"), @r#"Ok("view shape=[5] strides=[1] offset=0 mask=none")"#);
+    insta::assert_snapshot!(cx.check(&b).unwrap_err(), @"bind: assumption `n <= p` is violated by n = 5, p = 3");
+}
+
+/// Declarations at the edges: i64 extremes, a bound beyond i64, divisors, bounds
+/// that multiply, divide or take `min`/`max` of other symbols.
+const EDGE_DECLS: [[&str; 4]; 4] = [
+    [
+        "n 1..=12",
+        "n -9223372036854775808..=9223372036854775807",
+        "n -5..=5 multiple of 5",
+        "n 0..=100000000000000000000",
+    ],
+    [
+        "m -inf..=n",
+        "m n - 3..=n multiple of 2",
+        "m 1..=n*n",
+        "m -9223372036854775807..=9223372036854775807",
+    ],
+    ["i 0..m", "i -inf..=inf", "i m // 3..=n", "i -n..=n*m"],
+    [
+        "k -3..=3",
+        "k 0..=i*i*i*i*i*i*i*i",
+        "k min(n, m)..=max(n, m)",
+        "k i // 2..=i",
+    ],
+];
+
+const EDGE_ASSUMPTIONS: [&str; 5] = [
+    "n // k <= m or k == 0",
+    "i*m*n != 7",
+    "k != 0",
+    "m % 3 == 1 or i <= 0",
+    "n*n*n*n*n >= 0",
+];
+
+fn edge_view(f: &Fixture, which: usize) -> Option<ViewStack> {
+    let (cx, n, m, i, k) = (&f.cx, f.n, f.m, f.i, f.k);
+    let z = Expr::from(0);
+    let two = Expr::from(2);
+    let res = match which {
+        0 => View::create_in(cx, &[two], Some(&[k]), i.floor_div(k), None),
+        1 => View::create_in(cx, &[two, two], Some(&[i * m, k]), n.floor_mod(k) - m, None),
+        2 => View::create_in(cx, &[two], Some(&[n.ceil_div(i)]), m * k, None),
+        _ => View::create_in(cx, &[two], None, z, Some(&[(i.min(Expr::from(1)), two)]))
+            .and_then(|v| v.apply(cx, &Op::Pad(vec![(z, k.max(z).min(Expr::from(3)))]))),
+    };
+    res.ok().map(ViewStack::new)
+}
+
+fn arb_edge_value() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        4 => -6i64..=6,
+        1 => Just(i64::MIN),
+        1 => Just(i64::MAX),
+        1 => Just(i64::MIN + 1),
+        1 => Just(i64::MAX - 1),
+        1 => Just(1i64 << 32),
+        1 => any::<i64>(),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn prepared_bind_equals_plain_bind_at_the_edges(
+        decls in (0..4usize, 0..4usize, 0..4usize, 0..4usize),
+        assumptions in prop::collection::vec(0..EDGE_ASSUMPTIONS.len(), 0..3),
+        view in 0..4usize,
+        values in prop::collection::vec(arb_edge_value(), 4),
+    ) {
+        let d = [
+            EDGE_DECLS[0][decls.0],
+            EDGE_DECLS[1][decls.1],
+            EDGE_DECLS[2][decls.2],
+            EDGE_DECLS[3][decls.3],
+        ];
+        let a: Vec<&str> = assumptions.iter().map(|&k| EDGE_ASSUMPTIONS[k]).collect();
+        let f = fixture(d, &a);
+        let Some(stack) = edge_view(&f, view) else {
+            return Ok(());
+        };
+        bind_both(&f.cx, &stack, &values)?;
+    }
 }

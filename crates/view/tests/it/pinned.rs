@@ -176,9 +176,8 @@ fn merge_no_carry_split_is_polynomial_in_the_rank() {
     let want = model_of_view(&small).compose(&model_of_view(&upper));
     assert_eq!(want.one_view(), None);
     assert_eq!(merge(&small, &upper).unwrap(), None);
-    let start = std::time::Instant::now();
+    // At rank 40 the exponential version would not finish; this returns at once.
     assert_eq!(merge(&bit_reversed(40), &upper).unwrap(), None);
-    assert!(start.elapsed() < std::time::Duration::from_secs(5));
     // Stride 3 fits no radix chain; the runs split at 4 add up to one view.
     let upper = ConcreteView::create(&[2, 2], Some(&[3, 8]), 0, None).unwrap();
     let merged = merge(&bit_reversed(40), &upper).unwrap().unwrap();
@@ -371,4 +370,60 @@ fn sign_guard_as_a_fact_within_one_index() {
         ];
         assert_eq!(c.index(&items).is_ok(), kv == 0, "k = {kv}");
     }
+}
+
+/// Symbolic stacks of several views used to be accepted without any check of
+/// invariant 2, and an op that merged the pair then dropped the misfit: `[4]`
+/// over `[n]` permuted by `[0]` bound at `n = 3` to one view reading element 3
+/// of 3. Now a pair proven not to fit is refused and an unproven one carries a
+/// `stack` guard that binding checks and merges keep.
+#[test]
+fn symbolic_stacks_that_may_not_fit_carry_a_guard() {
+    use symshape::{Bindings, Expr, Scope};
+    use view::{Op, PreparedStack};
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=10").expect("n");
+    let z = Expr::from(0);
+    let lower = View::create_in(&cx, &[n], None, z, None).expect("lower");
+    let stack = |upper: View| {
+        ViewStack::from_views(vec![lower.clone(), upper])
+            .map(|s| s.to_string())
+            .unwrap_or_else(|e| format!("error: {e}"))
+    };
+    let upper = |shape: &[Expr], strides: Option<&[Expr]>| {
+        View::create_in(&cx, shape, strides, z, None).expect("upper")
+    };
+    insta::assert_snapshot!(stack(upper(&[n + 1], None)), @"error: stack: guard n + 1 <= n (last element reached is within view [n] with strides [1]) fails: it is false for every value of the symbols, for view [n + 1] with strides [1]");
+    insta::assert_snapshot!(stack(upper(&[Expr::from(3)], Some(&[n]))), @"error: stack: guard 2*n + 1 <= n (last element reached is within view [n] with strides [1]) fails: it is false for every value of the symbols, for view [3] with strides [n]");
+    // A row-major reshape of all of it fits by proof: no guard.
+    insta::assert_snapshot!(stack(upper(&[n, Expr::from(1)], None)), @r"
+    view shape=[n] strides=[1] offset=0 mask=none
+    view shape=[n, 1] strides=[1, 1] offset=0 mask=none
+    ");
+    let st =
+        ViewStack::from_views(vec![lower.clone(), upper(&[Expr::from(4)], None)]).expect("stack");
+    let guards: Vec<String> = st.views()[1]
+        .guards()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(guards.join("\n"), @"stack: 4 <= n (last element reached is within view [n] with strides [1])");
+    let bind = |s: &ViewStack, v: i64| {
+        let mut b = Bindings::new();
+        b.set(n, v).expect("n");
+        let plain = s
+            .bind(&cx, &b)
+            .map(|s| s.to_string())
+            .map_err(|e| e.to_string());
+        let prepared = PreparedStack::new(&cx, s)
+            .and_then(|mut p| p.bind(&[v]))
+            .map(|s| s.to_string())
+            .map_err(|e| e.to_string());
+        assert_eq!(plain, prepared);
+        plain.unwrap_or_else(|e| format!("error: {e}"))
+    };
+    insta::assert_snapshot!(bind(&st, 3), @"error: stack: guard 4 <= n (last element reached is within view [n] with strides [1]) fails: 4 <= 3 is false with n = 3");
+    insta::assert_snapshot!(bind(&st, 5), @"view shape=[4] strides=[1] offset=0 mask=none");
+    let permuted = st.apply(&cx, &Op::Permute(vec![0])).expect("permute");
+    insta::assert_snapshot!(bind(&permuted, 3), @"error: stack: guard 4 <= n (last element reached is within view [n] with strides [1]) fails: 4 <= 3 is false with n = 3");
 }

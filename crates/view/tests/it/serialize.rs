@@ -329,3 +329,32 @@ proptest! {
         }
     }
 }
+
+/// A loaded symbolic stack whose fit is not proven carries the `stack` guard
+/// (saved and loaded like any guard); one proven not to fit does not load.
+#[test]
+fn symbolic_stack_fit_guard_round_trips() {
+    let s = syms();
+    let z = Expr::from(0);
+    let lower = View::create_in(&s.cx, &[s.n], None, z, None).expect("lower");
+    let upper = View::create_in(&s.cx, &[s.m], None, z, None).expect("upper");
+    let st = ViewStack::from_views(vec![lower.clone(), upper]).expect("stack");
+    let text = round_trip(&st);
+    let guards: Vec<String> = st.views()[1]
+        .guards()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(format!("{text}\n{}", guards.join("\n")), @r"
+    view shape=[n] strides=[1] offset=0 mask=none
+    view shape=[m] strides=[1] offset=0 mask=none
+    stack: m <= n (last element reached is within view [n] with strides [1])
+    ");
+    let wide = View::create_in(&s.cx, &[s.n + 1], None, z, None).expect("wide");
+    let json = format!(
+        r#"{{"views":[{},{}]}}"#,
+        serde_json::to_string(&lower).expect("ser"),
+        serde_json::to_string(&wide).expect("ser")
+    );
+    insta::assert_snapshot!(load_error::<ViewStack>(&json), @"deserialize stack: stack: guard n + 1 <= n (last element reached is within view [n] with strides [1]) fails: it is false for every value of the symbols, for view [n + 1] with strides [1]");
+}
