@@ -95,6 +95,11 @@ impl Fields {
                 (!full).then_some(m)
             }
         };
+        // As `create` does: a view proven to have no elements reads nothing, so
+        // its offset and mask are normalised away.
+        if shape.iter().any(|&d| ck.is(d, CmpOp::Eq, lit(0))) {
+            return Ok(View::from_parts(shape, strides, lit(0), None, ck.guards));
+        }
         Ok(View::from_parts(shape, strides, offset, mask, ck.guards))
     }
 }

@@ -427,3 +427,28 @@ fn symbolic_stacks_that_may_not_fit_carry_a_guard() {
     let permuted = st.apply(&cx, &Op::Permute(vec![0])).expect("permute");
     insta::assert_snapshot!(bind(&permuted, 3), @"error: stack: guard 4 <= n (last element reached is within view [n] with strides [1]) fails: 4 <= 3 is false with n = 3");
 }
+
+/// Shrunk from serialize::random_views_and_stacks_round_trip: two symbolic
+/// shrinks that together leave no element kept the offset they had reached
+/// (72), while `create` (and so loading) gives a zero-size view offset 0.
+#[test]
+fn symbolic_ops_that_leave_no_element_normalise_like_create() {
+    use symshape::{Expr, Scope};
+    use view::Op;
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=4096").unwrap();
+    let p = cx.declare_str("p 0..n").unwrap();
+    let _ = n;
+    let z = Expr::from(0);
+    let mut st = ViewStack::new(View::contiguous(&[4i64, 6, 3]).unwrap());
+    for items in ["[1:]", "[1:]"] {
+        st = st.index(&parse_index(items).unwrap()).unwrap();
+    }
+    for k in [p, Expr::from(2)] {
+        let d = st.shape()[0];
+        let op = Op::Shrink(vec![(k.min(d), d), (z, st.shape()[1]), (z, st.shape()[2])]);
+        st = st.apply(&cx, &op).unwrap();
+    }
+    let want = View::create(&[0i64, 6, 3], Some(&[18i64, 3, 1]), 0, None).unwrap();
+    assert_eq!(st.views(), &[want]);
+}
