@@ -43,12 +43,12 @@ pub(super) trait Walk {
 
 /// The product of `shape`, or `None` above `limit`.
 pub(super) fn volume_within(shape: &[i128], limit: i128) -> Option<i128> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
     let mut total = 1i128;
     for &d in shape {
-        total = total.checked_mul(d)?;
-        if total > limit && !shape.contains(&0) {
-            return None;
-        }
+        total = total.checked_mul(d).filter(|&t| t <= limit)?;
     }
     Some(total)
 }

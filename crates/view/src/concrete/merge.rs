@@ -67,18 +67,11 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
         return ConcreteView::all_masked("merge", upper.shape()).map(Some);
     }
     let bounds = upper.valid_bounds();
-    let mut base = i128::from(upper.offset());
-    let mut lmax = base;
+    let (base, lmax) = reach(upper);
+    reach_within(lower, upper, base, lmax)?;
     let mut red = Vec::new();
     for (axis, (&(b, e), &t)) in bounds.iter().zip(upper.strides()).enumerate() {
         let (b, e, t) = (i128::from(b), i128::from(e), i128::from(t));
-        let (lo_reach, hi_reach) = if t >= 0 {
-            (b * t, (e - 1) * t)
-        } else {
-            ((e - 1) * t, b * t)
-        };
-        base += lo_reach;
-        lmax += hi_reach;
         if e - b >= 2 && t != 0 {
             red.push(Red {
                 axis,
@@ -88,7 +81,6 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
             });
         }
     }
-    reach_within(lower, upper, base, lmax)?;
     if lower.is_empty() {
         if rank == 0 {
             return Ok(None);
@@ -176,6 +168,12 @@ pub(crate) fn check_stacked(lower: &ConcreteView, upper: &ConcreteView) -> Resul
     if upper.is_empty() {
         return Ok(());
     }
+    let (base, lmax) = reach(upper);
+    reach_within(lower, upper, base, lmax)
+}
+
+/// The first and last lower element a non-empty `upper` reaches.
+fn reach(upper: &ConcreteView) -> (i128, i128) {
     let mut base = i128::from(upper.offset());
     let mut lmax = base;
     for (&(b, e), &t) in upper.valid_bounds().iter().zip(upper.strides()) {
@@ -183,7 +181,7 @@ pub(crate) fn check_stacked(lower: &ConcreteView, upper: &ConcreteView) -> Resul
         base += (b * t).min((e - 1) * t);
         lmax += (b * t).max((e - 1) * t);
     }
-    reach_within(lower, upper, base, lmax)
+    (base, lmax)
 }
 
 /// Decides the reduced composition; `Ok(None)` when it is not one view.

@@ -191,23 +191,13 @@ impl ConcreteView {
         }
         let (mut lo, mut hi) = (offset, offset);
         for (&d, &t) in shape.iter().zip(&strides) {
-            let reach = (d - 1).checked_mul(t);
-            let step = |acc: i64, r: i64| acc.checked_add(r);
-            match reach {
-                Some(r) if r < 0 => lo = step(lo, r).unwrap_or(i64::MIN),
-                Some(r) => hi = step(hi, r).unwrap_or(i64::MAX),
-                None => {
-                    return Err(overflow(
-                        op,
-                        format!(
-                            "offsets of shape {} with strides {} and offset {offset} exceed i64",
-                            fmt_list(&shape),
-                            fmt_list(&strides)
-                        ),
-                    ))
-                }
-            }
-            if lo == i64::MIN || hi == i64::MAX {
+            let moved = match (d - 1).checked_mul(t) {
+                Some(r) if r < 0 => lo.checked_add(r).map(|v| lo = v),
+                Some(r) => hi.checked_add(r).map(|v| hi = v),
+                None => None,
+            };
+            // Reaching i64::MIN or i64::MAX itself counts as overflow.
+            if moved.is_none() || lo == i64::MIN || hi == i64::MAX {
                 return Err(overflow(
                     op,
                     format!(
