@@ -6,11 +6,11 @@
 //! the table rows whose name contains the text.
 
 use criterion::{black_box, Criterion};
-use kernels::{
+use std::time::Duration;
+use symshape_kernels::{
     materialize_into, plan_materialize, reduce, zip_into, Layout, LayoutStack, ReduceConfig,
     ReduceOp,
 };
-use std::time::Duration;
 
 /// A timed workload: it owns its buffers; `run` performs the operation once.
 struct Workload {
@@ -254,8 +254,8 @@ fn criterion_benches(c: &mut Criterion) {
         })
     });
     // Lowering a view stack (a flattened transpose, padded and reshaped: 3 views) to layouts.
-    let stack = view::View::contiguous(&[64i64, 48])
-        .map(view::ViewStack::new)
+    let stack = symshape_view::View::contiguous(&[64i64, 48])
+        .map(symshape_view::ViewStack::new)
         .and_then(|s| s.permute(&[1, 0]))
         .and_then(|s| s.reshape(&[3072i64]))
         .and_then(|s| s.pad(&[(2i64, 2i64)]))

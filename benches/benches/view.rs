@@ -1,8 +1,8 @@
 //! Benchmarks of view: complete reshape and merge decisions on realistic sizes.
 use criterion::{black_box, criterion_main, Criterion};
 use symshape::{Expr, Scope, SymbolSpec};
-use view::concrete::merge;
-use view::{ConcreteView, PreparedView, View, ViewStack};
+use symshape_view::concrete::merge;
+use symshape_view::{ConcreteView, PreparedView, View, ViewStack};
 
 fn cv(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("contiguous")

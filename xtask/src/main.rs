@@ -76,7 +76,7 @@ const CI_STEPS: &[Step] = &[
         args: &[
             "clippy",
             "--package",
-            "kernels",
+            "symshape-kernels",
             "--all-targets",
             "--features",
             "ndarray",
@@ -92,7 +92,7 @@ const CI_STEPS: &[Step] = &[
         args: &[
             "test",
             "--package",
-            "kernels",
+            "symshape-kernels",
             "--features",
             "ndarray",
             "--locked",
@@ -132,7 +132,7 @@ const CI_STEPS: &[Step] = &[
         args: &[
             "clippy",
             "--package",
-            "view",
+            "symshape-view",
             "--all-targets",
             "--features",
             "serde",
@@ -148,7 +148,7 @@ const CI_STEPS: &[Step] = &[
         args: &[
             "test",
             "--package",
-            "view",
+            "symshape-view",
             "--features",
             "serde",
             "--locked",

@@ -1,7 +1,7 @@
 //! From a bound view stack to the kernels' layouts, for `plan`, `values` and `bench`.
 
-use kernels::LayoutStack;
-use view::ViewStack;
+use symshape_kernels::LayoutStack;
+use symshape_view::ViewStack;
 
 /// The layouts of `stack`, bottom first; every field must be a constant.
 pub fn layouts(stack: &ViewStack) -> Result<LayoutStack, String> {

@@ -1,7 +1,7 @@
 //! The state of a running script and the execution of one statement.
 
 use symshape::{Bindings, Expr, Scope};
-use view::{infer, parse_index_in, Op, View, ViewStack};
+use symshape_view::{infer, parse_index_in, Op, View, ViewStack};
 
 use crate::lower::layouts;
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
@@ -301,7 +301,7 @@ impl Session {
         stack
             .bind(&self.scope, &self.bindings)
             .map_err(|e| match e {
-                view::Error::Symshape(symshape::Error::Unbound { name, .. }) => {
+                symshape_view::Error::Symshape(symshape::Error::Unbound { name, .. }) => {
                     format!("{stmt}: symbol `{name}` of the current view is unbound; bind it first")
                 }
                 e => e.to_string(),
@@ -315,7 +315,7 @@ impl Session {
             return Ok(());
         };
         match stack.bind(&self.scope, b) {
-            Ok(_) | Err(view::Error::Symshape(symshape::Error::Unbound { .. })) => Ok(()),
+            Ok(_) | Err(symshape_view::Error::Symshape(symshape::Error::Unbound { .. })) => Ok(()),
             Err(e) => Err(err(e)),
         }
     }
@@ -334,7 +334,7 @@ impl Session {
     fn plan(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "plan")?;
         let layouts = layouts(&self.bound("plan")?)?;
-        let plan = kernels::plan_materialize::<i64>(&layouts).map_err(err)?;
+        let plan = symshape_kernels::plan_materialize::<i64>(&layouts).map_err(err)?;
         Ok(plan.to_string().lines().map(str::to_owned).collect())
     }
 
@@ -346,14 +346,14 @@ impl Session {
                 .map_err(|_| format!("values: the pad value `{rest}` is not an integer"))?
         };
         let layouts = layouts(&self.bound("values")?)?;
-        let len = kernels::buffer_len(&layouts).map_err(err)?;
+        let len = symshape_kernels::buffer_len(&layouts).map_err(err)?;
         let buf: Vec<i64> = (0..len)
             .map(|i| {
                 i64::try_from(i)
                     .map_err(|_| format!("values: buffer of {len} elements is too long"))
             })
             .collect::<Result<_, _>>()?;
-        let vals = kernels::materialize(&buf, &layouts, pad).map_err(err)?;
+        let vals = symshape_kernels::materialize(&buf, &layouts, pad).map_err(err)?;
         let shape = layouts.levels().last().map_or(&[][..], |l| l.shape());
         let mut line = format!("values {shape:?}:");
         for v in vals {
@@ -370,7 +370,7 @@ impl Session {
             ));
         }
         let layouts = layouts(&self.bound("bench")?)?;
-        let figures = kernels::bench_materialize_f32(&layouts, BENCH_RUNS).map_err(err)?;
+        let figures = symshape_kernels::bench_materialize_f32(&layouts, BENCH_RUNS).map_err(err)?;
         Ok(vec![figures.to_string()])
     }
 

@@ -1,0 +1,412 @@
+//! Reductions over chosen axes, deterministic whatever the number of threads.
+//!
+//! Every output element is folded by one task, in an order fixed by the shapes alone: builtin
+//! operations over a unit-stride axis keep 16 running lanes (element `i` goes to lane `i % 16`)
+//! combined pairwise at the end; other folds go in row-major order of the reduced axes. When
+//! there are few outputs and many inputs, the outer reduced positions (or, failing that, the
+//! innermost reduced axis) are cut into blocks whose bounds depend only on the shape; blocks are
+//! folded from the identity and combined left to right.
+
+use crate::element::Element;
+use crate::error::{KernelError, Result};
+use crate::exec::Ptr;
+use crate::layout::View;
+use crate::ops::{plain, Dense};
+use rayon::prelude::*;
+
+/// A builtin reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReduceOp {
+    /// Sum (wrapping for integers, `|` for bool).
+    Sum,
+    /// Product (wrapping for integers, `&` for bool).
+    Prod,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+/// Options of a reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReduceConfig {
+    /// Keep the reduced axes with extent 1 instead of dropping them.
+    pub keep_dims: bool,
+}
+
+trait Fold<T>: Sync {
+    /// Whether the fold may be regrouped into lanes (builtin, associative up to rounding).
+    const LANES: bool;
+    fn identity(&self) -> T;
+    fn step(&self, a: T, b: T) -> T;
+}
+
+macro_rules! builtin {
+    ($name:ident, $id:expr, $f:ident) => {
+        struct $name;
+        impl<T: Element> Fold<T> for $name {
+            const LANES: bool = true;
+            #[inline(always)]
+            fn identity(&self) -> T {
+                $id
+            }
+            #[inline(always)]
+            fn step(&self, a: T, b: T) -> T {
+                a.$f(b)
+            }
+        }
+    };
+}
+builtin!(SumFold, T::ZERO, add);
+builtin!(ProdFold, T::ONE, mul);
+builtin!(MinFold, T::HIGHEST, min_of);
+builtin!(MaxFold, T::LOWEST, max_of);
+
+struct UserFold<T, F> {
+    identity: T,
+    f: F,
+}
+
+impl<T: Element, F: Fn(T, T) -> T + Sync> Fold<T> for UserFold<T, F> {
+    const LANES: bool = false;
+    fn identity(&self) -> T {
+        self.identity
+    }
+    #[inline(always)]
+    fn step(&self, a: T, b: T) -> T {
+        (self.f)(a, b)
+    }
+}
+
+const LANES: usize = 16;
+
+/// Elements of the innermost reduced axis per block when few outputs are split across threads.
+const INNER_BLOCK: usize = 1 << 15;
+
+/// Input elements above which a reduction runs on the rayon thread pool.
+const PARALLEL_ELEMS: usize = 1 << 18;
+
+/// Folds a contiguous run into `acc`.
+#[inline(always)]
+fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: T, s: &[T]) -> T {
+    if !F::LANES || s.len() < 2 * LANES {
+        return s.iter().fold(acc, |a, &x| fold.step(a, x));
+    }
+    let mut lanes = [fold.identity(); LANES];
+    let mut chunks = s.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = fold.step(*l, x);
+        }
+    }
+    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
+        *l = fold.step(*l, x);
+    }
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            lanes[i] = fold.step(lanes[i], lanes[i + width]);
+        }
+    }
+    fold.step(acc, lanes[0])
+}
+
+/// Reduces `view` of `buf` over `axes` with a builtin operation.
+///
+/// Masked elements read `T::ZERO` (the pad value of a view, as [`crate::materialize`] with pad
+/// zero would give), not the fold's identity: the max of a padded view of negative values is
+/// zero. To pad with another value, materialize the view with it first.
+///
+/// ```
+/// use symshape_kernels::{reduce, Layout, ReduceConfig, ReduceOp};
+/// let buf: Vec<i32> = (0..6).collect();
+/// let v = Layout::contiguous(&[2, 3])?;
+/// let r = reduce(&buf, &v, &[1], ReduceOp::Sum, ReduceConfig::default())?;
+/// assert_eq!((r.shape, r.values), (vec![2], vec![3, 12]));
+/// # Ok::<(), symshape_kernels::KernelError>(())
+/// ```
+pub fn reduce<T: Element>(
+    buf: &[T],
+    view: &impl View,
+    axes: &[usize],
+    op: ReduceOp,
+    config: ReduceConfig,
+) -> Result<Dense<T>> {
+    match op {
+        ReduceOp::Sum => reduce_impl(buf, view, axes, config, &SumFold),
+        ReduceOp::Prod => reduce_impl(buf, view, axes, config, &ProdFold),
+        ReduceOp::Min => reduce_impl(buf, view, axes, config, &MinFold),
+        ReduceOp::Max => reduce_impl(buf, view, axes, config, &MaxFold),
+    }
+}
+
+/// Reduces `view` of `buf` over `axes` with a user fold `f` starting from `identity`.
+///
+/// Masked elements read `T::ZERO`, as in [`reduce`].
+///
+/// Each output is `f(...f(f(identity, x0), x1)..., xn)` over the reduced elements in row-major
+/// order, except that very large reductions into few outputs fold fixed blocks separately and
+/// combine them left to right with `f` (exact when `f` is associative).
+pub fn reduce_with<T: Element>(
+    buf: &[T],
+    view: &impl View,
+    axes: &[usize],
+    config: ReduceConfig,
+    identity: T,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<Dense<T>> {
+    reduce_impl(buf, view, axes, config, &UserFold { identity, f })
+}
+
+fn reduce_impl<T: Element, F: Fold<T>>(
+    buf: &[T],
+    view: &impl View,
+    axes: &[usize],
+    config: ReduceConfig,
+    fold: &F,
+) -> Result<Dense<T>> {
+    let shape = view.shape().to_vec();
+    let n_dims = shape.len();
+    let mut reduced = vec![false; n_dims];
+    for &a in axes {
+        match reduced.get_mut(a) {
+            Some(r) if !*r => *r = true,
+            _ => {
+                return Err(KernelError::BadAxis {
+                    op: "reduce",
+                    axis: a,
+                    n_dims,
+                })
+            }
+        }
+    }
+    let (src, layout) = plain("reduce", "source", buf, view)?;
+    let out_shape: Vec<usize> = shape
+        .iter()
+        .zip(&reduced)
+        .filter_map(|(&n, &r)| {
+            if r {
+                config.keep_dims.then_some(1)
+            } else {
+                Some(n)
+            }
+        })
+        .collect();
+    // Kept and reduced axes in their original order, unit axes dropped, contiguous runs merged.
+    let mut kept: Vec<(usize, isize)> = Vec::new();
+    let mut red: Vec<(usize, isize)> = Vec::new();
+    for ((&n, &s), &r) in shape.iter().zip(layout.strides()).zip(&reduced) {
+        if n == 0 {
+            let numel = if r { out_shape.iter().product() } else { 0 };
+            return Ok(Dense {
+                shape: out_shape,
+                values: vec![fold.identity(); numel],
+            });
+        }
+        let list = if r { &mut red } else { &mut kept };
+        if n == 1 {
+            continue;
+        }
+        match list.last_mut() {
+            Some(last) if last.1 == s * n as isize => *last = (last.0 * n, s),
+            _ => list.push((n, s)),
+        }
+    }
+    let n_out: usize = kept.iter().map(|a| a.0).product();
+    let n_red: usize = red.iter().map(|a| a.0).product();
+    let mut values = vec![fold.identity(); n_out];
+    let parallel = n_out.saturating_mul(n_red) >= PARALLEL_ELEMS;
+    let sp = Ptr(src.as_ptr() as *mut T);
+    let base = layout.offset();
+    if kept.last().is_some_and(|a| a.1.unsigned_abs() == 1)
+        && !matches!(red.last(), Some(a) if a.1.unsigned_abs() == 1)
+    {
+        columns(fold, sp, base, &kept, &red, &mut values, parallel);
+    } else {
+        per_output(fold, sp, base, &kept, &red, &mut values, parallel);
+    }
+    Ok(Dense {
+        shape: out_shape,
+        values,
+    })
+}
+
+/// Offsets of all indices of `axes` (row-major), relative to 0.
+fn offsets_of(axes: &[(usize, isize)]) -> Vec<isize> {
+    let mut res = vec![0isize];
+    for &(n, s) in axes {
+        let mut next = Vec::with_capacity(res.len() * n);
+        for &o in &res {
+            for i in 0..n as isize {
+                next.push(o + i * s);
+            }
+        }
+        res = next;
+    }
+    res
+}
+
+/// Kept unit-stride axis: whole rows of outputs accumulate one reduced index at a time.
+fn columns<T: Element, F: Fold<T>>(
+    fold: &F,
+    sp: Ptr<T>,
+    base: isize,
+    kept: &[(usize, isize)],
+    red: &[(usize, isize)],
+    out: &mut [T],
+    parallel: bool,
+) {
+    let Some((&(n_col, col_stride), outer)) = kept.split_last() else {
+        return;
+    };
+    let outer_offs = offsets_of(outer);
+    let (red_outer, red_inner) = match red.split_last() {
+        Some((&inner, rest)) => (offsets_of(rest), Some(inner)),
+        None => (vec![0], None),
+    };
+    const SEG: usize = 1024;
+    let body = |(k, chunk): (usize, &mut [T])| {
+        let row = k / n_col.div_ceil(SEG);
+        let col0 = (k % n_col.div_ceil(SEG)) * SEG;
+        let Some(&row_off) = outer_offs.get(row) else {
+            return;
+        };
+        for &ro in &red_outer {
+            let (n_in, s_in) = red_inner.unwrap_or((1, 0));
+            for i in 0..n_in as isize {
+                let start = base + row_off + ro + i * s_in + col0 as isize * col_stride;
+                // SAFETY: offsets of in-range indices of a plain layout whose extent was
+                // checked against the source; `chunk.len()` columns from `col0`.
+                unsafe {
+                    if col_stride == 1 {
+                        let s = std::slice::from_raw_parts(
+                            sp.get().offset(start) as *const T,
+                            chunk.len(),
+                        );
+                        for (o, &x) in chunk.iter_mut().zip(s) {
+                            *o = fold.step(*o, x);
+                        }
+                    } else {
+                        let s = std::slice::from_raw_parts(
+                            sp.get().offset(start - chunk.len() as isize + 1) as *const T,
+                            chunk.len(),
+                        );
+                        for (o, &x) in chunk.iter_mut().zip(s.iter().rev()) {
+                            *o = fold.step(*o, x);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    // Chunks never straddle two output rows, so each is one contiguous run of columns.
+    let chunks: Vec<(usize, &mut [T])> = out
+        .chunks_mut(n_col)
+        .flat_map(|r| r.chunks_mut(SEG))
+        .enumerate()
+        .collect();
+    if parallel {
+        chunks.into_par_iter().for_each(body);
+    } else {
+        chunks.into_iter().for_each(body);
+    }
+}
+
+/// One fold per output over all reduced indices.
+fn per_output<T: Element, F: Fold<T>>(
+    fold: &F,
+    sp: Ptr<T>,
+    base: isize,
+    kept: &[(usize, isize)],
+    red: &[(usize, isize)],
+    out: &mut [T],
+    parallel: bool,
+) {
+    let kept_offs = offsets_of(kept);
+    let (n_in, s_in) = red.last().copied().unwrap_or((1, 0));
+    let mid = red.len().saturating_sub(1);
+    let mid_offs = offsets_of(red.get(..mid).unwrap_or(&[]));
+    // Fold of reduced indices whose outer-reduced positions are in `range`.
+    let fold_range = |o: isize, range: std::ops::Range<usize>, acc: T| -> T {
+        let mut acc = acc;
+        for &m in mid_offs.get(range).unwrap_or(&[]) {
+            let start = base + o + m;
+            // SAFETY: in-range indices of a plain layout whose extent was checked.
+            unsafe {
+                acc = if s_in == 1 {
+                    fold_slice(
+                        fold,
+                        acc,
+                        std::slice::from_raw_parts(sp.get().offset(start) as *const T, n_in),
+                    )
+                } else {
+                    let mut a = acc;
+                    for i in 0..n_in as isize {
+                        a = fold.step(a, *sp.get().offset(start + i * s_in));
+                    }
+                    a
+                };
+            }
+        }
+        acc
+    };
+    let n_mid = mid_offs.len();
+    if parallel && out.len() < 16 && n_mid >= 64 {
+        // Few outputs: fixed blocks of the outer reduced positions, combined left to right.
+        let block = n_mid.div_ceil(64);
+        for (o, &ko) in out.iter_mut().zip(&kept_offs) {
+            let parts: Vec<T> = (0..n_mid.div_ceil(block))
+                .into_par_iter()
+                .map(|b| fold_range(ko, b * block..((b + 1) * block).min(n_mid), fold.identity()))
+                .collect();
+            *o = parts.into_iter().fold(*o, |a, p| fold.step(a, p));
+        }
+        return;
+    }
+    if parallel && out.len() < 16 && n_in >= 2 * INNER_BLOCK {
+        // Few outputs and long rows: fixed blocks of the innermost reduced axis.
+        let n_blk = n_in.div_ceil(INNER_BLOCK);
+        for (o, &ko) in out.iter_mut().zip(&kept_offs) {
+            let parts: Vec<T> = (0..n_mid * n_blk)
+                .into_par_iter()
+                .map(|w| {
+                    let (m, blk) = (w / n_blk, w % n_blk);
+                    let lo = blk * INNER_BLOCK;
+                    let len = INNER_BLOCK.min(n_in - lo);
+                    let start =
+                        base + ko + mid_offs.get(m).copied().unwrap_or(0) + lo as isize * s_in;
+                    let mut acc = fold.identity();
+                    // SAFETY: `len` in-range indices of the innermost reduced axis of a plain
+                    // layout whose extent was checked.
+                    unsafe {
+                        if s_in == 1 {
+                            acc = fold_slice(
+                                fold,
+                                acc,
+                                std::slice::from_raw_parts(sp.get().offset(start) as *const T, len),
+                            );
+                        } else {
+                            for i in 0..len as isize {
+                                acc = fold.step(acc, *sp.get().offset(start + i * s_in));
+                            }
+                        }
+                    }
+                    acc
+                })
+                .collect();
+            *o = parts.into_iter().fold(*o, |a, p| fold.step(a, p));
+        }
+        return;
+    }
+    let body = |(o, &ko): (&mut T, &isize)| *o = fold_range(ko, 0..n_mid, *o);
+    if parallel {
+        out.par_iter_mut()
+            .zip(&kept_offs)
+            .with_min_len(16)
+            .for_each(body);
+    } else {
+        out.iter_mut().zip(&kept_offs).for_each(body);
+    }
+}

@@ -1,0 +1,83 @@
+//! Snapshots of loop plans (the text `shapetrace plan` prints).
+
+use symshape_kernels::{plan_copy_into, plan_materialize, Layout, LayoutStack, View};
+
+fn lay(shape: &[usize], strides: &[isize], offset: isize) -> Layout {
+    Layout::new(shape, strides, offset).unwrap()
+}
+
+/// Snapshots the plan of materializing `view` as f32 under `name`.
+fn check(view: &impl View, name: &str) {
+    let plan = plan_materialize::<f32>(view).unwrap();
+    insta::assert_snapshot!(name, plan.to_string());
+}
+
+#[test]
+fn plans() {
+    check(&lay(&[4, 8], &[8, 1], 0), "contiguous");
+    check(&lay(&[4096, 4096], &[1, 4096], 0), "transpose");
+    check(&lay(&[8, 16, 32], &[1, 256, 8], 0), "permute_3d");
+    check(&lay(&[8, 8], &[-8, -1], 63), "flip");
+    // Whole rows in permuted order: rows visited in source order.
+    check(&lay(&[4, 8, 16], &[16, 64, 1], 0), "permute_rows");
+    check(
+        &lay(&[4, 6], &[4, 1], -5)
+            .with_mask(&[(1, 3), (1, 5)])
+            .unwrap(),
+        "pad",
+    );
+    check(&lay(&[4, 4], &[8, 2], 0), "step");
+    check(&lay(&[4, 4], &[0, 1], 0), "broadcast_rows");
+    check(&lay(&[4, 4], &[1, 0], 0), "broadcast_columns");
+    check(&lay(&[1, 5, 1], &[9, 1, 9], 0), "unit_axes");
+    check(&lay(&[0, 5], &[5, 1], 0), "empty");
+    // A reshape of a transpose: [4, 6] transposed, read as [2, 3, 4]. Merges.
+    let s = LayoutStack::new(vec![
+        lay(&[6, 4], &[1, 6], 0),
+        lay(&[2, 3, 4], &[12, 4, 1], 0),
+    ])
+    .unwrap();
+    check(&s, "stack_merged");
+    // The transpose read as [24]: does not merge, lowered through an offset table.
+    let s = LayoutStack::new(vec![lay(&[6, 4], &[1, 6], 0), lay(&[24], &[1], 0)]).unwrap();
+    check(&s, "stack_table");
+    // Padding below a reshape.
+    let s = LayoutStack::new(vec![
+        lay(&[4, 4], &[2, 1], -3)
+            .with_mask(&[(1, 3), (1, 3)])
+            .unwrap(),
+        lay(&[2, 8], &[8, 1], 0),
+    ])
+    .unwrap();
+    check(&s, "stack_masked");
+}
+
+#[test]
+fn copy_plans() {
+    // a[::2, :] = b.T over a 6 x 3 buffer.
+    let dst = lay(&[3, 3], &[6, 1], 0);
+    insta::assert_snapshot!(
+        "copy_strided_dst",
+        plan_copy_into::<i64>(&dst, &lay(&[3, 3], &[1, 3], 0))
+            .unwrap()
+            .to_string()
+    );
+    // Destination with negative strides is reversed to make the source contiguous.
+    let dst = lay(&[3, 4], &[-4, -1], 11);
+    insta::assert_snapshot!(
+        "copy_reversed_both",
+        plan_copy_into::<u8>(&dst, &lay(&[3, 4], &[-4, -1], 11))
+            .unwrap()
+            .to_string()
+    );
+    // Masked destination: only the inside is written.
+    let dst = lay(&[4, 4], &[4, 1], 0)
+        .with_mask(&[(1, 3), (0, 4)])
+        .unwrap();
+    insta::assert_snapshot!(
+        "copy_masked_dst",
+        plan_copy_into::<f64>(&dst, &lay(&[4, 4], &[1, 4], 0))
+            .unwrap()
+            .to_string()
+    );
+}

@@ -1,0 +1,270 @@
+//! Random chains of ops: View, ViewStack and the naive model agree element for element.
+
+use proptest::prelude::*;
+use symshape_view::concrete::merge;
+use symshape_view::{IndexItem, View, ViewStack};
+
+use crate::engine::model_of_view;
+use crate::model::{Model, Pick};
+use crate::strategy::{arb_raw, factor_shape};
+
+/// One random op; its parameters are read modulo the current shape.
+#[derive(Clone, Debug)]
+struct Step {
+    kind: u8,
+    params: Vec<u32>,
+}
+
+fn arb_step() -> impl Strategy<Value = Step> {
+    (0u8..8, prop::collection::vec(any::<u32>(), 16))
+        .prop_map(|(kind, params)| Step { kind, params })
+}
+
+/// The indices NumPy's slice `start:stop:step` selects from an axis of size `d`,
+/// by walking the axis.
+fn py_slice(d: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<i64> {
+    let fix = |v: i64, lo: i64, hi: i64| {
+        let v = if v < 0 { v + d } else { v };
+        v.clamp(lo, hi)
+    };
+    let mut res = Vec::new();
+    if step > 0 {
+        let mut i = start.map_or(0, |v| fix(v, 0, d));
+        let end = stop.map_or(d, |v| fix(v, 0, d));
+        while i < end {
+            res.push(i);
+            i += step;
+        }
+    } else {
+        let mut i = start.map_or(d - 1, |v| fix(v, -1, d - 1));
+        let end = stop.map_or(-1, |v| fix(v, -1, d - 1));
+        while i > end {
+            res.push(i);
+            i += step;
+        }
+    }
+    res
+}
+
+/// Random NumPy index for `shape`, and the model's picks for it.
+fn random_index(shape: &[i64], p: &[u32]) -> (Vec<IndexItem>, Vec<Pick>) {
+    let mut items = Vec::new();
+    let mut picks = Vec::new();
+    let mut k = 0;
+    let mut next = |m: u32| {
+        k += 1;
+        p[k % p.len()] % m
+    };
+    let use_ellipsis = next(3) == 0;
+    let last = if use_ellipsis {
+        next(shape.len() as u32 + 1) as usize
+    } else {
+        shape.len()
+    };
+    let mut axis = 0;
+    while axis < last {
+        if next(5) == 0 {
+            items.push(IndexItem::NewAxis);
+            picks.push(Pick::New);
+        }
+        let d = shape[axis];
+        if d > 0 && next(3) == 0 {
+            let i = next(d as u32) as i64;
+            let i = if next(2) == 0 { i - d } else { i };
+            items.push(IndexItem::Int(i));
+            picks.push(Pick::Int(if i < 0 { i + d } else { i }));
+        } else {
+            let bound = |x: u32| (x as i64 % (2 * d + 3)) - d - 1;
+            let start = (next(2) == 0).then(|| bound(next(1000)));
+            let stop = (next(2) == 0).then(|| bound(next(1000)));
+            let step = [1i64, 1, 2, 3, -1, -2][next(6) as usize];
+            let sel = py_slice(d, start, stop, step);
+            items.push(IndexItem::Slice {
+                start,
+                stop,
+                step: Some(step),
+            });
+            picks.push(Pick::Range {
+                first: sel.first().copied().unwrap_or(0),
+                count: sel.len() as i64,
+                step,
+            });
+        }
+        axis += 1;
+    }
+    if use_ellipsis {
+        items.push(IndexItem::Ellipsis);
+        for &d in &shape[last..] {
+            picks.push(Pick::Range {
+                first: 0,
+                count: d,
+                step: 1,
+            });
+        }
+        // Whatever follows the ellipsis: nothing, so the ellipsis covers the rest.
+    } else {
+        for &d in &shape[last..] {
+            picks.push(Pick::Range {
+                first: 0,
+                count: d,
+                step: 1,
+            });
+        }
+    }
+    (items, picks)
+}
+
+/// Applies `step` to the model and returns it with the view and stack versions.
+enum Applied {
+    Both {
+        model: Model,
+        view: Result<View, symshape_view::Error>,
+        stack: ViewStack,
+    },
+    Skip,
+}
+
+fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
+    let shape = model.shape.clone();
+    let rank = shape.len();
+    let numel: i64 = shape.iter().product();
+    let p = &step.params;
+    let q = |i: usize, m: i64| (p[i % p.len()] as i64) % m.max(1);
+    let ok = |x: Result<ViewStack, symshape_view::Error>| x.expect("stack op");
+    match step.kind {
+        0 => {
+            let t = factor_shape(numel, p);
+            Applied::Both {
+                model: model.reshape(&t),
+                view: v.reshape(&t),
+                stack: ok(s.reshape(&t)),
+            }
+        }
+        1 => {
+            let mut axes: Vec<usize> = (0..rank).collect();
+            for i in (1..rank).rev() {
+                axes.swap(i, q(i, i as i64 + 1) as usize);
+            }
+            Applied::Both {
+                model: model.permute(&axes),
+                view: v.permute(&axes),
+                stack: ok(s.permute(&axes)),
+            }
+        }
+        2 => {
+            if numel > 300 {
+                return Applied::Skip;
+            }
+            let t: Vec<i64> = if rank == 0 {
+                (0..q(0, 3)).map(|i| q(i as usize + 1, 4)).collect()
+            } else {
+                shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &d)| if d == 1 { q(i, 4) } else { d })
+                    .collect()
+            };
+            Applied::Both {
+                model: model.expand(&t),
+                view: v.expand(&t),
+                stack: ok(s.expand(&t)),
+            }
+        }
+        3 => {
+            let b: Vec<(i64, i64)> = shape
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| {
+                    let (x, y) = (q(2 * i, d + 1), q(2 * i + 1, d + 1));
+                    (x.min(y), x.max(y))
+                })
+                .collect();
+            Applied::Both {
+                model: model.shrink(&b),
+                view: v.shrink(&b),
+                stack: ok(s.shrink(&b)),
+            }
+        }
+        4 => {
+            if numel > 300 {
+                return Applied::Skip;
+            }
+            let b: Vec<(i64, i64)> = (0..rank).map(|i| (q(2 * i, 3), q(2 * i + 1, 3))).collect();
+            Applied::Both {
+                model: model.pad(&b),
+                view: v.pad(&b),
+                stack: ok(s.pad(&b)),
+            }
+        }
+        5 => {
+            let f: Vec<bool> = (0..rank).map(|i| q(i, 2) == 0).collect();
+            Applied::Both {
+                model: model.flip(&f),
+                view: v.flip(&f),
+                stack: ok(s.flip(&f)),
+            }
+        }
+        _ => {
+            let (items, picks) = random_index(&shape, p);
+            Applied::Both {
+                model: model.select(&picks),
+                view: v.index(&items),
+                stack: ok(s.index(&items)),
+            }
+        }
+    }
+}
+
+fn stack_table(s: &ViewStack) -> Vec<Option<i64>> {
+    s.offsets().expect("concrete stack")
+}
+
+proptest! {
+
+    #[test]
+    fn view_stack_and_model_agree(raw in arb_raw(5, 0, 4), steps in prop::collection::vec(arb_step(), 1..7)) {
+        let Ok(v0) = View::create(&raw.shape, Some(&raw.strides), raw.offset, raw.mask.as_deref()) else {
+            return Ok(());
+        };
+        let mut model = Model::of(&raw.shape, &raw.strides, raw.offset, raw.mask.as_deref());
+        let mut v = Some(v0.clone());
+        let mut s = ViewStack::new(v0);
+        for step in &steps {
+            let cur = v.clone().unwrap_or_else(|| s.top().clone());
+            match apply(&model, &cur, &s, step) {
+                Applied::Skip => continue,
+                Applied::Both { model: m, view, stack } => {
+                    let oracle = m.one_view();
+                    if v.is_some() {
+                        match &view {
+                            Ok(nv) => {
+                                prop_assert_eq!(model_of_view(&nv.to_concrete("test").unwrap()), m.clone(), "view after {:?}", step);
+                            }
+                            Err(e) => {
+                                // Only representability may fail, and only when the model says so.
+                                prop_assert!(matches!(e, symshape_view::Error::NotRepresentable { .. }), "{e}");
+                                prop_assert!(oracle.is_none(), "view refused {:?} ({}) but oracle found {:?}", step, e, oracle);
+                            }
+                        }
+                    }
+                    v = if v.is_some() { view.ok() } else { None };
+                    prop_assert_eq!(&stack_table(&stack), &m.table, "stack {} after {:?}", stack, step);
+                    prop_assert_eq!(&stack.top().shape().iter().map(|e| e.as_i64().unwrap()).collect::<Vec<_>>(), &m.shape);
+                    // A small stack whose whole mapping is one view is one view.
+                    if m.table.len() <= 4096 && oracle.is_some() {
+                        prop_assert_eq!(stack.views().len(), 1, "stack {} is one view", stack);
+                    }
+                    // Adjacent views left unmerged are never one view together.
+                    let views: Vec<_> = stack.views().iter().map(|x| x.to_concrete("test").unwrap()).collect();
+                    for pair in views.windows(2) {
+                        let comp = model_of_view(&pair[0]).compose(&model_of_view(&pair[1]));
+                        prop_assert!(comp.one_view().is_none(), "unmerged pair in {}", stack);
+                        prop_assert_eq!(merge(&pair[0], &pair[1]).unwrap(), None);
+                    }
+                    model = m;
+                    s = stack;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The ops beyond the core ones, each checked against the model on random views.
+
+use proptest::prelude::*;
+use symshape::{Bindings, Expr, Scope, SymbolSpec};
+use symshape_view::{ConcreteView, Error, IndexItem, Op, View, ViewStack};
+
+use crate::engine::model_of_view;
+use crate::model::Model;
+use crate::strategy::{arb_raw, factor_shape, Raw};
+
+fn create(raw: &Raw) -> Option<ConcreteView> {
+    ConcreteView::create(
+        &raw.shape,
+        Some(&raw.strides),
+        raw.offset,
+        raw.mask.as_deref(),
+    )
+    .ok()
+}
+
+/// The op's result matches the model, or it refused because the model is not one view.
+fn agree(got: Result<ConcreteView, Error>, want: &Model) -> Result<(), TestCaseError> {
+    match got {
+        Ok(v) => prop_assert_eq!(&model_of_view(&v), want, "{}", v),
+        Err(Error::NotRepresentable { .. }) => {
+            prop_assert!(want.one_view().is_none(), "refused {:?}", want)
+        }
+        Err(e) => prop_assert!(false, "unexpected error {}", e),
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn other_ops_match_the_model(raw in arb_raw(4, 0, 4), p in prop::collection::vec(0i64..1000, 8)) {
+        let Some(v) = create(&raw) else { return Ok(()) };
+        let m = Model::of(&raw.shape, &raw.strides, raw.offset, raw.mask.as_deref());
+        let rank = raw.shape.len();
+        let shape = raw.shape.clone();
+        let no_ones: Vec<i64> = shape.iter().copied().filter(|&d| d != 1).collect();
+        agree(v.squeeze(None), &m.reshape(&no_ones))?;
+        let at = (p[0] as usize) % (rank + 1);
+        let mut with_one = shape.clone();
+        with_one.insert(at, 1);
+        agree(v.unsqueeze(at), &m.reshape(&with_one))?;
+        if rank == 0 {
+            let t = vec![p[1] % 3, p[2] % 3];
+            agree(v.broadcast_to(&t), &m.expand(&t))?;
+            return Ok(());
+        }
+        let (a, b) = ((p[1] as usize) % rank, (p[2] as usize) % rank);
+        let mut axes: Vec<usize> = (0..rank).collect();
+        axes.swap(a, b);
+        agree(v.swapaxes(a, b), &m.permute(&axes))?;
+        let mut axes: Vec<usize> = (0..rank).filter(|&x| x != a).collect();
+        axes.insert(b, a);
+        agree(v.movedim(a, b), &m.permute(&axes))?;
+        // broadcast_to: one new leading axis, size-1 axes grow.
+        let lead = p[3] % 3;
+        let target: Vec<i64> = std::iter::once(lead)
+            .chain(shape.iter().enumerate().map(|(i, &d)| if d == 1 { p[(i + 4) % 8] % 4 } else { d }))
+            .collect();
+        let mut ones = vec![1];
+        ones.extend_from_slice(&shape);
+        agree(v.broadcast_to(&target), &m.reshape(&ones).expand(&target))?;
+        // narrow, split, chunk, unbind along axis a.
+        let d = shape[a];
+        let start = p[4] % (d + 1);
+        let len = p[5] % (d - start + 1);
+        let mut bounds: Vec<(i64, i64)> = shape.iter().map(|&x| (0, x)).collect();
+        bounds[a] = (start, start + len);
+        agree(v.narrow(a, start, len), &m.shrink(&bounds))?;
+        let size = 1 + p[6] % 3;
+        let pieces = v.split(a, size).expect("split");
+        let mut lo = 0;
+        for piece in &pieces {
+            let hi = (lo + size).min(d);
+            bounds[a] = (lo, hi);
+            prop_assert_eq!(&model_of_view(piece), &m.shrink(&bounds));
+            lo = hi;
+        }
+        prop_assert_eq!(lo, d);
+        let n = 1 + p[7] % 4;
+        let chunks = v.chunk(a, n).expect("chunk");
+        let want = (d + n - 1) / n;
+        prop_assert!(chunks.len() as i64 <= n.max(1));
+        prop_assert!(chunks.iter().all(|c| c.shape()[a] <= want.max(1)));
+        prop_assert_eq!(chunks.iter().map(|c| c.shape()[a]).sum::<i64>(), d);
+        match v.unbind(a) {
+            Ok(parts) => {
+                prop_assert_eq!(parts.len() as i64, d);
+                for (i, part) in parts.iter().enumerate() {
+                    let sel = m.map(
+                        shape.iter().enumerate().filter(|&(x, _)| x != a).map(|(_, &s)| s).collect(),
+                        |idx| {
+                            let mut src = idx.to_vec();
+                            src.insert(a, i as i64);
+                            Some(src)
+                        },
+                    );
+                    prop_assert_eq!(&model_of_view(part), &sel);
+                }
+            }
+            Err(e) => prop_assert!(matches!(e, Error::NotRepresentable { .. }) && rank == 1, "{}", e),
+        }
+        // unfold along a.
+        let win = p[1] % (d + 1);
+        let step = 1 + p[2] % 3;
+        let nwin = (d - win) / step + 1;
+        let mut ushape = shape.clone();
+        ushape[a] = nwin;
+        ushape.push(win);
+        let want = m.map(ushape, |idx| {
+            let mut src = idx[..rank].to_vec();
+            src[a] = idx[a] * step + idx[rank];
+            Some(src)
+        });
+        agree(v.unfold(a, win, step), &want)?;
+        // diagonal of a and another axis.
+        if rank >= 2 {
+            let b2 = (a + 1 + (p[3] as usize) % (rank - 1)) % rank;
+            let off = p[4] % 7 - 3;
+            let (r0, c0) = if off >= 0 { (0, off) } else { (-off, 0) };
+            let len = (shape[a] - r0).min(shape[b2] - c0).max(0);
+            let mut dshape: Vec<i64> = (0..rank).filter(|&x| x != a && x != b2).map(|x| shape[x]).collect();
+            dshape.push(len);
+            let keep: Vec<usize> = (0..rank).filter(|&x| x != a && x != b2).collect();
+            let want = m.map(dshape, |idx| {
+                let mut src = vec![0; rank];
+                for (k, &x) in keep.iter().enumerate() {
+                    src[x] = idx[k];
+                }
+                let t = idx[idx.len() - 1];
+                src[a] = t + r0;
+                src[b2] = t + c0;
+                Some(src)
+            });
+            agree(v.diagonal(off, a, b2), &want)?;
+        }
+        // flatten and unflatten.
+        let (s, e) = (a.min(b), a.max(b));
+        let mut fshape = shape[..s].to_vec();
+        fshape.push(shape[s..=e].iter().product());
+        fshape.extend_from_slice(&shape[e + 1..]);
+        agree(v.flatten(s, e), &m.reshape(&fshape))?;
+        let parts = factor_shape(d, &[p[0] as u32, p[1] as u32, p[2] as u32]);
+        let mut ushape = shape[..a].to_vec();
+        ushape.extend_from_slice(&parts);
+        ushape.extend_from_slice(&shape[a + 1..]);
+        agree(v.unflatten(a, &parts), &m.reshape(&ushape))?;
+    }
+
+    #[test]
+    fn as_strided_checks_the_buffer(raw in arb_raw(3, 0, 4), len in 0i64..40) {
+        let m = Model::of(&raw.shape, &raw.strides, raw.offset, None);
+        let inside = m.table.iter().flatten().all(|&o| 0 <= o && o < len);
+        match ConcreteView::as_strided(&raw.shape, &raw.strides, raw.offset, len) {
+            Ok(v) => {
+                prop_assert!(inside);
+                prop_assert_eq!(model_of_view(&v), m);
+            }
+            Err(e) => prop_assert!(!inside, "{}", e),
+        }
+    }
+
+    /// The symbolic formulas of index, unfold, diagonal and split pieces agree
+    /// with the concrete ops on every argument: each argument is written as
+    /// `value + z` with a symbol `z` whose range is `0..=0` (so signs are
+    /// provable and the symbolic path runs), then bound to `z = 0`.
+    #[test]
+    fn symbolic_arguments_agree_with_concrete_ops(
+        raw in arb_raw(3, 0, 4),
+        items in prop::collection::vec((0u8..4, -6i64..=6, -6i64..=6, prop::sample::select(vec![1i64, 2, 3, -1, -2, -3])), 0..4),
+        p in prop::collection::vec(0i64..1000, 6),
+    ) {
+        let Some(c) = create(&raw) else { return Ok(()) };
+        let mut cx = Scope::new();
+        let z = cx.declare(&SymbolSpec::new("z").range(0, 0)).expect("z");
+        let mut b = Bindings::new();
+        b.set(z, 0).expect("bind z");
+        let rank = c.ndim();
+        // Index: every kind of entry, consuming at most `rank` axes.
+        let mut index: Vec<IndexItem> = Vec::new();
+        let mut real = 0;
+        for &(kind, x, y, step) in &items {
+            let it = match kind {
+                0 => IndexItem::Int(x),
+                1 => IndexItem::NewAxis,
+                2 => IndexItem::Slice { start: Some(x), stop: Some(y), step: Some(step) },
+                _ => IndexItem::Slice { start: (x > 0).then_some(x), stop: (y < 0).then_some(y), step: Some(step) },
+            };
+            if it.consumes_axis() && real == rank {
+                continue;
+            }
+            real += usize::from(it.consumes_axis());
+            index.push(it);
+        }
+        let mut ops: Vec<(Op, Op)> = vec![(
+            Op::Index(index.iter().map(|it| it.to_expr()).collect()),
+            Op::Index(index.iter().map(|it| it.map(|v| Expr::from(v) + z)).collect()),
+        )];
+        if rank > 0 {
+            let axis = (p[0] as usize) % rank;
+            let (size, step) = (p[1] % 6 - 1, p[2] % 4);
+            ops.push((
+                Op::Unfold { axis, size: size.into(), step: step.into() },
+                Op::Unfold { axis, size: Expr::from(size) + z, step: Expr::from(step) + z },
+            ));
+        }
+        if rank > 1 {
+            let dim1 = (p[3] as usize) % rank;
+            let dim2 = (dim1 + 1 + (p[4] as usize) % (rank - 1)) % rank;
+            let off = p[5] % 11 - 5;
+            ops.push((
+                Op::Diagonal { offset: off.into(), dim1, dim2 },
+                Op::Diagonal { offset: Expr::from(off) + z, dim1, dim2 },
+            ));
+        }
+        let st = ViewStack::new(View::from(&c));
+        for (plain, sym) in &ops {
+            let want = st.apply(&Scope::new(), plain).and_then(|s| s.offsets());
+            let got = st.apply(&cx, sym).and_then(|s| s.bind(&cx, &b)).and_then(|s| s.offsets());
+            match (&got, &want) {
+                (Ok(g), Ok(w)) => prop_assert_eq!(g, w, "{} on {}", sym, c),
+                (Err(_), Err(_)) => {}
+                _ => prop_assert!(false, "{}: symbolic {:?} vs concrete {:?} on {}", sym, got, want, c),
+            }
+        }
+        // Split pieces at every piece index.
+        if rank > 0 {
+            let axis = (p[0] as usize) % rank;
+            let size = p[1] % 4;
+            let pieces = st.split(axis, size);
+            for i in -1..6i64 {
+                let want = pieces.as_ref().ok().and_then(|v| v.get(usize::try_from(i).ok()?)).map(|s| s.offsets());
+                let got = st
+                    .split_piece(&cx, axis, Expr::from(size) + z, Expr::from(i) + z)
+                    .and_then(|s| s.bind(&cx, &b))
+                    .and_then(|s| s.offsets());
+                match (got, want) {
+                    (Ok(g), Some(Ok(w))) => prop_assert_eq!(g, w, "piece {} of size {} on {}", i, size, c),
+                    (Err(_), None) => {}
+                    (g, w) => prop_assert!(false, "piece {} of size {}: {:?} vs {:?} on {}", i, size, g, w, c),
+                }
+            }
+        }
+    }
+}

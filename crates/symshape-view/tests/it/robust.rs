@@ -1,0 +1,90 @@
+//! Extreme values never panic: every op returns a view or an error value.
+
+use proptest::prelude::*;
+use symshape_view::concrete::merge;
+use symshape_view::{ConcreteView, IndexItem, View, ViewStack};
+
+fn extreme() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        -3i64..=3,
+        Just(i64::MAX),
+        Just(i64::MIN),
+        Just(i64::MAX / 2),
+        Just(i64::MIN / 2),
+        Just(1 << 32),
+        any::<i64>(),
+    ]
+}
+
+fn small_or_huge() -> impl Strategy<Value = i64> {
+    prop_oneof![0i64..=4, Just(1 << 31), Just(i64::MAX)]
+}
+
+proptest! {
+    #[test]
+    fn ops_never_panic(
+        shape in prop::collection::vec(small_or_huge(), 0..4),
+        strides in prop::collection::vec(extreme(), 0..4),
+        offset in extreme(),
+        args in prop::collection::vec(extreme(), 12),
+    ) {
+        let strides: Vec<i64> = strides.into_iter().chain(std::iter::repeat(1)).take(shape.len()).collect();
+        let Ok(v) = ConcreteView::create(&shape, Some(&strides), offset, None) else { return Ok(()) };
+        let n = v.ndim();
+        let a = |i: usize| args[i % args.len()];
+        let axis = |i: usize| (a(i).unsigned_abs() % (n as u64 + 2)) as usize;
+        let pairs: Vec<(i64, i64)> = (0..n).map(|i| (a(2 * i), a(2 * i + 1))).collect();
+        let _ = v.reshape(&[a(0), a(1)]);
+        let _ = v.reshape(&[v.numel()]);
+        let _ = v.expand(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        let _ = v.shrink(&pairs);
+        let _ = v.pad(&pairs);
+        let _ = v.pad(&pairs.iter().map(|&(x, y)| (x.rem_euclid(3), y.rem_euclid(3))).collect::<Vec<_>>());
+        let _ = v.flip(&vec![true; n]);
+        let _ = v.permute(&(0..n).rev().collect::<Vec<_>>());
+        let items = [
+            IndexItem::Int(a(3)),
+            IndexItem::Slice { start: Some(a(4)), stop: Some(a(5)), step: Some(a(6)) },
+            IndexItem::NewAxis,
+            IndexItem::Ellipsis,
+        ];
+        let _ = v.index(&items);
+        let _ = v.index(&items[1..2]);
+        let _ = v.linear_index(&vec![a(7); n]);
+        let _ = v.offset_of(&vec![0; n]);
+        let _ = v.narrow(axis(0), a(1), a(2));
+        let _ = v.split(axis(3), a(4));
+        let _ = v.chunk(axis(5), a(6));
+        let _ = v.unfold(axis(7), a(8), a(9));
+        let _ = v.diagonal(a(10), axis(11), axis(0));
+        let _ = v.unsqueeze(axis(1));
+        let _ = v.squeeze(None);
+        let _ = v.movedim(axis(2), axis(3));
+        let _ = v.broadcast_to(&[a(4), a(5)]);
+        let _ = v.flatten(axis(6), axis(7));
+        let _ = v.unflatten(axis(8), &[a(9), a(10)]);
+        let _ = ConcreteView::as_strided(&shape, &strides, offset, a(11));
+        let _ = v.canonical();
+        if let Ok(p) = v.pad(&vec![(1, 1); n]) {
+            let _ = p.reshape(&[p.numel()]);
+            let _ = p.unfold(axis(0), 2, 1);
+        }
+        if v.numel() < 1000 {
+            let _ = v.offsets();
+        }
+        let s = ViewStack::new(View::from(&v));
+        let _ = s.reshape(&[v.numel()]);
+        let _ = s.pad(&pairs);
+        let _ = s.index(&items);
+        let _ = s.squeeze(None);
+        let _ = s.flatten(axis(6), axis(7));
+        let _ = s.expand(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+        if v.numel() < 1000 {
+            let _ = s.offsets();
+        }
+        if let Ok(c) = ConcreteView::contiguous(&[v.numel().min(64)]) {
+            let _ = merge(&v, &c);
+            let _ = merge(&c, &v);
+        }
+    }
+}

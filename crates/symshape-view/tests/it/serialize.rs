@@ -1,0 +1,360 @@
+//! Serde round trips of views, stacks, guards and ops (feature `serde`): tables of
+//! concrete and symbolic values, the wire text of a small view, malformed input
+//! (an error message, never a panic) and a property test over random op chains.
+#![cfg(feature = "serde")]
+
+use proptest::prelude::*;
+use symshape::{Expr, Scope};
+use symshape_view::{parse_index, IndexItem, Op, View, ViewStack};
+
+/// Writes `value` as JSON, reads it back, asserts the loaded value equals it, and
+/// returns its display.
+fn round_trip<T>(value: &T) -> String
+where
+    T: serde::Serialize
+        + serde::de::DeserializeOwned
+        + PartialEq
+        + std::fmt::Debug
+        + std::fmt::Display,
+{
+    let text = serde_json::to_string(value).expect("serialize");
+    let back: T = serde_json::from_str(&text).expect("deserialize");
+    assert_eq!(&back, value, "round trip of {value}\nthrough {text}");
+    value.to_string()
+}
+
+/// The error of loading `json` as a `T`.
+fn load_error<T: serde::de::DeserializeOwned + std::fmt::Debug>(json: &str) -> String {
+    match serde_json::from_str::<T>(json) {
+        Ok(v) => format!("loaded: {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+struct Syms {
+    cx: Scope,
+    n: Expr,
+    m: Expr,
+    p: Expr,
+}
+
+fn syms() -> Syms {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=4096").expect("n");
+    let m = cx.declare_str("m 1..=64 multiple of 4").expect("m");
+    let p = cx.declare_str("p 0..n").expect("p");
+    Syms { cx, n, m, p }
+}
+
+#[test]
+fn views_round_trip() {
+    let s = syms();
+    let (cx, n, m, p) = (&s.cx, s.n, s.m, s.p);
+    let z = Expr::from(0);
+    let mut out = Vec::new();
+    let views = [
+        View::contiguous(&[2i64, 3, 4]),
+        View::contiguous(&[4i64]).and_then(|v| v.pad(&[(1i64, 2i64)])),
+        View::contiguous(&[3i64, 2]).and_then(|v| v.permute(&[1, 0])),
+        View::contiguous(&[0i64, 5]),
+        View::create_in(cx, &[n, m], None, z, None),
+        View::create_in(cx, &[n, m], None, z, None)
+            .and_then(|v| v.apply(cx, &Op::Shrink(vec![(p, n), (z, m)]))),
+        View::create_in(cx, &[n, Expr::from(3)], None, z, None)
+            .and_then(|v| v.apply(cx, &Op::Pad(vec![(p, 1.into()), (z, z)]))),
+        View::create_in(cx, &[n, m], None, z, None)
+            .and_then(|v| v.apply(cx, &Op::Shrink(vec![(z, m + 1), (z, m)]))),
+        View::create_in(cx, &[n * m], None, p, None)
+            .and_then(|v| v.apply(cx, &Op::Reshape(vec![n, m]))),
+    ];
+    for v in views {
+        let v = v.expect("view");
+        out.push(round_trip(&v));
+        for g in v.guards() {
+            out.push(format!("  guard {}", round_trip(g)));
+        }
+    }
+    insta::assert_snapshot!(out.join("\n"));
+}
+
+#[test]
+fn loaded_views_hold_the_same_handles() {
+    let s = syms();
+    let v = View::create_in(&s.cx, &[s.n, s.m], None, s.p, None).expect("view");
+    let back: View = serde_json::from_str(&serde_json::to_string(&v).expect("ser")).expect("de");
+    assert_eq!(back.shape(), &[s.n, s.m]);
+    assert_eq!(back.offset(), s.p);
+    // The loaded symbols are the declared ones: the scope still parses and simplifies them.
+    assert_eq!(s.cx.simplify(back.offset() - s.p), Expr::from(0));
+}
+
+#[test]
+fn stacks_round_trip() {
+    let s = syms();
+    let mut out = Vec::new();
+    let concrete = ViewStack::new(View::contiguous(&[3i64, 2]).expect("view"))
+        .permute(&[1, 0])
+        .and_then(|st| st.reshape(&[6i64]))
+        .expect("stack");
+    assert_eq!(concrete.views().len(), 2);
+    out.push(round_trip(&concrete));
+    let symbolic = ViewStack::new(
+        View::create_in(&s.cx, &[s.n, s.m], None, Expr::from(0), None).expect("view"),
+    )
+    .apply(&s.cx, &Op::Permute(vec![1, 0]))
+    .expect("stack");
+    out.push(round_trip(&symbolic));
+    // A symbolic stack of two views: the transpose read row-major as one axis.
+    let flat = symbolic
+        .apply(&s.cx, &Op::Reshape(vec![s.n * s.m]))
+        .expect("stack");
+    assert_eq!(flat.views().len(), 2);
+    out.push(round_trip(&flat));
+    insta::assert_snapshot!(out.join("\n---\n"));
+}
+
+#[test]
+fn ops_and_index_items_round_trip() {
+    let s = syms();
+    let (n, m, p) = (s.n, s.m, s.p);
+    let items = parse_index("[1, 2:, ::-1, None, ...]").expect("index");
+    let ops = [
+        Op::Reshape(vec![n, m]),
+        Op::Expand(vec![n, 4.into()]),
+        Op::Permute(vec![1, 0, 2]),
+        Op::Shrink(vec![(p, n)]),
+        Op::Pad(vec![(1.into(), p)]),
+        Op::Flip(vec![0]),
+        Op::Index(items.iter().map(|&i| IndexItem::from(i)).collect()),
+        Op::Unfold {
+            axis: 1,
+            size: m,
+            step: 2.into(),
+        },
+        Op::Diagonal {
+            offset: p,
+            dim1: 0,
+            dim2: 1,
+        },
+    ];
+    let out: Vec<String> = ops.iter().map(round_trip).collect();
+    insta::assert_snapshot!(out.join("\n"));
+    for item in items {
+        let text = serde_json::to_string(&item).expect("ser");
+        let back: IndexItem = serde_json::from_str(&text).expect("de");
+        assert_eq!(back, item);
+    }
+}
+
+#[test]
+fn wire_text_of_a_padded_view() {
+    let v = View::contiguous(&[4i64])
+        .and_then(|v| v.pad(&[(1i64, 0i64)]))
+        .expect("view");
+    insta::assert_snapshot!(serde_json::to_string(&v).expect("ser"));
+}
+
+/// A constant in symshape's wire form, for hand-written input.
+fn c(v: i64) -> String {
+    format!(r#"{{"nodes":[{{"const":"{v}"}}],"root":0}}"#)
+}
+
+#[test]
+fn malformed_input_is_an_error() {
+    let sym_n = r#"{"nodes":[{"const":"1"},{"const":"8"},{"sym":{"name":"n","lo":0,"hi":1,"multiple_of":1}}],"root":2}"#;
+    let sym_q = r#"{"nodes":[{"const":"-5"},{"const":"-1"},{"sym":{"name":"q","lo":0,"hi":1,"multiple_of":1}}],"root":2}"#;
+    let guard = |op: &str, cmp: &str, lhs: &str, rhs: &str| {
+        format!(r#"{{"op":"{op}","lhs":{lhs},"cmp":"{cmp}","rhs":{rhs},"what":"test"}}"#)
+    };
+    let view = |shape: &str, strides: &str, offset: &str, mask: &str, guards: &str| {
+        format!(
+            r#"{{"shape":{shape},"strides":{strides},"offset":{offset},"mask":{mask},"guards":{guards}}}"#
+        )
+    };
+    let cases = [
+        ("rank", view(&format!("[{}]", c(2)), &format!("[{}, {}]", c(1), c(1)), &c(0), "null", "[]")),
+        ("mask rank", view(&format!("[{}]", c(2)), &format!("[{}]", c(1)), &c(0), &format!("[[{}, {}], [{}, {}]]", c(0), c(1), c(0), c(1)), "[]")),
+        ("mask bound", view(&format!("[{}]", c(2)), &format!("[{}]", c(1)), &c(0), &format!("[[{}, {}]]", c(0), c(3)), "[]")),
+        ("negative size", view(&format!("[{}]", c(-2)), &format!("[{}]", c(1)), &c(0), "null", "[]")),
+        ("symbolic negative size", view(&format!("[{sym_q}]"), &format!("[{}]", c(1)), &c(0), "null", "[]")),
+        ("unknown op", view(&format!("[{sym_n}]"), &format!("[{}]", c(1)), &c(0), "null", &format!("[{}]", guard("frobnicate", "<=", sym_n, &c(4))))),
+        ("bad comparison", view(&format!("[{sym_n}]"), &format!("[{}]", c(1)), &c(0), "null", &format!("[{}]", guard("shrink", "=<", sym_n, &c(4))))),
+        ("false guard", view(&format!("[{sym_n}]"), &format!("[{}]", c(1)), &c(0), "null", &format!("[{}]", guard("shrink", ">", sym_n, &c(8))))),
+        ("unknown field", r#"{"shape":[],"strides":[],"offset":{"nodes":[{"const":"0"}],"root":0},"mask":null,"extra":1}"#.to_string()),
+        ("bad expression", view("[{\"nodes\":[],\"root\":0}]", &format!("[{}]", c(1)), &c(0), "null", "[]")),
+    ];
+    let mut out = Vec::new();
+    for (name, json) in &cases {
+        out.push(format!("{name}: {}", load_error::<View>(json)));
+    }
+    let stack_cases = [
+        ("empty stack", r#"{"views":[]}"#.to_string()),
+        (
+            "outside the view below",
+            format!(
+                r#"{{"views":[{}, {}]}}"#,
+                view(
+                    &format!("[{}]", c(2)),
+                    &format!("[{}]", c(1)),
+                    &c(0),
+                    "null",
+                    "[]"
+                ),
+                view(
+                    &format!("[{}]", c(3)),
+                    &format!("[{}]", c(1)),
+                    &c(0),
+                    "null",
+                    "[]"
+                )
+            ),
+        ),
+    ];
+    for (name, json) in &stack_cases {
+        out.push(format!("{name}: {}", load_error::<ViewStack>(json)));
+    }
+    out.push(format!(
+        "guard that always holds: {}",
+        load_error::<symshape_view::Guard>(&guard("shrink", "<=", sym_n, &c(8)))
+    ));
+    out.push(format!("op: {}", load_error::<Op>(r#"{"rotate":[1]}"#)));
+    insta::assert_snapshot!(out.join("\n"));
+}
+
+/// A random chain of ops on a symbolic or concrete start view.
+#[derive(Clone, Debug)]
+enum Step {
+    Pad(u8, u8),
+    Shrink(u8),
+    Permute,
+    Flip(u8),
+    Reshape,
+    Index(u8),
+}
+
+fn arb_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0u8..3, 0u8..3).prop_map(|(a, b)| Step::Pad(a, b)),
+        (0u8..3).prop_map(Step::Shrink),
+        Just(Step::Permute),
+        (0u8..2).prop_map(Step::Flip),
+        Just(Step::Reshape),
+        (0u8..3).prop_map(Step::Index),
+    ]
+}
+
+fn apply(s: &Syms, st: &ViewStack, step: &Step) -> Option<ViewStack> {
+    let shape = st.shape().to_vec();
+    let rank = shape.len();
+    let z = Expr::from(0);
+    let amount = |k: u8| match k {
+        0 => z,
+        1 => Expr::from(2),
+        _ => s.p,
+    };
+    let op = match *step {
+        Step::Pad(a, b) => Op::Pad(
+            shape
+                .iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    if i == 0 {
+                        (amount(a), amount(b))
+                    } else {
+                        (z, z)
+                    }
+                })
+                .collect(),
+        ),
+        Step::Shrink(k) => Op::Shrink(
+            shape
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| {
+                    if i == 0 {
+                        (amount(k).min(d), d)
+                    } else {
+                        (z, d)
+                    }
+                })
+                .collect(),
+        ),
+        Step::Permute => Op::Permute((0..rank).rev().collect()),
+        Step::Flip(a) => Op::Flip(vec![usize::from(a) % rank.max(1)]),
+        Step::Reshape => Op::Reshape(vec![shape.iter().copied().product()]),
+        Step::Index(k) => Op::Index(vec![match k {
+            0 => IndexItem::Slice {
+                start: Some(1.into()),
+                stop: None,
+                step: None,
+            },
+            1 => IndexItem::Slice {
+                start: None,
+                stop: None,
+                step: Some((-1).into()),
+            },
+            _ => IndexItem::NewAxis,
+        }]),
+    };
+    st.apply(&s.cx, &op).ok()
+}
+
+proptest! {
+    #[test]
+    fn random_views_and_stacks_round_trip(
+        symbolic in any::<bool>(),
+        steps in prop::collection::vec(arb_step(), 0..5),
+    ) {
+        let s = syms();
+        let start = if symbolic {
+            View::create_in(&s.cx, &[s.n, s.m, 3.into()], None, Expr::from(0), None)
+        } else {
+            View::contiguous(&[4i64, 6, 3])
+        };
+        let mut st = ViewStack::new(start.expect("start"));
+        for step in &steps {
+            if let Some(next) = apply(&s, &st, step) {
+                st = next;
+            }
+        }
+        for v in st.views() {
+            let text = serde_json::to_string(v).expect("ser");
+            let back: View = serde_json::from_str(&text).expect("de");
+            prop_assert_eq!(&back, v);
+        }
+        if st.views().len() == 1 || st.views().iter().all(View::is_concrete) {
+            let text = serde_json::to_string(&st).expect("ser");
+            let back: ViewStack = serde_json::from_str(&text).expect("de");
+            prop_assert_eq!(&back, &st);
+        }
+    }
+}
+
+/// A loaded symbolic stack whose fit is not proven carries the `stack` guard
+/// (saved and loaded like any guard); one proven not to fit does not load.
+#[test]
+fn symbolic_stack_fit_guard_round_trips() {
+    let s = syms();
+    let z = Expr::from(0);
+    let lower = View::create_in(&s.cx, &[s.n], None, z, None).expect("lower");
+    let upper = View::create_in(&s.cx, &[s.m], None, z, None).expect("upper");
+    let st = ViewStack::from_views(vec![lower.clone(), upper]).expect("stack");
+    let text = round_trip(&st);
+    let guards: Vec<String> = st.views()[1]
+        .guards()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(format!("{text}\n{}", guards.join("\n")), @r"
+    view shape=[n] strides=[1] offset=0 mask=none
+    view shape=[m] strides=[1] offset=0 mask=none
+    stack: m <= n (last element reached is within view [n] with strides [1])
+    ");
+    let wide = View::create_in(&s.cx, &[s.n + 1], None, z, None).expect("wide");
+    let json = format!(
+        r#"{{"views":[{},{}]}}"#,
+        serde_json::to_string(&lower).expect("ser"),
+        serde_json::to_string(&wide).expect("ser")
+    );
+    insta::assert_snapshot!(load_error::<ViewStack>(&json), @"deserialize stack: stack: guard n + 1 <= n (last element reached is within view [n] with strides [1]) fails: it is false for every value of the symbols, for view [n + 1] with strides [1]");
+}
