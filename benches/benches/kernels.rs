@@ -7,10 +7,20 @@
 
 use criterion::{black_box, Criterion};
 use std::time::Duration;
+use symshape::Scope;
 use symshape_kernels::{
-    materialize_into, plan_materialize, reduce, zip_into, Layout, LayoutStack, ReduceConfig,
-    ReduceOp,
+    copy, plan_materialize, reduce, zip_into, ConcreteStack, ConcreteView, Input, Output,
+    ReduceConfig, ReduceOp,
 };
+use symshape_view::ViewOps;
+
+fn view(shape: &[i64], strides: &[i64], offset: i64) -> ConcreteView {
+    ConcreteView::create(shape, Some(strides), offset, None).expect("view")
+}
+
+fn contiguous(shape: &[i64]) -> ConcreteView {
+    ConcreteView::contiguous(shape).expect("view")
+}
 
 /// A timed workload: it owns its buffers; `run` performs the operation once.
 struct Workload {
@@ -31,40 +41,49 @@ fn materialize_workload(
     name: String,
     target: f64,
     buf_len: usize,
-    view: Layout,
+    view: ConcreteStack,
 ) -> Workload {
     let buf = ramp(buf_len);
-    let n = view.numel();
+    let n = view.numel() as usize;
     let mut out = vec![0f32; n];
+    let dst = contiguous(view.shape());
     Workload {
         group,
         name,
         target,
         bytes: n * 4,
-        run: Box::new(move || materialize_into(&buf, &view, 0.0, &mut out).expect("materialize")),
+        run: Box::new(move || {
+            copy(Input::new(&buf, &view), Output::new(&mut out, &dst)).expect("materialize")
+        }),
     }
 }
 
 const N: usize = 4096;
 
+fn one(v: ConcreteView) -> ConcreteStack {
+    ConcreteStack::from(v)
+}
+
 fn workloads() -> Vec<Workload> {
+    let cx = Scope::new();
+    let n = N as i64;
     let mut res = Vec::new();
-    let c2 = Layout::contiguous(&[N, N]).expect("layout");
+    let c2 = contiguous(&[n, n]);
     res.push(materialize_workload(
         "contiguous",
         format!("{N}x{N}"),
         1.1,
         N * N,
-        c2.clone(),
+        one(c2.clone()),
     ));
     res.push(materialize_workload(
         "transpose",
         format!("{N}x{N}"),
         2.0,
         N * N,
-        c2.permuted(&[1, 0]).expect("perm"),
+        one(c2.permute(&[1, 0]).expect("perm")),
     ));
-    let c3 = Layout::contiguous(&[256, 256, 256]).expect("layout");
+    let c3 = contiguous(&[256, 256, 256]);
     for perm in [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
         let name = format!("256x256x256/{}{}{}", perm[0], perm[1], perm[2]);
         res.push(materialize_workload(
@@ -72,50 +91,74 @@ fn workloads() -> Vec<Workload> {
             name,
             2.5,
             1 << 24,
-            c3.permuted(&perm).expect("perm"),
+            one(c3.permute(&perm).expect("perm")),
         ));
     }
-    let flip = Layout::new(&[N, N], &[-(N as isize), -1], (N * N - 1) as isize).expect("layout");
+    let flip = view(&[n, n], &[-n, -1], n * n - 1);
     res.push(materialize_workload(
         "flip",
         format!("{N}x{N}"),
         1.3,
         N * N,
-        flip,
+        one(flip),
     ));
-    let m = N - 2;
-    let pad = Layout::new(&[N, N], &[m as isize, 1], -(m as isize) - 1)
-        .and_then(|l| l.with_mask(&[(1, N - 1), (1, N - 1)]))
-        .expect("layout");
+    let m = n - 2;
+    let pad = ConcreteView::create(
+        &[n, n],
+        Some(&[m, 1]),
+        -m - 1,
+        Some(&[(1, n - 1), (1, n - 1)]),
+    )
+    .expect("view");
     res.push(materialize_workload(
         "pad",
         format!("{m}x{m}"),
         1.3,
-        m * m,
-        pad,
+        (m * m) as usize,
+        one(pad),
     ));
-    let every2 = Layout::new(&[N, N / 2], &[N as isize, 2], 0).expect("layout");
+    let every2 = view(&[n, n / 2], &[n, 2], 0);
     res.push(materialize_workload(
         "step2",
         format!("{N}x{N}"),
         1.5,
         N * N,
-        every2,
+        one(every2),
+    ));
+    // Merging attention heads: [8, 12, 512, 64] permuted to [8, 512, 12, 64], read as
+    // [8, 512, 768]: a row-major reshape of a permute, two views.
+    let heads = symshape_view::ViewStack::new(
+        symshape_view::View::contiguous(&[8, 12, 512, 64]).expect("view"),
+    )
+    .permute(&cx, &[0, 2, 1, 3])
+    .and_then(|s| s.reshape(&cx, &[8i64, 512, 768]))
+    .and_then(|s| s.to_concrete("bench"))
+    .expect("stack");
+    res.push(materialize_workload(
+        "merge_heads",
+        "8x12x512x64".to_string(),
+        1.5,
+        8 * 12 * 512 * 64,
+        heads,
     ));
     {
         let (a, b) = (ramp(N), ramp(N));
-        let (la, lb) = (
-            Layout::contiguous(&[N, 1]).expect("layout"),
-            Layout::contiguous(&[1, N]).expect("layout"),
-        );
+        let (la, lb) = (contiguous(&[n, 1]), contiguous(&[1, n]));
         let mut out = vec![0f32; N * N];
+        let lo = contiguous(&[n, n]);
         res.push(Workload {
             group: "broadcast_add",
             name: format!("{N}x1+1x{N}"),
             target: 1.3,
             bytes: N * N * 4,
             run: Box::new(move || {
-                zip_into(&a, &la, &b, &lb, &mut out, |x, y| x + y).expect("zip");
+                zip_into(
+                    Input::new(&a, &la),
+                    Input::new(&b, &lb),
+                    Output::new(&mut out, &lo),
+                    |x, y| x + y,
+                )
+                .expect("zip");
             }),
         });
     }
@@ -129,8 +172,13 @@ fn workloads() -> Vec<Workload> {
             bytes: N * N * 4,
             run: Box::new(move || {
                 black_box(
-                    reduce(&buf, &l, &[axis], ReduceOp::Sum, ReduceConfig::default())
-                        .expect("reduce"),
+                    reduce(
+                        Input::new(&buf, &l),
+                        &[axis],
+                        ReduceOp::Sum,
+                        ReduceConfig::default(),
+                    )
+                    .expect("reduce"),
                 );
             }),
         });
@@ -163,13 +211,13 @@ fn ratio(w: &mut Workload, runs: usize) -> (Duration, Duration) {
     (median(t_op), median(t_cp))
 }
 
-/// Mean time of a 64-element materialize (best of 5 batches): through `materialize_into`
-/// (which skips the planner for small views) or through an explicit plan built every time.
+/// Mean time of a 64-element materialize (best of 5 batches): through `copy` into a row-major
+/// buffer (which skips the planner for small views) or through an explicit plan built every
+/// time.
 fn small_materialize(explicit_plan: bool) -> Duration {
     let buf = ramp(64);
-    let t8 = Layout::contiguous(&[8, 8])
-        .and_then(|l| l.permuted(&[1, 0]))
-        .expect("layout");
+    let t8 = contiguous(&[8, 8]).permute(&[1, 0]).expect("view");
+    let dst = contiguous(&[8, 8]);
     let mut out = vec![0f32; 64];
     let iters = 200_000;
     let mut best = Duration::MAX;
@@ -181,8 +229,11 @@ fn small_materialize(explicit_plan: bool) -> Duration {
                 plan.run_materialize(black_box(&buf), &mut out, 0.0)
                     .expect("materialize");
             } else {
-                materialize_into(black_box(&buf), black_box(&t8), 0.0, &mut out)
-                    .expect("materialize");
+                copy(
+                    Input::new(black_box(&buf), black_box(&t8)),
+                    Output::new(&mut out, &dst),
+                )
+                .expect("materialize");
             }
         }
         best = best.min(t.elapsed() / iters);
@@ -244,25 +295,17 @@ fn criterion_benches(c: &mut Criterion) {
         });
     }
     let buf = ramp(64);
-    let t8 = Layout::contiguous(&[8, 8])
-        .and_then(|l| l.permuted(&[1, 0]))
-        .expect("layout");
+    let t8 = contiguous(&[8, 8]).permute(&[1, 0]).expect("view");
+    let dst = contiguous(&[8, 8]);
     let mut out = vec![0f32; 64];
     c.bench_function("kernels/small/8x8", |b| {
         b.iter(|| {
-            materialize_into(black_box(&buf), black_box(&t8), 0.0, &mut out).expect("materialize")
+            copy(
+                Input::new(black_box(&buf), black_box(&t8)),
+                Output::new(&mut out, &dst),
+            )
+            .expect("materialize")
         })
-    });
-    // Lowering a view stack (a flattened transpose, padded and reshaped: 3 views) to layouts.
-    let stack = symshape_view::View::contiguous(&[64i64, 48])
-        .map(symshape_view::ViewStack::new)
-        .and_then(|s| s.permute(&[1, 0]))
-        .and_then(|s| s.reshape(&[3072i64]))
-        .and_then(|s| s.pad(&[(2i64, 2i64)]))
-        .and_then(|s| s.reshape(&[4i64, 769]))
-        .expect("view stack");
-    c.bench_function("kernels/lower/3_views", |b| {
-        b.iter(|| LayoutStack::from_view_stack(black_box(&stack)).expect("lower"))
     });
 }
 

@@ -1,8 +1,9 @@
-//! Benchmarks of view: complete reshape and merge decisions on realistic sizes.
+//! Benchmarks of view: complete reshape and merge decisions on realistic sizes, op latency on
+//! constant and symbolic stacks, prepared binding.
 use criterion::{black_box, criterion_main, Criterion};
 use symshape::{Expr, Scope, SymbolSpec};
 use symshape_view::concrete::merge;
-use symshape_view::{ConcreteView, PreparedView, View, ViewStack};
+use symshape_view::{ConcreteView, Op, PreparedView, View, ViewOps, ViewStack};
 
 fn cv(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("contiguous")
@@ -77,15 +78,94 @@ fn bench_merge(c: &mut Criterion) {
 }
 
 fn bench_stack(c: &mut Criterion) {
-    let base = View::contiguous(&[64i64, 64, 64]).expect("contiguous");
+    let cx = Scope::new();
+    let base = View::contiguous(&[64, 64, 64]).expect("contiguous");
     c.bench_function("view/stack/pad_reshape_shrink_64^3", |b| {
         b.iter(|| {
             ViewStack::new(black_box(base.clone()))
-                .pad(&[(0i64, 0i64), (1, 1), (0, 0)])
-                .and_then(|s| s.reshape(&[64i64, 66 * 64]))
-                .and_then(|s| s.shrink(&[(0i64, 64i64), (64, 65 * 64)]))
+                .pad(&cx, &[(0i64, 0i64), (1, 1), (0, 0)])
+                .and_then(|s| s.reshape(&cx, &[64i64, 66 * 64]))
+                .and_then(|s| s.shrink(&cx, &[(0i64, 64i64), (64, 65 * 64)]))
         })
     });
+}
+
+/// One op on a stack of one constant view: the latency a framework pays per traced op on
+/// concrete shapes.
+fn bench_op_latency(c: &mut Criterion) {
+    let cx = Scope::new();
+    let s = ViewStack::new(View::contiguous(&[8, 512, 768]).expect("contiguous"));
+    let ops: Vec<(&str, Op<i64>)> = vec![
+        ("permute", Op::Permute(vec![0, 2, 1])),
+        ("reshape", Op::Reshape(vec![8, 512, 12, 64])),
+        ("expand", Op::Expand(vec![8, 512, 768])),
+        ("shrink", Op::Shrink(vec![(0, 8), (1, 511), (0, 768)])),
+        ("pad", Op::Pad(vec![(0, 0), (1, 1), (0, 0)])),
+        ("flip", Op::Flip(vec![1])),
+    ];
+    for (name, op) in &ops {
+        c.bench_function(&format!("view/op/constant_one_view/{name}"), |b| {
+            b.iter(|| black_box(&s).apply_dim(&cx, black_box(op)))
+        });
+    }
+    // The chain that grows a stack of three views and returns to it: permute, flatten
+    // (not one view: pushes a level), unflatten (merges back).
+    let v = ViewStack::new(View::contiguous(&[64, 32]).expect("contiguous"));
+    let chain = [
+        Op::<i64>::Permute(vec![1, 0]),
+        Op::Reshape(vec![2048]),
+        Op::Reshape(vec![64, 32]),
+    ];
+    c.bench_function("view/op/constant_chain/permute_reshape_reshape", |b| {
+        b.iter(|| {
+            let mut s = black_box(&v).clone();
+            for op in &chain {
+                s = s.apply_dim(&cx, op).expect("op");
+            }
+            s
+        })
+    });
+}
+
+/// One op on a symbolic stack of an attention block: the latency of tracing with symbolic
+/// batch, sequence and cache position.
+fn bench_symbolic_latency(c: &mut Criterion) {
+    let mut cx = Scope::new();
+    let b = cx.declare_str("b 1..=64").expect("b");
+    let s = cx.declare_str("s 1..=4096").expect("s");
+    let x = ViewStack::new(View::row_major(&cx, &[b, s, Expr::from(768)]).expect("x"));
+    let heads = x
+        .reshape(&cx, &[b, s, Expr::from(12), Expr::from(64)])
+        .expect("reshape");
+    let ops: Vec<(&str, Op)> = vec![
+        ("permute", Op::Permute(vec![0, 2, 1, 3])),
+        ("flip", Op::Flip(vec![1])),
+        ("expand", Op::Expand(vec![b, s, 12.into(), 64.into()])),
+        (
+            "shrink",
+            Op::Shrink(vec![
+                (0.into(), b),
+                (1.into(), s),
+                (0.into(), 12.into()),
+                (0.into(), 64.into()),
+            ]),
+        ),
+        (
+            "pad",
+            Op::Pad(vec![
+                (0.into(), 0.into()),
+                (1.into(), 0.into()),
+                (0.into(), 0.into()),
+                (0.into(), 0.into()),
+            ]),
+        ),
+        ("reshape_merge_heads", Op::Reshape(vec![b, s, 768.into()])),
+    ];
+    for (name, op) in &ops {
+        c.bench_function(&format!("view/op/symbolic_attention/{name}"), |bn| {
+            bn.iter(|| black_box(&heads).apply(&cx, black_box(op)))
+        });
+    }
 }
 
 /// A rank-4 view over three symbols with a pad, prepared once and bound many times.
@@ -95,12 +175,18 @@ fn bench_bind(c: &mut Criterion) {
     let h = cx.declare(&SymbolSpec::new("h").range(1, 1024)).expect("h");
     let w = cx.declare(&SymbolSpec::new("w").range(1, 1024)).expect("w");
     let z = Expr::from(0);
-    let v = View::create_in(&cx, &[b, h, w, Expr::from(3)], None, z, None)
-        .and_then(|v| v.pad(&[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)]))
+    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
+        .and_then(|v| {
+            v.pad(
+                &cx,
+                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
+            )
+        })
         .expect("padded view");
-    let mut prepared = PreparedView::new(&cx, &v).expect("prepare");
+    let prepared = PreparedView::new(&cx, &v).expect("prepare");
+    let mut cache = prepared.cache();
     c.bench_function("view/bind/prepared_rank4_pad", |bn| {
-        bn.iter(|| prepared.bind(black_box(&[8, 224, 224])))
+        bn.iter(|| prepared.bind(&mut cache, black_box(&[8, 224, 224])))
     });
 
     // The same view with an expression bound and `or`/`!=` assumptions, all checked
@@ -111,21 +197,38 @@ fn bench_bind(c: &mut Criterion) {
     let w = cx.declare_str("w h..=2*h").expect("w");
     cx.assume_str("h % 8 == 0 or b == 1").expect("assume");
     cx.assume_str("w != h + 3").expect("assume");
-    let v = View::create_in(&cx, &[b, h, w, Expr::from(3)], None, z, None)
-        .and_then(|v| v.pad(&[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)]))
+    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
+        .and_then(|v| {
+            v.pad(
+                &cx,
+                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
+            )
+        })
         .expect("padded view");
-    let mut prepared = PreparedView::new(&cx, &v).expect("prepare");
+    let prepared = PreparedView::new(&cx, &v).expect("prepare");
+    let mut cache = prepared.cache();
     c.bench_function("view/bind/prepared_exact_checks", |bn| {
-        bn.iter(|| prepared.bind(black_box(&[8, 224, 224])))
+        bn.iter(|| prepared.bind(&mut cache, black_box(&[8, 224, 224])))
     });
 }
 
 mod group {
     //! The criterion group (its macro generates an undocumented function).
     #![allow(missing_docs)]
-    use super::{bench_bind, bench_merge, bench_reshape, bench_stack};
+    use super::{
+        bench_bind, bench_merge, bench_op_latency, bench_reshape, bench_stack,
+        bench_symbolic_latency,
+    };
     use criterion::criterion_group;
-    criterion_group!(benches, bench_reshape, bench_merge, bench_stack, bench_bind);
+    criterion_group!(
+        benches,
+        bench_reshape,
+        bench_merge,
+        bench_stack,
+        bench_op_latency,
+        bench_symbolic_latency,
+        bench_bind
+    );
 }
 
 criterion_main!(group::benches);

@@ -4,6 +4,8 @@
 //! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
 //! `cargo` and nothing else.
 
+mod layering;
+
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -13,9 +15,10 @@ const HELP: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  ci      format check, clippy (-D warnings), the whole test suite, the kernels
-          crate again with its ndarray feature, symshape and view with their serde
-          feature, the docs (-D warnings) and a compile of every benchmark
+  ci      module layering (no cycles), format check, clippy (-D warnings), the whole
+          test suite, the kernels crate again with its ndarray feature, symshape and
+          view with their serde feature, the docs (-D warnings), a compile of every
+          benchmark, and `cargo package --workspace`
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
 ";
@@ -172,11 +175,17 @@ const CI_STEPS: &[Step] = &[
         ],
         env: &[],
     },
+    Step {
+        name: "package",
+        args: &["package", "--workspace", "--locked"],
+        env: &[],
+    },
 ];
 
 fn ci() -> Result<(), String> {
     let root = project_root();
     let started = Instant::now();
+    layering::report(&root)?;
     for step in CI_STEPS {
         let t = Instant::now();
         eprintln!("xtask ci: {} (cargo {})", step.name, step.args.join(" "));

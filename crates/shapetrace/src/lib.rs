@@ -15,8 +15,8 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+mod bench;
 mod json;
-mod lower;
 mod session;
 mod syntax;
 

@@ -1,9 +1,10 @@
 //! The state of a running script and the execution of one statement.
 
 use symshape::{Bindings, Expr, Scope};
+use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
 use symshape_view::{infer, parse_index_in, Op, View, ViewStack};
 
-use crate::lower::layouts;
+use crate::bench::{bench_materialize_f32, buffer_len};
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
 
 /// A statement that failed: the 1-based line and the message.
@@ -203,7 +204,7 @@ impl Session {
                 _ => mask = Some(self.pairs(value)?),
             }
         }
-        let v = View::create_in(
+        let v = View::create(
             &self.scope,
             &shape,
             strides.as_deref(),
@@ -296,7 +297,7 @@ impl Session {
     }
 
     /// The current stack with every symbol replaced by its bound value, its guards checked.
-    fn bound(&self, stmt: &str) -> Result<ViewStack, String> {
+    fn bound(&self, stmt: &str) -> Result<ConcreteStack, String> {
         let stack = self.current(stmt)?;
         stack
             .bind(&self.scope, &self.bindings)
@@ -333,8 +334,8 @@ impl Session {
 
     fn plan(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "plan")?;
-        let layouts = layouts(&self.bound("plan")?)?;
-        let plan = symshape_kernels::plan_materialize::<i64>(&layouts).map_err(err)?;
+        let bound = self.bound("plan")?;
+        let plan = plan_materialize::<i64>(&bound).map_err(err)?;
         Ok(plan.to_string().lines().map(str::to_owned).collect())
     }
 
@@ -345,18 +346,17 @@ impl Session {
             rest.parse::<i64>()
                 .map_err(|_| format!("values: the pad value `{rest}` is not an integer"))?
         };
-        let layouts = layouts(&self.bound("values")?)?;
-        let len = symshape_kernels::buffer_len(&layouts).map_err(err)?;
+        let bound = self.bound("values")?;
+        let len = buffer_len("values", &bound)?;
         let buf: Vec<i64> = (0..len)
             .map(|i| {
                 i64::try_from(i)
                     .map_err(|_| format!("values: buffer of {len} elements is too long"))
             })
             .collect::<Result<_, _>>()?;
-        let vals = symshape_kernels::materialize(&buf, &layouts, pad).map_err(err)?;
-        let shape = layouts.levels().last().map_or(&[][..], |l| l.shape());
-        let mut line = format!("values {shape:?}:");
-        for v in vals {
+        let vals = materialize(Input::new(&buf, &bound).pad(pad)).map_err(err)?;
+        let mut line = format!("values {:?}:", bound.shape());
+        for v in vals.values {
             line.push(' ');
             line.push_str(&v.to_string());
         }
@@ -369,8 +369,8 @@ impl Session {
                 "bench: expected the element type `f32`, found `{rest}`"
             ));
         }
-        let layouts = layouts(&self.bound("bench")?)?;
-        let figures = symshape_kernels::bench_materialize_f32(&layouts, BENCH_RUNS).map_err(err)?;
+        let bound = self.bound("bench")?;
+        let figures = bench_materialize_f32(&bound, BENCH_RUNS)?;
         Ok(vec![figures.to_string()])
     }
 

@@ -22,12 +22,16 @@ pub trait Element: Copy + Send + Sync + PartialEq + Debug + 'static + sealed::Se
     /// Name of the type as written in Rust, used in plans.
     const NAME: &'static str;
     /// Sum (wrapping for integers).
+    #[must_use]
     fn add(self, other: Self) -> Self;
     /// Product (wrapping for integers).
+    #[must_use]
     fn mul(self, other: Self) -> Self;
     /// Minimum (floats: a NaN operand is ignored, as `f32::min` does).
+    #[must_use]
     fn min_of(self, other: Self) -> Self;
     /// Maximum (floats: a NaN operand is ignored, as `f32::max` does).
+    #[must_use]
     fn max_of(self, other: Self) -> Self;
 }
 

@@ -1,105 +1,65 @@
 //! The crate's error type.
 
-use thiserror::Error;
+use thiserror::Error as ThisError;
 
-/// Everything that can go wrong when describing a layout or running a kernel.
+/// Everything that can go wrong when planning or running a kernel.
 ///
 /// Messages are lowercase, carry the offending values and start with the operation.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq, ThisError)]
 #[non_exhaustive]
-pub enum KernelError {
-    /// Shape and strides (or mask) have different lengths.
-    #[error("{op}: shape {shape:?} has {} axes but {what} has {got}", shape.len())]
-    RankMismatch {
-        /// The operation.
-        op: &'static str,
-        /// The shape given.
-        shape: Vec<usize>,
-        /// What had the wrong length (`strides`, `mask`, `axes`).
-        what: &'static str,
-        /// Its length.
-        got: usize,
-    },
-    /// A mask interval is not inside its axis.
-    #[error("{op}: mask ({begin}, {end}) of axis {axis} is not inside 0..{extent}")]
-    BadMask {
-        /// The operation.
-        op: &'static str,
-        /// The axis.
-        axis: usize,
-        /// Interval start.
-        begin: usize,
-        /// Interval end (exclusive).
-        end: usize,
-        /// Extent of the axis.
-        extent: usize,
-    },
-    /// An element count or an offset does not fit the machine's integers.
-    #[error("{op}: shape {shape:?} with strides {strides:?} and offset {offset} overflows the address range")]
+pub enum Error {
+    /// An element count or an offset does not fit the machine's address range.
+    #[error("{op}: shape {shape:?} overflows the address range")]
     Overflow {
         /// The operation.
         op: &'static str,
         /// The shape.
         shape: Vec<usize>,
-        /// The strides.
-        strides: Vec<isize>,
-        /// The offset.
-        offset: isize,
     },
-    /// A stack has no layouts.
-    #[error("stack: a layout stack needs at least one layout")]
-    EmptyStack,
-    /// A layout of a stack reaches outside the element space of the layout below it.
-    #[error("stack: layout {level} reaches linear indices {lo}..={hi} but layout {below} below it has {numel} elements")]
-    LevelOutOfRange {
-        /// Position of the offending layout (0 is the bottom).
-        level: usize,
-        /// Position of the layout below.
-        below: usize,
-        /// Lowest linear index reached.
-        lo: isize,
-        /// Highest linear index reached.
-        hi: isize,
-        /// Element count of the layout below.
-        numel: usize,
+    /// A field of a view does not fit this machine's integers.
+    #[error("{op}: {what} {value} of {view} does not fit this machine's integers")]
+    Machine {
+        /// The operation.
+        op: &'static str,
+        /// `size`, `stride`, `offset`, `mask` or `element count`.
+        what: &'static str,
+        /// The value that does not fit.
+        value: i64,
+        /// The view, printed.
+        view: String,
     },
     /// A view reaches outside its buffer.
-    #[error("{op}: {role} view reaches offsets {lo}..={hi} but the buffer holds {len} elements")]
+    #[error("{op}: {role} view reaches offsets {lo}..={hi} but its buffer holds {len} elements")]
     OutOfBuffer {
         /// The operation.
         op: &'static str,
         /// `source`, `destination`, `lhs` or `rhs`.
         role: &'static str,
         /// Lowest offset reached.
-        lo: isize,
+        lo: i64,
         /// Highest offset reached.
-        hi: isize,
+        hi: i64,
         /// Buffer length.
         len: usize,
     },
     /// A destination view reaches one element through two indices.
-    #[error("{op}: destination view {shape:?} with strides {strides:?} reaches some element through two indices")]
+    #[error("{op}: destination {view} reaches some element through two indices")]
     OverlappingDestination {
         /// The operation.
         op: &'static str,
-        /// Shape of the destination.
-        shape: Vec<usize>,
-        /// Strides of the destination.
-        strides: Vec<isize>,
+        /// The destination view (or the level of a stack that does), printed.
+        view: String,
     },
-    /// A destination view could not be proven free of self-overlap and is too large to check exhaustively.
-    #[error("{op}: cannot prove destination view {shape:?} with strides {strides:?} is free of self-overlap (axes sorted by stride do not nest and {numel} elements exceed the exhaustive-check limit {limit})")]
+    /// A destination view could not be proven free of self-overlap and is too large to check
+    /// exhaustively.
+    #[error("{op}: cannot prove destination {view} free of self-overlap (its axes sorted by stride do not nest, and it has more than {limit} valid elements to compare)")]
     UndecidedOverlap {
         /// The operation.
         op: &'static str,
-        /// Shape of the destination.
-        shape: Vec<usize>,
-        /// Strides of the destination.
-        strides: Vec<isize>,
-        /// Elements in the destination.
-        numel: usize,
+        /// The destination view, printed.
+        view: String,
         /// The exhaustive-check limit.
-        limit: usize,
+        limit: i128,
     },
     /// Source and destination shapes differ.
     #[error("{op}: destination shape {dst:?} differs from source shape {src:?}")]
@@ -107,9 +67,9 @@ pub enum KernelError {
         /// The operation.
         op: &'static str,
         /// Destination shape.
-        dst: Vec<usize>,
+        dst: Vec<i64>,
         /// Source shape.
-        src: Vec<usize>,
+        src: Vec<i64>,
     },
     /// Two shapes cannot be broadcast together.
     #[error("{op}: shapes {lhs:?} and {rhs:?} do not broadcast")]
@@ -117,9 +77,9 @@ pub enum KernelError {
         /// The operation.
         op: &'static str,
         /// Left shape.
-        lhs: Vec<usize>,
+        lhs: Vec<i64>,
         /// Right shape.
-        rhs: Vec<usize>,
+        rhs: Vec<i64>,
     },
     /// An output slice has the wrong length.
     #[error("{op}: output holds {got} elements but shape {shape:?} needs {expected}")]
@@ -153,34 +113,22 @@ pub enum KernelError {
         /// Element type of the buffers.
         got: &'static str,
     },
-    /// An error of the `view` crate (from a view op run on the way to a kernel).
+    /// A buffer the operation would allocate exceeds the allocation limit, or the
+    /// allocator refused it.
+    #[error("{op}: {elements} elements of {elem_bytes} bytes exceed {detail}")]
+    Alloc {
+        /// The operation.
+        op: &'static str,
+        /// Elements asked for.
+        elements: u128,
+        /// Bytes per element.
+        elem_bytes: usize,
+        /// The limit (see [`set_alloc_limit`](crate::set_alloc_limit)) or the allocator's refusal.
+        detail: String,
+    },
+    /// An error of the view crate (from a view op run on the way to a kernel).
     #[error(transparent)]
     View(Box<symshape_view::Error>),
-    /// A view of the `view` crate is not concrete (a field is symbolic).
-    #[error("{op}: cannot lower {view}: {detail}")]
-    Lower {
-        /// The operation.
-        op: &'static str,
-        /// The view (and its level in a stack), printed.
-        view: String,
-        /// Which field is not a constant.
-        detail: String,
-        /// The error of the `view` crate.
-        #[source]
-        source: Box<symshape_view::Error>,
-    },
-    /// A constant field of a view of the `view` crate does not fit this machine's integers.
-    #[error("{op}: {field} {value} of {view} does not fit this machine's integers")]
-    ViewField {
-        /// The operation.
-        op: &'static str,
-        /// The view (and its level in a stack), printed.
-        view: String,
-        /// `shape`, `stride`, `offset` or `mask`.
-        field: &'static str,
-        /// The value that does not fit.
-        value: i64,
-    },
     /// An ndarray view leaves gaps in its memory range, so no slice may cover it.
     #[error("{op}: ndarray view {shape:?} with strides {strides:?} does not cover its memory range densely")]
     NotDense {
@@ -191,24 +139,14 @@ pub enum KernelError {
         /// Strides of the array view.
         strides: Vec<isize>,
     },
-    /// A permutation is not a permutation of the axes.
-    #[error("{op}: {perm:?} is not a permutation of {n_dims} axes")]
-    BadPermutation {
-        /// The operation.
-        op: &'static str,
-        /// The permutation.
-        perm: Vec<usize>,
-        /// Axes of the view.
-        n_dims: usize,
-    },
 }
 
-impl From<symshape_view::Error> for KernelError {
-    fn from(e: symshape_view::Error) -> KernelError {
+impl From<symshape_view::Error> for Error {
+    fn from(e: symshape_view::Error) -> Error {
         // Boxed: view errors are large and rare, kernel results are returned in hot paths.
-        KernelError::View(Box::new(e))
+        Error::View(Box::new(e))
     }
 }
 
 /// Shorthand for results of this crate.
-pub type Result<T, E = KernelError> = std::result::Result<T, E>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -21,7 +21,7 @@
 //!    buffer is known, wraps (the results are offsets of elements, which fit) or is checked.
 
 use crate::element::Element;
-use crate::plan::{Axis, Kernel, LoopPlan, TILE};
+use crate::plan::{tile_rows, Axis, Kernel, LoopPlan, TILE};
 use rayon::prelude::*;
 
 /// Inner-axis elements handled by one unit of work (rows longer than this are split).
@@ -443,16 +443,6 @@ unsafe fn transpose_16x4<T: Element>(
     {
         let _ = (dp, sp, sa, db, b0, groups);
         0
-    }
-}
-
-/// Source rows per tile of [`Kernel::Tiled`]: one 64-byte destination cache line.
-#[inline(always)]
-pub(crate) const fn tile_rows(elem_size: usize) -> usize {
-    if elem_size == 0 || elem_size >= 64 {
-        1
-    } else {
-        64 / elem_size
     }
 }
 

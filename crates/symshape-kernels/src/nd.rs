@@ -1,6 +1,6 @@
 //! ndarray interop (feature `ndarray`): array views as kernel operands, results as arrays.
 //!
-//! An array view becomes a buffer and a [`Layout`] reading the view from it: the buffer is the
+//! An array view becomes a buffer and a [`ConcreteView`] reading the view from it: the buffer is the
 //! view's own memory when its elements fill their memory range (any permutation or flip of a
 //! contiguous block, broadcast axes included), borrowed through ndarray's safe
 //! `to_slice_memory_order`. A view with gaps (a stepped slice such as `a.slice(s![.., ..;2])`)
@@ -10,23 +10,44 @@
 //! through ndarray's element iterator by [`copy_into`].
 //!
 //! ```
-//! use symshape_kernels::{materialize, nd, Layout};
-//! use ndarray::{array, Axis};
+//! use symshape_kernels::{materialize, nd, Input};
+//! use ndarray::array;
 //! let a = array![[0, 1, 2], [3, 4, 5]];
 //! let t = a.t();
-//! let (buf, layout) = nd::source(&t)?;
+//! let (buf, view) = nd::source(&t)?;
 //! assert!(matches!(buf, std::borrow::Cow::Borrowed(_))); // no copy
-//! let out = symshape_kernels::Dense { shape: layout.shape().to_vec(), values: materialize(&buf, &layout, 0)? };
+//! let out = materialize(Input::new(&buf, &view))?;
 //! assert_eq!(out.into_ndarray()?, t.into_dyn());
-//! # Ok::<(), symshape_kernels::KernelError>(())
+//! # Ok::<(), symshape_kernels::Error>(())
 //! ```
 
-use crate::element::Element;
-use crate::error::{KernelError, Result};
-use crate::layout::{row_major_strides, Layout, View};
-use crate::ops::{copy, materialize, Dense};
-use ndarray::{ArrayD, ArrayView, ArrayViewD, ArrayViewMut, Axis, Dimension, IxDyn};
 use std::borrow::Cow;
+
+use ndarray::{ArrayD, ArrayView, ArrayViewD, ArrayViewMut, Axis, Dimension, IxDyn};
+use symshape_view::ConcreteView;
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::operand::{Input, Output};
+use crate::ops::{copy, materialize, Dense};
+
+/// The view of `shape` with `strides` (in elements) at `offset`, as the view crate checks it.
+fn view_of(shape: &[usize], strides: &[isize], offset: isize) -> Result<ConcreteView> {
+    let overflow = || Error::Overflow {
+        op: "ndarray",
+        shape: shape.to_vec(),
+    };
+    let shape: Vec<i64> = shape
+        .iter()
+        .map(|&d| i64::try_from(d).map_err(|_| overflow()))
+        .collect::<Result<_>>()?;
+    let strides: Vec<i64> = strides
+        .iter()
+        .map(|&t| i64::try_from(t).map_err(|_| overflow()))
+        .collect::<Result<_>>()?;
+    let offset = i64::try_from(offset).map_err(|_| overflow())?;
+    Ok(ConcreteView::create(&shape, Some(&strides), offset, None)?)
+}
 
 /// Offset of index zero from the lowest reached element, for the axes of extent > 1.
 fn low_offset(shape: &[usize], strides: &[isize]) -> isize {
@@ -47,15 +68,15 @@ fn low_offset(shape: &[usize], strides: &[isize]) -> isize {
 /// stay stride 0), see the module docs.
 ///
 /// # Errors
-/// [`KernelError::Overflow`] when the shape or strides do not make a [`Layout`] (ndarray's
-/// own invariants exclude it).
+/// [`Error::Overflow`] when the shape or strides do not make a view (ndarray's own
+/// invariants exclude it).
 pub fn source<'a, T: Element, D: Dimension>(
     a: &ArrayView<'a, T, D>,
-) -> Result<(Cow<'a, [T]>, Layout)> {
+) -> Result<(Cow<'a, [T]>, ConcreteView)> {
     let shape = a.shape().to_vec();
     let n = shape.len();
     if a.is_empty() {
-        return Ok((Cow::Borrowed(&[]), Layout::new(&shape, &vec![0; n], 0)?));
+        return Ok((Cow::Borrowed(&[]), view_of(&shape, &vec![0; n], 0)?));
     }
     let src_strides = a.strides();
     // Drop the axes that do not move (extent 1 or stride 0), last first so that axis numbers
@@ -74,34 +95,30 @@ pub fn source<'a, T: Element, D: Dimension>(
         }
     }
     if let Some(slice) = moving.to_slice_memory_order() {
-        let layout = Layout::new(&shape, &strides, low_offset(&shape, &strides))?;
-        return Ok((Cow::Borrowed(slice), layout));
+        let view = view_of(&shape, &strides, low_offset(&shape, &strides))?;
+        return Ok((Cow::Borrowed(slice), view));
     }
     let values: Vec<T> = moving.iter().copied().collect();
-    let dense = row_major_strides(moving.shape()).ok_or_else(|| KernelError::Overflow {
-        op: "source",
-        shape: shape.clone(),
-        strides: src_strides.to_vec(),
-        offset: 0,
-    })?;
-    let mut dense = dense.into_iter();
+    let moving_shape: Vec<i64> = moving.shape().iter().map(|&d| d as i64).collect();
+    let dense = ConcreteView::contiguous(&moving_shape)?;
+    let mut dense = dense.strides().iter();
     for s in strides.iter_mut().filter(|s| **s != 0) {
-        *s = dense.next().unwrap_or(0);
+        *s = dense.next().map_or(0, |&t| t as isize);
     }
-    Ok((Cow::Owned(values), Layout::new(&shape, &strides, 0)?))
+    Ok((Cow::Owned(values), view_of(&shape, &strides, 0)?))
 }
 
 /// The memory of `a` as a mutable slice and the layout that addresses `a`'s elements in it.
 ///
 /// # Errors
-/// [`KernelError::NotDense`] when `a` leaves gaps in its memory range (use [`copy_into`]).
+/// [`Error::NotDense`] when `a` leaves gaps in its memory range (use [`copy_into`]).
 pub fn destination<'b, T: Element, D: Dimension>(
     a: &'b mut ArrayViewMut<'_, T, D>,
-) -> Result<(&'b mut [T], Layout)> {
+) -> Result<(&'b mut [T], ConcreteView)> {
     let shape = a.shape().to_vec();
     let n = shape.len();
     if a.is_empty() {
-        return Ok((&mut [], Layout::new(&shape, &vec![0; n], 0)?));
+        return Ok((&mut [], view_of(&shape, &vec![0; n], 0)?));
     }
     let strides: Vec<isize> = shape
         .iter()
@@ -109,14 +126,14 @@ pub fn destination<'b, T: Element, D: Dimension>(
         .map(|(&e, &s)| if e > 1 { s } else { 0 })
         .collect();
     let offset = low_offset(&shape, &strides);
-    let not_dense = || KernelError::NotDense {
+    let not_dense = || Error::NotDense {
         op: "destination",
         shape: shape.clone(),
         strides: a.strides().to_vec(),
     };
     let err = not_dense();
     let slice = a.view_mut().into_slice_memory_order().ok_or(err)?;
-    Ok((slice, Layout::new(&shape, &strides, offset)?))
+    Ok((slice, view_of(&shape, &strides, offset)?))
 }
 
 /// Copies `src` (a view of `src_buf`) into the array view `dst` of the same shape; masked
@@ -126,26 +143,30 @@ pub fn destination<'b, T: Element, D: Dimension>(
 /// materialized copy through ndarray's iterator.
 ///
 /// # Errors
-/// [`KernelError::ShapeMismatch`], and the errors of [`copy`].
+/// [`Error::ShapeMismatch`], and the errors of [`copy`].
 pub fn copy_into<T: Element, D: Dimension>(
+    src: Input<'_, T>,
     dst: &mut ArrayViewMut<'_, T, D>,
-    src_buf: &[T],
-    src: &impl View,
-    pad: T,
 ) -> Result<()> {
-    if dst.shape() != src.shape() {
-        return Err(KernelError::ShapeMismatch {
+    let same = dst.shape().len() == src.shape().len()
+        && dst
+            .shape()
+            .iter()
+            .zip(src.shape())
+            .all(|(&a, &b)| a as i64 == b);
+    if !same {
+        return Err(Error::ShapeMismatch {
             op: "copy",
-            dst: dst.shape().to_vec(),
+            dst: dst.shape().iter().map(|&d| d as i64).collect(),
             src: src.shape().to_vec(),
         });
     }
     match destination(dst) {
-        Ok((buf, layout)) => return copy(buf, &layout, src_buf, src, pad),
-        Err(KernelError::NotDense { .. }) => {}
+        Ok((buf, view)) => return copy(src, Output::new(buf, &view)),
+        Err(Error::NotDense { .. }) => {}
         Err(e) => return Err(e),
     }
-    let values = materialize(src_buf, src, pad)?;
+    let values = materialize(src)?.values;
     // Both in logical row-major order, and of equal length (same shape).
     for (d, v) in dst.iter_mut().zip(values) {
         *d = v;
@@ -157,7 +178,7 @@ impl<T: Element> Dense<T> {
     /// The values as an ndarray array of the same shape.
     ///
     /// # Errors
-    /// [`KernelError::OutputLength`] when the values do not fill the shape.
+    /// [`Error::OutputLength`] when the values do not fill the shape.
     pub fn into_ndarray(self) -> Result<ArrayD<T>> {
         let expected = self
             .shape
@@ -165,7 +186,7 @@ impl<T: Element> Dense<T> {
             .try_fold(1usize, |acc, &n| acc.checked_mul(n));
         let got = self.values.len();
         if expected != Some(got) {
-            return Err(KernelError::OutputLength {
+            return Err(Error::OutputLength {
                 op: "into_ndarray",
                 shape: self.shape,
                 expected: expected.unwrap_or(usize::MAX),
@@ -173,13 +194,11 @@ impl<T: Element> Dense<T> {
             });
         }
         let shape = self.shape.clone();
-        ArrayD::from_shape_vec(IxDyn(&self.shape), self.values).map_err(|_| {
-            KernelError::OutputLength {
-                op: "into_ndarray",
-                shape,
-                expected: got,
-                got,
-            }
+        ArrayD::from_shape_vec(IxDyn(&self.shape), self.values).map_err(|_| Error::OutputLength {
+            op: "into_ndarray",
+            shape,
+            expected: got,
+            got,
         })
     }
 }

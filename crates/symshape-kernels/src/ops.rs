@@ -1,11 +1,23 @@
 //! The public operations: materialize, copy, fill, map and zip.
+//!
+//! Every operation takes its sources as [`Input`]s (buffer, view, pad value) and its
+//! destination as an [`Output`] (buffer, view), in that order; results allocated by the
+//! operation are [`Dense`].
 
-use crate::element::Element;
-use crate::error::{KernelError, Result};
-use crate::exec::{drive, run_copy, Ptr};
-use crate::layout::{check_no_self_overlap, row_major_strides, Layout, View};
-use crate::plan::{check_extent, plan_copy, simplify, view_extent, Axis, LoopPlan, PARALLEL_BYTES};
 use std::borrow::Cow;
+
+use symshape_view::{ConcreteView, Levels};
+
+use crate::alloc;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::exec::{drive, run_copy, Ptr};
+use crate::operand::{
+    check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
+};
+use crate::plan::{
+    copy_plan, materialize_plan, simplify, stack_offsets, Axis, LoopPlan, PARALLEL_BYTES,
+};
 
 /// A dense row-major result: its shape and its values.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,31 +28,10 @@ pub struct Dense<T> {
     pub values: Vec<T>,
 }
 
-/// Plans materializing `view` into a fresh row-major buffer of elements of type `T`.
-pub fn plan_materialize<T: Element>(view: &impl View) -> Result<LoopPlan<'_>> {
-    let dst = Layout::contiguous(view.shape())?;
-    plan_copy("materialize", T::NAME, std::mem::size_of::<T>(), dst, view)
-}
-
-/// Plans copying `src` into the elements of `dst` (same shape), for elements of type `T`.
-pub fn plan_copy_into<'a, T: Element>(dst: &Layout, src: &'a impl View) -> Result<LoopPlan<'a>> {
-    check_no_self_overlap("copy", dst)?;
-    plan_copy("copy", T::NAME, std::mem::size_of::<T>(), dst.clone(), src)
-}
-
-fn check_src(op: &'static str, plan: &LoopPlan<'_>, len: usize) -> Result<()> {
-    check_extent(op, "source", plan.read_extent(), len)?;
-    if plan.merged.len() > 1 {
-        // Table entries are offsets of valid bottom elements, inside the checked extent.
-        debug_assert!(plan.table.iter().all(|&o| o < 0 || (o as usize) < len));
-    }
-    Ok(())
-}
-
 impl LoopPlan<'_> {
     fn check_elem<T: Element>(&self) -> Result<()> {
         if std::mem::size_of::<T>() != self.elem_size || T::NAME != self.elem {
-            return Err(KernelError::ElementMismatch {
+            return Err(Error::ElementMismatch {
                 op: self.op,
                 planned: self.elem,
                 got: T::NAME,
@@ -49,104 +40,118 @@ impl LoopPlan<'_> {
         Ok(())
     }
 
-    /// Runs a materialize plan: reads `buf` through the planned view and writes every element of
-    /// `out` (row-major), masked elements taking `pad`.
-    pub fn run_materialize<T: Element>(&self, buf: &[T], out: &mut [T], pad: T) -> Result<()> {
-        let op = self.op;
+    /// Checks the source and destination buffers against everything the plan reaches: the
+    /// source's extent (or the range of its offset table) and the destination's extent.
+    fn check_buffers(&self, src_len: usize, dst_len: usize) -> Result<()> {
+        check_extent(self.op, "source", self.read, src_len)?;
+        check_extent(self.op, "destination", self.dst.extent(), dst_len)
+    }
+
+    /// Runs a materialize plan: reads `src_buf` through the planned view and writes every
+    /// element of `out` (row-major), masked elements taking `pad`.
+    ///
+    /// # Errors
+    /// [`Error::ElementMismatch`], [`Error::OutputLength`], [`Error::OutOfBuffer`].
+    pub fn run_materialize<T: Element>(&self, src_buf: &[T], out: &mut [T], pad: T) -> Result<()> {
         self.check_elem::<T>()?;
-        check_src(op, self, buf.len())?;
-        let expected = self.dst.numel();
-        if out.len() != expected {
-            return Err(KernelError::OutputLength {
-                op,
-                shape: self.dst.shape().to_vec(),
-                expected,
+        if out.len() != self.dst_numel {
+            return Err(Error::OutputLength {
+                op: self.op,
+                shape: self.dst.shape().iter().map(|&d| d as usize).collect(),
+                expected: self.dst_numel,
                 got: out.len(),
             });
         }
-        check_extent(op, "destination", self.dst.extent(), out.len())?;
-        // SAFETY: both extents were checked against the buffer lengths just above; `out` and
-        // `buf` are distinct borrows; the planned destination has no self-overlap (row-major,
-        // or checked when a copy plan was made).
-        unsafe { run_copy(self, out.as_mut_ptr(), buf.as_ptr(), pad) };
+        self.check_buffers(src_buf.len(), out.len())?;
+        // SAFETY: both extents (the table's entries included) were checked against the buffer
+        // lengths just above; `out` and `src_buf` are distinct borrows; a row-major
+        // destination has no self-overlap.
+        unsafe { run_copy(self, out.as_mut_ptr(), src_buf.as_ptr(), pad) };
         Ok(())
     }
 
-    /// Runs a copy plan (or a materialize plan into a buffer of the planned layout): reads
-    /// `src_buf` through the planned source view and writes the planned destination elements of
-    /// `dst_buf`, masked source elements taking `pad`.
-    pub fn run_copy<T: Element>(&self, dst_buf: &mut [T], src_buf: &[T], pad: T) -> Result<()> {
+    /// Runs a copy plan (or a materialize plan into a buffer of the planned view): reads
+    /// `src_buf` through the planned source view and writes the planned destination elements
+    /// of `dst_buf`, masked source elements taking `pad`.
+    ///
+    /// # Errors
+    /// [`Error::ElementMismatch`], [`Error::OutOfBuffer`].
+    pub fn run_copy<T: Element>(&self, src_buf: &[T], dst_buf: &mut [T], pad: T) -> Result<()> {
         self.check_elem::<T>()?;
-        check_src(self.op, self, src_buf.len())?;
-        check_extent(self.op, "destination", self.dst.extent(), dst_buf.len())?;
-        // SAFETY: extents checked above; distinct borrows; destination free of self-overlap.
+        self.check_buffers(src_buf.len(), dst_buf.len())?;
+        // SAFETY: extents checked above; distinct borrows; destination free of self-overlap
+        // (checked when the copy plan was made).
         unsafe { run_copy(self, dst_buf.as_mut_ptr(), src_buf.as_ptr(), pad) };
         Ok(())
     }
 }
 
-/// Materializes `view` of `buf` into `out` (row-major, `out.len()` must be the view's element
-/// count); masked elements take `pad`.
+/// Largest view materialized without building a [`LoopPlan`].
+const SMALL_VIEW: usize = 1024;
+
+/// Materializes `src` into a new row-major buffer; masked elements take the input's pad.
 ///
-/// Views of at most [`SMALL_VIEW`] elements made of one unmasked layout skip the planner: a
-/// direct gather is faster than building a plan for them.
-pub fn materialize_into<T: Element>(
-    buf: &[T],
-    view: &impl View,
-    pad: T,
-    out: &mut [T],
-) -> Result<()> {
-    if let [l] = view.levels() {
-        let numel = l.numel();
-        if l.mask().is_none() && numel <= SMALL_VIEW && l.n_dims() <= 8 {
-            if out.len() != numel {
-                let shape = l.shape().to_vec();
-                return Err(KernelError::OutputLength {
-                    op: "materialize",
-                    shape,
-                    expected: numel,
-                    got: out.len(),
-                });
-            }
-            check_extent("materialize", "source", l.extent(), buf.len())?;
-            small_gather(buf, l, out, pad);
-            return Ok(());
-        }
+/// ```
+/// use symshape_kernels::{materialize, Input};
+/// use symshape_view::ConcreteView;
+/// let buf: Vec<i64> = (0..6).collect();
+/// // The transpose of a 2 x 3 matrix.
+/// let t = ConcreteView::create(&[3, 2], Some(&[1, 3]), 0, None)?;
+/// assert_eq!(materialize(Input::new(&buf, &t))?.values, vec![0, 3, 1, 4, 2, 5]);
+/// # Ok::<(), symshape_kernels::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::OutOfBuffer`] when the view reaches outside its buffer; [`Error::Alloc`] beyond
+/// the allocation limit; [`Error::Machine`].
+pub fn materialize<T: Element>(src: Input<'_, T>) -> Result<Dense<T>> {
+    let shape = shape_of("materialize", src.levels)?;
+    let n = alloc::count("materialize", &shape, std::mem::size_of::<T>())?;
+    let mut values = alloc::filled("materialize", n, src.pad)?;
+    if !small_gather(src, &mut values)? {
+        let plan = materialize_plan::<T>(src.levels)?;
+        plan.run_materialize(src.buf, &mut values, src.pad)?;
     }
-    plan_materialize::<T>(view)?.run_materialize(buf, out, pad)
+    Ok(Dense { shape, values })
 }
 
-/// Largest view materialized without building a [`LoopPlan`].
-pub const SMALL_VIEW: usize = 1024;
-
-/// Row-major gather of a small unmasked layout of at most 8 axes (extent already checked; the
-/// `get` fallback is never taken).
-fn small_gather<T: Element>(buf: &[T], l: &Layout, out: &mut [T], pad: T) {
+/// Gathers a small unmasked single view of at most 8 axes into row-major `out` without a
+/// plan (a direct gather is faster than planning one). Returns whether it applied.
+fn small_gather<T: Element>(src: Input<'_, T>, out: &mut [T]) -> Result<bool> {
+    let [l] = src.levels else {
+        return Ok(false);
+    };
+    let numel = usize::try_from(l.numel()).unwrap_or(usize::MAX);
+    if l.mask().is_some() || numel > SMALL_VIEW || l.ndim() > 8 || out.len() != numel {
+        return Ok(false);
+    }
+    check_extent("materialize", "source", l.extent(), src.buf.len())?;
+    // Offsets of in-shape indices fit i64 (the view's invariant) and lie in the checked
+    // extent, so `get` never misses.
+    let read = |o: i64| {
+        usize::try_from(o)
+            .ok()
+            .and_then(|i| src.buf.get(i))
+            .copied()
+            .unwrap_or(src.pad)
+    };
     let (shape, strides) = (l.shape(), l.strides());
     let Some((&n_in, outer)) = shape.split_last() else {
         if let Some(o) = out.first_mut() {
-            *o = usize::try_from(l.offset())
-                .ok()
-                .and_then(|i| buf.get(i))
-                .copied()
-                .unwrap_or(pad);
+            *o = read(l.offset());
         }
-        return;
+        return Ok(true);
     };
-    if n_in == 0 {
-        return;
+    if numel == 0 {
+        return Ok(true);
     }
-    let s_in = strides.last().copied().unwrap_or(0);
-    let mut idx = [0usize; 8];
+    let s_in = strides[strides.len() - 1];
+    let mut idx = [0i64; 8];
     let mut off = l.offset();
-    for row in out.chunks_exact_mut(n_in) {
+    for row in out.chunks_exact_mut(n_in as usize) {
         let mut o = off;
         for x in row.iter_mut() {
-            *x = usize::try_from(o)
-                .ok()
-                .and_then(|i| buf.get(i))
-                .copied()
-                .unwrap_or(pad);
+            *x = read(o);
             o = o.wrapping_add(s_in);
         }
         for ((i, &n), &s) in idx.iter_mut().zip(outer).zip(strides).rev() {
@@ -156,78 +161,134 @@ fn small_gather<T: Element>(buf: &[T], l: &Layout, out: &mut [T], pad: T) {
                 break;
             }
             *i = 0;
-            off = off.wrapping_sub(s.wrapping_mul(n as isize));
+            off = off.wrapping_sub(s.wrapping_mul(n));
+        }
+    }
+    Ok(true)
+}
+
+/// Copies `src` into the elements of `dst`, as `a[...] = b` does: elements outside the
+/// destination's mask are left alone, masked source elements write the input's pad. The
+/// shapes must be equal; the destination must reach each element at most once.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`], [`Error::OverlappingDestination`], [`Error::UndecidedOverlap`],
+/// [`Error::OutOfBuffer`], [`Error::Alloc`].
+pub fn copy<T: Element>(src: Input<'_, T>, dst: Output<'_, T>) -> Result<()> {
+    if let [d] = dst.levels {
+        // A row-major destination at offset 0 is the output of a materialize.
+        if d.is_c_contiguous() && top(src.levels).shape() == d.shape() {
+            let n = usize::try_from(d.numel()).unwrap_or(usize::MAX);
+            if let Some(out) = dst.buf.get_mut(..n) {
+                if small_gather(src, out)? {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    match dst.levels {
+        [one] => copy_plan::<T>(src.levels, one)?.run_copy(src.buf, dst.buf, src.pad),
+        levels => {
+            check_same_shape("copy", src.levels, levels)?;
+            let values = materialize(src)?.values;
+            scatter("copy", &values, dst)
         }
     }
 }
 
-/// Materializes `view` of `buf` into a new row-major buffer; masked elements take `pad`.
-///
-/// ```
-/// use symshape_kernels::{materialize, Layout};
-/// let buf: Vec<i64> = (0..6).collect();
-/// // The transpose of a 2 x 3 matrix.
-/// let t = Layout::new(&[3, 2], &[1, 3], 0)?;
-/// assert_eq!(materialize(&buf, &t, 0)?, vec![0, 3, 1, 4, 2, 5]);
-/// # Ok::<(), symshape_kernels::KernelError>(())
-/// ```
-pub fn materialize<T: Element>(buf: &[T], view: &impl View, pad: T) -> Result<Vec<T>> {
-    let plan = plan_materialize::<T>(view)?;
-    let mut out = vec![pad; plan.dst.numel()];
-    plan.run_materialize(buf, &mut out, pad)?;
-    Ok(out)
+fn check_same_shape(op: &'static str, src: &[ConcreteView], dst: &[ConcreteView]) -> Result<()> {
+    if top(src).shape() != top(dst).shape() {
+        return Err(Error::ShapeMismatch {
+            op,
+            dst: top(dst).shape().to_vec(),
+            src: top(src).shape().to_vec(),
+        });
+    }
+    Ok(())
 }
 
-/// Copies `src` (a view of `src_buf`) into the elements of `dst` in `dst_buf`, as `a[...] = b`
-/// does: elements outside the destination's mask are left alone, masked source elements write
-/// `pad`. The shapes must be equal; the destination must reach each element at most once.
-pub fn copy<T: Element>(
-    dst_buf: &mut [T],
-    dst: &Layout,
-    src_buf: &[T],
-    src: &impl View,
+/// Writes row-major `values` (of the destination's shape) through a destination of several
+/// levels: each valid element's offset comes from a table of the whole stack.
+fn scatter<T: Element>(op: &'static str, values: &[T], dst: Output<'_, T>) -> Result<()> {
+    check_no_self_overlap(op, dst.levels)?;
+    // Per element of the top in row-major order, its buffer offset (-1 if invalid); with
+    // every level injective no offset repeats.
+    let (offsets, reached) = stack_offsets(op, dst.levels)?;
+    check_extent(op, "destination", reached, dst.buf.len())?;
+    for (&o, &v) in offsets.iter().zip(values) {
+        if let Ok(o) = usize::try_from(o) {
+            if let Some(slot) = dst.buf.get_mut(o) {
+                *slot = v;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies view `src` of `buf` into view `dst` of the same buffer. The result is that of
+/// copying the source through a temporary, whatever the overlap between the two.
+///
+/// # Errors
+/// As [`copy`].
+pub fn copy_within<T: Element>(
+    buf: &mut [T],
+    src: &impl Levels,
+    dst: &impl Levels,
     pad: T,
 ) -> Result<()> {
-    plan_copy_into::<T>(dst, src)?.run_copy(dst_buf, src_buf, pad)
-}
-
-/// Copies view `src` of `buf` into view `dst` of the same buffer. The result is that of copying
-/// the source through a temporary, whatever the overlap between the two.
-pub fn copy_within<T: Element>(buf: &mut [T], dst: &Layout, src: &impl View, pad: T) -> Result<()> {
-    let plan = plan_copy_into::<T>(dst, src)?;
-    let src_extent = plan.read_extent();
-    check_extent("copy_within", "source", src_extent, buf.len())?;
-    let dst_extent = dst.extent();
-    check_extent("copy_within", "destination", dst_extent, buf.len())?;
-    let disjoint = match (src_extent, dst_extent) {
-        (Some((slo, shi)), Some((dlo, dhi))) => shi < dlo || dhi < slo,
-        _ => true,
-    };
-    if disjoint {
-        let p = buf.as_mut_ptr();
-        // SAFETY: extents checked above and disjoint, so no element is both read and written;
-        // destination free of self-overlap.
-        unsafe { run_copy(&plan, p, p, pad) };
-        return Ok(());
+    let (src, dst) = (src.levels(), dst.levels());
+    if let [one] = dst {
+        let plan = copy_plan::<T>(src, one)?;
+        check_extent("copy_within", "source", plan.read, buf.len())?;
+        let dst_extent = one.extent();
+        check_extent("copy_within", "destination", dst_extent, buf.len())?;
+        let disjoint = match (plan.read, dst_extent) {
+            (Some((slo, shi)), Some((dlo, dhi))) => shi < dlo || dhi < slo,
+            _ => true,
+        };
+        if disjoint {
+            let p = buf.as_mut_ptr();
+            // SAFETY: extents checked above and disjoint, so no element is both read and
+            // written; destination free of self-overlap (checked by `plan_copy_into`).
+            unsafe { run_copy(&plan, p, p, pad) };
+            return Ok(());
+        }
     }
-    let tmp = materialize(buf, src, pad)?;
-    let tmp_view = Layout::contiguous(src.shape())?;
-    copy(buf, dst, &tmp, &tmp_view, pad)
+    let tmp = materialize(Input {
+        buf,
+        levels: src,
+        pad,
+    })?;
+    let tmp_view = ConcreteView::contiguous(top(src).shape())?;
+    copy(
+        Input::new(&tmp.values, &tmp_view),
+        Output { buf, levels: dst },
+    )
 }
 
-/// Writes `value` to every valid element of `dst` in `buf`.
-pub fn fill<T: Element>(buf: &mut [T], dst: &Layout, value: T) -> Result<()> {
-    check_no_self_overlap("fill", dst)?;
-    check_extent("fill", "destination", dst.extent(), buf.len())?;
-    let region = dst.valid_box();
-    let mut base = [region
+/// Writes `value` to every valid element of `dst`.
+///
+/// # Errors
+/// [`Error::OverlappingDestination`], [`Error::UndecidedOverlap`], [`Error::OutOfBuffer`].
+pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
+    let [one] = dst.levels else {
+        let n = alloc::count(
+            "fill",
+            &shape_of("fill", dst.levels)?,
+            std::mem::size_of::<T>(),
+        )?;
+        let values = alloc::filled("fill", n, value)?;
+        return scatter("fill", &values, dst);
+    };
+    check_no_self_overlap("fill", dst.levels)?;
+    check_extent("fill", "destination", one.extent(), dst.buf.len())?;
+    let m = Machine::of("fill", one)?;
+    let mut base = [base_of(&m)];
+    let axes: Vec<Axis<1>> = m
+        .valid
         .iter()
-        .zip(dst.strides())
-        .fold(dst.offset(), |a, (&(b, _), &s)| a + s * b as isize)];
-    let axes: Vec<Axis<1>> = region
-        .iter()
-        .zip(dst.strides())
-        .map(|(&(b, e), &s)| (e - b, [s]))
+        .zip(&m.strides)
+        .map(|(&(b, e), &s)| (e.saturating_sub(b), [s]))
         .collect();
     let numel: usize = axes.iter().map(|a| a.0).product();
     let Some(axes) = simplify(axes, &mut base) else {
@@ -237,7 +298,7 @@ pub fn fill<T: Element>(buf: &mut [T], dst: &Layout, value: T) -> Result<()> {
     let Some((&(n, [s]), outer)) = axes.split_last() else {
         return Ok(());
     };
-    let d = Ptr(buf.as_mut_ptr());
+    let d = Ptr(dst.buf.as_mut_ptr());
     let row = move |off: [isize; 1], start: usize, len: usize| {
         for i in start..start + len {
             // SAFETY: offsets of valid destination elements, inside the checked extent; each
@@ -249,80 +310,105 @@ pub fn fill<T: Element>(buf: &mut [T], dst: &Layout, value: T) -> Result<()> {
     Ok(())
 }
 
-/// A view as a plain unmasked layout over some buffer: itself when it is one, else a row-major
-/// materialization (masked elements zero).
+/// Offset of the first valid element of `m` (the offset of an in-shape index: it fits).
+fn base_of(m: &Machine) -> isize {
+    m.valid
+        .iter()
+        .zip(&m.strides)
+        .fold(m.offset, |a, (&(b, _), &s)| a + s * b as isize)
+}
+
+/// An input as a plain unmasked layout over some buffer: itself when it is one, else a
+/// row-major materialization (masked elements taking the input's pad).
 pub(crate) fn plain<'a, T: Element>(
     op: &'static str,
     role: &'static str,
-    buf: &'a [T],
-    view: &impl View,
-) -> Result<(Cow<'a, [T]>, Layout)> {
-    if let [l] = view.levels() {
+    src: Input<'a, T>,
+) -> Result<(Cow<'a, [T]>, Machine)> {
+    if let [l] = src.levels {
         if l.mask().is_none() {
-            check_extent(op, role, l.extent(), buf.len())?;
-            return Ok((Cow::Borrowed(buf), l.clone()));
+            check_extent(op, role, l.extent(), src.buf.len())?;
+            return Ok((Cow::Borrowed(src.buf), Machine::of(op, l)?));
         }
     }
-    let plan = plan_materialize::<T>(view)?;
-    check_extent(op, role, view_extent(view.levels()), buf.len())?;
-    let mut out = vec![T::ZERO; plan.dst.numel()];
-    plan.run_materialize(buf, &mut out, T::ZERO)?;
-    Ok((Cow::Owned(out), Layout::contiguous(view.shape())?))
+    check_extent(op, role, read_extent(src.levels), src.buf.len())?;
+    let dense = materialize(src)?;
+    let m = Machine::row_major(op, &dense.shape)?;
+    Ok((Cow::Owned(dense.values), m))
 }
 
-fn contiguous_strides(op: &'static str, shape: &[usize]) -> Result<Vec<isize>> {
-    row_major_strides(shape).ok_or_else(|| KernelError::Overflow {
-        op,
-        shape: shape.to_vec(),
-        strides: Vec::new(),
-        offset: 0,
-    })
-}
-
-fn check_out_len(op: &'static str, shape: &[usize], got: usize) -> Result<()> {
-    let expected: usize = shape.iter().product();
-    if got != expected {
-        return Err(KernelError::OutputLength {
-            op,
-            shape: shape.to_vec(),
-            expected,
-            got,
-        });
-    }
-    Ok(())
-}
-
-/// Applies `f` to every element of `view` of `buf`, writing row-major into `out`. Masked
-/// elements are `f(zero)`.
+/// Applies `f` to every element of `src`, writing through `dst` (same shape). Masked source
+/// elements read the input's pad.
+///
+/// # Errors
+/// As [`copy`].
 pub fn map_into<T: Element, U: Element>(
-    buf: &[T],
-    view: &impl View,
-    out: &mut [U],
+    src: Input<'_, T>,
+    dst: Output<'_, U>,
     f: impl Fn(T) -> U + Sync,
 ) -> Result<()> {
-    let (src, layout) = plain("map", "source", buf, view)?;
-    let shape = layout.shape();
-    check_out_len("map", shape, out.len())?;
-    let dst = contiguous_strides("map", shape)?;
-    let axes: Vec<Axis<2>> = shape
+    check_same_shape("map", src.levels, dst.levels)?;
+    let shape = shape_of("map", src.levels)?;
+    match plain_destination("map", dst.levels)? {
+        Some(m) => {
+            check_extent(
+                "map",
+                "destination",
+                top(dst.levels).extent(),
+                dst.buf.len(),
+            )?;
+            map_rows(src, dst.buf, &m, &f)
+        }
+        None => {
+            let n = alloc::count("map", &shape, std::mem::size_of::<U>())?;
+            let mut values = alloc::filled("map", n, U::ZERO)?;
+            let m = Machine::row_major("map", &shape)?;
+            map_rows(src, &mut values, &m, &f)?;
+            let rm = ConcreteView::contiguous(top(src.levels).shape())?;
+            copy(Input::new(&values, &rm), dst)
+        }
+    }
+}
+
+/// A destination written directly by the row loops: one unmasked level free of
+/// self-overlap; `None` when it must go through a temporary.
+fn plain_destination(op: &'static str, levels: &[ConcreteView]) -> Result<Option<Machine>> {
+    match levels {
+        [one] if one.mask().is_none() => {
+            check_no_self_overlap(op, levels)?;
+            Ok(Some(Machine::of(op, one)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn map_rows<T: Element, U: Element>(
+    src: Input<'_, T>,
+    out: &mut [U],
+    dst: &Machine,
+    f: &(impl Fn(T) -> U + Sync),
+) -> Result<()> {
+    let (buf, layout) = plain("map", "source", src)?;
+    let axes: Vec<Axis<2>> = dst
+        .shape
         .iter()
-        .zip(&dst)
-        .zip(layout.strides())
+        .zip(&dst.strides)
+        .zip(&layout.strides)
         .map(|((&n, &d), &s)| (n, [d, s]))
         .collect();
-    let mut base = [0, layout.offset()];
+    let mut base = [dst.offset, layout.offset];
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
-    let parallel = out.len().saturating_mul(std::mem::size_of::<U>()) >= PARALLEL_BYTES;
+    let parallel = dst.numel().saturating_mul(std::mem::size_of::<U>()) >= PARALLEL_BYTES;
     let Some((&(n, [ds, ss]), outer)) = axes.split_last() else {
         return Ok(());
     };
-    let (d, s) = (Ptr(out.as_mut_ptr()), Ptr(src.as_ptr() as *mut T));
-    let f = &f;
+    let (d, s) = (Ptr(out.as_mut_ptr()), Ptr(buf.as_ptr() as *mut T));
     let row = move |off: [isize; 2], start: usize, len: usize| {
-        // SAFETY: one segment of one row: offsets inside `out` (row-major, checked length) and
-        // inside the source's checked extent; units write disjoint elements.
+        // SAFETY: one segment of one row: offsets inside the destination's checked extent
+        // and inside the source's checked extent; units write disjoint elements (the
+        // destination is free of self-overlap).
         unsafe {
             let dp = d.get().offset(off[0] + start as isize * ds);
             let sp = s.get().offset(off[1] + start as isize * ss) as *const T;
@@ -345,99 +431,127 @@ pub fn map_into<T: Element, U: Element>(
     Ok(())
 }
 
-/// Applies `f` to every element of `view` of `buf` into a new row-major buffer.
+/// Applies `f` to every element of `src` into a new row-major buffer.
+///
+/// # Errors
+/// As [`materialize`].
 pub fn map<T: Element, U: Element>(
-    buf: &[T],
-    view: &impl View,
+    src: Input<'_, T>,
     f: impl Fn(T) -> U + Sync,
-) -> Result<Vec<U>> {
-    let mut out = vec![U::ZERO; view.shape().iter().product()];
-    map_into(buf, view, &mut out, f)?;
-    Ok(out)
-}
-
-/// The broadcast of two shapes (NumPy rules: aligned on the right, extent 1 stretches).
-pub fn broadcast_shapes(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
-    let n = lhs.len().max(rhs.len());
-    let mut out = vec![0; n];
-    for (k, o) in out.iter_mut().enumerate() {
-        let a = (k + lhs.len())
-            .checked_sub(n)
-            .and_then(|i| lhs.get(i))
-            .copied()
-            .unwrap_or(1);
-        let b = (k + rhs.len())
-            .checked_sub(n)
-            .and_then(|i| rhs.get(i))
-            .copied()
-            .unwrap_or(1);
-        *o = match (a, b) {
-            (a, b) if a == b => a,
-            (1, b) => b,
-            (a, 1) => a,
-            _ => {
-                return Err(KernelError::Broadcast {
-                    op,
-                    lhs: lhs.to_vec(),
-                    rhs: rhs.to_vec(),
-                })
-            }
-        };
-    }
-    Ok(out)
+) -> Result<Dense<U>> {
+    let shape = shape_of("map", src.levels)?;
+    let n = alloc::count("map", &shape, std::mem::size_of::<U>())?;
+    let mut values = alloc::filled("map", n, U::ZERO)?;
+    let m = Machine::row_major("map", &shape)?;
+    map_rows(src, &mut values, &m, &f)?;
+    Ok(Dense { shape, values })
 }
 
 /// Strides of `layout` stretched to `shape` (right-aligned; stretched axes get stride 0).
-fn stretched(layout: &Layout, shape: &[usize]) -> Vec<isize> {
-    let pad = shape.len() - layout.n_dims();
+fn stretched(layout: &Machine, shape: &[usize]) -> Vec<isize> {
+    let pad = shape.len() - layout.shape.len();
     let mut res = vec![0; shape.len()];
     for (k, r) in res.iter_mut().enumerate().skip(pad) {
         let j = k - pad;
-        if layout.shape().get(j) == shape.get(k) {
-            *r = layout.strides().get(j).copied().unwrap_or(0);
+        if layout.shape.get(j) == shape.get(k) {
+            *r = layout.strides.get(j).copied().unwrap_or(0);
         }
     }
     res
 }
 
-/// Combines `a` and `b` (views of `a_buf`, `b_buf`, broadcast to a common shape) element by
-/// element with `f`, writing row-major into `out`; returns the common shape. Masked elements
-/// read `T::ZERO` (materialize with another pad value first to choose it).
+/// The broadcast shape of two inputs (NumPy's rules), as the view crate computes it.
+fn broadcast(op: &'static str, a: &[i64], b: &[i64]) -> Result<Vec<usize>> {
+    let shape =
+        symshape_view::concrete::broadcast_shapes(&[a, b]).map_err(|_| Error::Broadcast {
+            op,
+            lhs: a.to_vec(),
+            rhs: b.to_vec(),
+        })?;
+    shape
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| Error::Overflow {
+                op,
+                shape: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// Combines `a` and `b` (broadcast to a common shape, NumPy's rules) element by element with
+/// `f`, writing through `dst`, whose shape must be the common shape. Masked elements read
+/// their input's pad.
+///
+/// # Errors
+/// [`Error::Broadcast`], and as [`copy`].
 pub fn zip_into<A: Element, B: Element, C: Element>(
-    a_buf: &[A],
-    a: &impl View,
-    b_buf: &[B],
-    b: &impl View,
-    out: &mut [C],
+    a: Input<'_, A>,
+    b: Input<'_, B>,
+    dst: Output<'_, C>,
     f: impl Fn(A, B) -> C + Sync,
-) -> Result<Vec<usize>> {
-    let shape = broadcast_shapes("zip", a.shape(), b.shape())?;
-    check_out_len("zip", &shape, out.len())?;
-    let (abuf, al) = plain("zip", "lhs", a_buf, a)?;
-    let (bbuf, bl) = plain("zip", "rhs", b_buf, b)?;
-    let dst = contiguous_strides("zip", &shape)?;
-    let (sa, sb) = (stretched(&al, &shape), stretched(&bl, &shape));
+) -> Result<()> {
+    let shape = broadcast("zip", a.shape(), b.shape())?;
+    let dst_shape = shape_of("zip", dst.levels)?;
+    if dst_shape != shape {
+        return Err(Error::ShapeMismatch {
+            op: "zip",
+            dst: top(dst.levels).shape().to_vec(),
+            src: shape.iter().map(|&d| d as i64).collect(),
+        });
+    }
+    match plain_destination("zip", dst.levels)? {
+        Some(m) => {
+            check_extent(
+                "zip",
+                "destination",
+                top(dst.levels).extent(),
+                dst.buf.len(),
+            )?;
+            zip_rows(a, b, dst.buf, &m, &f)
+        }
+        None => {
+            let n = alloc::count("zip", &shape, std::mem::size_of::<C>())?;
+            let mut values = alloc::filled("zip", n, C::ZERO)?;
+            let m = Machine::row_major("zip", &shape)?;
+            zip_rows(a, b, &mut values, &m, &f)?;
+            let rm = ConcreteView::contiguous(top(dst.levels).shape())?;
+            copy(Input::new(&values, &rm), dst)
+        }
+    }
+}
+
+fn zip_rows<A: Element, B: Element, C: Element>(
+    a: Input<'_, A>,
+    b: Input<'_, B>,
+    out: &mut [C],
+    dst: &Machine,
+    f: &(impl Fn(A, B) -> C + Sync),
+) -> Result<()> {
+    let shape = &dst.shape;
+    let (abuf, al) = plain("zip", "lhs", a)?;
+    let (bbuf, bl) = plain("zip", "rhs", b)?;
+    let (sa, sb) = (stretched(&al, shape), stretched(&bl, shape));
     let axes: Vec<Axis<3>> = (0..shape.len())
-        .map(|k| (shape[k], [dst[k], sa[k], sb[k]]))
+        .map(|k| (shape[k], [dst.strides[k], sa[k], sb[k]]))
         .collect();
-    let mut base = [0, al.offset(), bl.offset()];
+    let mut base = [dst.offset, al.offset, bl.offset];
     let Some(axes) = simplify(axes, &mut base) else {
-        return Ok(shape);
+        return Ok(());
     };
-    let parallel = out.len().saturating_mul(std::mem::size_of::<C>()) >= PARALLEL_BYTES;
+    let parallel = dst.numel().saturating_mul(std::mem::size_of::<C>()) >= PARALLEL_BYTES;
     let Some((&(n, [ds, xs, ys]), outer)) = axes.split_last() else {
-        return Ok(shape);
+        return Ok(());
     };
     let (d, x, y) = (
         Ptr(out.as_mut_ptr()),
         Ptr(abuf.as_ptr() as *mut A),
         Ptr(bbuf.as_ptr() as *mut B),
     );
-    let f = &f;
     let row = move |off: [isize; 3], start: usize, len: usize| {
         let st = start as isize;
-        // SAFETY: one segment of one row: inside `out` (checked length) and inside both
-        // inputs' checked extents; units write disjoint elements.
+        // SAFETY: one segment of one row: inside the destination's checked extent and inside
+        // both inputs' checked extents; units write disjoint elements.
         unsafe {
             let dp = d.get().offset(off[0] + st * ds);
             let xp = x.get().offset(off[1] + st * xs) as *const A;
@@ -446,7 +560,7 @@ pub fn zip_into<A: Element, B: Element, C: Element>(
         }
     };
     drive(outer, base, n, 1 << 14, parallel, &row);
-    Ok(shape)
+    Ok(())
 }
 
 /// One row of a zip, with the common stride patterns spelled out so they vectorise.
@@ -465,7 +579,7 @@ unsafe fn zip_row<A: Element, B: Element, C: Element>(
     len: usize,
     f: &impl Fn(A, B) -> C,
 ) {
-    // SAFETY (all arms): the slices cover exactly the ranges of the function's contract.
+    // SAFETY: (all arms) the slices cover exactly the ranges of the function's contract.
     unsafe {
         if ds == 1 {
             let o = std::slice::from_raw_parts_mut(dp, len);
@@ -504,24 +618,18 @@ unsafe fn zip_row<A: Element, B: Element, C: Element>(
 }
 
 /// Combines `a` and `b` broadcast to a common shape with `f` into a new row-major buffer.
+///
+/// # Errors
+/// [`Error::Broadcast`], and as [`materialize`].
 pub fn zip<A: Element, B: Element, C: Element>(
-    a_buf: &[A],
-    a: &impl View,
-    b_buf: &[B],
-    b: &impl View,
+    a: Input<'_, A>,
+    b: Input<'_, B>,
     f: impl Fn(A, B) -> C + Sync,
 ) -> Result<Dense<C>> {
-    let shape = broadcast_shapes("zip", a.shape(), b.shape())?;
-    let numel = shape
-        .iter()
-        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| KernelError::Overflow {
-            op: "zip",
-            shape: shape.clone(),
-            strides: Vec::new(),
-            offset: 0,
-        })?;
-    let mut values = vec![C::ZERO; numel];
-    zip_into(a_buf, a, b_buf, b, &mut values, f)?;
+    let shape = broadcast("zip", a.shape(), b.shape())?;
+    let n = alloc::count("zip", &shape, std::mem::size_of::<C>())?;
+    let mut values = alloc::filled("zip", n, C::ZERO)?;
+    let m = Machine::row_major("zip", &shape)?;
+    zip_rows(a, b, &mut values, &m, &f)?;
     Ok(Dense { shape, values })
 }

@@ -10,16 +10,31 @@
 //! 3. Every nest has axes of extent > 1 only (or a single axis), and for the strided kernels its
 //!    last axis is the one with the smallest destination stride.
 
-use crate::error::{KernelError, Result};
-use crate::layout::{for_each_offset, merge_levels, Layout, View};
-use std::borrow::Cow;
 use std::fmt;
 
+use symshape_view::concrete::{merge_memo, merge_refined};
+use symshape_view::{ConcreteView, Levels};
+
+use crate::alloc;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::operand::{check_no_self_overlap, top, Machine};
+
 /// Output bytes above which a plan runs on the rayon thread pool.
-pub const PARALLEL_BYTES: usize = 1 << 20;
+pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Destination rows per tile of [`Kernel::Tiled`] (tiles are one cache line wide).
-pub const TILE: usize = 512;
+pub(crate) const TILE: usize = 512;
+
+/// Source rows per tile of [`Kernel::Tiled`]: one 64-byte destination cache line.
+#[inline(always)]
+pub(crate) const fn tile_rows(elem_size: usize) -> usize {
+    if elem_size == 0 || elem_size >= 64 {
+        1
+    } else {
+        64 / elem_size
+    }
+}
 
 /// The inner loop chosen for one box of a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,7 +53,7 @@ pub enum Kernel {
     /// Neither operand unit-stride on the destination's fastest axis.
     Strided,
     /// Destination unit-stride on the last axis and source unit-stride on the second-to-last:
-    /// cache-blocked tiles one destination cache line wide and [`TILE`] rows tall.
+    /// cache-blocked tiles one destination cache line wide and 512 rows tall.
     Tiled,
     /// Source offsets looked up in a table built from a stack that does not merge to one layout.
     OffsetTable,
@@ -80,7 +95,7 @@ pub struct PlanBox {
     pub nest: Nest,
 }
 
-/// The plan of a copy from a source view into a destination layout (materialize is a copy into
+/// The plan of a copy from a source view into a destination view (materialize is a copy into
 /// a fresh row-major buffer).
 ///
 /// Built once, it can be inspected (`boxes`, `Display`) and run any number of times over
@@ -90,57 +105,77 @@ pub struct LoopPlan<'a> {
     pub(crate) op: &'static str,
     pub(crate) elem: &'static str,
     pub(crate) elem_size: usize,
-    pub(crate) dst: Layout,
-    pub(crate) src_levels: &'a [Layout],
-    /// The source after merging, top last (one layout when the stack merged completely); empty
-    /// when the source is a single layout.
-    pub(crate) merged: Vec<Layout>,
-    /// Offsets of the elements of the level below the top of an unmerged stack, -1 if invalid.
+    pub(crate) dst: ConcreteView,
+    pub(crate) dst_numel: usize,
+    pub(crate) src_levels: &'a [ConcreteView],
+    /// When levels of the source merged ([`merge_memo`], or [`merge_refined`] after cutting the
+    /// top along the rows of the level below): the levels the loops read, and the cut shape
+    /// the boxes then index (`None` when nothing was cut).
+    pub(crate) merged: Option<(Option<Vec<i64>>, Vec<ConcreteView>)>,
+    /// For a source of several levels, the buffer offset of each element the top reads
+    /// (-1 if invalid): indexed by the top's offsets into the level below it, or by the
+    /// top's own row-major index when `table_per_top` (a top far smaller than the level
+    /// below it).
     pub(crate) table: Vec<isize>,
+    pub(crate) table_per_top: bool,
+    /// Lowest and highest source offset read: the source's extent, or the range of the
+    /// table's valid entries.
+    pub(crate) read: Option<(i64, i64)>,
     pub(crate) boxes: Vec<PlanBox>,
     pub(crate) parallel: bool,
 }
 
 impl LoopPlan<'_> {
-    /// Lowest and highest source offset the plan may read: the extent of the bottom layout,
-    /// widened by that of the merged layout when the stack merged to one.
-    ///
-    /// A merge is exact, so the widening changes nothing; it keeps the memory-safety argument
-    /// from resting on the merge's correctness.
-    pub(crate) fn read_extent(&self) -> Option<(isize, isize)> {
-        let bottom = view_extent(self.src_levels);
-        let merged = match self.merged.as_slice() {
-            [one] => one.extent(),
-            _ => None,
-        };
-        match (bottom, merged) {
-            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-            (x, None) | (None, x) => x,
+    /// The source levels the loops read: the given ones, or the merged ones.
+    fn levels(&self) -> &[ConcreteView] {
+        match &self.merged {
+            Some((_, levels)) => levels,
+            None => self.src_levels,
         }
     }
 
-    /// The boxes of the plan, in the order they run.
+    /// The boxes of the plan, in the order they run. Their regions index the destination's
+    /// shape, or the finer shape of a refined plan (see `Display`).
+    #[must_use]
     pub fn boxes(&self) -> &[PlanBox] {
         &self.boxes
     }
 
     /// Whether the plan runs on the rayon thread pool.
+    #[must_use]
     pub fn is_parallel(&self) -> bool {
         self.parallel
     }
 
-    /// The destination layout.
-    pub fn dst(&self) -> &Layout {
+    /// The destination view.
+    #[must_use]
+    pub fn dst(&self) -> &ConcreteView {
         &self.dst
     }
 
     /// Number of destination elements written.
+    #[must_use]
     pub fn n_written(&self) -> usize {
         self.boxes
             .iter()
             .map(|b| b.region.iter().map(|&(b, e)| e - b).product::<usize>())
             .sum()
     }
+}
+
+/// A view as plans print it: `[5, 6] strides [4, 1] offset -5 mask [1..4, 1..5]`.
+fn fmt_layout(v: &ConcreteView) -> String {
+    let mut s = format!(
+        "{:?} strides {:?} offset {}",
+        v.shape(),
+        v.strides(),
+        v.offset()
+    );
+    if let Some(m) = v.mask() {
+        let parts: Vec<String> = m.iter().map(|(b, e)| format!("{b}..{e}")).collect();
+        s.push_str(&format!(" mask [{}]", parts.join(", ")));
+    }
+    s
 }
 
 fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
@@ -159,21 +194,41 @@ impl fmt::Display for LoopPlan<'_> {
         write!(f, "plan {} {} ", self.op, self.elem)?;
         write_list(f, self.dst.shape())?;
         writeln!(f)?;
-        writeln!(f, "  dst: {}", self.dst)?;
+        writeln!(f, "  dst: {}", fmt_layout(&self.dst))?;
         for (k, l) in self.src_levels.iter().enumerate() {
-            writeln!(f, "  src level {k}: {l}")?;
+            writeln!(f, "  src level {k}: {}", fmt_layout(l))?;
         }
-        if !self.merged.is_empty() {
-            if self.merged.len() == 1 {
-                writeln!(f, "  merged: {}", self.merged.first().ok_or(fmt::Error)?)?;
-            } else {
+        match &self.merged {
+            Some((None, levels)) => {
+                for l in levels {
+                    writeln!(f, "  merged: {}", fmt_layout(l))?;
+                }
+            }
+            Some((Some(shape), levels)) => {
                 writeln!(
                     f,
-                    "  unmerged: {} levels, offset table of {} entries",
-                    self.merged.len(),
-                    self.table.len()
+                    "  refined: top cut to {shape:?} along the rows of the level below, read as {} level{}",
+                    levels.len(),
+                    if levels.len() == 1 { "" } else { "s" }
                 )?;
+                for (k, l) in levels.iter().enumerate() {
+                    writeln!(f, "  read level {k}: {}", fmt_layout(l))?;
+                }
             }
+            None => {}
+        }
+        if self.levels().len() > 1 {
+            let per = if self.table_per_top {
+                " (one per element of the top)"
+            } else {
+                ""
+            };
+            writeln!(
+                f,
+                "  unmerged: {} levels, offset table of {} entries{per}",
+                self.levels().len(),
+                self.table.len()
+            )?;
         }
         let bytes = self.n_written().saturating_mul(self.elem_size);
         if self.parallel {
@@ -195,7 +250,7 @@ impl fmt::Display for LoopPlan<'_> {
             let n = &b.nest;
             write!(f, "]: {} ", n.kernel)?;
             if n.kernel == Kernel::Tiled {
-                write!(f, "{}x{TILE} ", crate::exec::tile_rows(self.elem_size))?;
+                write!(f, "{}x{TILE} ", tile_rows(self.elem_size))?;
             }
             let column = |k: usize| {
                 n.axes
@@ -363,29 +418,82 @@ fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
     }
 }
 
-/// Builds the table of offsets of the element space of `levels` (a stack, bottom first):
-/// entry `l` is the buffer offset of row-major element `l` of the top of `levels`, or -1.
-fn offset_table(levels: &[Layout]) -> Vec<isize> {
+/// Calls `f` with the offset of every index of `region` in row-major order (odometer, no division).
+pub(crate) fn for_each_offset(
+    strides: &[isize],
+    offset: isize,
+    region: &[(usize, usize)],
+    mut f: impl FnMut(isize),
+) {
+    if region.iter().any(|&(b, e)| b >= e) {
+        return;
+    }
+    let n = region.len();
+    let mut idx: Vec<usize> = region.iter().map(|&(b, _)| b).collect();
+    // Wrapping arithmetic: a step one past the end of an axis may leave the representable
+    // range, and is undone before the offset is used.
+    let mut off = offset;
+    for (&s, &(b, _)) in strides.iter().zip(region) {
+        off = off.wrapping_add(s.wrapping_mul(b as isize));
+    }
+    loop {
+        f(off);
+        let mut k = n;
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            let (Some(&(b, e)), Some(i), Some(&s)) =
+                (region.get(k), idx.get_mut(k), strides.get(k))
+            else {
+                return;
+            };
+            *i += 1;
+            off = off.wrapping_add(s);
+            if *i < e {
+                break;
+            }
+            off = off.wrapping_sub(s.wrapping_mul((e - b) as isize));
+            *i = b;
+        }
+    }
+}
+
+/// Calls `f(offset, valid)` for every index of a view's whole shape in row-major order.
+fn for_each_entry(m: &Machine, mut f: impl FnMut(isize, bool)) {
+    let full: Vec<(usize, usize)> = m.shape.iter().map(|&n| (0, n)).collect();
+    let mut idx: Vec<usize> = vec![0; m.shape.len()];
+    let mut first = true;
+    for_each_offset(&m.strides, m.offset, &full, |off| {
+        // Advance the index alongside the odometer to test the mask (plan time only).
+        if !first {
+            for k in (0..idx.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < full[k].1 {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        first = false;
+        let ok = !m.masked
+            || idx
+                .iter()
+                .zip(&m.valid)
+                .all(|(&i, &(b, e))| i >= b && i < e);
+        f(off, ok);
+    });
+}
+
+/// The buffer offsets of the element space of `levels` (a stack, bottom first): entry `l` is
+/// the offset of row-major element `l` of the top of `levels`, or -1. Built level by level
+/// with an odometer, so every level is walked whole.
+fn level_table(op: &'static str, levels: &[Machine]) -> Result<Vec<isize>> {
     let mut table: Vec<isize> = Vec::new();
     for (k, l) in levels.iter().enumerate() {
-        let mut next = Vec::with_capacity(l.numel());
-        let full: Vec<(usize, usize)> = l.shape().iter().map(|&n| (0, n)).collect();
-        let valid = l.valid_box();
-        let mut idx: Vec<usize> = vec![0; l.n_dims()];
-        let mut first = true;
-        for_each_offset(l.strides(), l.offset(), &full, |off| {
-            // Advance the index alongside the odometer to test the mask (plan time only).
-            if !first {
-                for k in (0..idx.len()).rev() {
-                    idx[k] += 1;
-                    if idx[k] < full[k].1 {
-                        break;
-                    }
-                    idx[k] = 0;
-                }
-            }
-            first = false;
-            let ok = idx.iter().zip(&valid).all(|(&i, &(b, e))| i >= b && i < e);
+        let mut next = alloc::reserve(op, l.numel())?;
+        for_each_entry(l, |off, ok| {
             let v = if !ok {
                 -1
             } else if k == 0 {
@@ -400,81 +508,174 @@ fn offset_table(levels: &[Layout]) -> Vec<isize> {
         });
         table = next;
     }
-    table
+    Ok(table)
 }
 
-/// Plans copying `src` into the elements of `dst` (same shape).
+/// The buffer offset of every element of the top of `levels` in row-major order (-1 if
+/// invalid at any level), walking each element down: memory proportional to the top.
+fn top_table(
+    op: &'static str,
+    levels: &[ConcreteView],
+    machine_top: &Machine,
+) -> Result<Vec<isize>> {
+    let mut table = alloc::reserve(op, machine_top.numel())?;
+    let (below, _) = levels.split_at(levels.len() - 1);
+    let mut fail = None;
+    for_each_entry(machine_top, |off, ok| {
+        let mut cur = if ok { Some(off as i64) } else { None };
+        for v in below.iter().rev() {
+            let Some(l) = cur else { break };
+            let idx = symshape_view::concrete::unravel(v.shape(), l);
+            cur = match v.offset_of(&idx) {
+                Ok(o) => o,
+                Err(e) => {
+                    fail.get_or_insert(e);
+                    None
+                }
+            };
+        }
+        table.push(cur.map_or(-1, |o| o as isize));
+    });
+    match fail {
+        Some(e) => Err(e.into()),
+        None => Ok(table),
+    }
+}
+
+/// The lowest and highest non-negative entry of `table`.
+fn table_range(table: &[isize]) -> Option<(i64, i64)> {
+    let mut res: Option<(i64, i64)> = None;
+    for &o in table {
+        if o >= 0 {
+            let o = o as i64;
+            res = Some(res.map_or((o, o), |(lo, hi)| (lo.min(o), hi.max(o))));
+        }
+    }
+    res
+}
+
+/// Plans copying `src` into the elements of `dst` (same shape); `dst` is one level.
 pub(crate) fn plan_copy<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
-    dst: Layout,
-    src: &'a dyn ViewLevels,
+    dst: ConcreteView,
+    src: &'a [ConcreteView],
 ) -> Result<LoopPlan<'a>> {
-    let levels = src.levels();
-    let top_shape = levels.last().map_or(&[][..], |l| l.shape());
-    if dst.shape() != top_shape {
-        return Err(KernelError::ShapeMismatch {
+    let top_view = top(src);
+    if dst.shape() != top_view.shape() {
+        return Err(Error::ShapeMismatch {
             op,
             dst: dst.shape().to_vec(),
-            src: top_shape.to_vec(),
+            src: top_view.shape().to_vec(),
         });
     }
-    let merged: Cow<'_, [Layout]> = if levels.len() == 1 {
-        Cow::Borrowed(levels)
-    } else {
-        Cow::Owned(merge_levels(levels))
-    };
-    let (top, below) = merged.split_last().ok_or(KernelError::EmptyStack)?;
+    // Merge the source's top into the level below while their composition is one view,
+    // possibly after cutting the top along the rows of the level below (the destination is
+    // cut alike, so the loops write the same elements).
+    let mut merged: Option<(Option<Vec<i64>>, Vec<ConcreteView>)> = None;
+    let mut cut_dst: Option<ConcreteView> = None;
+    loop {
+        let levels = merged.as_ref().map_or(src, |(_, l)| l.as_slice());
+        let [.., lower, upper] = levels else { break };
+        let mut next = levels[..levels.len() - 2].to_vec();
+        if let Some(one) = merge_memo(lower, upper)? {
+            next.push(one);
+            let cut = merged.and_then(|(cut, _)| cut);
+            merged = Some((cut, next));
+            continue;
+        }
+        let Some(r) = merge_refined(lower, upper)? else {
+            break;
+        };
+        let shape = r.shape();
+        let base = cut_dst.as_ref().unwrap_or(&dst);
+        let Ok(finer) = base.reshape(&shape) else {
+            break;
+        };
+        next.push(r.view);
+        cut_dst = Some(finer);
+        merged = Some((Some(shape), next));
+    }
+    let levels = merged.as_ref().map_or(src, |(_, l)| l.as_slice());
+    let top_view = top(levels);
+    let dst_view = cut_dst.as_ref().unwrap_or(&dst);
+    let mut d = Machine::of(op, dst_view)?;
+    let t = Machine::of(op, top_view)?;
+    let below = &levels[..levels.len() - 1];
+    // A stack reads its top through a table: over the element space of the level below the
+    // top when that is not much larger than the top, else one entry per element of the top.
+    let below_numel: u128 = below.iter().map(|v| v.numel() as u128).sum();
+    let per_top = !below.is_empty() && below_numel > 4 * (t.numel() as u128).max(1);
     let table = if below.is_empty() {
         Vec::new()
+    } else if per_top {
+        top_table(op, levels, &t)?
     } else {
-        offset_table(below)
+        let machines = below
+            .iter()
+            .map(|v| Machine::of(op, v))
+            .collect::<Result<Vec<_>>>()?;
+        level_table(op, &machines)?
     };
-    if !below.is_empty() {
-        // The stack's invariant 2 (and exact merging) keeps the top inside the table; checked
-        // here because the gather kernel indexes the table without bounds checks.
-        if let Some((lo, hi)) = top.extent() {
+    let read = if below.is_empty() {
+        top_view.extent()
+    } else {
+        table_range(&table)
+    };
+    // How the kernels address the source: the top's strides (into the buffer, or into a
+    // table over the level below), or the top's row-major index (into a per-top table).
+    let rm;
+    let (src_strides, src_offset) = if per_top {
+        rm = Machine::row_major(op, &t.shape)?;
+        (&rm.strides, 0)
+    } else {
+        (&t.strides, t.offset)
+    };
+    if !below.is_empty() && !per_top {
+        // The stack's invariant keeps the top inside the table; checked here because the
+        // gather kernel indexes the table without bounds checks.
+        if let Some((lo, hi)) = top_view.extent() {
             if lo < 0 || usize::try_from(hi).map_or(true, |h| h >= table.len()) {
-                return Err(KernelError::LevelOutOfRange {
-                    level: merged.len() - 1,
-                    below: merged.len() - 2,
+                return Err(Error::OutOfBuffer {
+                    op,
+                    role: "offset table",
                     lo,
                     hi,
-                    numel: table.len(),
+                    len: table.len(),
                 });
             }
         }
     }
-    let src_box = if top.mask().is_some() {
-        top.valid_box()
+    let src_box = if t.masked {
+        t.valid.clone()
     } else {
         Vec::new()
     };
     let mut boxes = Vec::with_capacity(1);
-    let masked = dst.mask().is_some() || top.mask().is_some();
+    let masked = d.masked || t.masked;
     let (single, all_cells) = if masked {
-        (None, cells(dst.shape(), &[&dst.valid_box(), &src_box]))
+        (None, cells(&d.shape, &[&d.valid, &src_box]))
     } else {
-        (Some(dst.valid_box()), Vec::new())
+        (Some(std::mem::take(&mut d.valid)), Vec::new())
     };
     for cell in single.into_iter().chain(all_cells) {
-        if dst.mask().is_some_and(|m| !inside(&cell, m)) {
+        if d.masked && !inside(&cell, &d.valid) {
             continue;
         }
         let kernel_src = src_box.is_empty() || inside(&cell, &src_box);
-        let mut base = [base_of(dst.strides(), dst.offset(), &cell), 0];
+        let mut base = [base_of(&d.strides, d.offset, &cell), 0];
         let axes: Vec<Axis<2>> = if kernel_src {
-            base[1] = base_of(top.strides(), top.offset(), &cell);
+            base[1] = base_of(src_strides, src_offset, &cell);
             cell.iter()
-                .zip(dst.strides())
-                .zip(top.strides())
-                .map(|((&(b, e), &d), &s)| (e - b, [d, s]))
+                .zip(&d.strides)
+                .zip(src_strides)
+                .map(|((&(b, e), &ds), &ss)| (e - b, [ds, ss]))
                 .collect()
         } else {
             cell.iter()
-                .zip(dst.strides())
-                .map(|(&(b, e), &d)| (e - b, [d, 0]))
+                .zip(&d.strides)
+                .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
                 .collect()
         };
         let Some(mut axes) = simplify(axes, &mut base) else {
@@ -494,15 +695,13 @@ pub(crate) fn plan_copy<'a>(
         op,
         elem,
         elem_size,
+        dst_numel: d.numel(),
         dst,
-        src_levels: levels,
-        // A single layout is not repeated.
-        merged: if levels.len() == 1 {
-            Vec::new()
-        } else {
-            merged.into_owned()
-        },
+        src_levels: src,
+        merged,
         table,
+        table_per_top: per_top,
+        read,
         boxes,
         parallel: false,
     };
@@ -510,41 +709,55 @@ pub(crate) fn plan_copy<'a>(
     Ok(plan)
 }
 
-/// Object-safe access to the levels of a view (so planning is not generic).
-pub(crate) trait ViewLevels {
-    fn levels(&self) -> &[Layout];
+/// Plans materializing `src` into a fresh row-major buffer of elements of type `T`.
+///
+/// # Errors
+/// [`Error::Machine`] when a field does not fit this machine's integers; [`Error::Alloc`]
+/// when the offset table of a stack exceeds the allocation limit.
+pub fn plan_materialize<T: Element>(src: &impl Levels) -> Result<LoopPlan<'_>> {
+    materialize_plan::<T>(src.levels())
 }
 
-impl<V: View + ?Sized> ViewLevels for V {
-    fn levels(&self) -> &[Layout] {
-        View::levels(self)
-    }
+pub(crate) fn materialize_plan<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
+    let dst = ConcreteView::contiguous(top(levels).shape())?;
+    plan_copy(
+        "materialize",
+        T::NAME,
+        std::mem::size_of::<T>(),
+        dst,
+        levels,
+    )
 }
 
-/// Reachable extent of a view: that of the layout for a single layout, that of the bottom
-/// layout for a stack. `None` when nothing is reached.
-pub(crate) fn view_extent(levels: &[Layout]) -> Option<(isize, isize)> {
-    levels.first()?.extent()
+/// Plans copying `src` into the elements of `dst` (one view of the same shape, free of
+/// self-overlap), for elements of type `T`.
+///
+/// # Errors
+/// As [`plan_materialize`]; [`Error::ShapeMismatch`]; [`Error::OverlappingDestination`] or
+/// [`Error::UndecidedOverlap`] for a destination that may write an element twice.
+pub fn plan_copy_into<'a, T: Element>(
+    src: &'a impl Levels,
+    dst: &ConcreteView,
+) -> Result<LoopPlan<'a>> {
+    copy_plan::<T>(src.levels(), dst)
 }
 
-/// Checks an extent against a buffer length.
-pub(crate) fn check_extent(
-    op: &'static str,
-    role: &'static str,
-    extent: Option<(isize, isize)>,
-    len: usize,
-) -> Result<()> {
-    let Some((lo, hi)) = extent else {
-        return Ok(());
-    };
-    if lo < 0 || usize::try_from(hi).map_or(true, |h| h >= len) {
-        return Err(KernelError::OutOfBuffer {
-            op,
-            role,
-            lo,
-            hi,
-            len,
-        });
-    }
-    Ok(())
+pub(crate) fn copy_plan<'a, T: Element>(
+    src: &'a [ConcreteView],
+    dst: &ConcreteView,
+) -> Result<LoopPlan<'a>> {
+    check_no_self_overlap("copy", std::slice::from_ref(dst))?;
+    plan_copy("copy", T::NAME, std::mem::size_of::<T>(), dst.clone(), src)
+}
+
+/// Offsets of every element of a stack's top, and the lowest and highest among them.
+pub(crate) type StackOffsets = (Vec<isize>, Option<(i64, i64)>);
+
+/// The buffer offset of every element of a stack's top in row-major order (-1 if invalid
+/// at any level), and the lowest and highest offset among them.
+pub(crate) fn stack_offsets(op: &'static str, levels: &[ConcreteView]) -> Result<StackOffsets> {
+    let t = Machine::of(op, top(levels))?;
+    let table = top_table(op, levels, &t)?;
+    let range = table_range(&table);
+    Ok((table, range))
 }

@@ -8,9 +8,9 @@
 //! folded from the identity and combined left to right.
 
 use crate::element::Element;
-use crate::error::{KernelError, Result};
+use crate::error::{Error, Result};
 use crate::exec::Ptr;
-use crate::layout::View;
+use crate::operand::{shape_of, Input};
 use crate::ops::{plain, Dense};
 use rayon::prelude::*;
 
@@ -113,68 +113,73 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: T, s: &[T]) -> T {
     fold.step(acc, lanes[0])
 }
 
-/// Reduces `view` of `buf` over `axes` with a builtin operation.
+/// Reduces `src` over `axes` with a builtin operation.
 ///
-/// Masked elements read `T::ZERO` (the pad value of a view, as [`crate::materialize`] with pad
-/// zero would give), not the fold's identity: the max of a padded view of negative values is
-/// zero. To pad with another value, materialize the view with it first.
+/// Masked elements read the input's pad (zero unless set with
+/// [`Input::pad`](crate::Input::pad)), not the fold's identity: the max of a view padded
+/// with zeros is at least zero; pad with `f32::NEG_INFINITY` to ignore the padding.
 ///
 /// ```
-/// use symshape_kernels::{reduce, Layout, ReduceConfig, ReduceOp};
+/// use symshape_kernels::{reduce, Input, ReduceConfig, ReduceOp};
+/// use symshape_view::ConcreteView;
 /// let buf: Vec<i32> = (0..6).collect();
-/// let v = Layout::contiguous(&[2, 3])?;
-/// let r = reduce(&buf, &v, &[1], ReduceOp::Sum, ReduceConfig::default())?;
+/// let v = ConcreteView::contiguous(&[2, 3])?;
+/// let r = reduce(Input::new(&buf, &v), &[1], ReduceOp::Sum, ReduceConfig::default())?;
 /// assert_eq!((r.shape, r.values), (vec![2], vec![3, 12]));
-/// # Ok::<(), symshape_kernels::KernelError>(())
+/// # Ok::<(), symshape_kernels::Error>(())
 /// ```
+///
+/// # Errors
+/// [`Error::BadAxis`] for an axis out of range or repeated; the errors of
+/// [`materialize`](crate::materialize) for a masked or stacked input.
 pub fn reduce<T: Element>(
-    buf: &[T],
-    view: &impl View,
+    src: Input<'_, T>,
     axes: &[usize],
     op: ReduceOp,
     config: ReduceConfig,
 ) -> Result<Dense<T>> {
     match op {
-        ReduceOp::Sum => reduce_impl(buf, view, axes, config, &SumFold),
-        ReduceOp::Prod => reduce_impl(buf, view, axes, config, &ProdFold),
-        ReduceOp::Min => reduce_impl(buf, view, axes, config, &MinFold),
-        ReduceOp::Max => reduce_impl(buf, view, axes, config, &MaxFold),
+        ReduceOp::Sum => reduce_impl(src, axes, config, &SumFold),
+        ReduceOp::Prod => reduce_impl(src, axes, config, &ProdFold),
+        ReduceOp::Min => reduce_impl(src, axes, config, &MinFold),
+        ReduceOp::Max => reduce_impl(src, axes, config, &MaxFold),
     }
 }
 
-/// Reduces `view` of `buf` over `axes` with a user fold `f` starting from `identity`.
+/// Reduces `src` over `axes` with a user fold `f` starting from `identity`.
 ///
-/// Masked elements read `T::ZERO`, as in [`reduce`].
+/// Masked elements read the input's pad, as in [`reduce`].
 ///
 /// Each output is `f(...f(f(identity, x0), x1)..., xn)` over the reduced elements in row-major
 /// order, except that very large reductions into few outputs fold fixed blocks separately and
 /// combine them left to right with `f` (exact when `f` is associative).
+///
+/// # Errors
+/// As [`reduce`].
 pub fn reduce_with<T: Element>(
-    buf: &[T],
-    view: &impl View,
+    src: Input<'_, T>,
     axes: &[usize],
     config: ReduceConfig,
     identity: T,
     f: impl Fn(T, T) -> T + Sync,
 ) -> Result<Dense<T>> {
-    reduce_impl(buf, view, axes, config, &UserFold { identity, f })
+    reduce_impl(src, axes, config, &UserFold { identity, f })
 }
 
 fn reduce_impl<T: Element, F: Fold<T>>(
-    buf: &[T],
-    view: &impl View,
+    src: Input<'_, T>,
     axes: &[usize],
     config: ReduceConfig,
     fold: &F,
 ) -> Result<Dense<T>> {
-    let shape = view.shape().to_vec();
+    let shape = shape_of("reduce", src.levels)?;
     let n_dims = shape.len();
     let mut reduced = vec![false; n_dims];
     for &a in axes {
         match reduced.get_mut(a) {
             Some(r) if !*r => *r = true,
             _ => {
-                return Err(KernelError::BadAxis {
+                return Err(Error::BadAxis {
                     op: "reduce",
                     axis: a,
                     n_dims,
@@ -182,7 +187,7 @@ fn reduce_impl<T: Element, F: Fold<T>>(
             }
         }
     }
-    let (src, layout) = plain("reduce", "source", buf, view)?;
+    let (src, layout) = plain("reduce", "source", src)?;
     let out_shape: Vec<usize> = shape
         .iter()
         .zip(&reduced)
@@ -197,12 +202,12 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     // Kept and reduced axes in their original order, unit axes dropped, contiguous runs merged.
     let mut kept: Vec<(usize, isize)> = Vec::new();
     let mut red: Vec<(usize, isize)> = Vec::new();
-    for ((&n, &s), &r) in shape.iter().zip(layout.strides()).zip(&reduced) {
+    for ((&n, &s), &r) in shape.iter().zip(&layout.strides).zip(&reduced) {
         if n == 0 {
             let numel = if r { out_shape.iter().product() } else { 0 };
             return Ok(Dense {
                 shape: out_shape,
-                values: vec![fold.identity(); numel],
+                values: crate::alloc::filled("reduce", numel, fold.identity())?,
             });
         }
         let list = if r { &mut red } else { &mut kept };
@@ -216,10 +221,10 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     }
     let n_out: usize = kept.iter().map(|a| a.0).product();
     let n_red: usize = red.iter().map(|a| a.0).product();
-    let mut values = vec![fold.identity(); n_out];
+    let mut values = crate::alloc::filled("reduce", n_out, fold.identity())?;
     let parallel = n_out.saturating_mul(n_red) >= PARALLEL_ELEMS;
     let sp = Ptr(src.as_ptr() as *mut T);
-    let base = layout.offset();
+    let base = layout.offset;
     if kept.last().is_some_and(|a| a.1.unsigned_abs() == 1)
         && !matches!(red.last(), Some(a) if a.1.unsigned_abs() == 1)
     {

@@ -3,7 +3,7 @@
 
 use symshape::{Bindings, Expr, Program, ProgramState, Scope};
 
-use crate::concrete::ConcreteView;
+use crate::concrete::{ConcreteStack, ConcreteView};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{values_of, Guard};
 use crate::stack::ViewStack;
@@ -22,12 +22,15 @@ impl View {
     /// [`Error::Guard`] naming the op, the guard and the values;
     /// [`Error::Symshape`] for an unbound symbol, a value out of range, a failed
     /// assumption or an overflow; the errors of [`ConcreteView::create`].
-    pub fn bind(&self, cx: &Scope, b: &Bindings) -> Result<View> {
+    pub fn bind(&self, cx: &Scope, b: &Bindings) -> Result<ConcreteView> {
         cx.check(b)?;
-        self.bind_checked(b).map(View::from)
+        self.bind_checked(b)
     }
 
     pub(crate) fn bind_checked(&self, b: &Bindings) -> Result<ConcreteView> {
+        if let Some(c) = self.as_concrete() {
+            return Ok(c.clone());
+        }
         for g in self.guards() {
             g.check(b)?;
         }
@@ -57,14 +60,14 @@ impl ViewStack {
     ///
     /// # Errors
     /// As [`View::bind`].
-    pub fn bind(&self, cx: &Scope, b: &Bindings) -> Result<ViewStack> {
+    pub fn bind(&self, cx: &Scope, b: &Bindings) -> Result<ConcreteStack> {
         cx.check(b)?;
         let views = self
             .views()
             .iter()
-            .map(|v| v.bind_checked(b).map(View::from))
+            .map(|v| v.bind_checked(b))
             .collect::<Result<Vec<_>>>()?;
-        ViewStack::from_views(views)?.simplify()
+        ConcreteStack::new(views)
     }
 }
 
@@ -174,7 +177,7 @@ struct Prepared {
     slots: Vec<Expr>,
     /// `None` when a field, guard or check holds a constant beyond i64: every
     /// bind then takes the plain path (whose evaluation is exact).
-    program: Option<(Program, ProgramState)>,
+    program: Option<Program>,
     /// Rank and whether a mask is present, per view.
     layouts: Vec<(usize, bool)>,
     /// Guards in first-seen order, with the view that first carries each.
@@ -234,10 +237,7 @@ impl Prepared {
             fresh
         });
         let program = match Program::compile_checked(cx, &slots, &outputs) {
-            Ok(p) => {
-                let st = p.state();
-                Some((p, st))
-            }
+            Ok(p) => Some(p),
             // A constant beyond i64 (`min(n, 2^70)`) can still evaluate to an i64.
             Err(symshape::Error::Overflow { op: "compile", .. }) => None,
             Err(e) => return Err(e.into()),
@@ -260,7 +260,18 @@ impl Prepared {
 
     /// Runs the program with its checks, then every guard and builds each view,
     /// in the order [`ViewStack::bind`] checks them.
-    fn bind(&mut self, values: &[i64], mut each: impl FnMut(ConcreteView)) -> Result<()> {
+    fn cache(&self) -> BindCache {
+        BindCache {
+            state: self.program.as_ref().map(Program::state),
+        }
+    }
+
+    fn bind(
+        &self,
+        cache: &mut BindCache,
+        values: &[i64],
+        mut each: impl FnMut(ConcreteView),
+    ) -> Result<()> {
         const OP: &str = "bind";
         if values.len() != self.slots.len() {
             return Err(invalid(
@@ -273,13 +284,14 @@ impl Prepared {
                 ),
             ));
         }
-        let Some((program, state)) = self.program.as_mut() else {
+        let Some(program) = self.program.as_ref() else {
             // As a run reports them: a value no `Bindings` can hold first, in slot order.
             for (&s, &v) in self.slots.iter().zip(values) {
                 Bindings::new().set(s, v)?;
             }
             return self.cold.bind(&self.slots, values, each);
         };
+        let state = cache.state.get_or_insert_with(|| program.state());
         let out = match program.run_checked(state, values) {
             Ok(out) => out,
             Err(e @ (symshape::Error::OutOfRange { .. } | symshape::Error::Violated { .. })) => {
@@ -361,11 +373,22 @@ impl Cold {
 /// bound, every guard and every assumption of the scope over its symbols is one
 /// output of one [`symshape::Program`].
 ///
+/// The prepared view is read-only and can be shared between threads; each caller
+/// owns its scratch space, a [`BindCache`] ([`PreparedView::cache`]).
 /// [`PreparedView::bind`] runs it without hashing and without allocating beyond
 /// the result's own vectors.
 #[derive(Debug)]
 pub struct PreparedView {
     core: Prepared,
+}
+
+/// Scratch space for binding a [`PreparedView`] or [`PreparedStack`]: the
+/// registers of its compiled program. Make one per thread with `cache()` and
+/// reuse it for every bind (a cache made for another prepared object is reset on
+/// first use, never misread).
+#[derive(Clone, Debug)]
+pub struct BindCache {
+    state: Option<ProgramState>,
 }
 
 impl PreparedView {
@@ -390,6 +413,7 @@ impl PreparedView {
     }
 
     /// The symbols, in the order [`PreparedView::bind`] takes their values.
+    #[must_use]
     pub fn symbols(&self) -> &[Expr] {
         &self.core.slots
     }
@@ -406,9 +430,9 @@ impl PreparedView {
     /// [`Error::Invalid`] for a wrong number of values; [`Error::Symshape`] for a
     /// value out of range, a violated assumption or an overflow; [`Error::Guard`]
     /// for a failed guard; the errors of [`ConcreteView::create`].
-    pub fn bind(&mut self, values: &[i64]) -> Result<ConcreteView> {
+    pub fn bind(&self, cache: &mut BindCache, values: &[i64]) -> Result<ConcreteView> {
         let mut res = None;
-        self.core.bind(values, |v| res = Some(v))?;
+        self.core.bind(cache, values, |v| res = Some(v))?;
         res.ok_or_else(|| invalid("bind", "a prepared view has one view"))
     }
 
@@ -423,9 +447,15 @@ impl PreparedView {
     /// # Errors
     /// [`Error::Symshape`] naming the first symbol `b` does not bind; otherwise as
     /// [`PreparedView::bind`].
-    pub fn bind_with(&mut self, b: &Bindings) -> Result<ConcreteView> {
+    pub fn bind_with(&self, cache: &mut BindCache, b: &Bindings) -> Result<ConcreteView> {
         let values = slot_values(&self.core.slots, b)?;
-        self.bind(&values)
+        self.bind(cache, &values)
+    }
+
+    /// Fresh scratch space for [`PreparedView::bind`].
+    #[must_use]
+    pub fn cache(&self) -> BindCache {
+        self.core.cache()
     }
 }
 
@@ -463,6 +493,7 @@ impl PreparedStack {
     }
 
     /// The symbols, in the order [`PreparedStack::bind`] takes their values.
+    #[must_use]
     pub fn symbols(&self) -> &[Expr] {
         &self.core.slots
     }
@@ -471,19 +502,18 @@ impl PreparedStack {
     ///
     /// # Errors
     /// As [`PreparedView::bind`], and [`ViewStack::from_views`].
-    pub fn bind(&mut self, values: &[i64]) -> Result<ViewStack> {
+    pub fn bind(&self, cache: &mut BindCache, values: &[i64]) -> Result<ConcreteStack> {
         if let [_] = self.core.layouts.as_slice() {
-            // One bound view: `from_views` has no pair to check and `simplify`
-            // keeps it as it is, so skip both (and their copies).
+            // One bound view: no pair to check or merge.
             let mut res = None;
-            self.core.bind(values, |v| res = Some(v))?;
+            self.core.bind(cache, values, |v| res = Some(v))?;
             return res
-                .map(|v| ViewStack::new(View::from(v)))
+                .map(ConcreteStack::from)
                 .ok_or_else(|| invalid("bind", "a prepared stack has one view"));
         }
         let mut views = Vec::with_capacity(self.core.layouts.len());
-        self.core.bind(values, |v| views.push(View::from(v)))?;
-        ViewStack::from_views(views)?.simplify()
+        self.core.bind(cache, values, |v| views.push(v))?;
+        ConcreteStack::new(views)
     }
 
     /// [`PreparedStack::bind`] with the values of [`PreparedStack::symbols`] taken
@@ -491,8 +521,14 @@ impl PreparedStack {
     ///
     /// # Errors
     /// As [`PreparedView::bind_with`].
-    pub fn bind_with(&mut self, b: &Bindings) -> Result<ViewStack> {
+    pub fn bind_with(&self, cache: &mut BindCache, b: &Bindings) -> Result<ConcreteStack> {
         let values = slot_values(&self.core.slots, b)?;
-        self.bind(&values)
+        self.bind(cache, &values)
+    }
+
+    /// Fresh scratch space for [`PreparedStack::bind`].
+    #[must_use]
+    pub fn cache(&self) -> BindCache {
+        self.core.cache()
     }
 }

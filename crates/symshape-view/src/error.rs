@@ -23,6 +23,14 @@ pub enum Error {
         /// The shapes and strides involved, and what to do instead.
         detail: String,
     },
+    /// The work or memory an op would need exceeds a documented limit.
+    #[error("{op}: limit: {detail}")]
+    Limit {
+        /// The op that refused.
+        op: &'static str,
+        /// The limit and what exceeded it.
+        detail: String,
+    },
     /// A size, stride or offset does not fit in an `i64`.
     #[error("{op}: overflow: {detail}")]
     Overflow {

@@ -22,36 +22,43 @@ pub struct Guard {
 
 impl Guard {
     /// The op that recorded the guard.
+    #[must_use]
     pub fn op(&self) -> &'static str {
         self.op
     }
 
     /// The left side.
+    #[must_use]
     pub fn lhs(&self) -> Expr {
         self.lhs
     }
 
     /// The comparison.
+    #[must_use]
     pub fn cmp(&self) -> CmpOp {
         self.cmp
     }
 
     /// The right side.
+    #[must_use]
     pub fn rhs(&self) -> Expr {
         self.rhs
     }
 
     /// What the guard means, e.g. `end of axis 0 within its size`.
+    #[must_use]
     pub fn what(&self) -> &str {
         &self.what
     }
 
     /// The guard as a condition.
+    #[must_use]
     pub fn cond(&self) -> Cond {
         self.lhs.compare(self.cmp, self.rhs)
     }
 
     /// `lhs OP rhs (what)`, the form error messages use.
+    #[must_use]
     pub fn text(&self) -> String {
         format!(
             "{} {} {} ({})",
@@ -138,12 +145,53 @@ pub(crate) struct Checker<'a> {
     facts: Option<Scope>,
     pub(crate) op: &'static str,
     pub(crate) guards: Vec<Guard>,
-    /// The view the op runs on, as error messages name it.
-    pub(crate) ctx: String,
+    /// The view the op runs on, as error messages name it (formatted only for a message).
+    ctx: Ctx<'a>,
+}
+
+/// Something messages can name (a view), described only when a message needs it.
+pub(crate) trait Describe {
+    /// `view [2, 3] with strides [3, 1]`.
+    fn describe(&self) -> String;
+}
+
+/// What a [`Checker`]'s messages name: a described value, or a text.
+pub(crate) enum Ctx<'a> {
+    /// Described when a message needs it.
+    Lazy(&'a dyn Describe),
+    /// A description.
+    Text(String),
+}
+
+impl Ctx<'_> {
+    fn text(&self) -> String {
+        match self {
+            Ctx::Lazy(v) => v.describe(),
+            Ctx::Text(t) => t.clone(),
+        }
+    }
+}
+
+impl From<String> for Ctx<'_> {
+    fn from(t: String) -> Self {
+        Ctx::Text(t)
+    }
+}
+
+impl<'a, D: Describe> From<&'a D> for Ctx<'a> {
+    fn from(v: &'a D) -> Self {
+        Ctx::Lazy(v)
+    }
 }
 
 impl<'a> Checker<'a> {
-    pub(crate) fn new(cx: &'a Scope, op: &'static str, guards: &[Guard], ctx: String) -> Self {
+    pub(crate) fn new(
+        cx: &'a Scope,
+        op: &'static str,
+        guards: &[Guard],
+        ctx: impl Into<Ctx<'a>>,
+    ) -> Self {
+        let ctx = ctx.into();
         let mut ck = Checker {
             cx,
             facts: None,
@@ -201,12 +249,12 @@ impl<'a> Checker<'a> {
                     format!(
                         "it is false whenever the pending guards hold ({}), for {}",
                         pending.join("; "),
-                        self.ctx
+                        self.ctx.text()
                     )
                 } else {
                     format!(
                         "it is false for every value of the symbols, for {}",
-                        self.ctx
+                        self.ctx.text()
                     )
                 };
                 Err(Error::Guard {

@@ -5,35 +5,19 @@ use std::hash::Hash;
 
 use symshape::{Expr, Scope};
 
+use crate::dim::Dim;
 use crate::error::{Error, Result};
-
-/// A value an index entry can hold: an `i64` for concrete indexing, or a
-/// [`symshape::Expr`] for symbolic indices and slice bounds (`n - 1`, `p + 1`).
-///
-/// Implemented for `i64` and `Expr` only; both give the same results on
-/// constants.
-pub trait IndexBound: Copy + fmt::Debug + fmt::Display + Eq + Hash + Into<Expr> {
-    /// The value when it is a constant.
-    fn as_const(self) -> Option<i64>;
-}
-
-impl IndexBound for i64 {
-    fn as_const(self) -> Option<i64> {
-        Some(self)
-    }
-}
-
-impl IndexBound for Expr {
-    fn as_const(self) -> Option<i64> {
-        self.as_i64()
-    }
-}
 
 /// One entry of a basic index such as `[1, 2:, ::-1, None, ...]`.
 ///
 /// `B` is `i64` (the default) for concrete indices or [`symshape::Expr`] for
 /// symbolic ones (`[n - 1, 1:n - 1, ::-1]`, see [`parse_index_in`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 pub enum IndexItem<B = i64> {
     /// Selects one index of the axis and drops the axis; negative counts from the end.
     Int(B),
@@ -80,7 +64,7 @@ impl<B> IndexItem<B> {
     }
 }
 
-impl<B: IndexBound> IndexItem<B> {
+impl<B: Dim> IndexItem<B> {
     /// The entry with symbolic values.
     pub fn to_expr(self) -> IndexItem<Expr> {
         self.map(Into::into)
@@ -111,11 +95,6 @@ impl From<IndexItem<i64>> for IndexItem<Expr> {
     fn from(item: IndexItem<i64>) -> IndexItem<Expr> {
         item.to_expr()
     }
-}
-
-/// The `i64` form of `items`, or `None` when a value is symbolic.
-pub(crate) fn const_items<B: IndexBound>(items: &[IndexItem<B>]) -> Option<Vec<IndexItem>> {
-    items.iter().map(|it| it.to_const()).collect()
 }
 
 impl<B: fmt::Display> fmt::Display for IndexItem<B> {
@@ -155,12 +134,12 @@ pub fn parse_index(text: &str) -> Result<Vec<IndexItem>> {
 /// parentheses, so `min(a, b)`, `//` and `%` can appear inside an entry.
 ///
 /// ```
-/// use symshape::{Expr, Scope};
+/// use symshape::Scope;
 /// use symshape_view::{parse_index_in, Op, View};
 ///
 /// let mut cx = Scope::new();
 /// let n = cx.declare_str("n 2..=64")?;
-/// let v = View::create_in(&cx, &[n, n], None, Expr::from(0), None)?;
+/// let v = View::row_major(&cx, &[n, n])?;
 /// let items = parse_index_in(&cx, "[n - 1, 1:n - 1]")?;
 /// let row = v.apply(&cx, &Op::Index(items))?;
 /// assert_eq!(row.to_string(), "view shape=[n - 2] strides=[1] offset=n*n - n + 1 mask=none");

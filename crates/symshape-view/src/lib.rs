@@ -8,45 +8,57 @@
 //!
 //! Main types:
 //!
-//! - [`View`]: one view whose fields are [`symshape::Expr`] expressions. On views
-//!   whose fields are all constants every op is exact and eager. On symbolic views
-//!   ops run symbolically: each precondition is proven, refuted (an error at once)
-//!   or recorded as a [`Guard`] checked by [`View::bind`]. [`View::apply`] runs an
-//!   [`Op`] under a [`symshape::Scope`] (whose assumptions the proofs use).
+//! - [`Op`]: every view op as a value, with `i64` or [`symshape::Expr`] arguments
+//!   ([`Dim`]). It is the one op surface: [`View::apply`], [`ViewStack::apply`] and
+//!   [`ConcreteView::apply`] run it, [`Trace`] records and replays it, the `serde`
+//!   feature stores it, and the `shapetrace` runner parses its statements into it.
+//! - [`ViewOps`]: the ops by name (`reshape`, `permute`, `split`, ...), written once
+//!   as sugar over `apply` for [`View`] and [`ViewStack`]. Every op takes the
+//!   caller's [`symshape::Scope`], whose declarations and assumptions decide what a
+//!   symbolic op proves.
+//! - [`View`]: one view whose fields are expressions. A view whose fields are all
+//!   constants is stored as a [`ConcreteView`], so ops with constant arguments run on
+//!   the exact engine without touching the expression interner. On symbolic views
+//!   each precondition is proven, refuted (an error at once) or recorded as a
+//!   [`Guard`] checked by binding.
 //! - [`ViewStack`]: a list of views, bottom first, each reading the row-major
-//!   elements of the one below. It applies every op without ever failing for lack
-//!   of representability, and merges adjacent views whenever their composition is
-//!   one view. Use it when a chain of ops must stay exact.
-//! - [`ConcreteView`] (in [`concrete`]): the exact `i64` engine behind both; use it
-//!   directly for purely concrete work without expression interning.
+//!   elements of the one below. It applies every op without ever failing for lack of
+//!   representability, and merges adjacent views whenever their composition is one
+//!   view. Use it when a chain of ops must stay exact.
+//! - [`ConcreteView`] and [`ConcreteStack`] (in [`concrete`]): the exact `i64`
+//!   engine, and what binding gives: the kernels crate runs on them through
+//!   [`Levels`].
 //! - [`IndexItem`] and [`parse_index`]: NumPy basic indexing and its text form.
-//! - Binding: [`View::bind`] / [`ViewStack::bind`] give concrete views and check
-//!   every guard; [`PreparedView`] and [`PreparedStack`] compile a view or stack
-//!   once into a `symshape::Program` and bind it many times; [`infer`] finds symbol values from a concrete shape.
+//! - Binding: [`View::bind`] / [`ViewStack::bind`] give concrete views and stacks and
+//!   check every guard; [`PreparedView`] and [`PreparedStack`] compile a view or stack
+//!   once into a `symshape::Program` and bind it many times with caller-owned scratch
+//!   space ([`BindCache`]); [`infer`] finds symbol values from a concrete shape.
 //! - [`Lowered`] ([`ViewStack::lower`]): `(offset, valid)` as expressions in loop
-//!   indices `i0, i1, ...`, for code generators.
+//!   indices, for code generators.
 //! - [`Trace`]: each op with its resulting stack and new guards, printed stably
 //!   for snapshot tests.
 //!
-//! [`View::reshape`] succeeds if and only if the result is one view, and
+//! A reshape succeeds on one view if and only if the result is one view, and
 //! [`concrete::merge`] composes two stacked views into one exactly when the
 //! composition is one view (see `docs/semantics.md` for the algorithms and every
 //! decision).
 //!
 //! ```
-//! use symshape_view::{parse_index, View, ViewStack};
+//! use symshape::Scope;
+//! use symshape_view::{parse_index, View, ViewOps, ViewStack};
 //!
-//! let v = View::contiguous(&[3i64, 2])?;
-//! let t = v.permute(&[1, 0])?;
-//! assert!(t.reshape(&[6i64]).is_err()); // a transpose is not one flat view
-//! let s = ViewStack::new(t).reshape(&[6i64])?; // a stack keeps it exact
+//! let cx = Scope::new();
+//! let v = View::contiguous(&[3, 2])?;
+//! let t = v.permute(&cx, &[1, 0])?;
+//! assert!(t.reshape(&cx, &[6i64]).is_err()); // a transpose is not one flat view
+//! let s = ViewStack::new(t).reshape(&cx, &[6i64])?; // a stack keeps it exact
 //! assert_eq!(s.views().len(), 2);
-//! assert_eq!(s.offsets_line()?, "offsets [6]: 0 2 4 1 3 5");
+//! assert_eq!(s.to_concrete("offsets")?.offsets_line()?, "offsets [6]: 0 2 4 1 3 5");
 //!
-//! let p = View::contiguous(&[4i64])?.pad(&[(1i64, 0i64)])?;
+//! let p = View::contiguous(&[4])?.pad(&cx, &[(1i64, 0i64)])?;
 //! assert_eq!(p.to_string(), "view shape=[5] strides=[1] offset=-1 mask=[(1, 5)]");
-//! let r = p.index(&parse_index("[::-2]")?)?;
-//! assert_eq!(r.offsets_line()?, "offsets [3]: 3 1 _");
+//! let r = p.index(&cx, &parse_index("[::-2]")?)?;
+//! assert_eq!(r.to_concrete("offsets")?.offsets()?, [Some(3), Some(1), None]);
 //! # Ok::<(), symshape_view::Error>(())
 //! ```
 //!
@@ -54,14 +66,14 @@
 //!
 //! ```
 //! use symshape::{Bindings, Expr, Scope};
-//! use symshape_view::{Op, View, ViewStack};
+//! use symshape_view::{Op, View, ViewOps, ViewStack};
 //!
 //! let mut cx = Scope::new();
 //! let n = cx.declare_str("n 1..=4096")?;
-//! let v = View::create_in(&cx, &[n, Expr::from(768)], None, Expr::from(0), None)?;
+//! let v = View::row_major(&cx, &[n, Expr::from(768)])?;
 //! let heads = ViewStack::new(v)
-//!     .apply(&cx, &Op::Reshape(vec![n, 12.into(), 64.into()]))?
-//!     .apply(&cx, &Op::Permute(vec![1, 0, 2]))?;
+//!     .reshape(&cx, &[n, 12.into(), 64.into()])?
+//!     .permute(&cx, &[1, 0, 2])?;
 //! assert_eq!(heads.top().to_string(), "view shape=[12, n, 64] strides=[64, 768, 1] offset=0 mask=none");
 //! assert_eq!(heads.lower(&cx)?.to_string(), "offset: 64*i0 + 768*i1 + i2\nvalid: true");
 //!
@@ -73,15 +85,27 @@
 //! cx.bind(&mut b, "n", 1)?;
 //! assert!(s.bind(&cx, &b).is_err()); // the concrete shrink would fail too
 //! cx.bind(&mut b, "n", 3)?;
-//! assert_eq!(s.bind(&cx, &b)?.top().shape(), &[Expr::from(12), 1.into(), 64.into()]);
+//! assert_eq!(s.bind(&cx, &b)?.shape(), &[12, 1, 64]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! Dependencies: `symshape` for the expression fields, `thiserror` for [`Error`].
-//! Optional `serde` (feature `serde`): `Serialize`/`Deserialize` for [`View`], [`ViewStack`], [`Guard`], [`Op`] and [`IndexItem`], loaded through the validating constructors.
+//! Optional `serde` (feature `serde`): `Serialize`/`Deserialize` for [`View`],
+//! [`ViewStack`], [`Guard`], [`Op`] and [`IndexItem`], loaded through the validating
+//! constructors.
+
+#![warn(clippy::must_use_candidate, clippy::return_self_not_must_use)]
+#![forbid(unsafe_code)]
+
+/// The example of the crate's README, compiled and run as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 mod bind;
 pub mod concrete;
+mod dim;
+mod dispatch;
 mod error;
 mod guard;
 mod index;
@@ -93,14 +117,17 @@ mod stack;
 mod symbolic;
 mod trace;
 mod view;
+mod view_ops;
 
-pub use bind::{infer, Inferred, PreparedStack, PreparedView};
-pub use concrete::ConcreteView;
+pub use bind::{infer, BindCache, Inferred, PreparedStack, PreparedView};
+pub use concrete::{ConcreteStack, ConcreteView, Levels};
+pub use dim::Dim;
 pub use error::{Error, Result};
 pub use guard::Guard;
-pub use index::{parse_index, parse_index_in, IndexBound, IndexItem};
+pub use index::{parse_index, parse_index_in, IndexItem};
 pub use lower::Lowered;
 pub use op::Op;
 pub use stack::ViewStack;
 pub use trace::{Step, Trace};
 pub use view::View;
+pub use view_ops::ViewOps;

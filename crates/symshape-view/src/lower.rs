@@ -142,11 +142,6 @@ impl ViewStack {
     fn is_provably_empty(&self, cx: &Scope) -> bool {
         self.shape().iter().any(|&d| is_empty_dim(cx, d))
     }
-
-    /// The number of elements, as an expression.
-    pub fn numel(&self) -> Expr {
-        self.top().numel()
-    }
 }
 
 impl View {

@@ -1,53 +1,151 @@
-//! [`Op`]: one view op with its (possibly symbolic) arguments, as traces record it.
+//! [`Op`]: every view op as a value, and [`Dim`], the type of its size arguments.
+//!
+//! `Op` is the spine of the crate: [`View::apply`](crate::View::apply),
+//! [`ViewStack::apply`](crate::ViewStack::apply) and
+//! [`ConcreteView::apply`](crate::ConcreteView::apply) run one, [`Trace`](crate::Trace)
+//! records them, the `serde` feature stores them and the `shapetrace` runner parses its
+//! statements into them. The named methods of [`ViewOps`](crate::ViewOps) only build an
+//! `Op` and apply it.
 
+use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
+use std::hash::Hash;
 
 use symshape::Expr;
 
+use crate::dim::Dim;
 use crate::index::IndexItem;
 
-/// One view op with its arguments. [`View::apply`](crate::View::apply) and
-/// [`ViewStack::apply`](crate::ViewStack::apply) run it under a scope.
+/// One view op with its arguments.
+///
+/// `D` is [`Expr`] (the default) for ops recorded on symbolic views, or `i64` for
+/// concrete ones. Axes are `usize`. Ops that cut an axis into several pieces
+/// (`split`, `split_sizes`, `chunk`, `select`) name the one piece they keep, so
+/// every op maps one view to one view; [`ViewOps`](crate::ViewOps) builds the list
+/// of pieces from them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 #[non_exhaustive]
-pub enum Op {
+pub enum Op<D = Expr> {
     /// Reinterprets the elements in row-major order.
-    Reshape(Vec<Expr>),
-    /// Broadcasts size-1 axes.
-    Expand(Vec<Expr>),
-    /// Reorders axes.
+    Reshape(Vec<D>),
+    /// Broadcasts size-1 axes to the given sizes (same rank).
+    Expand(Vec<D>),
+    /// Reorders axes: axis `i` of the result is axis `axes[i]`.
     Permute(Vec<usize>),
     /// Keeps `[start, end)` of every axis.
-    Shrink(Vec<(Expr, Expr)>),
+    Shrink(Vec<(D, D)>),
     /// Adds masked-out `(before, after)` padding on every axis.
-    Pad(Vec<(Expr, Expr)>),
+    Pad(Vec<(D, D)>),
     /// Reverses the listed axes.
     Flip(Vec<usize>),
     /// NumPy basic indexing, with symbolic indices and slice bounds allowed.
-    Index(Vec<IndexItem<Expr>>),
+    Index(Vec<IndexItem<D>>),
     /// Sliding windows of `size` indices every `step` along `axis`; the window
     /// axis is appended last (PyTorch's `unfold`).
     Unfold {
         /// The axis the windows slide along.
         axis: usize,
         /// Indices per window.
-        size: Expr,
+        size: D,
         /// Distance between window starts (at least 1).
-        step: Expr,
+        step: D,
     },
     /// The diagonal of axes `dim1` and `dim2`, shifted by `offset` (positive:
     /// above the main diagonal), appended last (PyTorch's `diagonal`).
     Diagonal {
         /// Shift of the diagonal; its sign must be known.
-        offset: Expr,
+        offset: D,
         /// The row axis.
         dim1: usize,
         /// The column axis.
         dim2: usize,
     },
+    /// Removes the listed size-1 axes, or every size-1 axis for `None`.
+    Squeeze(Option<Vec<usize>>),
+    /// Inserts a size-1 axis at the given position.
+    Unsqueeze(usize),
+    /// Swaps two axes (`transpose` and `swapaxes` in NumPy and PyTorch).
+    Transpose(usize, usize),
+    /// Moves axis `src` to position `dst`, keeping the order of the others.
+    Movedim {
+        /// The axis to move.
+        src: usize,
+        /// Where it ends up.
+        dst: usize,
+    },
+    /// NumPy's `broadcast_to`: prepends size-1 axes, then expands size-1 axes.
+    BroadcastTo(Vec<D>),
+    /// Keeps `length` indices of `axis` from `start` (a negative constant start
+    /// counts from the end).
+    Narrow {
+        /// The axis to narrow.
+        axis: usize,
+        /// The first index kept.
+        start: D,
+        /// How many indices are kept.
+        length: D,
+    },
+    /// Merges axes `start..=end` into one.
+    Flatten {
+        /// The first axis merged.
+        start: usize,
+        /// The last axis merged.
+        end: usize,
+    },
+    /// Splits `axis` into the given sizes, whose product must be its size.
+    Unflatten {
+        /// The axis to split.
+        axis: usize,
+        /// The sizes that replace it.
+        sizes: Vec<D>,
+    },
+    /// Piece `piece` of cutting `axis` into pieces of `size` indices (the last may
+    /// be smaller; an empty axis gives one empty piece).
+    Split {
+        /// The axis to cut.
+        axis: usize,
+        /// Indices per piece (at least 1).
+        size: D,
+        /// Which piece to keep, from 0.
+        piece: D,
+    },
+    /// Piece `piece` of cutting `axis` into consecutive pieces of the given sizes,
+    /// which must add up to the axis.
+    SplitSizes {
+        /// The axis to cut.
+        axis: usize,
+        /// The size of every piece.
+        sizes: Vec<D>,
+        /// Which piece to keep, from 0.
+        piece: usize,
+    },
+    /// Piece `piece` of PyTorch's `chunk`: `axis` cut into at most `chunks`
+    /// pieces of `max(ceil(dim / chunks), 1)` indices.
+    Chunk {
+        /// The axis to cut.
+        axis: usize,
+        /// The number of chunks asked for (at least 1).
+        chunks: usize,
+        /// Which piece to keep, from 0.
+        piece: usize,
+    },
+    /// Index `index` of `axis`, with the axis removed (PyTorch's `select`, one
+    /// piece of `unbind`); a negative constant index counts from the end.
+    Select {
+        /// The axis to select from.
+        axis: usize,
+        /// The index kept.
+        index: D,
+    },
 }
 
-impl Op {
+impl<D> Op<D> {
     /// The op's name, as error messages and traces print it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -60,7 +158,132 @@ impl Op {
             Op::Index(_) => "index",
             Op::Unfold { .. } => "unfold",
             Op::Diagonal { .. } => "diagonal",
+            Op::Squeeze(_) => "squeeze",
+            Op::Unsqueeze(_) => "unsqueeze",
+            Op::Transpose(..) => "transpose",
+            Op::Movedim { .. } => "movedim",
+            Op::BroadcastTo(_) => "broadcast_to",
+            Op::Narrow { .. } => "narrow",
+            Op::Flatten { .. } => "flatten",
+            Op::Unflatten { .. } => "unflatten",
+            Op::Split { .. } => "split",
+            Op::SplitSizes { .. } => "split_sizes",
+            Op::Chunk { .. } => "chunk",
+            Op::Select { .. } => "select",
         }
+    }
+}
+
+impl<D: Copy> Op<D> {
+    /// The same op with every size argument passed through `f`.
+    pub fn map<E>(&self, mut f: impl FnMut(D) -> E) -> Op<E> {
+        fn list<D: Copy, E>(v: &[D], f: &mut impl FnMut(D) -> E) -> Vec<E> {
+            v.iter().map(|&x| f(x)).collect()
+        }
+        match self {
+            Op::Reshape(s) => Op::Reshape(list(s, &mut f)),
+            Op::Expand(s) => Op::Expand(list(s, &mut f)),
+            Op::BroadcastTo(s) => Op::BroadcastTo(list(s, &mut f)),
+            Op::Permute(a) => Op::Permute(a.clone()),
+            Op::Flip(a) => Op::Flip(a.clone()),
+            Op::Shrink(p) => Op::Shrink(p.iter().map(|&(a, b)| (f(a), f(b))).collect()),
+            Op::Pad(p) => Op::Pad(p.iter().map(|&(a, b)| (f(a), f(b))).collect()),
+            Op::Index(items) => Op::Index(items.iter().map(|it| it.map(&mut f)).collect()),
+            Op::Unfold { axis, size, step } => Op::Unfold {
+                axis: *axis,
+                size: f(*size),
+                step: f(*step),
+            },
+            Op::Diagonal { offset, dim1, dim2 } => Op::Diagonal {
+                offset: f(*offset),
+                dim1: *dim1,
+                dim2: *dim2,
+            },
+            Op::Squeeze(a) => Op::Squeeze(a.clone()),
+            Op::Unsqueeze(a) => Op::Unsqueeze(*a),
+            Op::Transpose(a, b) => Op::Transpose(*a, *b),
+            Op::Movedim { src, dst } => Op::Movedim {
+                src: *src,
+                dst: *dst,
+            },
+            Op::Narrow {
+                axis,
+                start,
+                length,
+            } => Op::Narrow {
+                axis: *axis,
+                start: f(*start),
+                length: f(*length),
+            },
+            Op::Flatten { start, end } => Op::Flatten {
+                start: *start,
+                end: *end,
+            },
+            Op::Unflatten { axis, sizes } => Op::Unflatten {
+                axis: *axis,
+                sizes: list(sizes, &mut f),
+            },
+            Op::Split { axis, size, piece } => Op::Split {
+                axis: *axis,
+                size: f(*size),
+                piece: f(*piece),
+            },
+            Op::SplitSizes { axis, sizes, piece } => Op::SplitSizes {
+                axis: *axis,
+                sizes: list(sizes, &mut f),
+                piece: *piece,
+            },
+            Op::Chunk {
+                axis,
+                chunks,
+                piece,
+            } => Op::Chunk {
+                axis: *axis,
+                chunks: *chunks,
+                piece: *piece,
+            },
+            Op::Select { axis, index } => Op::Select {
+                axis: *axis,
+                index: f(*index),
+            },
+        }
+    }
+}
+
+impl<D: Dim> Op<D> {
+    /// The op with `i64` arguments, or `None` when an argument is symbolic.
+    #[must_use]
+    pub fn to_const(&self) -> Option<Op<i64>> {
+        let mut all = true;
+        let res = self.map(|d| match d.as_const() {
+            Some(c) => c,
+            None => {
+                all = false;
+                0
+            }
+        });
+        all.then_some(res)
+    }
+
+    /// The op with expression arguments.
+    #[must_use]
+    pub fn to_expr(&self) -> Op<Expr> {
+        self.map(Into::into)
+    }
+}
+
+/// The op with `i64` arguments, borrowed when it has them already; `None` when an
+/// argument is symbolic.
+pub(crate) fn const_op<D: Dim>(op: &Op<D>) -> Option<Cow<'_, Op<i64>>> {
+    match (op as &dyn Any).downcast_ref::<Op<i64>>() {
+        Some(k) => Some(Cow::Borrowed(k)),
+        None => op.to_const().map(Cow::Owned),
+    }
+}
+
+impl From<Op<i64>> for Op<Expr> {
+    fn from(op: Op<i64>) -> Op<Expr> {
+        op.to_expr()
     }
 }
 
@@ -69,20 +292,51 @@ fn join<T>(v: &[T], f: impl Fn(&T) -> String) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-impl fmt::Display for Op {
-    /// `reshape [n, 12, 64]`, `shrink [(1, n - 1), (0, 64)]`, `index [1:, None]`,
-    /// `unfold 0 size 3 step 1`, `diagonal [0, 1] offset k`.
+impl<D: fmt::Display> fmt::Display for Op<D> {
+    /// The op as the `shapetrace` runner writes it: `reshape [n, 12, 64]`,
+    /// `shrink [(1, n - 1), (0, 64)]`, `index [1:, None]`, `unfold 0 size 3 step 1`,
+    /// `diagonal [0, 1] offset k`, `split 0 size 4 piece 1`, ...
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pairs = |v: &[(Expr, Expr)]| join(v, |(a, b)| format!("({a}, {b})"));
-        let args = match self {
-            Op::Reshape(s) | Op::Expand(s) => join(s, ToString::to_string),
-            Op::Permute(a) | Op::Flip(a) => join(a, ToString::to_string),
-            Op::Shrink(p) | Op::Pad(p) => pairs(p),
-            Op::Index(items) => fmt_items(items),
-            Op::Unfold { axis, size, step } => format!("{axis} size {size} step {step}"),
-            Op::Diagonal { offset, dim1, dim2 } => format!("[{dim1}, {dim2}] offset {offset}"),
-        };
-        write!(f, "{} {args}", self.name())
+        let pairs = |v: &[(D, D)]| join(v, |(a, b)| format!("({a}, {b})"));
+        let name = self.name();
+        match self {
+            Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) => {
+                write!(f, "{name} {}", join(s, ToString::to_string))
+            }
+            Op::Permute(a) | Op::Flip(a) => write!(f, "{name} {}", join(a, ToString::to_string)),
+            Op::Shrink(p) | Op::Pad(p) => write!(f, "{name} {}", pairs(p)),
+            Op::Index(items) => write!(f, "{name} {}", fmt_items(items)),
+            Op::Unfold { axis, size, step } => write!(f, "{name} {axis} size {size} step {step}"),
+            Op::Diagonal { offset, dim1, dim2 } => {
+                write!(f, "{name} [{dim1}, {dim2}] offset {offset}")
+            }
+            Op::Squeeze(None) => write!(f, "{name}"),
+            Op::Squeeze(Some(a)) => write!(f, "{name} {}", join(a, ToString::to_string)),
+            Op::Unsqueeze(a) => write!(f, "{name} {a}"),
+            Op::Transpose(a, b) => write!(f, "{name} {a} {b}"),
+            Op::Movedim { src, dst } => write!(f, "{name} {src} {dst}"),
+            Op::Narrow {
+                axis,
+                start,
+                length,
+            } => write!(f, "{name} {axis} start {start} length {length}"),
+            Op::Flatten { start, end } => write!(f, "{name} {start} {end}"),
+            Op::Unflatten { axis, sizes } => {
+                write!(f, "{name} {axis} {}", join(sizes, ToString::to_string))
+            }
+            Op::Split { axis, size, piece } => write!(f, "{name} {axis} size {size} piece {piece}"),
+            Op::SplitSizes { axis, sizes, piece } => write!(
+                f,
+                "{name} {axis} {} piece {piece}",
+                join(sizes, ToString::to_string)
+            ),
+            Op::Chunk {
+                axis,
+                chunks,
+                piece,
+            } => write!(f, "{name} {axis} chunks {chunks} piece {piece}"),
+            Op::Select { axis, index } => write!(f, "{name} {axis} index {index}"),
+        }
     }
 }
 

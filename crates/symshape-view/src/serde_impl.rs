@@ -1,5 +1,9 @@
-//! `Serialize`/`Deserialize` for [`View`], [`ViewStack`], [`Guard`], [`Op`] and
-//! [`IndexItem`] (feature `serde`).
+//! `Serialize`/`Deserialize` for [`View`], [`ViewStack`] and [`Guard`] (feature
+//! `serde`); [`Op`](crate::Op) and [`IndexItem`](crate::IndexItem) derive theirs.
+//!
+//! A `Deserialize` impl receives no scope, so loading proves what the symbols'
+//! declared ranges decide (an empty scope): weaker than the scope the values were
+//! built under, never wrong, since what it cannot prove stays a guard.
 //!
 //! Expressions use symshape's own encoding (a self-contained node list per
 //! expression, re-interned on load), so a loaded view holds the very `Expr`
@@ -25,10 +29,8 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::guard::{Checker, Guard};
-use crate::index::IndexItem;
-use crate::op::Op;
 use crate::stack::ViewStack;
-use crate::view::View;
+use crate::view::{Fields, View};
 
 /// The ops that record guards, so a loaded guard's op is a `&'static str` again.
 const GUARD_OPS: &[&str] = &[
@@ -148,12 +150,20 @@ impl Serialize for View {
 fn load_view(w: WireView) -> Result<View, String> {
     let cx = Scope::new();
     // Validation: exact for constant fields, proofs for symbolic ones.
-    let checked = View::create_in(&cx, &w.shape, Some(&w.strides), w.offset, w.mask.as_deref())
+    let checked = View::create(&cx, &w.shape, Some(&w.strides), w.offset, w.mask.as_deref())
         .map_err(|e| e.to_string())?;
     if w.guards.is_empty() && checked.guards().is_empty() && checked.is_concrete() {
         return Ok(checked);
     }
-    let bare = View::from_parts(w.shape, w.strides, w.offset, w.mask, Vec::new());
+    let bare = View::from_fields(
+        Fields {
+            shape: w.shape,
+            strides: w.strides,
+            offset: w.offset,
+            mask: w.mask,
+        },
+        Vec::new(),
+    );
     let ctx = bare.ctx();
     let mut guards = Vec::new();
     for g in w.guards {
@@ -188,101 +198,9 @@ impl<'de> Deserialize<'de> for ViewStack {
         let err = |m: String| de::Error::custom(format_args!("deserialize stack: {m}"));
         match <[View; 1]>::try_from(w.views) {
             Ok([one]) => Ok(ViewStack::new(one)),
-            Err(views) => ViewStack::from_views(views).map_err(|e| err(e.to_string())),
+            Err(views) => {
+                ViewStack::from_views(&Scope::new(), views).map_err(|e| err(e.to_string()))
+            }
         }
-    }
-}
-
-/// [`IndexItem`]'s wire form.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum WireItem<B> {
-    Int(B),
-    Slice {
-        start: Option<B>,
-        stop: Option<B>,
-        step: Option<B>,
-    },
-    NewAxis,
-    Ellipsis,
-}
-
-impl<B: Serialize + Copy> Serialize for IndexItem<B> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            IndexItem::Int(i) => WireItem::Int(i),
-            IndexItem::Slice { start, stop, step } => WireItem::Slice { start, stop, step },
-            IndexItem::NewAxis => WireItem::NewAxis,
-            IndexItem::Ellipsis => WireItem::Ellipsis,
-        }
-        .serialize(s)
-    }
-}
-
-impl<'de, B: Deserialize<'de>> Deserialize<'de> for IndexItem<B> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IndexItem<B>, D::Error> {
-        Ok(match WireItem::deserialize(d)? {
-            WireItem::Int(i) => IndexItem::Int(i),
-            WireItem::Slice { start, stop, step } => IndexItem::Slice { start, stop, step },
-            WireItem::NewAxis => IndexItem::NewAxis,
-            WireItem::Ellipsis => IndexItem::Ellipsis,
-        })
-    }
-}
-
-/// [`Op`]'s wire form: the op's name and its arguments.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum WireOp {
-    Reshape(Vec<Expr>),
-    Expand(Vec<Expr>),
-    Permute(Vec<usize>),
-    Shrink(Vec<(Expr, Expr)>),
-    Pad(Vec<(Expr, Expr)>),
-    Flip(Vec<usize>),
-    Index(Vec<IndexItem<Expr>>),
-    Unfold {
-        axis: usize,
-        size: Expr,
-        step: Expr,
-    },
-    Diagonal {
-        offset: Expr,
-        dim1: usize,
-        dim2: usize,
-    },
-}
-
-impl Serialize for Op {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.clone() {
-            Op::Reshape(v) => WireOp::Reshape(v),
-            Op::Expand(v) => WireOp::Expand(v),
-            Op::Permute(a) => WireOp::Permute(a),
-            Op::Shrink(p) => WireOp::Shrink(p),
-            Op::Pad(p) => WireOp::Pad(p),
-            Op::Flip(a) => WireOp::Flip(a),
-            Op::Index(items) => WireOp::Index(items),
-            Op::Unfold { axis, size, step } => WireOp::Unfold { axis, size, step },
-            Op::Diagonal { offset, dim1, dim2 } => WireOp::Diagonal { offset, dim1, dim2 },
-        }
-        .serialize(s)
-    }
-}
-
-/// Arguments are checked when the op runs ([`View::apply`]), as for any [`Op`].
-impl<'de> Deserialize<'de> for Op {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
-        Ok(match WireOp::deserialize(d)? {
-            WireOp::Reshape(v) => Op::Reshape(v),
-            WireOp::Expand(v) => Op::Expand(v),
-            WireOp::Permute(a) => Op::Permute(a),
-            WireOp::Shrink(p) => Op::Shrink(p),
-            WireOp::Pad(p) => Op::Pad(p),
-            WireOp::Flip(a) => Op::Flip(a),
-            WireOp::Index(items) => Op::Index(items),
-            WireOp::Unfold { axis, size, step } => Op::Unfold { axis, size, step },
-            WireOp::Diagonal { offset, dim1, dim2 } => Op::Diagonal { offset, dim1, dim2 },
-        })
     }
 }

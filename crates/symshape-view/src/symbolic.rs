@@ -11,7 +11,7 @@ use symshape::{CmpOp, Expr, ExprKind, Scope};
 use crate::error::{invalid, Result};
 use crate::guard::Checker;
 use crate::index::IndexItem;
-use crate::view::{fmt_list, View};
+use crate::view::{fmt_list, Fields, View};
 
 fn lit(v: i64) -> Expr {
     Expr::from(v)
@@ -22,22 +22,9 @@ fn clamp(x: Expr, lo: Expr, hi: Expr) -> Expr {
     x.max(lo).min(hi)
 }
 
-/// Mutable fields of a view under construction.
-pub(crate) struct Fields {
-    pub(crate) shape: Vec<Expr>,
-    pub(crate) strides: Vec<Expr>,
-    pub(crate) offset: Expr,
-    pub(crate) mask: Option<Vec<(Expr, Expr)>>,
-}
-
 impl Fields {
     pub(crate) fn of(v: &View) -> Fields {
-        Fields {
-            shape: v.shape().to_vec(),
-            strides: v.strides().to_vec(),
-            offset: v.offset(),
-            mask: v.mask().map(<[_]>::to_vec),
-        }
+        v.fields().clone()
     }
 
     /// Keeps indices `[start, end)` of `axis` (the caller has required
@@ -98,9 +85,25 @@ impl Fields {
         // As `create` does: a view proven to have no elements reads nothing, so
         // its offset and mask are normalised away.
         if shape.iter().any(|&d| ck.is(d, CmpOp::Eq, lit(0))) {
-            return Ok(View::from_parts(shape, strides, lit(0), None, ck.guards));
+            return Ok(View::from_fields(
+                Fields {
+                    shape,
+                    strides,
+                    offset: lit(0),
+                    mask: None,
+                },
+                ck.guards,
+            ));
         }
-        Ok(View::from_parts(shape, strides, offset, mask, ck.guards))
+        Ok(View::from_fields(
+            Fields {
+                shape,
+                strides,
+                offset,
+                mask,
+            },
+            ck.guards,
+        ))
     }
 }
 
@@ -188,8 +191,8 @@ pub(crate) fn create(
     .finish(ck)
 }
 
-pub(crate) fn checker<'a>(cx: &'a Scope, op: &'static str, v: &View) -> Checker<'a> {
-    Checker::new(cx, op, v.guards(), v.ctx())
+pub(crate) fn checker<'a>(cx: &'a Scope, op: &'static str, v: &'a View) -> Checker<'a> {
+    Checker::new(cx, op, v.guards(), v)
 }
 
 fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Error {
@@ -805,10 +808,27 @@ pub(crate) fn split_piece(
     f.finish(ck)
 }
 
-/// Consecutive pieces of `axis` of the given sizes, which must add up to it.
-pub(crate) fn split_sizes(cx: &Scope, v: &View, axis: usize, sizes: &[Expr]) -> Result<Vec<View>> {
+/// Piece `piece` of cutting `axis` into consecutive pieces of the given sizes,
+/// which must add up to it.
+pub(crate) fn split_sizes_piece(
+    cx: &Scope,
+    v: &View,
+    axis: usize,
+    sizes: &[Expr],
+    piece: usize,
+) -> Result<View> {
     let Some(&d) = v.shape().get(axis) else {
         return Err(axis_error("split_sizes", v, axis));
+    };
+    let Some(&len) = sizes.get(piece) else {
+        return Err(invalid(
+            "split_sizes",
+            format!(
+                "piece {piece} is not one of the {} pieces of axis {axis} of {}",
+                sizes.len(),
+                v.ctx()
+            ),
+        ));
     };
     let mut ck = checker(cx, "split_sizes", v);
     for (k, &s) in sizes.iter().enumerate() {
@@ -823,16 +843,10 @@ pub(crate) fn split_sizes(cx: &Scope, v: &View, axis: usize, sizes: &[Expr]) -> 
             fmt_list(sizes)
         )
     })?;
-    let mut at = lit(0);
-    let mut res = Vec::with_capacity(sizes.len());
-    for &s in sizes {
-        let mut f = Fields::of(v);
-        f.shrink_axis(axis, at, at + s);
-        let piece = Checker::new(cx, "split_sizes", &ck.guards, v.ctx());
-        res.push(f.finish(piece)?);
-        at += s;
-    }
-    Ok(res)
+    let start: Expr = sizes[..piece].iter().copied().sum();
+    let mut f = Fields::of(v);
+    f.shrink_axis(axis, start, start + len);
+    f.finish(ck)
 }
 
 /// The canonical form as far as proofs decide it: axes with provably one valid
@@ -893,7 +907,7 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
     for g in upper.guards() {
         crate::guard::add_guard(&mut guards, g.clone());
     }
-    let ck = Checker::new(cx, "merge", &guards, upper.ctx());
+    let ck = Checker::new(cx, "merge", &guards, upper);
     if is_row_major(&ck, lower) {
         let mut f = Fields::of(upper);
         f.offset += lower.offset();

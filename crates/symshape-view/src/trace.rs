@@ -4,6 +4,7 @@ use std::fmt;
 
 use symshape::{Bindings, Scope};
 
+use crate::concrete::ConcreteStack;
 use crate::error::Result;
 use crate::guard::values_of;
 use crate::guard::Guard;
@@ -56,7 +57,8 @@ impl Trace {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply(&mut self, cx: &Scope, op: &Op) -> Result<&ViewStack> {
-        let next = self.stack.apply(cx, op)?;
+        let op = op.clone();
+        let next = self.stack.apply(cx, &op)?;
         let before = self.stack.guards();
         let added = next
             .guards()
@@ -65,7 +67,7 @@ impl Trace {
             .collect();
         self.steps.push(Step {
             label: op.to_string(),
-            op: Some(op.clone()),
+            op: Some(op),
             stack: next.clone(),
             added,
         });
@@ -78,25 +80,27 @@ impl Trace {
     ///
     /// # Errors
     /// As [`ViewStack::bind`].
-    pub fn bind(&mut self, cx: &Scope, b: &Bindings) -> Result<ViewStack> {
+    pub fn bind(&mut self, cx: &Scope, b: &Bindings) -> Result<ConcreteStack> {
         let bound = self.stack.bind(cx, b)?;
         let mut syms: Vec<_> = b.to_vec().into_iter().map(|(s, _)| s).collect();
         syms.sort_by_key(|s| s.to_string());
         self.steps.push(Step {
             label: format!("bind {}", values_of(&syms, |s| b.get(s))),
             op: None,
-            stack: bound.clone(),
+            stack: ViewStack::from(bound.clone()),
             added: Vec::new(),
         });
         Ok(bound)
     }
 
     /// The current symbolic stack.
+    #[must_use]
     pub fn stack(&self) -> &ViewStack {
         &self.stack
     }
 
     /// The recorded steps, in order.
+    #[must_use]
     pub fn steps(&self) -> &[Step] {
         &self.steps
     }

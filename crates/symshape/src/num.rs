@@ -203,7 +203,7 @@ impl Interval {
                 }
             }
             Ext::PosInf => Ext::PosInf,
-            Ext::NegInf if k.is_multiple_of(2) => Ext::PosInf,
+            Ext::NegInf if k % 2 == 0 => Ext::PosInf,
             Ext::NegInf => Ext::NegInf,
         }
     }

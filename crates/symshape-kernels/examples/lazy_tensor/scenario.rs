@@ -7,8 +7,8 @@ use std::error::Error;
 use std::fmt::Write;
 
 use symshape::{Bindings, Expr, Scope};
-use symshape_kernels::{materialize, materialize_into, LayoutStack};
-use symshape_view::{infer, Lowered, Op, PreparedStack, Trace, View};
+use symshape_kernels::{copy, materialize, ConcreteStack, ConcreteView, Output};
+use symshape_view::{infer, BindCache, Lowered, Op, PreparedStack, Trace, View};
 
 /// Attention heads, the width of one head, and the model width.
 const HEADS: usize = 2;
@@ -32,7 +32,7 @@ pub struct LazyTensor {
 impl LazyTensor {
     /// The input: a row-major tensor of `shape`.
     pub fn input(cx: &Scope, shape: &[Expr]) -> Res<LazyTensor> {
-        let trace = Trace::new(View::create_in(cx, shape, None, Expr::from(0), None)?);
+        let trace = Trace::new(View::row_major(cx, shape)?);
         Ok(LazyTensor { trace })
     }
 
@@ -84,35 +84,43 @@ impl LazyTensor {
     }
 
     /// One-off run: binds the symbolic stack with `b` (every guard checked) and
-    /// materializes it from `x`. Returns the bound layouts and the values, row-major.
-    pub fn realize(&self, cx: &Scope, b: &Bindings, x: &[f32]) -> Res<(LayoutStack, Vec<f32>)> {
-        let layout = LayoutStack::from_view_stack(&self.trace.stack().bind(cx, b)?)?;
-        let values = materialize(x, &layout, PAD)?;
-        Ok((layout, values))
+    /// materializes it from `x`. Returns the bound stack and the values, row-major.
+    pub fn realize(&self, cx: &Scope, b: &Bindings, x: &[f32]) -> Res<(ConcreteStack, Vec<f32>)> {
+        let bound = self.trace.stack().bind(cx, b)?;
+        let values = materialize(symshape_kernels::Input::new(x, &bound).pad(PAD))?.values;
+        Ok((bound, values))
     }
 
     /// Compiles the stack once for [`Compiled::run`], the path for repeated runs.
     pub fn compile(&self, cx: &Scope) -> Res<Compiled> {
+        let prepared = PreparedStack::new(cx, self.trace.stack())?;
         Ok(Compiled {
-            prepared: PreparedStack::new(cx, self.trace.stack())?,
+            cache: prepared.cache(),
+            prepared,
             out: Vec::new(),
         })
     }
 }
 
-/// A lazy tensor prepared once and bound per run, reusing its output buffer.
+/// A lazy tensor prepared once and bound per run, reusing its scratch space and output
+/// buffer.
 pub struct Compiled {
     prepared: PreparedStack,
+    cache: BindCache,
     out: Vec<f32>,
 }
 
 impl Compiled {
     /// Binds the symbols to their values in `b` and materializes from `x`.
     pub fn run(&mut self, b: &Bindings, x: &[f32]) -> Res<&[f32]> {
-        let layout = LayoutStack::from_view_stack(&self.prepared.bind_with(b)?)?;
-        let numel = layout.numel();
+        let bound = self.prepared.bind_with(&mut self.cache, b)?;
+        let numel = usize::try_from(bound.numel())?;
         self.out.resize(numel, PAD);
-        materialize_into(x, &layout, PAD, &mut self.out)?;
+        let out_view = ConcreteView::contiguous(bound.shape())?;
+        copy(
+            symshape_kernels::Input::new(x, &bound).pad(PAD),
+            Output::new(&mut self.out, &out_view),
+        )?;
         Ok(&self.out)
     }
 }
@@ -288,13 +296,14 @@ pub fn run(out: &mut impl Write) -> Res<()> {
             let want = table(&shape(&input), |i| elem(&input, i));
             let (layout, got) = t.realize(&cx, &bindings, &input.data)?;
             let what = format!("{name} with {found}");
-            if layout.shape() != shape(&input) {
+            let want_shape: Vec<i64> = shape(&input).iter().map(|&d| d as i64).collect();
+            if layout.shape() != want_shape {
                 return Err(format!("{what}: shape {:?}", layout.shape()).into());
             }
             compare(&format!("{what}, bound"), &got, &want)?;
             let again = prepared.run(&bindings, &input.data)?;
             compare(&format!("{what}, prepared"), again, &want)?;
-            writeln!(out, "{name}: {layout}")?;
+            writeln!(out, "{name}: {}", layout.to_string().replace('\n', " <- "))?;
         }
     }
     writeln!(out, "all values match the reference, bound and prepared")?;

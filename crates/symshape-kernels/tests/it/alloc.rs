@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use symshape::{Expr, Scope, SymbolSpec};
-use symshape_view::{Op, PreparedStack, PreparedView, View, ViewStack};
+use symshape_view::{Op, PreparedStack, PreparedView, View, ViewOps, ViewStack};
 
 /// The system allocator, counting allocations of threads inside [`count`].
 pub struct Counting;
@@ -74,8 +74,13 @@ fn rank4_pad() -> (Scope, View) {
     let h = cx.declare(&SymbolSpec::new("h").range(1, 1024)).expect("h");
     let w = cx.declare(&SymbolSpec::new("w").range(1, 1024)).expect("w");
     let z = Expr::from(0);
-    let v = View::create_in(&cx, &[b, h, w, Expr::from(3)], None, z, None)
-        .and_then(|v| v.pad(&[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)]))
+    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
+        .and_then(|v| {
+            v.pad(
+                &cx,
+                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
+            )
+        })
         .expect("padded view");
     (cx, v)
 }
@@ -91,16 +96,17 @@ fn counter_sees_allocations() {
 #[test]
 fn prepared_view_bind_allocates_only_its_result() {
     let (cx, v) = rank4_pad();
-    let mut p = PreparedView::new(&cx, &v).expect("prepare");
-    p.bind(&[8, 224, 224]).expect("warm-up bind");
-    let (res, n) = count(|| p.bind(&[8, 224, 226]));
+    let p = PreparedView::new(&cx, &v).expect("prepare");
+    let mut cache = p.cache();
+    p.bind(&mut cache, &[8, 224, 224]).expect("warm-up bind");
+    let (res, n) = count(|| p.bind(&mut cache, &[8, 224, 226]));
     let c = res.expect("bind");
     assert!(c.mask().is_some(), "the pad keeps a mask");
     // The result's shape, strides and mask vectors, nothing else.
     assert_eq!(n, 3, "allocations of one prepared bind of {c:?}");
     // A failed bind reports the value and the declared range.
     let msg = p
-        .bind(&[8, 0, 224])
+        .bind(&mut cache, &[8, 0, 224])
         .expect_err("h = 0 is out of range")
         .to_string();
     assert_eq!(msg, "bind: h = 0 is outside its range 1..=1024");
@@ -115,17 +121,21 @@ fn exact_checks_allocate_nothing() {
     let i = cx.declare_str("i 0..m").expect("i");
     cx.assume_str("n % 2 == 0 or m == 1").expect("assume");
     cx.assume_str("i != 3").expect("assume");
-    let v = View::create_in(&cx, &[n, m, Expr::from(4)], None, i, None).expect("view");
-    let mut p = PreparedView::new(&cx, &v).expect("prepare");
+    let v = View::create(&cx, &[n, m, Expr::from(4)], None, i, None).expect("view");
+    let p = PreparedView::new(&cx, &v).expect("prepare");
+    let mut cache = p.cache();
     let names: Vec<String> = p.symbols().iter().map(ToString::to_string).collect();
     assert_eq!(names, ["i", "m", "n"]);
-    p.bind(&[1, 3, 8]).expect("warm-up bind");
-    let (res, allocs) = count(|| p.bind(&[2, 5, 8]));
+    p.bind(&mut cache, &[1, 3, 8]).expect("warm-up bind");
+    let (res, allocs) = count(|| p.bind(&mut cache, &[2, 5, 8]));
     let c = res.expect("bind");
     assert!(c.mask().is_none());
     // Shape and strides only: there is no mask.
     assert_eq!(allocs, 2, "allocations of one prepared bind of {c:?}");
-    let msg = p.bind(&[3, 5, 8]).expect_err("i != 3").to_string();
+    let msg = p
+        .bind(&mut cache, &[3, 5, 8])
+        .expect_err("i != 3")
+        .to_string();
     assert_eq!(
         msg,
         "bind: assumption `i != 3` is violated by i = 3, m = 5, n = 8"
@@ -135,17 +145,16 @@ fn exact_checks_allocate_nothing() {
 #[test]
 fn prepared_stack_bind_allocates_only_its_result() {
     let (cx, v) = rank4_pad();
-    let mut p = PreparedStack::new(&cx, &ViewStack::new(v)).expect("prepare");
-    // The warm-up interns the result's constants, so the count sees none created.
-    p.bind(&[8, 224, 226]).expect("warm-up bind");
-    let (res, n) = count(|| p.bind(&[8, 224, 226]));
+    let p = PreparedStack::new(&cx, &ViewStack::new(v)).expect("prepare");
+    let mut cache = p.cache();
+    p.bind(&mut cache, &[8, 224, 226]).expect("warm-up bind");
+    let (res, n) = count(|| p.bind(&mut cache, &[8, 224, 226]));
     let s = res.expect("bind");
-    assert_eq!(s.views().len(), 1);
+    assert_eq!(s.levels().len(), 1);
     assert!(s.top().mask().is_some());
-    // The result: the stack's vector and the view's shape, strides and mask (4);
-    // and the validated concrete view it is converted from (3 vectors of `i64`,
-    // dropped at once), since a view's fields are expressions.
-    assert_eq!(n, 4 + 3, "allocations of one prepared stack bind of {s}");
+    // The result, kernel-ready: the stack's vector and the view's shape, strides and
+    // mask.
+    assert_eq!(n, 4, "allocations of one prepared stack bind of {s}");
 }
 
 #[test]
@@ -155,16 +164,17 @@ fn prepared_multi_view_stack_bind_is_counted() {
     let mut cx = Scope::new();
     let a = cx.declare_str("a 1..=64").expect("a");
     let b = cx.declare_str("b 1..=64").expect("b");
-    let base = View::create_in(&cx, &[a, b], None, Expr::from(0), None).expect("view");
+    let base = View::row_major(&cx, &[a, b]).expect("view");
     let st = ViewStack::new(base)
         .apply(&cx, &Op::Permute(vec![1, 0]))
         .and_then(|s| s.apply(&cx, &Op::Reshape(vec![a * b])))
         .expect("stack");
-    let mut p = PreparedStack::new(&cx, &st).expect("prepare");
-    p.bind(&[3, 5]).expect("warm-up bind");
-    let (res, n) = count(|| p.bind(&[3, 5]));
+    let p = PreparedStack::new(&cx, &st).expect("prepare");
+    let mut cache = p.cache();
+    p.bind(&mut cache, &[3, 5]).expect("warm-up bind");
+    let (res, n) = count(|| p.bind(&mut cache, &[3, 5]));
     let s = res.expect("bind");
-    assert_eq!(s.views().len(), 2, "{s}");
+    assert_eq!(s.levels().len(), 2, "{s}");
     // The result alone is 1 + 2 * 2 vectors; the merge analysis costs the rest.
     assert!(n >= 5, "{n} allocations for {s}");
 }

@@ -1,62 +1,50 @@
-//! Error messages of the safety rules: out of buffer, self-overlap, shapes, stacks.
+//! Error messages of the safety rules: out of buffer, self-overlap, shapes, stacks, limits.
 
+use crate::gen::{lay, WithMask};
 use symshape_kernels::{
-    copy, copy_within, fill, materialize, materialize_into, reduce, zip, KernelError, Layout,
-    LayoutStack, ReduceConfig, ReduceOp,
+    copy, copy_within, fill, materialize, reduce, zip, ConcreteStack, ConcreteView, Error, Input,
+    Output, ReduceConfig, ReduceOp,
 };
 
 /// The message of an error, or `ok`.
-fn msg<T>(r: Result<T, KernelError>) -> String {
+fn msg<T, E: std::fmt::Display>(r: Result<T, E>) -> String {
     match r {
         Ok(_) => "ok".to_string(),
         Err(e) => e.to_string(),
     }
 }
 
-fn lay(shape: &[usize], strides: &[isize], offset: isize) -> Layout {
-    Layout::new(shape, strides, offset).unwrap()
-}
-
-#[test]
-fn layout_construction() {
-    insta::assert_snapshot!(msg(Layout::new(&[2, 3], &[1], 0)), @"layout: shape [2, 3] has 2 axes but strides has 1");
-    insta::assert_snapshot!(msg(lay(&[2, 3], &[3, 1], 0).with_mask(&[(0, 2)])), @"layout: shape [2, 3] has 2 axes but mask has 1");
-    insta::assert_snapshot!(msg(lay(&[2, 3], &[3, 1], 0).with_mask(&[(0, 2), (2, 4)])), @"layout: mask (2, 4) of axis 1 is not inside 0..3");
-    insta::assert_snapshot!(msg(Layout::new(&[usize::MAX, 2], &[1, 1], 0)), @"layout: shape [18446744073709551615, 2] with strides [1, 1] and offset 0 overflows the address range");
-    insta::assert_snapshot!(msg(Layout::new(&[1 << 40], &[1 << 40], 0)), @"layout: shape [1099511627776] with strides [1099511627776] and offset 0 overflows the address range");
-    insta::assert_snapshot!(msg(lay(&[2, 3], &[3, 1], 0).permuted(&[0, 0])), @"permute: [0, 0] is not a permutation of 2 axes");
-}
-
 #[test]
 fn stack_construction() {
-    insta::assert_snapshot!(msg(LayoutStack::new(vec![])), @"stack: a layout stack needs at least one layout");
+    insta::assert_snapshot!(msg(ConcreteStack::unmerged(vec![])), @"stack: a stack needs at least one view");
     let below = lay(&[2, 3], &[3, 1], 0);
-    insta::assert_snapshot!(msg(LayoutStack::new(vec![below.clone(), lay(&[7], &[1], 0)])), @"stack: layout 1 reaches linear indices 0..=6 but layout 0 below it has 6 elements");
-    insta::assert_snapshot!(msg(LayoutStack::new(vec![below.clone(), lay(&[3], &[-1], 1)])), @"stack: layout 1 reaches linear indices -1..=1 but layout 0 below it has 6 elements");
+    insta::assert_snapshot!(msg(ConcreteStack::unmerged(vec![below.clone(), lay(&[7], &[1], 0)])), @"merge: upper view [7] with strides [1] reaches elements 0..=6 outside the 6 elements of lower view [2, 3] with strides [3, 1]");
+    insta::assert_snapshot!(msg(ConcreteStack::unmerged(vec![below.clone(), lay(&[3], &[-1], 1)])), @"merge: upper view [3] with strides [-1], offset 1 reaches elements -1..=1 outside the 6 elements of lower view [2, 3] with strides [3, 1]");
     // Masked-out elements may point anywhere.
     let masked = lay(&[7], &[1], 0).with_mask(&[(0, 6)]).unwrap();
-    insta::assert_snapshot!(msg(LayoutStack::new(vec![below, masked])), @"ok");
+    insta::assert_snapshot!(msg(ConcreteStack::unmerged(vec![below, masked])), @"ok");
 }
 
 #[test]
 fn out_of_buffer() {
     let buf = vec![0i32; 6];
-    insta::assert_snapshot!(msg(materialize(&buf, &lay(&[2, 4], &[4, 1], 0), 0)), @"materialize: source view reaches offsets 0..=7 but the buffer holds 6 elements");
-    insta::assert_snapshot!(msg(materialize(&buf, &lay(&[3], &[-1], 1), 0)), @"materialize: source view reaches offsets -1..=1 but the buffer holds 6 elements");
+    insta::assert_snapshot!(msg(materialize(Input::new(&buf, &lay(&[2, 4], &[4, 1], 0)))), @"materialize: source view reaches offsets 0..=7 but its buffer holds 6 elements");
+    insta::assert_snapshot!(msg(materialize(Input::new(&buf, &lay(&[3], &[-1], 1)))), @"materialize: source view reaches offsets -1..=1 but its buffer holds 6 elements");
     // Only valid elements count.
     let masked = lay(&[8], &[1], -1).with_mask(&[(1, 7)]).unwrap();
-    insta::assert_snapshot!(msg(materialize(&buf, &masked, 0)), @"ok");
+    insta::assert_snapshot!(msg(materialize(Input::new(&buf, &masked))), @"ok");
     let mut dst = vec![0i32; 4];
-    insta::assert_snapshot!(msg(copy(&mut dst, &lay(&[2, 3], &[3, 1], 0), &buf, &lay(&[2, 3], &[3, 1], 0), 0)), @"copy: destination view reaches offsets 0..=5 but the buffer holds 4 elements");
-    insta::assert_snapshot!(msg(fill(&mut dst, &lay(&[5], &[1], 0), 1)), @"fill: destination view reaches offsets 0..=4 but the buffer holds 4 elements");
-    let mut out = vec![0i32; 5];
-    insta::assert_snapshot!(msg(materialize_into(&buf, &lay(&[2, 3], &[3, 1], 0), 0, &mut out)), @"materialize: output holds 5 elements but shape [2, 3] needs 6");
+    let rows = lay(&[2, 3], &[3, 1], 0);
+    insta::assert_snapshot!(msg(copy(Input::new(&buf, &rows), Output::new(&mut dst, &rows))), @"copy: destination view reaches offsets 0..=5 but its buffer holds 4 elements");
+    insta::assert_snapshot!(msg(fill(Output::new(&mut dst, &lay(&[5], &[1], 0)), 1)), @"fill: destination view reaches offsets 0..=4 but its buffer holds 4 elements");
     let view = lay(&[2, 3], &[3, 1], 0);
+    let plan = symshape_kernels::plan_materialize::<i32>(&view).unwrap();
+    insta::assert_snapshot!(msg(plan.run_materialize(&buf, &mut [0i32; 5], 0)), @"materialize: output holds 5 elements but shape [2, 3] needs 6");
     let plan = symshape_kernels::plan_materialize::<f32>(&view).unwrap();
     insta::assert_snapshot!(msg(plan.run_materialize(&buf, &mut [0i32; 6], 0)), @"materialize: plan was made for f32 elements but run on i32");
-    // A stack is checked through its bottom layout.
-    let s = LayoutStack::new(vec![lay(&[10], &[1], 0), lay(&[2], &[1], 0)]).unwrap();
-    insta::assert_snapshot!(msg(materialize(&buf, &s, 0)), @"materialize: source view reaches offsets 0..=9 but the buffer holds 6 elements");
+    // A stack reads what its table holds: elements 0 and 1 of the bottom.
+    let s = ConcreteStack::unmerged(vec![lay(&[10], &[1], 0), lay(&[2], &[1], 0)]).unwrap();
+    insta::assert_snapshot!(msg(materialize(Input::new(&buf[..1], &s))), @"materialize: source view reaches offsets 0..=1 but its buffer holds 1 elements");
 }
 
 #[test]
@@ -64,26 +52,47 @@ fn self_overlapping_destinations() {
     let mut buf = vec![0i32; 16];
     let src = lay(&[2, 3], &[3, 1], 0);
     let src_buf = vec![1i32; 6];
-    insta::assert_snapshot!(msg(copy(&mut buf, &lay(&[2, 3], &[0, 1], 0), &src_buf, &src, 0)), @"copy: destination view [2, 3] with strides [0, 1] reaches some element through two indices");
-    insta::assert_snapshot!(msg(copy(&mut buf, &lay(&[2, 3], &[2, 1], 0), &src_buf, &src, 0)), @"copy: destination view [2, 3] with strides [2, 1] reaches some element through two indices");
-    insta::assert_snapshot!(msg(fill(&mut buf, &lay(&[3, 2], &[1, 1], 0), 1)), @"fill: destination view [3, 2] with strides [1, 1] reaches some element through two indices");
+    insta::assert_snapshot!(msg(copy(Input::new(&src_buf, &src), Output::new(&mut buf, &lay(&[2, 3], &[0, 1], 0)))), @"copy: destination view shape=[2, 3] strides=[0, 1] offset=0 mask=none reaches some element through two indices");
+    insta::assert_snapshot!(msg(copy(Input::new(&src_buf, &src), Output::new(&mut buf, &lay(&[2, 3], &[2, 1], 0)))), @"copy: destination view shape=[2, 3] strides=[2, 1] offset=0 mask=none reaches some element through two indices");
+    insta::assert_snapshot!(msg(fill(Output::new(&mut buf, &lay(&[3, 2], &[1, 1], 0)), 1)), @"fill: destination view shape=[3, 2] strides=[1, 1] offset=0 mask=none reaches some element through two indices");
     // Not nested by stride, yet no two indices meet: accepted by the exact check.
-    insta::assert_snapshot!(msg(fill(&mut buf, &lay(&[2, 2], &[3, 2], 0), 1)), @"ok");
+    insta::assert_snapshot!(msg(fill(Output::new(&mut buf, &lay(&[2, 2], &[3, 2], 0)), 1)), @"ok");
     // A mask that hides the overlapping part makes it legal.
-    insta::assert_snapshot!(msg(fill(&mut buf, &lay(&[2, 3], &[2, 1], 0).with_mask(&[(0, 2), (0, 2)]).unwrap(), 1)), @"ok");
+    let hidden = lay(&[2, 3], &[2, 1], 0)
+        .with_mask(&[(0, 2), (0, 2)])
+        .unwrap();
+    insta::assert_snapshot!(msg(fill(Output::new(&mut buf, &hidden), 1)), @"ok");
     // Too large to enumerate and not provably nested: rejected conservatively.
     let mut big = vec![0u8; 1 << 22];
     let odd = lay(&[1024, 1025], &[1024, 3], 0);
-    insta::assert_snapshot!(msg(fill(&mut big, &odd, 1)), @"fill: cannot prove destination view [1024, 1025] with strides [1024, 3] is free of self-overlap (axes sorted by stride do not nest and 1049600 elements exceed the exhaustive-check limit 1048576)");
+    insta::assert_snapshot!(msg(fill(Output::new(&mut big, &odd), 1)), @"fill: cannot prove destination view shape=[1024, 1025] strides=[1024, 3] offset=0 mask=none free of self-overlap (its axes sorted by stride do not nest, and it has more than 1048576 valid elements to compare)");
+    // A destination stack: each level must be free of overlap.
+    let twice =
+        ConcreteStack::unmerged(vec![lay(&[4], &[1], 0), lay(&[2, 2], &[0, 1], 0)]).unwrap();
+    insta::assert_snapshot!(msg(fill(Output::new(&mut buf, &twice), 1)), @"fill: destination view shape=[2, 2] strides=[0, 1] offset=0 mask=none reaches some element through two indices");
 }
 
 #[test]
 fn shapes() {
     let buf = vec![0i32; 6];
     let mut dst = vec![0i32; 6];
-    insta::assert_snapshot!(msg(copy(&mut dst, &lay(&[6], &[1], 0), &buf, &lay(&[2, 3], &[3, 1], 0), 0)), @"copy: destination shape [6] differs from source shape [2, 3]");
-    insta::assert_snapshot!(msg(copy_within(&mut dst, &lay(&[3], &[1], 0), &lay(&[2], &[1], 0), 0)), @"copy: destination shape [3] differs from source shape [2]");
-    insta::assert_snapshot!(msg(zip(&buf, &lay(&[2, 3], &[3, 1], 0), &buf, &lay(&[2], &[1], 0), |a, b| a + b)), @"zip: shapes [2, 3] and [2] do not broadcast");
-    insta::assert_snapshot!(msg(reduce(&buf, &lay(&[2, 3], &[3, 1], 0), &[2], ReduceOp::Sum, ReduceConfig::default())), @"reduce: axis 2 is out of range or repeated for a view with 2 axes");
-    insta::assert_snapshot!(msg(reduce(&buf, &lay(&[2, 3], &[3, 1], 0), &[1, 1], ReduceOp::Sum, ReduceConfig::default())), @"reduce: axis 1 is out of range or repeated for a view with 2 axes");
+    insta::assert_snapshot!(msg(copy(Input::new(&buf, &lay(&[2, 3], &[3, 1], 0)), Output::new(&mut dst, &lay(&[6], &[1], 0)))), @"copy: destination shape [6] differs from source shape [2, 3]");
+    insta::assert_snapshot!(msg(copy_within(&mut dst, &lay(&[3], &[1], 0), &lay(&[2], &[1], 0), 0)), @"copy: destination shape [2] differs from source shape [3]");
+    insta::assert_snapshot!(msg(zip(Input::new(&buf, &lay(&[2, 3], &[3, 1], 0)), Input::new(&buf, &lay(&[2], &[1], 0)), |a, b| a + b)), @"zip: shapes [2, 3] and [2] do not broadcast");
+    insta::assert_snapshot!(msg(reduce(Input::new(&buf, &lay(&[2, 3], &[3, 1], 0)), &[2], ReduceOp::Sum, ReduceConfig::default())), @"reduce: axis 2 is out of range or repeated for a view with 2 axes");
+    insta::assert_snapshot!(msg(reduce(Input::new(&buf, &lay(&[2, 3], &[3, 1], 0)), &[1, 1], ReduceOp::Sum, ReduceConfig::default())), @"reduce: axis 1 is out of range or repeated for a view with 2 axes");
+}
+
+#[test]
+fn allocation_limits() {
+    // A broadcast of one element to 2^62 elements: refused, not aborted.
+    let huge = ConcreteView::create(&[1 << 62], Some(&[0]), 0, None).unwrap();
+    let one = [1i64];
+    let r: Result<_, Error> = materialize(Input::new(&one, &huge));
+    insta::assert_snapshot!(msg(r), @"materialize: 4611686018427387904 elements of 8 bytes exceed the allocation limit of 17179869184 bytes");
+    insta::assert_snapshot!(msg(symshape_kernels::map(Input::new(&one, &huge), |x| x + 1)), @"map: 4611686018427387904 elements of 8 bytes exceed the allocation limit of 17179869184 bytes");
+    // Two broadcasts whose common shape has 2^64 elements.
+    let col = ConcreteView::create(&[1 << 32, 1], Some(&[0, 0]), 0, None).unwrap();
+    let row = ConcreteView::create(&[1, 1 << 32], Some(&[0, 0]), 0, None).unwrap();
+    insta::assert_snapshot!(msg(zip(Input::new(&one, &col), Input::new(&one, &row), |a, b| a + b)), @"zip: 18446744073709551616 elements of 8 bytes exceed the address range");
 }

@@ -1,11 +1,25 @@
-//! Strategies for random layouts, stacks and buffers.
+//! Strategies for random views, stacks and buffers.
 
 use proptest::prelude::*;
-use symshape_kernels::{Layout, LayoutStack};
+use symshape_kernels::{ConcreteStack, ConcreteView};
+
+/// The view of `shape` with `strides` at `offset`, masked by `mask` when given.
+pub fn view(
+    shape: &[usize],
+    strides: &[isize],
+    offset: isize,
+    mask: Option<&[(usize, usize)]>,
+) -> Option<ConcreteView> {
+    let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let strides: Vec<i64> = strides.iter().map(|&t| t as i64).collect();
+    let mask: Option<Vec<(i64, i64)>> =
+        mask.map(|m| m.iter().map(|&(b, e)| (b as i64, e as i64)).collect());
+    ConcreteView::create(&shape, Some(&strides), offset as i64, mask.as_deref()).ok()
+}
 
 /// A random strided layout (strides in -3..=3, zero included) of up to 3 axes whose valid
 /// elements fit `0..space`, with an optional mask. `None` when it cannot fit.
-pub fn random_layout(space: usize) -> impl Strategy<Value = Layout> {
+pub fn random_layout(space: usize) -> impl Strategy<Value = ConcreteView> {
     (
         prop::collection::vec((1usize..5, -3isize..=3), 0..=3),
         any::<u32>(),
@@ -26,9 +40,8 @@ pub fn random_layout(space: usize) -> impl Strategy<Value = Layout> {
                 return None;
             }
             let offset = -lo + (pick as isize % (room + 1));
-            let l = Layout::new(&shape, &strides, offset).ok()?;
             if !masked {
-                return Some(l);
+                return view(&shape, &strides, offset, None);
             }
             let mask: Vec<(usize, usize)> = shape
                 .iter()
@@ -38,13 +51,13 @@ pub fn random_layout(space: usize) -> impl Strategy<Value = Layout> {
                     (a.min(b), a.max(b))
                 })
                 .collect();
-            l.with_mask(&mask).ok()
+            view(&shape, &strides, offset, Some(&mask))
         })
 }
 
 /// A reshape / permute / flip / slice of the row-major element space `0..numel`: the kind of
 /// layout views produce, often mergeable with the layout below.
-pub fn structured_layout(numel: usize) -> impl Strategy<Value = Layout> {
+pub fn structured_layout(numel: usize) -> impl Strategy<Value = ConcreteView> {
     (
         prop::collection::vec(0usize..3, 8),
         prop::collection::vec(any::<u8>(), 3),
@@ -93,39 +106,39 @@ pub fn structured_layout(numel: usize) -> impl Strategy<Value = Layout> {
                 shape[j] = (shape[j] - start).div_ceil(step);
                 strides[j] *= step as isize;
             }
-            let l = Layout::new(&shape, &strides, offset).unwrap();
             if !masked {
-                return l;
+                return view(&shape, &strides, offset, None).unwrap();
             }
             let mask: Vec<(usize, usize)> = shape
                 .iter()
                 .zip(&m)
                 .map(|(&n, &(a, b))| (a.min(n), (a + b).min(n)))
                 .collect();
-            l.with_mask(&mask).unwrap()
+            view(&shape, &strides, offset, Some(&mask)).unwrap()
         })
 }
 
 /// Either kind of layout over `0..space`.
-pub fn any_layout(space: usize) -> BoxedStrategy<Layout> {
+pub fn any_layout(space: usize) -> BoxedStrategy<ConcreteView> {
     prop_oneof![random_layout(space), structured_layout(space)].boxed()
 }
 
-/// A random stack of 1 to 3 levels over a buffer of `len` elements.
-pub fn stack(len: usize) -> BoxedStrategy<LayoutStack> {
+/// A random stack of 1 to 3 levels over a buffer of `len` elements, kept unmerged so the
+/// kernels see stacks of several levels.
+pub fn stack(len: usize) -> BoxedStrategy<ConcreteStack> {
     any_layout(len)
         .prop_flat_map(|bottom| {
-            let n = bottom.numel();
+            let n = bottom.numel() as usize;
             (Just(bottom), any_layout(n.max(1)))
         })
         .prop_flat_map(|(bottom, mid)| {
-            let n = mid.numel();
+            let n = mid.numel() as usize;
             (Just(bottom), Just(mid), any_layout(n.max(1)), 1usize..=3)
         })
         .prop_filter_map("invalid stack", |(bottom, mid, top, levels)| {
             let mut ls = vec![bottom, mid, top];
             ls.truncate(levels);
-            LayoutStack::new(ls).ok()
+            ConcreteStack::unmerged(ls).ok()
         })
         .boxed()
 }
@@ -133,4 +146,23 @@ pub fn stack(len: usize) -> BoxedStrategy<LayoutStack> {
 /// A buffer of `len` distinct values.
 pub fn buffer(len: usize) -> Vec<i64> {
     (0..len as i64).map(|i| i * 10 + 1).collect()
+}
+
+/// The view of `shape` with `strides` at `offset` (panics on an invalid view: tests only).
+pub fn lay(shape: &[usize], strides: &[isize], offset: isize) -> ConcreteView {
+    view(shape, strides, offset, None).expect("valid view")
+}
+
+/// The same view with a mask of valid intervals, one per axis.
+pub trait WithMask {
+    /// `None` when the mask does not fit the shape.
+    fn with_mask(&self, mask: &[(usize, usize)]) -> Option<ConcreteView>;
+}
+
+impl WithMask for ConcreteView {
+    fn with_mask(&self, mask: &[(usize, usize)]) -> Option<ConcreteView> {
+        let shape: Vec<usize> = self.shape().iter().map(|&d| d as usize).collect();
+        let strides: Vec<isize> = self.strides().iter().map(|&t| t as isize).collect();
+        view(&shape, &strides, self.offset() as isize, Some(mask))
+    }
 }

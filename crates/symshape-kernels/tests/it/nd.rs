@@ -5,7 +5,8 @@ use ndarray::{s, Array, ArrayD, IxDyn, SliceInfoElem};
 use proptest::prelude::*;
 use std::borrow::Cow;
 use symshape_kernels::{
-    copy, materialize, nd, reduce, Dense, KernelError, Layout, ReduceConfig, ReduceOp,
+    copy, materialize, nd, reduce, ConcreteView, Dense, Error, Input, Output, ReduceConfig,
+    ReduceOp,
 };
 
 /// How `nd::source` read the view (`borrowed`/`gathered`), its layout, and whether the kernels
@@ -16,7 +17,9 @@ fn check(a: ndarray::ArrayViewD<'_, i32>) -> String {
         Cow::Borrowed(_) => "borrowed",
         Cow::Owned(_) => "gathered",
     };
-    let got = materialize(&buf, &layout, -1).unwrap();
+    let got = materialize(Input::new(&buf, &layout).pad(-1))
+        .map(|d| d.values)
+        .unwrap();
     let want: Vec<i32> = a.iter().copied().collect();
     let same = if got == want { "same" } else { "DIFFERENT" };
     format!("{how} {} of {} => {same}", layout, buf.len())
@@ -30,24 +33,24 @@ fn grid(shape: &[usize]) -> ArrayD<i32> {
 #[test]
 fn sources() {
     let a = grid(&[3, 4]);
-    insta::assert_snapshot!(check(a.view()), @"borrowed [3, 4] strides [4, 1] offset 0 of 12 => same");
-    insta::assert_snapshot!(check(a.t().into_dyn()), @"borrowed [4, 3] strides [1, 4] offset 0 of 12 => same");
-    insta::assert_snapshot!(check(a.slice(s![..;-1, ..]).into_dyn()), @"borrowed [3, 4] strides [-4, 1] offset 8 of 12 => same");
-    insta::assert_snapshot!(check(a.slice(s![..;-1, ..;-1]).into_dyn()), @"borrowed [3, 4] strides [-4, -1] offset 11 of 12 => same");
-    insta::assert_snapshot!(check(a.slice(s![1..3, ..]).into_dyn()), @"borrowed [2, 4] strides [4, 1] offset 0 of 8 => same");
-    insta::assert_snapshot!(check(a.slice(s![.., ..;2]).into_dyn()), @"gathered [3, 2] strides [2, 1] offset 0 of 6 => same");
-    insta::assert_snapshot!(check(a.slice(s![..;-2, 1..;-3]).into_dyn()), @"gathered [2, 1] strides [1, 0] offset 0 of 2 => same");
-    insta::assert_snapshot!(check(a.slice(s![.., 1..3]).into_dyn()), @"gathered [3, 2] strides [2, 1] offset 0 of 6 => same");
-    insta::assert_snapshot!(check(a.slice(s![1, ..]).into_dyn()), @"borrowed [4] strides [1] offset 0 of 4 => same");
-    insta::assert_snapshot!(check(a.slice(s![1, 2]).into_dyn()), @"borrowed [] strides [] offset 0 of 1 => same");
-    insta::assert_snapshot!(check(a.slice(s![.., 2..2]).into_dyn()), @"borrowed [3, 0] strides [0, 0] offset 0 of 0 => same");
+    insta::assert_snapshot!(check(a.view()), @"borrowed view shape=[3, 4] strides=[4, 1] offset=0 mask=none of 12 => same");
+    insta::assert_snapshot!(check(a.t().into_dyn()), @"borrowed view shape=[4, 3] strides=[1, 4] offset=0 mask=none of 12 => same");
+    insta::assert_snapshot!(check(a.slice(s![..;-1, ..]).into_dyn()), @"borrowed view shape=[3, 4] strides=[-4, 1] offset=8 mask=none of 12 => same");
+    insta::assert_snapshot!(check(a.slice(s![..;-1, ..;-1]).into_dyn()), @"borrowed view shape=[3, 4] strides=[-4, -1] offset=11 mask=none of 12 => same");
+    insta::assert_snapshot!(check(a.slice(s![1..3, ..]).into_dyn()), @"borrowed view shape=[2, 4] strides=[4, 1] offset=0 mask=none of 8 => same");
+    insta::assert_snapshot!(check(a.slice(s![.., ..;2]).into_dyn()), @"gathered view shape=[3, 2] strides=[2, 1] offset=0 mask=none of 6 => same");
+    insta::assert_snapshot!(check(a.slice(s![..;-2, 1..;-3]).into_dyn()), @"gathered view shape=[2, 1] strides=[1, 0] offset=0 mask=none of 2 => same");
+    insta::assert_snapshot!(check(a.slice(s![.., 1..3]).into_dyn()), @"gathered view shape=[3, 2] strides=[2, 1] offset=0 mask=none of 6 => same");
+    insta::assert_snapshot!(check(a.slice(s![1, ..]).into_dyn()), @"borrowed view shape=[4] strides=[1] offset=0 mask=none of 4 => same");
+    insta::assert_snapshot!(check(a.slice(s![1, 2]).into_dyn()), @"borrowed view shape=[] strides=[] offset=0 mask=none of 1 => same");
+    insta::assert_snapshot!(check(a.slice(s![.., 2..2]).into_dyn()), @"borrowed view shape=[3, 0] strides=[0, 0] offset=0 mask=none of 0 => same");
     let row = grid(&[4]);
-    insta::assert_snapshot!(check(row.broadcast(IxDyn(&[3, 4])).unwrap()), @"borrowed [3, 4] strides [0, 1] offset 0 of 4 => same");
+    insta::assert_snapshot!(check(row.broadcast(IxDyn(&[3, 4])).unwrap()), @"borrowed view shape=[3, 4] strides=[0, 1] offset=0 mask=none of 4 => same");
     let col = grid(&[3, 1]);
-    insta::assert_snapshot!(check(col.broadcast(IxDyn(&[2, 3, 4])).unwrap()), @"borrowed [2, 3, 4] strides [0, 1, 0] offset 0 of 3 => same");
+    insta::assert_snapshot!(check(col.broadcast(IxDyn(&[2, 3, 4])).unwrap()), @"borrowed view shape=[2, 3, 4] strides=[0, 1, 0] offset=0 mask=none of 3 => same");
     let cube = grid(&[2, 3, 4]);
-    insta::assert_snapshot!(check(cube.view().permuted_axes(IxDyn(&[2, 0, 1]))), @"borrowed [4, 2, 3] strides [1, 12, 4] offset 0 of 24 => same");
-    insta::assert_snapshot!(check(cube.slice(s![.., ..;2, ..;-1]).into_dyn()), @"gathered [2, 2, 4] strides [8, 4, 1] offset 0 of 16 => same");
+    insta::assert_snapshot!(check(cube.view().permuted_axes(IxDyn(&[2, 0, 1]))), @"borrowed view shape=[4, 2, 3] strides=[1, 12, 4] offset=0 mask=none of 24 => same");
+    insta::assert_snapshot!(check(cube.slice(s![.., ..;2, ..;-1]).into_dyn()), @"gathered view shape=[2, 2, 4] strides=[8, 4, 1] offset=0 mask=none of 16 => same");
 }
 
 #[test]
@@ -58,14 +61,14 @@ fn destinations() {
     let mut out = Array::<i32, _>::zeros((4, 3));
     let mut t = out.view_mut().reversed_axes();
     let (dbuf, dl) = nd::destination(&mut t).unwrap();
-    insta::assert_snapshot!(dl.to_string(), @"[3, 4] strides [1, 3] offset 0");
-    copy(dbuf, &dl, &sbuf, &sl, 0).unwrap();
+    insta::assert_snapshot!(dl.to_string(), @"view shape=[3, 4] strides=[1, 3] offset=0 mask=none");
+    copy(Input::new(&sbuf, &sl).pad(0), Output::new(dbuf, &dl)).unwrap();
     assert_eq!(out.into_dyn(), src.t());
     // A stepped destination has gaps: `destination` refuses, `copy_into` goes through ndarray.
     let mut wide = Array::<i32, _>::from_elem((3, 8), -1);
     let mut even = wide.slice_mut(s![.., ..;2]);
     insta::assert_snapshot!(nd::destination(&mut even).map(|_| ()).unwrap_err().to_string(), @"destination: ndarray view [3, 4] with strides [8, 2] does not cover its memory range densely");
-    nd::copy_into(&mut even, &sbuf, &sl, 0).unwrap();
+    nd::copy_into(Input::new(&sbuf, &sl), &mut even).unwrap();
     let want: Vec<i32> = (0..3)
         .flat_map(|r| (0..8).map(move |c| if c % 2 == 0 { r * 4 + c / 2 } else { -1 }))
         .collect();
@@ -75,7 +78,7 @@ fn destinations() {
     let (mut ev, od) = both.multi_slice_mut((s![.., ..;2], s![.., 1..;2]));
     let small = grid(&[2, 2]);
     let (b2, l2) = nd::source(&small.view()).unwrap();
-    nd::copy_into(&mut ev, &b2, &l2, 0).unwrap();
+    nd::copy_into(Input::new(&b2, &l2), &mut ev).unwrap();
     assert!(od.iter().all(|&x| x == 0));
     assert_eq!(
         both.iter().copied().collect::<Vec<_>>(),
@@ -83,27 +86,35 @@ fn destinations() {
     );
     // Shape mismatch.
     let mut out = Array::<i32, _>::zeros((2, 2));
-    insta::assert_snapshot!(nd::copy_into(&mut out.view_mut(), &sbuf, &sl, 0).unwrap_err().to_string(), @"copy: destination shape [2, 2] differs from source shape [3, 4]");
+    insta::assert_snapshot!(nd::copy_into(Input::new(&sbuf, &sl), &mut out.view_mut()).unwrap_err().to_string(), @"copy: destination shape [2, 2] differs from source shape [3, 4]");
 }
 
 #[test]
 fn dense_to_ndarray() {
     let a = grid(&[2, 3]);
     let (buf, l) = nd::source(&a.view()).unwrap();
-    let r = reduce(&buf, &l, &[1], ReduceOp::Sum, ReduceConfig::default()).unwrap();
+    let r = reduce(
+        Input::new(&buf, &l),
+        &[1],
+        ReduceOp::Sum,
+        ReduceConfig::default(),
+    )
+    .unwrap();
     insta::assert_snapshot!(format!("{:?}", r.clone().into_ndarray().unwrap().into_raw_vec_and_offset().0), @"[3, 12]");
     let bad = Dense {
         shape: vec![2, 2],
         values: vec![1, 2, 3],
     };
     insta::assert_snapshot!(bad.into_ndarray().unwrap_err().to_string(), @"into_ndarray: output holds 3 elements but shape [2, 2] needs 4");
-    let t = Layout::new(&[3, 2], &[1, 3], 0).unwrap();
+    let t = ConcreteView::create(&[3, 2], Some(&[1, 3]), 0, None).unwrap();
     let d = Dense {
         shape: vec![3, 2],
-        values: materialize(&buf, &t, 0).unwrap(),
+        values: materialize(Input::new(&buf, &t).pad(0))
+            .map(|d| d.values)
+            .unwrap(),
     };
     assert_eq!(d.into_ndarray().unwrap(), a.t().into_dyn());
-    let e: Result<ArrayD<i32>, KernelError> = Dense {
+    let e: Result<ArrayD<i32>, Error> = Dense {
         shape: vec![0, 5],
         values: vec![],
     }
@@ -145,21 +156,22 @@ proptest! {
             .collect();
         let w = a.slice(info.as_slice()).permuted_axes(IxDyn(&perm));
         let (buf, l) = nd::source(&w).unwrap();
-        prop_assert_eq!(materialize(&buf, &l, -1).unwrap(), w.iter().copied().collect::<Vec<_>>());
+        prop_assert_eq!(materialize(Input::new(&buf, &l).pad(-1)).map(|d| d.values).unwrap(), w.iter().copied().collect::<Vec<_>>());
         if let Some(k) = bcast {
             let mut to = vec![k];
             to.extend_from_slice(w.shape());
             let b = w.broadcast(IxDyn(&to)).unwrap();
             let (buf, l) = nd::source(&b).unwrap();
-            prop_assert_eq!(materialize(&buf, &l, -1).unwrap(), b.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(materialize(Input::new(&buf, &l).pad(-1)).map(|d| d.values).unwrap(), b.iter().copied().collect::<Vec<_>>());
         }
         // The same view as a destination: written through the kernels or ndarray, and the
         // elements outside it untouched.
         let mut target = Array::from_elem(IxDyn(&shape), -7);
         let mut dst = target.slice_mut(info.as_slice()).permuted_axes(IxDyn(&perm));
-        let src = Layout::contiguous(dst.shape()).unwrap();
+        let dims: Vec<i64> = dst.shape().iter().map(|&d| d as i64).collect();
+        let src = ConcreteView::contiguous(&dims).unwrap();
         let vals: Vec<i32> = (0..src.numel() as i32).map(|x| x * 3 + 1).collect();
-        nd::copy_into(&mut dst, &vals, &src, 0).unwrap();
+        nd::copy_into(Input::new(&vals, &src), &mut dst).unwrap();
         prop_assert_eq!(dst.iter().copied().collect::<Vec<_>>(), vals.clone());
         let untouched = target.iter().filter(|&&x| x == -7).count();
         prop_assert_eq!(untouched, target.len() - vals.len());

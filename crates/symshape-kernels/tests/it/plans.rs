@@ -1,13 +1,10 @@
 //! Snapshots of loop plans (the text `shapetrace plan` prints).
 
-use symshape_kernels::{plan_copy_into, plan_materialize, Layout, LayoutStack, View};
-
-fn lay(shape: &[usize], strides: &[isize], offset: isize) -> Layout {
-    Layout::new(shape, strides, offset).unwrap()
-}
+use crate::gen::{lay, WithMask};
+use symshape_kernels::{plan_copy_into, plan_materialize, ConcreteStack, Levels};
 
 /// Snapshots the plan of materializing `view` as f32 under `name`.
-fn check(view: &impl View, name: &str) {
+fn check(view: &impl Levels, name: &str) {
     let plan = plan_materialize::<f32>(view).unwrap();
     insta::assert_snapshot!(name, plan.to_string());
 }
@@ -32,17 +29,20 @@ fn plans() {
     check(&lay(&[1, 5, 1], &[9, 1, 9], 0), "unit_axes");
     check(&lay(&[0, 5], &[5, 1], 0), "empty");
     // A reshape of a transpose: [4, 6] transposed, read as [2, 3, 4]. Merges.
-    let s = LayoutStack::new(vec![
+    let s = ConcreteStack::unmerged(vec![
         lay(&[6, 4], &[1, 6], 0),
         lay(&[2, 3, 4], &[12, 4, 1], 0),
     ])
     .unwrap();
     check(&s, "stack_merged");
-    // The transpose read as [24]: does not merge, lowered through an offset table.
-    let s = LayoutStack::new(vec![lay(&[6, 4], &[1, 6], 0), lay(&[24], &[1], 0)]).unwrap();
+    // The transpose read as [24]: not one view, but one in the finer shape [6, 4].
+    let s = ConcreteStack::unmerged(vec![lay(&[6, 4], &[1, 6], 0), lay(&[24], &[1], 0)]).unwrap();
+    check(&s, "stack_refined");
+    // Every other element of the transpose read as [24]: no cut helps, an offset table.
+    let s = ConcreteStack::unmerged(vec![lay(&[6, 4], &[1, 6], 0), lay(&[12], &[2], 0)]).unwrap();
     check(&s, "stack_table");
     // Padding below a reshape.
-    let s = LayoutStack::new(vec![
+    let s = ConcreteStack::unmerged(vec![
         lay(&[4, 4], &[2, 1], -3)
             .with_mask(&[(1, 3), (1, 3)])
             .unwrap(),
@@ -58,7 +58,7 @@ fn copy_plans() {
     let dst = lay(&[3, 3], &[6, 1], 0);
     insta::assert_snapshot!(
         "copy_strided_dst",
-        plan_copy_into::<i64>(&dst, &lay(&[3, 3], &[1, 3], 0))
+        plan_copy_into::<i64>(&lay(&[3, 3], &[1, 3], 0), &dst)
             .unwrap()
             .to_string()
     );
@@ -66,7 +66,7 @@ fn copy_plans() {
     let dst = lay(&[3, 4], &[-4, -1], 11);
     insta::assert_snapshot!(
         "copy_reversed_both",
-        plan_copy_into::<u8>(&dst, &lay(&[3, 4], &[-4, -1], 11))
+        plan_copy_into::<u8>(&lay(&[3, 4], &[-4, -1], 11), &dst)
             .unwrap()
             .to_string()
     );
@@ -76,7 +76,7 @@ fn copy_plans() {
         .unwrap();
     insta::assert_snapshot!(
         "copy_masked_dst",
-        plan_copy_into::<f64>(&dst, &lay(&[4, 4], &[1, 4], 0))
+        plan_copy_into::<f64>(&lay(&[4, 4], &[1, 4], 0), &dst)
             .unwrap()
             .to_string()
     );

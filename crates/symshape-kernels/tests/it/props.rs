@@ -1,11 +1,11 @@
 //! Property tests: every operation against the element-by-element reference.
 
-use crate::gen::{any_layout, buffer, stack, structured_layout};
+use crate::gen::{any_layout, buffer, stack, structured_layout, view};
 use crate::reference as r;
 use proptest::prelude::*;
 use symshape_kernels::{
-    copy, copy_within, fill, map, materialize, plan_materialize, reduce, reduce_with, zip, Layout,
-    LayoutStack, ReduceConfig, ReduceOp, View,
+    copy, copy_within, fill, map, materialize, plan_materialize, reduce, reduce_with, zip,
+    ConcreteStack, ConcreteView, Input, Levels, Output, ReduceConfig, ReduceOp,
 };
 
 const LEN: usize = 40;
@@ -15,7 +15,7 @@ proptest! {
     fn materialize_matches_reference(s in stack(LEN), pad in -5i64..5) {
         let buf = buffer(LEN);
         let want = r::materialize(&buf, s.levels(), pad);
-        let got = materialize(&buf, &s, pad).unwrap();
+        let got = materialize(Input::new(&buf, &s).pad(pad)).unwrap().values;
         prop_assert_eq!(&got, &want);
         // Small views may skip the planner in `materialize`: run the plan explicitly too.
         let mut planned = vec![0; want.len()];
@@ -26,7 +26,7 @@ proptest! {
     #[test]
     fn map_matches_reference(s in stack(LEN)) {
         let buf = buffer(LEN);
-        let got = map(&buf, &s, |x| x * 2 + 1).unwrap();
+        let got = map(Input::new(&buf, &s), |x| x * 2 + 1).unwrap().values;
         let want: Vec<i64> = r::materialize(&buf, s.levels(), 0).iter().map(|x| x * 2 + 1).collect();
         prop_assert_eq!(got, want);
     }
@@ -34,14 +34,14 @@ proptest! {
     #[test]
     fn copy_matches_reference(
         (dst, src) in structured_layout(LEN).prop_flat_map(|d| {
-            let shape = d.shape().to_vec();
+            let shape = r::dims(&d);
             (Just(d), with_shape(shape, LEN))
         }),
         pad in -5i64..5,
     ) {
         let src_buf = buffer(LEN);
         let mut got = vec![-1i64; LEN];
-        copy(&mut got, &dst, &src_buf, &src, pad).unwrap();
+        copy(Input::new(&src_buf, &src).pad(pad), Output::new(&mut got, &dst)).unwrap();
         let mut want = vec![-1i64; LEN];
         r::copy_values(&mut want, &dst, &r::materialize(&src_buf, src.levels(), pad));
         prop_assert_eq!(got, want);
@@ -51,7 +51,7 @@ proptest! {
     fn copy_from_a_stack_into_a_reversed_permutation(s in stack(LEN), flip in any::<bool>(), pad in -5i64..5) {
         // Destination: the row-major layout of the shape with its axes reversed in memory
         // order (and optionally every stride negated), over a buffer of exactly that size.
-        let shape = s.shape().to_vec();
+        let shape: Vec<usize> = s.shape().iter().map(|&d| d as usize).collect();
         let n: usize = shape.iter().product();
         let mut strides = vec![0isize; shape.len()];
         let mut acc = 1isize;
@@ -66,10 +66,10 @@ proptest! {
                 *st = -*st;
             }
         }
-        let dst = Layout::new(&shape, &strides, offset).unwrap();
+        let dst = view(&shape, &strides, offset, None).unwrap();
         let src_buf = buffer(LEN);
         let mut got = vec![-1i64; n];
-        copy(&mut got, &dst, &src_buf, &s, pad).unwrap();
+        copy(Input::new(&src_buf, &s).pad(pad), Output::new(&mut got, &dst)).unwrap();
         let mut want = vec![-1i64; n];
         r::copy_values(&mut want, &dst, &r::materialize(&src_buf, s.levels(), pad));
         prop_assert_eq!(got, want);
@@ -78,12 +78,12 @@ proptest! {
     #[test]
     fn copy_within_is_copy_through_a_temporary(
         (dst, src) in structured_layout(LEN).prop_flat_map(|d| {
-            let shape = d.shape().to_vec();
+            let shape = r::dims(&d);
             (Just(d), with_shape(shape, LEN))
         }),
     ) {
         let mut got = buffer(LEN);
-        copy_within(&mut got, &dst, &src, 0).unwrap();
+        copy_within(&mut got, &src, &dst, 0).unwrap();
         let mut want = buffer(LEN);
         let tmp = r::materialize(&want, src.levels(), 0);
         r::copy_values(&mut want, &dst, &tmp);
@@ -93,9 +93,9 @@ proptest! {
     #[test]
     fn fill_matches_reference(dst in structured_layout(LEN), v in -5i64..5) {
         let mut got = buffer(LEN);
-        fill(&mut got, &dst, v).unwrap();
+        fill(Output::new(&mut got, &dst), v).unwrap();
         let mut want = buffer(LEN);
-        r::copy_values(&mut want, &dst, &vec![v; dst.numel()]);
+        r::copy_values(&mut want, &dst, &vec![v; dst.numel() as usize]);
         prop_assert_eq!(got, want);
     }
 
@@ -110,15 +110,15 @@ proptest! {
         let b_shape: Vec<usize> = shape.iter().zip(&b_keep).map(|(&n, &k)| if k { n } else { 1 }).collect();
         let (a, b) = (layout_with_shape(&a_shape, picks[0], LEN), layout_with_shape(&b_shape, picks[1], LEN));
         let (abuf, bbuf) = (buffer(LEN), buffer(LEN).iter().map(|x| x * 7).collect::<Vec<_>>());
-        let got = zip(&abuf, &a, &bbuf, &b, |x: i64, y: i64| x * 1000 + y).unwrap();
+        let got = zip(Input::new(&abuf, &a), Input::new(&bbuf, &b), |x: i64, y: i64| x * 1000 + y).unwrap();
         let out_shape: Vec<usize> = (0..shape.len()).map(|k| {
             let ka = (k + a_shape.len()).checked_sub(shape.len()).map_or(1, |i| a_shape[i]);
             ka.max(b_shape[k])
         }).collect();
         prop_assert_eq!(&got.shape, &out_shape);
         let want: Vec<i64> = r::indices(&out_shape).iter().map(|idx| {
-            let pick = |l: &Layout| {
-                let lead = idx.len() - l.n_dims();
+            let pick = |l: &ConcreteView| {
+                let lead = idx.len() - l.ndim();
                 let i: Vec<usize> = l.shape().iter().enumerate().map(|(k, &n)| if n == 1 { 0 } else { idx[k + lead] }).collect();
                 if r::is_valid(l, &i) { Some(r::linear_index(l, &i) as usize) } else { None }
             };
@@ -132,16 +132,16 @@ proptest! {
     #[test]
     fn reduce_matches_reference(l in any_layout(LEN), axes_bits in 0u8..8, keep in any::<bool>(), op in 0usize..5) {
         let buf = buffer(LEN);
-        let axes: Vec<usize> = (0..l.n_dims()).filter(|k| axes_bits & (1 << k) != 0).collect();
+        let axes: Vec<usize> = (0..l.ndim()).filter(|k| axes_bits & (1 << k) != 0).collect();
         let cfg = ReduceConfig { keep_dims: keep };
         // Non-associative user fold: checks the row-major fold order too.
         let user = |a: i64, x: i64| a.wrapping_mul(31).wrapping_add(x);
         let got = match op {
-            0 => reduce(&buf, &l, &axes, ReduceOp::Sum, cfg),
-            1 => reduce(&buf, &l, &axes, ReduceOp::Prod, cfg),
-            2 => reduce(&buf, &l, &axes, ReduceOp::Min, cfg),
-            3 => reduce(&buf, &l, &axes, ReduceOp::Max, cfg),
-            _ => reduce_with(&buf, &l, &axes, cfg, 7, user),
+            0 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Sum, cfg),
+            1 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Prod, cfg),
+            2 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Min, cfg),
+            3 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Max, cfg),
+            _ => reduce_with(Input::new(&buf, &l), &axes, cfg, 7, user),
         }.unwrap();
         let (id, f): (i64, Box<dyn Fn(i64, i64) -> i64>) = match op {
             0 => (0, Box::new(|a: i64, x: i64| a.wrapping_add(x))),
@@ -151,7 +151,7 @@ proptest! {
             _ => (7, Box::new(user)),
         };
         let vals = r::materialize(&buf, std::slice::from_ref(&l), 0);
-        let shape = l.shape();
+        let shape = &r::dims(&l);
         let kept: Vec<usize> = (0..shape.len()).filter(|k| !axes.contains(k)).collect();
         let kept_shape: Vec<usize> = kept.iter().map(|&k| shape[k]).collect();
         let mut want = Vec::new();
@@ -177,31 +177,29 @@ proptest! {
         let shape: Vec<usize> = axes.iter().map(|a| a.0).collect();
         let strides: Vec<isize> = axes.iter().map(|a| a.1).collect();
         let offset: isize = strides.iter().zip(&shape).map(|(&s, &n)| (-s * (n as isize - 1)).max(0)).sum();
-        let mut l = Layout::new(&shape, &strides, offset).unwrap();
-        if masked {
-            let m: Vec<(usize, usize)> = shape.iter().map(|&n| (n / 3, n)).collect();
-            l = l.with_mask(&m).unwrap();
-        }
+        let m: Vec<(usize, usize)> = shape.iter().map(|&n| (n / 3, n)).collect();
+        let l = view(&shape, &strides, offset, masked.then_some(&m[..])).unwrap();
         let mut buf = vec![0i64; 64];
-        let res = fill(&mut buf, &l, 1);
+        let res = fill(Output::new(&mut buf, &l), 1);
         prop_assert_eq!(res.is_err(), r::overlaps(&l), "{:?}", res);
     }
 }
 
 /// A random layout of exactly `shape` over `0..space` (strides -3..=3, maybe masked).
-fn with_shape(shape: Vec<usize>, space: usize) -> impl Strategy<Value = Layout> {
+fn with_shape(shape: Vec<usize>, space: usize) -> impl Strategy<Value = ConcreteView> {
     (any::<u32>(), any::<bool>()).prop_map(move |(pick, masked)| {
         let l = layout_with_shape(&shape, pick, space);
         if masked && !shape.is_empty() {
             let m: Vec<(usize, usize)> = shape.iter().map(|&n| (n / 2, n)).collect();
-            return l.with_mask(&m).unwrap();
+            let strides: Vec<isize> = l.strides().iter().map(|&t| t as isize).collect();
+            return view(&shape, &strides, l.offset() as isize, Some(&m)).unwrap();
         }
         l
     })
 }
 
 /// A layout of `shape` whose strides come from the bits of `pick`, shrunk until it fits `space`.
-fn layout_with_shape(shape: &[usize], pick: u32, space: usize) -> Layout {
+fn layout_with_shape(shape: &[usize], pick: u32, space: usize) -> ConcreteView {
     let mut strides: Vec<isize> = (0..shape.len())
         .map(|k| ((pick >> (3 * k)) & 7) as isize - 3)
         .collect();
@@ -214,7 +212,13 @@ fn layout_with_shape(shape: &[usize], pick: u32, space: usize) -> Layout {
         }
         if hi - lo < space as isize {
             let room = space as isize - 1 - (hi - lo);
-            return Layout::new(shape, &strides, -lo + (pick as isize >> 20) % (room + 1)).unwrap();
+            return view(
+                shape,
+                &strides,
+                -lo + (pick as isize >> 20) % (room + 1),
+                None,
+            )
+            .unwrap();
         }
         strides.iter_mut().for_each(|s| *s /= 2);
     }
@@ -222,12 +226,12 @@ fn layout_with_shape(shape: &[usize], pick: u32, space: usize) -> Layout {
 
 #[test]
 fn stack_of_one_equals_its_layout() {
-    let l = Layout::new(&[3, 4], &[-4, 1], 8).unwrap();
-    let s = LayoutStack::new(vec![l.clone()]).unwrap();
+    let l = view(&[3, 4], &[-4, 1], 8, None).unwrap();
+    let s = ConcreteStack::unmerged(vec![l.clone()]).unwrap();
     let buf = buffer(12);
     assert_eq!(
-        materialize(&buf, &s, 0).unwrap(),
-        materialize(&buf, &l, 0).unwrap()
+        materialize(Input::new(&buf, &s)).unwrap(),
+        materialize(Input::new(&buf, &l)).unwrap()
     );
 }
 
@@ -235,35 +239,39 @@ fn stack_of_one_equals_its_layout() {
 fn large_results_do_not_depend_on_thread_count() {
     // Above every parallel threshold: transposed materialize, a zip, and float sums whose
     // rounding would show any change of grouping.
-    let n = 1 << 10;
+    let n: usize = 1 << 10;
     let buf: Vec<f32> = (0..n * n)
         .map(|i| ((i * 7919) % 1000) as f32 * 0.001 + 1e-3)
         .collect();
-    let full = Layout::contiguous(&[n, n]).unwrap();
-    let t = full.permuted(&[1, 0]).unwrap();
-    let flat = Layout::contiguous(&[n * n]).unwrap();
+    let full = ConcreteView::contiguous(&[n as i64, n as i64]).unwrap();
+    let t = full.permute(&[1, 0]).unwrap();
+    let flat = ConcreteView::contiguous(&[(n * n) as i64]).unwrap();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
         pool.install(|| {
-            let m = materialize(&buf, &t, 0.0).unwrap();
-            let z = zip(&buf, &t, &buf, &full, |a, b| a * 0.5 + b)
+            let m = materialize(Input::new(&buf, &t)).unwrap().values;
+            let z = zip(Input::new(&buf, &t), Input::new(&buf, &full), |a, b| {
+                a * 0.5 + b
+            })
+            .unwrap()
+            .values;
+            let sum = |v: &ConcreteView, axes: &[usize]| {
+                reduce(
+                    Input::new(&buf, v),
+                    axes,
+                    ReduceOp::Sum,
+                    ReduceConfig::default(),
+                )
                 .unwrap()
-                .values;
-            let rows = reduce(&buf, &t, &[1], ReduceOp::Sum, ReduceConfig::default())
-                .unwrap()
-                .values;
-            let cols = reduce(&buf, &full, &[0], ReduceOp::Sum, ReduceConfig::default())
-                .unwrap()
-                .values;
-            let all = reduce(&buf, &full, &[0, 1], ReduceOp::Sum, ReduceConfig::default())
-                .unwrap()
-                .values;
-            let flat_sum = reduce(&buf, &flat, &[0], ReduceOp::Sum, ReduceConfig::default())
-                .unwrap()
-                .values;
+                .values
+            };
+            let rows = sum(&t, &[1]);
+            let cols = sum(&full, &[0]);
+            let all = sum(&full, &[0, 1]);
+            let flat_sum = sum(&flat, &[0]);
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             (
                 bits(&m),

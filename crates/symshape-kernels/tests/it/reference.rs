@@ -1,23 +1,31 @@
-//! The naive, obviously right reference: one element at a time, through `linear_index` and
-//! `is_valid`, with stacks unflattened by explicit division.
+//! The naive, obviously right reference: one element at a time, with its own index
+//! arithmetic on the views' fields, stacks unflattened by explicit division.
 
-use symshape_kernels::{Element, Layout};
+use symshape_kernels::{ConcreteView, Element};
 
 /// Offset of `idx` in `l` (no mask check).
-pub fn linear_index(l: &Layout, idx: &[usize]) -> isize {
-    let mut off = l.offset();
+pub fn linear_index(l: &ConcreteView, idx: &[usize]) -> isize {
+    let mut off = l.offset() as isize;
     for (&i, &s) in idx.iter().zip(l.strides()) {
-        off += i as isize * s;
+        off += i as isize * s as isize;
     }
     off
 }
 
 /// Whether `idx` is inside the mask of `l`.
-pub fn is_valid(l: &Layout, idx: &[usize]) -> bool {
+pub fn is_valid(l: &ConcreteView, idx: &[usize]) -> bool {
     match l.mask() {
         None => true,
-        Some(m) => idx.iter().zip(m).all(|(&i, &(b, e))| b <= i && i < e),
+        Some(m) => idx
+            .iter()
+            .zip(m)
+            .all(|(&i, &(b, e))| b as usize <= i && i < e as usize),
     }
+}
+
+/// The shape of `l` as `usize`s.
+pub fn dims(l: &ConcreteView) -> Vec<usize> {
+    l.shape().iter().map(|&d| d as usize).collect()
 }
 
 /// Every index of `shape`, row-major.
@@ -48,7 +56,7 @@ pub fn unravel(mut l: usize, shape: &[usize]) -> Vec<usize> {
 }
 
 /// Buffer offset of `idx` of the top of `levels` (bottom first), or `None` if invalid anywhere.
-pub fn stack_offset(levels: &[Layout], idx: &[usize]) -> Option<usize> {
+pub fn stack_offset(levels: &[ConcreteView], idx: &[usize]) -> Option<usize> {
     let mut idx = idx.to_vec();
     for k in (0..levels.len()).rev() {
         let l = &levels[k];
@@ -61,24 +69,24 @@ pub fn stack_offset(levels: &[Layout], idx: &[usize]) -> Option<usize> {
         }
         idx = unravel(
             usize::try_from(off).expect("reference: negative linear index"),
-            levels[k - 1].shape(),
+            &dims(&levels[k - 1]),
         );
     }
     unreachable!()
 }
 
 /// Materialize, element by element.
-pub fn materialize<T: Element>(buf: &[T], levels: &[Layout], pad: T) -> Vec<T> {
-    let shape = levels.last().unwrap().shape();
-    indices(shape)
+pub fn materialize<T: Element>(buf: &[T], levels: &[ConcreteView], pad: T) -> Vec<T> {
+    let shape = dims(levels.last().unwrap());
+    indices(&shape)
         .iter()
         .map(|idx| stack_offset(levels, idx).map_or(pad, |o| buf[o]))
         .collect()
 }
 
 /// Copy into `dst` of `out`, element by element, from already materialized source values.
-pub fn copy_values<T: Element>(out: &mut [T], dst: &Layout, values: &[T]) {
-    for (idx, &v) in indices(dst.shape()).iter().zip(values) {
+pub fn copy_values<T: Element>(out: &mut [T], dst: &ConcreteView, values: &[T]) {
+    for (idx, &v) in indices(&dims(dst)).iter().zip(values) {
         if is_valid(dst, idx) {
             out[linear_index(dst, idx) as usize] = v;
         }
@@ -86,9 +94,9 @@ pub fn copy_values<T: Element>(out: &mut [T], dst: &Layout, values: &[T]) {
 }
 
 /// Whether two valid indices of `l` share an offset, by enumeration.
-pub fn overlaps(l: &Layout) -> bool {
+pub fn overlaps(l: &ConcreteView) -> bool {
     let mut seen = std::collections::BTreeSet::new();
-    indices(l.shape())
+    indices(&dims(l))
         .iter()
         .filter(|i| is_valid(l, i))
         .any(|i| !seen.insert(linear_index(l, i)))

@@ -1,14 +1,12 @@
 //! Named cases of every operation (including the benchmark workloads in small) and pinned
 //! regressions.
 
+use crate::gen::{lay, WithMask};
+use crate::reference::dims;
 use symshape_kernels::{
-    bench_materialize_f32, broadcast_shapes, copy_within, fill, map, materialize, reduce,
-    reduce_with, zip, Layout, LayoutStack, ReduceConfig, ReduceOp,
+    copy_within, fill, map, materialize, reduce, reduce_with, zip, ConcreteStack, ConcreteView,
+    Input, Output, ReduceConfig, ReduceOp,
 };
-
-fn lay(shape: &[usize], strides: &[isize], offset: isize) -> Layout {
-    Layout::new(shape, strides, offset).unwrap()
-}
 
 /// Formats values as `[shape]: v v v`, the way `shapetrace values` prints.
 fn show<T: std::fmt::Display>(shape: &[usize], v: &[T]) -> String {
@@ -16,9 +14,14 @@ fn show<T: std::fmt::Display>(shape: &[usize], v: &[T]) -> String {
     format!("{shape:?}: {}", vals.join(" "))
 }
 
-fn check(view: &Layout, buf_len: usize) -> String {
+fn check(view: &ConcreteView, buf_len: usize) -> String {
     let buf: Vec<i64> = (0..buf_len as i64).collect();
-    show(view.shape(), &materialize(&buf, view, -1).unwrap())
+    show(
+        &dims(view),
+        &materialize(Input::new(&buf, view).pad(-1))
+            .map(|d| d.values)
+            .unwrap(),
+    )
 }
 
 #[test]
@@ -40,26 +43,34 @@ fn large_tiled_and_reversed_paths() {
     let (r, c) = (1000, 700);
     let buf: Vec<u32> = (0..(r * c) as u32).collect();
     let t = lay(&[c, r], &[1, c as isize], 0);
-    let got = materialize(&buf, &t, 0).unwrap();
+    let got = materialize(Input::new(&buf, &t).pad(0))
+        .map(|d| d.values)
+        .unwrap();
     assert!(got
         .iter()
         .enumerate()
         .all(|(k, &v)| v as usize == (k % r) * c + k / r));
     let flip = lay(&[r, c], &[-(c as isize), -1], (r * c - 1) as isize);
-    let got = materialize(&buf, &flip, 0).unwrap();
+    let got = materialize(Input::new(&buf, &flip).pad(0))
+        .map(|d| d.values)
+        .unwrap();
     assert!(got
         .iter()
         .enumerate()
         .all(|(k, &v)| v as usize == r * c - 1 - k));
     // f64 and u8 tiles have other widths.
     let b64: Vec<f64> = (0..(r * c)).map(|i| i as f64).collect();
-    let got = materialize(&b64, &t, 0.0).unwrap();
+    let got = materialize(Input::new(&b64, &t).pad(0.0))
+        .map(|d| d.values)
+        .unwrap();
     assert!(got
         .iter()
         .enumerate()
         .all(|(k, &v)| v as usize == (k % r) * c + k / r));
     let b8: Vec<u8> = (0..(r * c)).map(|i| (i % 251) as u8).collect();
-    let got = materialize(&b8, &t, 0).unwrap();
+    let got = materialize(Input::new(&b8, &t).pad(0))
+        .map(|d| d.values)
+        .unwrap();
     assert!(got
         .iter()
         .enumerate()
@@ -70,29 +81,24 @@ fn large_tiled_and_reversed_paths() {
 fn other_operations() {
     let buf: Vec<i32> = (0..6).collect();
     let m = lay(&[2, 3], &[3, 1], 0);
-    insta::assert_snapshot!(show(&[2, 3], &map(&buf, &m.permuted(&[1, 0]).unwrap(), |x| x * 10).unwrap()), @"[2, 3]: 0 30 10 40 20 50");
+    insta::assert_snapshot!(show(&[2, 3], &map(Input::new(&buf, &m.permute(&[1, 0]).unwrap()), |x| x * 10).map(|d| d.values).unwrap()), @"[2, 3]: 0 30 10 40 20 50");
     let z = zip(
-        &buf,
-        &lay(&[2, 1], &[3, 0], 0),
-        &buf,
-        &lay(&[3], &[1], 0),
+        Input::new(&buf, &lay(&[2, 1], &[3, 0], 0)),
+        Input::new(&buf, &lay(&[3], &[1], 0)),
         |a, b| a * 10 + b,
     )
     .unwrap();
     insta::assert_snapshot!(show(&z.shape, &z.values), @"[2, 3]: 0 1 2 30 31 32");
     let bools = vec![true, false, true, true];
     let z = zip(
-        &bools,
-        &lay(&[4], &[1], 0),
-        &buf,
-        &lay(&[4], &[1], 0),
+        Input::new(&bools, &lay(&[4], &[1], 0)),
+        Input::new(&buf, &lay(&[4], &[1], 0)),
         |a, b| if a { b } else { -b },
     )
     .unwrap();
     insta::assert_snapshot!(show(&z.shape, &z.values), @"[4]: 0 -1 2 3");
     let r = reduce(
-        &buf,
-        &m,
+        Input::new(&buf, &m),
         &[0],
         ReduceOp::Max,
         ReduceConfig { keep_dims: true },
@@ -100,22 +106,24 @@ fn other_operations() {
     .unwrap();
     insta::assert_snapshot!(show(&r.shape, &r.values), @"[1, 3]: 3 4 5");
     let r = reduce(
-        &bools,
-        &lay(&[2, 2], &[2, 1], 0),
+        Input::new(&bools, &lay(&[2, 2], &[2, 1], 0)),
         &[1],
         ReduceOp::Prod,
         ReduceConfig::default(),
     )
     .unwrap();
     insta::assert_snapshot!(show(&r.shape, &r.values), @"[2]: false true");
-    let r = reduce_with(&buf, &m, &[0, 1], ReduceConfig::default(), 0, |a, b| {
-        a * 2 + b
-    })
+    let r = reduce_with(
+        Input::new(&buf, &m),
+        &[0, 1],
+        ReduceConfig::default(),
+        0,
+        |a, b| a * 2 + b,
+    )
     .unwrap();
     insta::assert_snapshot!(show(&r.shape, &r.values), @"[]: 57");
     let r = reduce(
-        &buf,
-        &lay(&[2, 0], &[3, 1], 0),
+        Input::new(&buf, &lay(&[2, 0], &[3, 1], 0)),
         &[1],
         ReduceOp::Min,
         ReduceConfig::default(),
@@ -124,40 +132,39 @@ fn other_operations() {
     insta::assert_snapshot!(show(&r.shape, &r.values), @"[2]: 2147483647 2147483647");
     let f: Vec<f32> = vec![1.0, f32::NAN, -2.0];
     let r = reduce(
-        &f,
-        &lay(&[3], &[1], 0),
+        Input::new(&f, &lay(&[3], &[1], 0)),
         &[0],
         ReduceOp::Min,
         ReduceConfig::default(),
     )
     .unwrap();
     insta::assert_snapshot!(show(&r.shape, &r.values), @"[]: -2");
-    insta::assert_snapshot!(format!("{:?}", broadcast_shapes("zip", &[4, 1], &[1, 4]).unwrap()), @"[4, 4]");
+    insta::assert_snapshot!(format!("{:?}", symshape_view::concrete::broadcast_shapes(&[&[4, 1], &[1, 4]]).unwrap()), @"[4, 4]");
 }
 
 #[test]
 fn aliasing_in_one_buffer() {
     // Shift right by one within a row: overlapping source and destination.
     let mut buf: Vec<i64> = (0..8).collect();
-    copy_within(&mut buf, &lay(&[7], &[1], 1), &lay(&[7], &[1], 0), 0).unwrap();
+    copy_within(&mut buf, &lay(&[7], &[1], 0), &lay(&[7], &[1], 1), 0).unwrap();
     insta::assert_snapshot!(show(&[8], &buf), @"[8]: 0 0 1 2 3 4 5 6");
     // In-place transpose of a square matrix.
     let mut buf: Vec<i64> = (0..9).collect();
     copy_within(
         &mut buf,
-        &lay(&[3, 3], &[3, 1], 0),
         &lay(&[3, 3], &[1, 3], 0),
+        &lay(&[3, 3], &[3, 1], 0),
         0,
     )
     .unwrap();
     insta::assert_snapshot!(show(&[3, 3], &buf), @"[3, 3]: 0 3 6 1 4 7 2 5 8");
     // Disjoint halves: copied directly.
     let mut buf: Vec<i64> = (0..8).collect();
-    copy_within(&mut buf, &lay(&[4], &[1], 4), &lay(&[4], &[-1], 3), 0).unwrap();
+    copy_within(&mut buf, &lay(&[4], &[-1], 3), &lay(&[4], &[1], 4), 0).unwrap();
     insta::assert_snapshot!(show(&[8], &buf), @"[8]: 0 1 2 3 3 2 1 0");
     // Fill of every other element.
     let mut buf = vec![0u16; 6];
-    fill(&mut buf, &lay(&[3], &[2], 1), 9).unwrap();
+    fill(Output::new(&mut buf, &lay(&[3], &[2], 1)), 9).unwrap();
     insta::assert_snapshot!(show(&[6], &buf), @"[6]: 0 9 0 9 0 9");
 }
 
@@ -165,10 +172,11 @@ fn aliasing_in_one_buffer() {
 fn stacks() {
     let buf: Vec<i64> = (0..24).collect();
     // Transpose then reshape (does not merge): the table path.
-    let s = LayoutStack::new(vec![lay(&[6, 4], &[1, 6], 0), lay(&[3, 8], &[8, 1], 0)]).unwrap();
-    insta::assert_snapshot!(show(&[3, 8], &materialize(&buf, &s, -1).unwrap()), @"[3, 8]: 0 6 12 18 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 5 11 17 23");
+    let s =
+        ConcreteStack::unmerged(vec![lay(&[6, 4], &[1, 6], 0), lay(&[3, 8], &[8, 1], 0)]).unwrap();
+    insta::assert_snapshot!(show(&[3, 8], &materialize(Input::new(&buf, &s).pad(-1)).map(|d| d.values).unwrap()), @"[3, 8]: 0 6 12 18 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 5 11 17 23");
     // A masked level in the middle of three.
-    let s = LayoutStack::new(vec![
+    let s = ConcreteStack::unmerged(vec![
         lay(&[24], &[1], 0),
         lay(&[4, 6], &[6, 1], 0)
             .with_mask(&[(0, 4), (1, 5)])
@@ -176,31 +184,14 @@ fn stacks() {
         lay(&[6, 4], &[1, 6], 0),
     ])
     .unwrap();
-    insta::assert_snapshot!(show(&[6, 4], &materialize(&buf, &s, -1).unwrap()), @"[6, 4]: -1 -1 -1 -1 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 -1 -1 -1 -1");
-}
-
-#[test]
-fn bench_figures_are_consistent() {
-    let v = lay(&[64, 64], &[1, 64], 0);
-    let b = bench_materialize_f32(&v, 3).unwrap();
-    assert_eq!(b.bytes, 64 * 64 * 4);
-    assert!(b.median_ns > 0 && b.gbps > 0.0 && b.memcpy_ratio > 0.0);
-    let line = b.to_string();
-    insta::assert_snapshot!(format!("{:?}", symshape_kernels::buffer_len(&lay(&[2, 3], &[-3, 2], 3))), @"Ok(8)");
-    insta::assert_snapshot!(format!("{:?}", symshape_kernels::buffer_len(&lay(&[2], &[-3], 2)).map_err(|e| e.to_string())), @r#"Err("bind: source view reaches offsets -1..=2 but the buffer holds 0 elements")"#);
-    assert!(
-        line.starts_with("bench: median_ns=")
-            && line.contains(" bytes=16384 ")
-            && line.contains(" memcpy_ratio="),
-        "{line}"
-    );
+    insta::assert_snapshot!(show(&[6, 4], &materialize(Input::new(&buf, &s).pad(-1)).map(|d| d.values).unwrap()), @"[6, 4]: -1 -1 -1 -1 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 -1 -1 -1 -1");
 }
 
 #[test]
 fn regression_carry_found_after_a_masked_constant_digit() {
     // Merging the top level must fail (its index carries across digits of the level below)
     // before a constant digit outside a mask can declare everything padding.
-    let s = LayoutStack::new(vec![
+    let s = ConcreteStack::unmerged(vec![
         lay(&[3, 3], &[1, -3], 36)
             .with_mask(&[(0, 2), (2, 3)])
             .unwrap(),
@@ -209,7 +200,7 @@ fn regression_carry_found_after_a_masked_constant_digit() {
     ])
     .unwrap();
     let buf: Vec<i64> = (0..40).map(|i| i * 10 + 1).collect();
-    insta::assert_snapshot!(show(&[1, 1, 6], &materialize(&buf, &s, 1).unwrap()), @"[1, 1, 6]: 1 1 1 311 1 301");
+    insta::assert_snapshot!(show(&[1, 1, 6], &materialize(Input::new(&buf, &s).pad(1)).map(|d| d.values).unwrap()), @"[1, 1, 6]: 1 1 1 311 1 301");
 }
 
 #[test]
@@ -222,22 +213,26 @@ fn large_parallel_paths_match_reference() {
         .with_mask(&[(1, r + 1), (1, c + 1)])
         .unwrap();
     assert_eq!(
-        materialize(&buf, &pad, -1).unwrap(),
+        materialize(Input::new(&buf, &pad).pad(-1))
+            .map(|d| d.values)
+            .unwrap(),
         crate::reference::materialize(&buf, std::slice::from_ref(&pad), -1)
     );
-    let stack = LayoutStack::new(vec![
+    let stack = ConcreteStack::unmerged(vec![
         lay(&[r, c], &[1, r as isize], 0),
         lay(&[c * r / 4, 4], &[4, 1], 0),
     ])
     .unwrap();
     assert_eq!(
-        materialize(&buf, &stack, -1).unwrap(),
+        materialize(Input::new(&buf, &stack).pad(-1))
+            .map(|d| d.values)
+            .unwrap(),
         crate::reference::materialize(&buf, stack.levels(), -1)
     );
     let dst = lay(&[r, c], &[-(2 * c as isize), -1], (2 * r * c - 1) as isize);
     let src = lay(&[r, c], &[1, r as isize], 0);
     let mut got = vec![0i64; 2 * r * c];
-    symshape_kernels::copy(&mut got, &dst, &buf, &src, 0).unwrap();
+    symshape_kernels::copy(Input::new(&buf, &src).pad(0), Output::new(&mut got, &dst)).unwrap();
     let mut want = vec![0i64; 2 * r * c];
     crate::reference::copy_values(
         &mut want,
@@ -252,12 +247,17 @@ fn large_reductions_split_into_blocks_are_exact_for_integers() {
     let n = 1usize << 20;
     let buf: Vec<i64> = (0..n as i64).collect();
     let cfg = ReduceConfig::default();
-    let all = reduce(&buf, &lay(&[n], &[1], 0), &[0], ReduceOp::Sum, cfg).unwrap();
+    let all = reduce(
+        Input::new(&buf, &lay(&[n], &[1], 0)),
+        &[0],
+        ReduceOp::Sum,
+        cfg,
+    )
+    .unwrap();
     assert_eq!(all.values, vec![(n as i64) * (n as i64 - 1) / 2]);
     // Reversed, and as a 2-D matrix reduced over both axes.
     let rev = reduce(
-        &buf,
-        &lay(&[n], &[-1], n as isize - 1),
+        Input::new(&buf, &lay(&[n], &[-1], n as isize - 1)),
         &[0],
         ReduceOp::Max,
         cfg,
@@ -265,8 +265,11 @@ fn large_reductions_split_into_blocks_are_exact_for_integers() {
     .unwrap();
     assert_eq!(rev.values, vec![n as i64 - 1]);
     let m = lay(&[1024, 1024], &[1, 1024], 0);
-    let both = reduce_with(&buf, &m, &[0, 1], cfg, 0, |a, b| a.wrapping_add(b)).unwrap();
+    let both = reduce_with(Input::new(&buf, &m), &[0, 1], cfg, 0, |a, b| {
+        a.wrapping_add(b)
+    })
+    .unwrap();
     assert_eq!(both.values, all.values);
-    let cols = reduce(&buf, &m, &[1], ReduceOp::Min, cfg).unwrap();
+    let cols = reduce(Input::new(&buf, &m), &[1], ReduceOp::Min, cfg).unwrap();
     assert_eq!(cols.values, (0..1024).collect::<Vec<i64>>());
 }

@@ -669,7 +669,7 @@ pub(crate) fn collapse_run(views: &[ConcreteView]) -> Result<Option<(usize, Conc
     if volume_within(&shape, RUN_LIMIT).is_none() {
         return Ok(None);
     }
-    let mut table = top.offsets();
+    let mut table = top.offsets()?;
     let mut best = None;
     for level in (0..n - 1).rev() {
         let v = &views[level];
@@ -770,4 +770,80 @@ pub(crate) fn slab(m: &[i128], n: &[i128], c: i128, lo: i128, hi: i128) -> Slab 
         Ok(None) => Slab::NotBox,
         Err(_) => Slab::Unknown,
     }
+}
+
+/// A composition made one view by first cutting axes of the upper view along the
+/// digits of the lower one (see [`merge_refined`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refined {
+    /// Per axis of the upper view, the sizes it was cut into (one size: not cut).
+    pub sizes: Vec<Vec<i64>>,
+    /// The one view equal to the cut upper view read through the lower one.
+    pub view: ConcreteView,
+}
+
+impl Refined {
+    /// The refined shape: every axis of the upper view replaced by its sizes.
+    #[must_use]
+    pub fn shape(&self) -> Vec<i64> {
+        self.sizes.iter().flatten().copied().collect()
+    }
+}
+
+/// Composes `upper` on top of `lower` into one view after cutting unmasked axes of
+/// `upper` along the row-major digits of `lower`, when that makes it one view.
+///
+/// A copy of a stack whose top reads whole rows of the level below (merged attention
+/// heads `[8, 512, 12 * 64]` over a permuted `[8, 512, 12, 64]`, an im2col matrix over
+/// unfold windows) is not one view in the top's shape, but it is in a finer one: cut
+/// the top's `768` axis into `[12, 64]` and it reads the level below row by row. A
+/// loop nest over the finer shape writes the same row-major elements, so planners
+/// use this where [`merge`] says no. An axis of extent `n` and stride `t` is cut when
+/// `|t|` is a place value of `lower` whose digit has fewer than `n` values dividing `n`.
+///
+/// `Ok(None)` when no cut applies or the cut view does not merge either.
+///
+/// # Errors
+/// As [`merge`].
+pub fn merge_refined(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Refined>> {
+    let lower_shape = lower.shape();
+    let mut place = vec![1i128; lower_shape.len()];
+    for k in (0..lower_shape.len().saturating_sub(1)).rev() {
+        place[k] = place[k + 1] * i128::from(lower_shape[k + 1].max(1));
+    }
+    let bounds = upper.valid_bounds();
+    let mut sizes: Vec<Vec<i64>> = Vec::with_capacity(upper.ndim());
+    let mut cut = false;
+    for (axis, (&n, &t)) in upper.shape().iter().zip(upper.strides()).enumerate() {
+        let full = bounds[axis] == (0, n);
+        let mut parts = vec![n];
+        if full && t != 0 {
+            // Peel inner digits off the axis while its stride sits on a place value.
+            let mut stride = i128::from(t).abs();
+            while let Some(&outer) = parts.first() {
+                let Some(j) = place.iter().position(|&p| p == stride) else {
+                    break;
+                };
+                let digit = lower_shape[j];
+                if digit <= 1 || outer <= digit || outer % digit != 0 {
+                    break;
+                }
+                parts[0] = outer / digit;
+                parts.insert(1, digit);
+                stride *= i128::from(digit);
+            }
+        }
+        cut |= parts.len() > 1;
+        sizes.push(parts);
+    }
+    if !cut {
+        return Ok(None);
+    }
+    let shape: Vec<i64> = sizes.iter().flatten().copied().collect();
+    let finer = match upper.reshape(&shape) {
+        Ok(v) => v,
+        Err(crate::Error::NotRepresentable { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(merge(lower, &finer)?.map(|view| Refined { sizes, view }))
 }

@@ -47,6 +47,18 @@ impl ConcreteView {
         if self.is_empty() && !new_shape.is_empty() {
             return Self::all_masked("reshape", new_shape);
         }
+        if self.mask().is_none() && self.is_dense_row_major() {
+            // Row-major elements from the offset: the reshape is row-major too.
+            // Size-1 axes get stride 0, as the grouping below gives them.
+            if let Some(mut strides) = c_strides(new_shape) {
+                for (t, &d) in strides.iter_mut().zip(new_shape) {
+                    if d == 1 {
+                        *t = 0;
+                    }
+                }
+                return Self::build("reshape", new_shape.to_vec(), strides, self.offset(), None);
+            }
+        }
         let plan = if self.is_empty() {
             None
         } else {

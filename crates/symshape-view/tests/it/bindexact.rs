@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use symshape::{BigInt, Bindings, Expr, Scope};
-use symshape_view::{Op, PreparedStack, PreparedView, View, ViewStack};
+use symshape_view::{ConcreteStack, Op, PreparedStack, PreparedView, View, ViewStack};
 
 /// Declarations per symbol; each may use the symbols declared before it.
 const N_DECLS: [&str; 3] = ["n 1..=12", "n 0..=9 multiple of 3", "n -4..=8"];
@@ -108,23 +108,23 @@ fn make_view(f: &Fixture, which: usize) -> Option<ViewStack> {
     let one = Expr::from(1);
     let res = match which {
         // Padding by a symbol, sizes over three symbols.
-        0 => View::create_in(cx, &[n, m + 1, Expr::from(3)], None, z, None)
+        0 => View::create(cx, &[n, m + 1, Expr::from(3)], None, z, None)
             .and_then(|v| v.apply(cx, &Op::Pad(vec![(z, z), (k, one), (one, one)])))
             .map(ViewStack::new),
         // A shrink whose bounds become guards.
-        1 => View::create_in(cx, &[n, m], None, z, None)
+        1 => View::create(cx, &[n, m], None, z, None)
             .and_then(|v| v.apply(cx, &Op::Shrink(vec![(i, n), (z, m)])))
             .map(ViewStack::new),
         // Explicit strides and an offset that multiplies symbols.
-        2 => View::create_in(cx, &[m, k], Some(&[k, one]), i * k, None).map(ViewStack::new),
+        2 => View::create(cx, &[m, k], Some(&[k, one]), i * k, None).map(ViewStack::new),
         // A transpose under a reshape: two views.
-        3 => View::create_in(cx, &[n, m], None, z, None).and_then(|v| {
+        3 => View::create(cx, &[n, m], None, z, None).and_then(|v| {
             ViewStack::new(v)
                 .apply(cx, &Op::Permute(vec![1, 0]))
                 .and_then(|s| s.apply(cx, &Op::Reshape(vec![n * m])))
         }),
         // A mask with symbolic bounds over a symbolic shape.
-        _ => View::create_in(cx, &[n + 2, k], None, z, Some(&[(one, n + 1), (z, k)]))
+        _ => View::create(cx, &[n + 2, k], None, z, Some(&[(one, n + 1), (z, k)]))
             .map(ViewStack::new),
     };
     res.ok()
@@ -185,20 +185,21 @@ fn pick_values(f: &Fixture, syms: Vec<Expr>, case: &Case) -> Vec<i64> {
 /// Binds `stack` both ways (and its only view, as a `PreparedView`, when it has
 /// one), asserts they agree exactly, and returns the text of the result.
 fn bind_both(cx: &Scope, stack: &ViewStack, values: &[i64]) -> Result<String, TestCaseError> {
-    let mut ps = PreparedStack::new(cx, stack).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let ps = PreparedStack::new(cx, stack).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut cache = ps.cache();
     let syms = ps.symbols().to_vec();
     let values = &values[..syms.len().min(values.len())];
-    let show = |r: Result<ViewStack, String>| match r {
+    let show = |r: Result<ConcreteStack, String>| match r {
         Ok(s) => s.to_string(),
         Err(e) => format!("error: {e}"),
     };
     let plain = show(
         bindings(cx, &syms, values).and_then(|b| stack.bind(cx, &b).map_err(|e| e.to_string())),
     );
-    let prepared = show(ps.bind(values).map_err(|e| e.to_string()));
+    let prepared = show(ps.bind(&mut cache, values).map_err(|e| e.to_string()));
     prop_assert_eq!(&prepared, &plain, "stack\n{}\nvalues {:?}", stack, values);
     if let Ok(b) = bindings(cx, &syms, values) {
-        let with = show(ps.bind_with(&b).map_err(|e| e.to_string()));
+        let with = show(ps.bind_with(&mut cache, &b).map_err(|e| e.to_string()));
         prop_assert_eq!(
             &with,
             &plain,
@@ -208,16 +209,16 @@ fn bind_both(cx: &Scope, stack: &ViewStack, values: &[i64]) -> Result<String, Te
         );
     }
     if let [one] = stack.views() {
-        let mut pv = PreparedView::new(cx, one).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let pv = PreparedView::new(cx, one).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(pv.symbols(), &syms[..]);
         let plain = show(
             bindings(cx, &syms, values)
                 .and_then(|b| one.bind(cx, &b).map_err(|e| e.to_string()))
-                .map(ViewStack::new),
+                .map(ConcreteStack::from),
         );
         let prepared = show(
-            pv.bind(values)
-                .map(|c| ViewStack::new(View::from(c)))
+            pv.bind(&mut pv.cache(), values)
+                .map(ConcreteStack::from)
                 .map_err(|e| e.to_string()),
         );
         prop_assert_eq!(&prepared, &plain, "view {}\nvalues {:?}", one, values);
@@ -284,7 +285,7 @@ fn failed_bound_symbol_falls_back_to_numeric() {
     let n = cx.declare_str("n 1..=16").expect("n");
     let b = cx.declare_str("b 0..=n").expect("b");
     let a = cx.declare_str("a 0..=b").expect("a");
-    let v = View::create_in(&cx, &[a + 1, b + 1, n], None, Expr::from(0), None).expect("view");
+    let v = View::create(&cx, &[a + 1, b + 1, n], None, Expr::from(0), None).expect("view");
     let stack = ViewStack::new(v);
     // a = 12 > b = 9, but b = 9 > n = 4: a's bound cannot be evaluated, so a
     // passes on its numeric range 0..=16 and the error names b.
@@ -374,9 +375,10 @@ proptest! {
 fn bind_with_takes_values_from_bindings_and_names_an_unbound_symbol() {
     let f = fixture(BASE, &[]);
     let stack = make_view(&f, 0).expect("view");
-    let mut ps = PreparedStack::new(&f.cx, &stack).expect("prepare");
+    let ps = PreparedStack::new(&f.cx, &stack).expect("prepare");
+    let mut cache = ps.cache();
     let mut b = Bindings::new();
-    let err = ps.bind_with(&b).expect_err("nothing bound");
+    let err = ps.bind_with(&mut cache, &b).expect_err("nothing bound");
     insta::assert_snapshot!(err, @"bind: symbol `i` is unbound");
     for (k, &s) in ps.symbols().to_vec().iter().enumerate() {
         b.set(s, 1 + k as i64 % 2).expect("in range");
@@ -387,11 +389,11 @@ fn bind_with_takes_values_from_bindings_and_names_an_unbound_symbol() {
         .map(|&s| b.get(s).expect("bound"))
         .collect();
     let by_values = ps
-        .bind(&values)
+        .bind(&mut cache, &values)
         .map(|v| v.to_string())
         .map_err(|e| e.to_string());
     let by_bindings = ps
-        .bind_with(&b)
+        .bind_with(&mut cache, &b)
         .map(|v| v.to_string())
         .map_err(|e| e.to_string());
     assert_eq!(by_values, by_bindings);
@@ -406,7 +408,7 @@ fn field_with_a_constant_beyond_i64_binds_like_plain() {
     let n = cx.declare_str("n -inf..=inf").expect("n");
     let k = cx.declare_str("k 1..=4").expect("k");
     let stride = n.min(Expr::constant(BigInt::from(1u8) << 70));
-    let v = View::create_in(&cx, &[k], Some(&[stride]), Expr::from(0), None).expect("view");
+    let v = View::create(&cx, &[k], Some(&[stride]), Expr::from(0), None).expect("view");
     insta::assert_snapshot!(v, @"view shape=[k] strides=[min(1180591620717411303424, n)] offset=0 mask=none");
     let stack = ViewStack::new(v);
     let show = |values: &[(&str, i64)]| bind_named(&cx, &stack, values);
@@ -424,7 +426,7 @@ fn bind_with_checks_only_the_views_symbols() {
     let n = cx.declare_str("n 1..=10").expect("n");
     let p = cx.declare_str("p 1..=10").expect("p");
     cx.assume_str("n <= p").expect("assume");
-    let v = View::create_in(&cx, &[n], None, Expr::from(0), None).expect("view");
+    let v = View::create(&cx, &[n], None, Expr::from(0), None).expect("view");
     let mut b = Bindings::new();
     b.set(n, 5).expect("n");
     b.set(p, 3).expect("p");
@@ -433,9 +435,9 @@ fn bind_with_checks_only_the_views_symbols() {
         .map(|v| v.to_string())
         .map_err(|e| e.to_string());
     insta::assert_snapshot!(format!("{plain:?}"), @r#"Err("bind: assumption `n <= p` is violated by n = 5, p = 3")"#);
-    let mut pv = PreparedView::new(&cx, &v).expect("prepare");
+    let pv = PreparedView::new(&cx, &v).expect("prepare");
     let with = pv
-        .bind_with(&b)
+        .bind_with(&mut pv.cache(), &b)
         .map(|v| View::from(v).to_string())
         .map_err(|e| e.to_string());
     insta::assert_snapshot!(format!("{with:?}"), @r#"Ok("view shape=[5] strides=[1] offset=0 mask=none")"#);
@@ -479,10 +481,10 @@ fn edge_view(f: &Fixture, which: usize) -> Option<ViewStack> {
     let z = Expr::from(0);
     let two = Expr::from(2);
     let res = match which {
-        0 => View::create_in(cx, &[two], Some(&[k]), i.floor_div(k), None),
-        1 => View::create_in(cx, &[two, two], Some(&[i * m, k]), n.floor_mod(k) - m, None),
-        2 => View::create_in(cx, &[two], Some(&[n.ceil_div(i)]), m * k, None),
-        _ => View::create_in(cx, &[two], None, z, Some(&[(i.min(Expr::from(1)), two)]))
+        0 => View::create(cx, &[two], Some(&[k]), i.floor_div(k), None),
+        1 => View::create(cx, &[two, two], Some(&[i * m, k]), n.floor_mod(k) - m, None),
+        2 => View::create(cx, &[two], Some(&[n.ceil_div(i)]), m * k, None),
+        _ => View::create(cx, &[two], None, z, Some(&[(i.min(Expr::from(1)), two)]))
             .and_then(|v| v.apply(cx, &Op::Pad(vec![(z, k.max(z).min(Expr::from(3)))]))),
     };
     res.ok().map(ViewStack::new)

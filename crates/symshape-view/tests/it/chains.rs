@@ -1,8 +1,9 @@
 //! Random chains of ops: View, ViewStack and the naive model agree element for element.
 
 use proptest::prelude::*;
+use symshape::Scope;
 use symshape_view::concrete::merge;
-use symshape_view::{IndexItem, View, ViewStack};
+use symshape_view::{IndexItem, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
 use crate::model::{Model, Pick};
@@ -131,13 +132,14 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
     let p = &step.params;
     let q = |i: usize, m: i64| (p[i % p.len()] as i64) % m.max(1);
     let ok = |x: Result<ViewStack, symshape_view::Error>| x.expect("stack op");
+    let cx = Scope::new();
     match step.kind {
         0 => {
             let t = factor_shape(numel, p);
             Applied::Both {
                 model: model.reshape(&t),
-                view: v.reshape(&t),
-                stack: ok(s.reshape(&t)),
+                view: v.reshape(&cx, &t),
+                stack: ok(s.reshape(&cx, &t)),
             }
         }
         1 => {
@@ -147,8 +149,8 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
             }
             Applied::Both {
                 model: model.permute(&axes),
-                view: v.permute(&axes),
-                stack: ok(s.permute(&axes)),
+                view: v.permute(&cx, &axes),
+                stack: ok(s.permute(&cx, &axes)),
             }
         }
         2 => {
@@ -166,8 +168,8 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
             };
             Applied::Both {
                 model: model.expand(&t),
-                view: v.expand(&t),
-                stack: ok(s.expand(&t)),
+                view: v.expand(&cx, &t),
+                stack: ok(s.expand(&cx, &t)),
             }
         }
         3 => {
@@ -181,8 +183,8 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
                 .collect();
             Applied::Both {
                 model: model.shrink(&b),
-                view: v.shrink(&b),
-                stack: ok(s.shrink(&b)),
+                view: v.shrink(&cx, &b),
+                stack: ok(s.shrink(&cx, &b)),
             }
         }
         4 => {
@@ -192,38 +194,41 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
             let b: Vec<(i64, i64)> = (0..rank).map(|i| (q(2 * i, 3), q(2 * i + 1, 3))).collect();
             Applied::Both {
                 model: model.pad(&b),
-                view: v.pad(&b),
-                stack: ok(s.pad(&b)),
+                view: v.pad(&cx, &b),
+                stack: ok(s.pad(&cx, &b)),
             }
         }
         5 => {
             let f: Vec<bool> = (0..rank).map(|i| q(i, 2) == 0).collect();
+            let axes: Vec<usize> = (0..rank).filter(|&i| f[i]).collect();
             Applied::Both {
                 model: model.flip(&f),
-                view: v.flip(&f),
-                stack: ok(s.flip(&f)),
+                view: v.flip(&cx, &axes),
+                stack: ok(s.flip(&cx, &axes)),
             }
         }
         _ => {
             let (items, picks) = random_index(&shape, p);
             Applied::Both {
                 model: model.select(&picks),
-                view: v.index(&items),
-                stack: ok(s.index(&items)),
+                view: v.index(&cx, &items),
+                stack: ok(s.index(&cx, &items)),
             }
         }
     }
 }
 
 fn stack_table(s: &ViewStack) -> Vec<Option<i64>> {
-    s.offsets().expect("concrete stack")
+    s.to_concrete("offsets")
+        .and_then(|c| c.offsets())
+        .expect("concrete stack")
 }
 
 proptest! {
 
     #[test]
     fn view_stack_and_model_agree(raw in arb_raw(5, 0, 4), steps in prop::collection::vec(arb_step(), 1..7)) {
-        let Ok(v0) = View::create(&raw.shape, Some(&raw.strides), raw.offset, raw.mask.as_deref()) else {
+        let Ok(v0) = View::create(&Scope::new(), &raw.shape, Some(&raw.strides), raw.offset, raw.mask.as_deref()) else {
             return Ok(());
         };
         let mut model = Model::of(&raw.shape, &raw.strides, raw.offset, raw.mask.as_deref());

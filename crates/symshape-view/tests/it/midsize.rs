@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use symshape_view::concrete::{merge, ConcreteView};
-use symshape_view::{View, ViewStack};
+use symshape_view::{ConcreteStack, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
 
@@ -171,12 +171,13 @@ fn straddling_axis_without_carries_merges() {
 fn stacks_collapse_runs_beyond_4096_elements() {
     // A transpose, a reshape across it and the inverse reshape: each adjacent pair
     // stays two views, the run of three is the transpose again.
+    let cx = symshape::Scope::new();
     let t = ViewStack::new(View::from(ConcreteView::contiguous(&[96, 80]).unwrap()))
-        .permute(&[1, 0])
+        .permute(&cx, &[1, 0])
         .unwrap();
-    let flat = t.reshape(&[80 * 96]).unwrap();
+    let flat = t.reshape(&cx, &[80i64 * 96]).unwrap();
     assert_eq!(flat.views().len(), 2);
-    let back = flat.reshape(&[80, 96]).unwrap();
+    let back = flat.reshape(&cx, &[80i64, 96]).unwrap();
     insta::assert_snapshot!(back.views().iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"), @"view shape=[80, 96] strides=[1, 80] offset=0 mask=none");
 }
 
@@ -188,7 +189,7 @@ fn straddling_axis_merges_beyond_the_evaluation_limit() {
     let upper = ConcreteView::create(&[2, 16000, 50], Some(&[70, 64, 1]), 0, None).unwrap();
     let merged = merge(&lower, &upper).unwrap().expect("one view");
     insta::assert_snapshot!(merged, @"view shape=[2, 16000, 50] strides=[120001, 1, 20000] offset=0 mask=none");
-    let stack = ViewStack::from_views(vec![View::from(&lower), View::from(&upper)]).unwrap();
+    let stack = ConcreteStack::unmerged(vec![lower.clone(), upper.clone()]).unwrap();
     for (a, c, b) in [(0, 0, 0), (1, 15999, 49), (1, 7, 3), (0, 12345, 48)] {
         let idx = [a, c, b];
         assert_eq!(

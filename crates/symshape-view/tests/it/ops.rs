@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope, SymbolSpec};
-use symshape_view::{ConcreteView, Error, IndexItem, Op, View, ViewStack};
+use symshape_view::{ConcreteView, Error, IndexItem, Op, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
 use crate::model::Model;
@@ -16,6 +16,20 @@ fn create(raw: &Raw) -> Option<ConcreteView> {
         raw.mask.as_deref(),
     )
     .ok()
+}
+
+/// The pieces of `split(axis, size)`, one piece op each.
+fn split_pieces(v: &ConcreteView, axis: usize, size: i64) -> Result<Vec<ConcreteView>, Error> {
+    (0..v.split_count(axis, size)?)
+        .map(|i| v.split_piece(axis, size, i))
+        .collect()
+}
+
+/// The pieces of `chunk(axis, n)`, one piece op each.
+fn chunk_pieces(v: &ConcreteView, axis: usize, n: usize) -> Result<Vec<ConcreteView>, Error> {
+    (0..v.chunk_count(axis, n)?)
+        .map(|i| v.chunk_piece(axis, n, i as usize))
+        .collect()
 }
 
 /// The op's result matches the model, or it refused because the model is not one view.
@@ -51,7 +65,7 @@ proptest! {
         let (a, b) = ((p[1] as usize) % rank, (p[2] as usize) % rank);
         let mut axes: Vec<usize> = (0..rank).collect();
         axes.swap(a, b);
-        agree(v.swapaxes(a, b), &m.permute(&axes))?;
+        agree(v.transpose(a, b), &m.permute(&axes))?;
         let mut axes: Vec<usize> = (0..rank).filter(|&x| x != a).collect();
         axes.insert(b, a);
         agree(v.movedim(a, b), &m.permute(&axes))?;
@@ -71,7 +85,7 @@ proptest! {
         bounds[a] = (start, start + len);
         agree(v.narrow(a, start, len), &m.shrink(&bounds))?;
         let size = 1 + p[6] % 3;
-        let pieces = v.split(a, size).expect("split");
+        let pieces = split_pieces(&v, a, size).expect("split");
         let mut lo = 0;
         for piece in &pieces {
             let hi = (lo + size).min(d);
@@ -81,12 +95,12 @@ proptest! {
         }
         prop_assert_eq!(lo, d);
         let n = 1 + p[7] % 4;
-        let chunks = v.chunk(a, n).expect("chunk");
+        let chunks = chunk_pieces(&v, a, n as usize).expect("chunk");
         let want = (d + n - 1) / n;
         prop_assert!(chunks.len() as i64 <= n.max(1));
         prop_assert!(chunks.iter().all(|c| c.shape()[a] <= want.max(1)));
         prop_assert_eq!(chunks.iter().map(|c| c.shape()[a]).sum::<i64>(), d);
-        match v.unbind(a) {
+        match (0..d).map(|i| v.select(a, i)).collect::<Result<Vec<_>, _>>() {
             Ok(parts) => {
                 prop_assert_eq!(parts.len() as i64, d);
                 for (i, part) in parts.iter().enumerate() {
@@ -218,7 +232,10 @@ proptest! {
         }
         let st = ViewStack::new(View::from(&c));
         for (plain, sym) in &ops {
-            let want = st.apply(&Scope::new(), plain).and_then(|s| s.offsets());
+            let want = st
+                .apply(&Scope::new(), plain)
+                .and_then(|s| s.to_concrete("offsets"))
+                .and_then(|s| s.offsets());
             let got = st.apply(&cx, sym).and_then(|s| s.bind(&cx, &b)).and_then(|s| s.offsets());
             match (&got, &want) {
                 (Ok(g), Ok(w)) => prop_assert_eq!(g, w, "{} on {}", sym, c),
@@ -230,9 +247,13 @@ proptest! {
         if rank > 0 {
             let axis = (p[0] as usize) % rank;
             let size = p[1] % 4;
-            let pieces = st.split(axis, size);
+            let pieces = st.split(&Scope::new(), axis, size);
             for i in -1..6i64 {
-                let want = pieces.as_ref().ok().and_then(|v| v.get(usize::try_from(i).ok()?)).map(|s| s.offsets());
+                let want = pieces
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| v.get(usize::try_from(i).ok()?))
+                    .map(|s| s.to_concrete("offsets").and_then(|c| c.offsets()));
                 let got = st
                     .split_piece(&cx, axis, Expr::from(size) + z, Expr::from(i) + z)
                     .and_then(|s| s.bind(&cx, &b))

@@ -1,8 +1,9 @@
 //! Extreme values never panic: every op returns a view or an error value.
 
 use proptest::prelude::*;
+use symshape::Scope;
 use symshape_view::concrete::merge;
-use symshape_view::{ConcreteView, IndexItem, View, ViewStack};
+use symshape_view::{ConcreteView, IndexItem, View, ViewOps, ViewStack};
 
 fn extreme() -> impl Strategy<Value = i64> {
     prop_oneof![
@@ -53,8 +54,10 @@ proptest! {
         let _ = v.linear_index(&vec![a(7); n]);
         let _ = v.offset_of(&vec![0; n]);
         let _ = v.narrow(axis(0), a(1), a(2));
-        let _ = v.split(axis(3), a(4));
-        let _ = v.chunk(axis(5), a(6));
+        let _ = v.split_count(axis(3), a(4));
+        let _ = v.split_piece(axis(3), a(4), a(5));
+        let _ = v.chunk_piece(axis(5), a(6).unsigned_abs() as usize, a(7).unsigned_abs() as usize);
+        let _ = v.select(axis(6), a(7));
         let _ = v.unfold(axis(7), a(8), a(9));
         let _ = v.diagonal(a(10), axis(11), axis(0));
         let _ = v.unsqueeze(axis(1));
@@ -72,15 +75,19 @@ proptest! {
         if v.numel() < 1000 {
             let _ = v.offsets();
         }
+        let cx = Scope::new();
         let s = ViewStack::new(View::from(&v));
-        let _ = s.reshape(&[v.numel()]);
-        let _ = s.pad(&pairs);
-        let _ = s.index(&items);
-        let _ = s.squeeze(None);
-        let _ = s.flatten(axis(6), axis(7));
-        let _ = s.expand(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+        let _ = s.reshape(&cx, &[v.numel()]);
+        let _ = s.pad(&cx, &pairs);
+        let _ = s.index(&cx, &items);
+        let _ = s.squeeze(&cx, None);
+        let _ = s.flatten(&cx, axis(6), axis(7));
+        let _ = s.expand(&cx, &pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+        let _ = s.split(&cx, axis(3), a(4));
+        let _ = s.chunk(&cx, axis(5), a(6).unsigned_abs() as usize);
+        let _ = s.unbind(&cx, axis(1));
         if v.numel() < 1000 {
-            let _ = s.offsets();
+            let _ = s.to_concrete("offsets").and_then(|c| c.offsets());
         }
         if let Ok(c) = ConcreteView::contiguous(&[v.numel().min(64)]) {
             let _ = merge(&v, &c);

@@ -2,7 +2,7 @@
 //! semantics on sampled elements.
 
 use symshape_view::concrete::{merge, unravel};
-use symshape_view::{ConcreteView, View, ViewStack};
+use symshape_view::{ConcreteStack, ConcreteView};
 
 fn cv(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("contiguous")
@@ -10,7 +10,7 @@ fn cv(shape: &[i64]) -> ConcreteView {
 
 /// Sampled elements of `merged` agree with the two-view stack they replace.
 fn agrees(lower: &ConcreteView, upper: &ConcreteView, merged: &ConcreteView) {
-    let stack = ViewStack::from_views(vec![View::from(lower), View::from(upper)]).expect("stack");
+    let stack = ConcreteStack::unmerged(vec![lower.clone(), upper.clone()]).expect("stack");
     let n = upper.numel();
     let mut x: i64 = 12345;
     for _ in 0..2000 {

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use symshape::{Expr, Scope};
-use symshape_view::{parse_index, IndexItem, Op, View, ViewStack};
+use symshape_view::{parse_index, IndexItem, Op, View, ViewOps, ViewStack};
 
 /// Writes `value` as JSON, reads it back, asserts the loaded value equals it, and
 /// returns its display.
@@ -53,18 +53,18 @@ fn views_round_trip() {
     let z = Expr::from(0);
     let mut out = Vec::new();
     let views = [
-        View::contiguous(&[2i64, 3, 4]),
-        View::contiguous(&[4i64]).and_then(|v| v.pad(&[(1i64, 2i64)])),
-        View::contiguous(&[3i64, 2]).and_then(|v| v.permute(&[1, 0])),
-        View::contiguous(&[0i64, 5]),
-        View::create_in(cx, &[n, m], None, z, None),
-        View::create_in(cx, &[n, m], None, z, None)
+        View::contiguous(&[2, 3, 4]),
+        View::contiguous(&[4]).and_then(|v| v.pad(cx, &[(1i64, 2i64)])),
+        View::contiguous(&[3, 2]).and_then(|v| v.permute(cx, &[1, 0])),
+        View::contiguous(&[0, 5]),
+        View::create(cx, &[n, m], None, z, None),
+        View::create(cx, &[n, m], None, z, None)
             .and_then(|v| v.apply(cx, &Op::Shrink(vec![(p, n), (z, m)]))),
-        View::create_in(cx, &[n, Expr::from(3)], None, z, None)
+        View::create(cx, &[n, Expr::from(3)], None, z, None)
             .and_then(|v| v.apply(cx, &Op::Pad(vec![(p, 1.into()), (z, z)]))),
-        View::create_in(cx, &[n, m], None, z, None)
+        View::create(cx, &[n, m], None, z, None)
             .and_then(|v| v.apply(cx, &Op::Shrink(vec![(z, m + 1), (z, m)]))),
-        View::create_in(cx, &[n * m], None, p, None)
+        View::create(cx, &[n * m], None, p, None)
             .and_then(|v| v.apply(cx, &Op::Reshape(vec![n, m]))),
     ];
     for v in views {
@@ -80,7 +80,7 @@ fn views_round_trip() {
 #[test]
 fn loaded_views_hold_the_same_handles() {
     let s = syms();
-    let v = View::create_in(&s.cx, &[s.n, s.m], None, s.p, None).expect("view");
+    let v = View::create(&s.cx, &[s.n, s.m], None, s.p, None).expect("view");
     let back: View = serde_json::from_str(&serde_json::to_string(&v).expect("ser")).expect("de");
     assert_eq!(back.shape(), &[s.n, s.m]);
     assert_eq!(back.offset(), s.p);
@@ -92,17 +92,16 @@ fn loaded_views_hold_the_same_handles() {
 fn stacks_round_trip() {
     let s = syms();
     let mut out = Vec::new();
-    let concrete = ViewStack::new(View::contiguous(&[3i64, 2]).expect("view"))
-        .permute(&[1, 0])
-        .and_then(|st| st.reshape(&[6i64]))
+    let concrete = ViewStack::new(View::contiguous(&[3, 2]).expect("view"))
+        .permute(&s.cx, &[1, 0])
+        .and_then(|st| st.reshape(&s.cx, &[6i64]))
         .expect("stack");
     assert_eq!(concrete.views().len(), 2);
     out.push(round_trip(&concrete));
-    let symbolic = ViewStack::new(
-        View::create_in(&s.cx, &[s.n, s.m], None, Expr::from(0), None).expect("view"),
-    )
-    .apply(&s.cx, &Op::Permute(vec![1, 0]))
-    .expect("stack");
+    let symbolic =
+        ViewStack::new(View::create(&s.cx, &[s.n, s.m], None, Expr::from(0), None).expect("view"))
+            .apply(&s.cx, &Op::Permute(vec![1, 0]))
+            .expect("stack");
     out.push(round_trip(&symbolic));
     // A symbolic stack of two views: the transpose read row-major as one axis.
     let flat = symbolic
@@ -148,8 +147,8 @@ fn ops_and_index_items_round_trip() {
 
 #[test]
 fn wire_text_of_a_padded_view() {
-    let v = View::contiguous(&[4i64])
-        .and_then(|v| v.pad(&[(1i64, 0i64)]))
+    let v = View::contiguous(&[4])
+        .and_then(|v| v.pad(&Scope::new(), &[(1i64, 0i64)]))
         .expect("view");
     insta::assert_snapshot!(serde_json::to_string(&v).expect("ser"));
 }
@@ -307,7 +306,7 @@ proptest! {
     ) {
         let s = syms();
         let start = if symbolic {
-            View::create_in(&s.cx, &[s.n, s.m, 3.into()], None, Expr::from(0), None)
+            View::create(&s.cx, &[s.n, s.m, 3.into()], None, Expr::from(0), None)
         } else {
             View::contiguous(&[4i64, 6, 3])
         };
@@ -336,9 +335,9 @@ proptest! {
 fn symbolic_stack_fit_guard_round_trips() {
     let s = syms();
     let z = Expr::from(0);
-    let lower = View::create_in(&s.cx, &[s.n], None, z, None).expect("lower");
-    let upper = View::create_in(&s.cx, &[s.m], None, z, None).expect("upper");
-    let st = ViewStack::from_views(vec![lower.clone(), upper]).expect("stack");
+    let lower = View::create(&s.cx, &[s.n], None, z, None).expect("lower");
+    let upper = View::create(&s.cx, &[s.m], None, z, None).expect("upper");
+    let st = ViewStack::from_views(&s.cx, vec![lower.clone(), upper]).expect("stack");
     let text = round_trip(&st);
     let guards: Vec<String> = st.views()[1]
         .guards()
@@ -350,7 +349,7 @@ fn symbolic_stack_fit_guard_round_trips() {
     view shape=[m] strides=[1] offset=0 mask=none
     stack: m <= n (last element reached is within view [n] with strides [1])
     ");
-    let wide = View::create_in(&s.cx, &[s.n + 1], None, z, None).expect("wide");
+    let wide = View::create(&s.cx, &[s.n + 1], None, z, None).expect("wide");
     let json = format!(
         r#"{{"views":[{},{}]}}"#,
         serde_json::to_string(&lower).expect("ser"),

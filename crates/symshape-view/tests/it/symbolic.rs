@@ -1,7 +1,7 @@
 //! Symbolic views through short scripts: ops, guards, binding, lowering, traces.
 
 use symshape::{Bindings, Expr, Scope};
-use symshape_view::{infer, parse_index_in, Op, PreparedView, Trace, View};
+use symshape_view::{infer, parse_index_in, Op, PreparedView, Trace, View, ViewOps};
 
 /// Splits `[a, (b, c), d]` at top-level commas.
 fn items(text: &str) -> Vec<String> {
@@ -77,7 +77,7 @@ fn run(script: &str) -> String {
             "view" => {
                 // A new view starts a new trace; the finished one is printed first.
                 done.extend(trace.take().map(|t| t.to_string()));
-                match View::create_in(&cx, &exprs(&cx, rest), None, Expr::from(0), None) {
+                match View::create(&cx, &exprs(&cx, rest), None, Expr::from(0), None) {
                     Ok(v) => trace = Some(Trace::new(v)),
                     Err(e) => notes.push(format!("{line}: error: {e}")),
                 }
@@ -138,7 +138,7 @@ fn run(script: &str) -> String {
                         Err(e) => notes.push(format!("lower: error: {e}")),
                     },
                     "guards" => notes.push(t.stack().guards_text()),
-                    "canonical" => match t.stack().canonical_in(&cx) {
+                    "canonical" => match t.stack().canonical(&cx) {
                         Ok(c) => {
                             notes.push(format!("canonical: {}", c.to_string().replace('\n', " | ")))
                         }
@@ -154,7 +154,7 @@ fn run(script: &str) -> String {
                             Ok(n) => notes.push(format!("{line}: count {n}")),
                             Err(e) => notes.push(format!("{line}: error: {e}")),
                         }
-                        match top.split(axis, size) {
+                        match top.split(&cx, axis, size) {
                             Ok(ps) => notes.extend(ps.iter().map(|p| format!("  piece {p}"))),
                             Err(e) => notes.push(format!("  error: {e}")),
                         }
@@ -443,7 +443,7 @@ fn prepared_binding() {
     let w = cx.declare_str("w 1..=1024").expect("w");
     cx.assume_str("h <= w").expect("assume");
     let z = Expr::from(0);
-    let v = View::create_in(&cx, &[b, h, w, Expr::from(3)], None, z, None)
+    let v = View::create(&cx, &[b, h, w, Expr::from(3)], None, z, None)
         .and_then(|v| {
             v.apply(
                 &cx,
@@ -462,12 +462,13 @@ fn prepared_binding() {
             )
         })
         .expect("view");
-    let mut p = PreparedView::new(&cx, &v).expect("prepare");
+    let p = PreparedView::new(&cx, &v).expect("prepare");
+    let mut cache = p.cache();
     let names: Vec<String> = p.symbols().iter().map(ToString::to_string).collect();
     let mut lines = vec![format!("symbols: {}", names.join(", "))];
     let cases: [&[i64]; 5] = [&[2, 3, 4], &[1, 1, 1], &[2, 5, 4], &[0, 3, 4], &[2, 3]];
     for vals in cases {
-        let res = p.bind(vals).map(|c| View::from(&c).to_string());
+        let res = p.bind(&mut cache, vals).map(|c| View::from(&c).to_string());
         let mut bs = Bindings::new();
         let plain = p
             .symbols()
@@ -509,14 +510,14 @@ fn axis_helpers_on_symbolic_views() {
     let n = cx.declare_str("n 0..=3").expect("n");
     let m = cx.declare_str("m 1..=2").expect("m");
     let z = Expr::from(0);
-    let v = View::create_in(&cx, &[n, m * 2], None, z, None)
-        .and_then(|v| v.pad(&[(Expr::from(1), z), (z, m)]))
+    let v = View::create(&cx, &[n, m * 2], None, z, None)
+        .and_then(|v| v.pad(&cx, &[(Expr::from(1), z), (z, m)]))
         .expect("view");
     let ops = |v: &View| {
-        v.unsqueeze(1)
-            .and_then(|v| v.swapaxes(0, 2))
-            .and_then(|v| v.movedim(0, 1))
-            .and_then(|v| v.transpose(1, 2))
+        v.unsqueeze(&cx, 1)
+            .and_then(|v| v.swapaxes(&cx, 0, 2))
+            .and_then(|v| v.movedim(&cx, 0, 1))
+            .and_then(|v| v.transpose(&cx, 1, 2))
     };
     let sym = ops(&v).expect("symbolic");
     for nv in 0..=3 {
@@ -530,7 +531,8 @@ fn axis_helpers_on_symbolic_views() {
                 .expect("bind after");
             let before = v
                 .bind(&cx, &b)
-                .and_then(|x| ops(&x))
+                .and_then(|x| ops(&View::from(x)))
+                .and_then(|x| x.to_concrete("offsets"))
                 .and_then(|x| x.offsets())
                 .expect("ops after bind");
             assert_eq!(after, before, "n = {nv}, m = {mv}");
@@ -538,8 +540,8 @@ fn axis_helpers_on_symbolic_views() {
     }
     insta::assert_snapshot!(sym.to_string(), @"view shape=[1, n + 1, 3*m] strides=[0, 2*m, 1] offset=-2*m mask=[(0, 1), (1, n + 1), (0, 2*m)]");
     insta::assert_snapshot!(
-        v.swapaxes(0, 2).expect_err("axis 2").to_string(),
-        @"swapaxes: axis 2 is out of range for view [n + 1, 3*m] with strides [2*m, 1] of rank 2"
+        v.swapaxes(&cx, 0, 2).expect_err("axis 2").to_string(),
+        @"transpose: axis 2 is out of range for view [n + 1, 3*m] with strides [2*m, 1] of rank 2"
     );
 }
 
@@ -551,31 +553,34 @@ fn reshaping_helpers_on_symbolic_views_and_stacks() {
     let n = cx.declare_str("n 0..=3").expect("n");
     let m = cx.declare_str("m 1..=2").expect("m");
     let (z, one) = (Expr::from(0), Expr::from(1));
-    let v = View::create_in(&cx, &[n, one, m * 2], None, z, None).expect("view");
+    let v = View::create(&cx, &[n, one, m * 2], None, z, None).expect("view");
     type Chain = fn(
+        &Scope,
         &symshape_view::ViewStack,
         Expr,
         Expr,
     ) -> symshape_view::Result<symshape_view::ViewStack>;
     let chains: [(&str, Chain); 4] = [
-        ("flatten", |s, n, m| {
-            s.permute(&[2, 1, 0])?
-                .flatten(0, 2)?
-                .unflatten(0, &[m * 2, n])
+        ("flatten", |cx, s, n, m| {
+            s.permute(cx, &[2, 1, 0])?
+                .flatten(cx, 0, 2)?
+                .unflatten(cx, 0, &[m * 2, n])
         }),
-        ("narrow", |s, n, _| {
-            s.narrow(0, Expr::from(-1), Expr::from(1))?
-                .narrow(2, 1i64, n - n + 1)
+        ("narrow", |cx, s, n, _| {
+            s.narrow(cx, 0, Expr::from(-1), Expr::from(1))?
+                .narrow(cx, 2, Expr::from(1), n - n + 1)
         }),
-        ("broadcast", |s, n, _| {
-            s.squeeze(Some(&[1]))?
-                .broadcast_to(&[Expr::from(2), n, s.shape()[2]])
+        ("broadcast", |cx, s, n, _| {
+            s.squeeze(cx, Some(&[1]))?
+                .broadcast_to(cx, &[Expr::from(2), n, s.shape()[2]])
         }),
-        ("squeeze", |s, _, _| s.squeeze(None)?.flatten(0, 1)),
+        ("squeeze", |cx, s, _, _| {
+            s.squeeze(cx, None)?.flatten(cx, 0, 1)
+        }),
     ];
     let mut lines = Vec::new();
     for (name, f) in chains {
-        let sym = f(&symshape_view::ViewStack::new(v.clone()), n, m);
+        let sym = f(&cx, &symshape_view::ViewStack::new(v.clone()), n, m);
         lines.push(match &sym {
             Ok(s) => format!("{name}: {}", s.to_string().replace('\n', " | ")),
             Err(e) => format!("{name}: error: {e}"),
@@ -588,7 +593,8 @@ fn reshaping_helpers_on_symbolic_views_and_stacks() {
                 let (nc, mc) = (Expr::from(nv), Expr::from(mv));
                 let before = v
                     .bind(&cx, &b)
-                    .and_then(|x| f(&symshape_view::ViewStack::new(x), nc, mc))
+                    .and_then(|x| f(&cx, &symshape_view::ViewStack::from(x), nc, mc))
+                    .and_then(|x| x.to_concrete("offsets"))
                     .and_then(|x| x.offsets());
                 let after = sym
                     .clone()
@@ -782,7 +788,7 @@ fn chunk_unbind_and_split_sizes_on_symbolic_views() {
     let m = cx.declare_str("m 1..=3").expect("m");
     let n = cx.declare_str("n 0..=3").expect("n");
     let z = Expr::from(0);
-    let v = View::create_in(&cx, &[m * 4, Expr::from(2), n], None, z, None).expect("view");
+    let v = View::create(&cx, &[m * 4, Expr::from(2), n], None, z, None).expect("view");
     let mut lines = Vec::new();
     let mut show = |name: &str, r: &symshape_view::Result<Vec<View>>| match r {
         Ok(ps) => {
@@ -791,26 +797,26 @@ fn chunk_unbind_and_split_sizes_on_symbolic_views() {
         }
         Err(e) => lines.push(format!("{name}: error: {e}")),
     };
-    let chunk = v.chunk(0, 4);
+    let chunk = v.chunk(&cx, 0, 4);
     show("chunk(0, 4)", &chunk);
-    show("chunk(2, 2)", &v.chunk(2, 2));
-    let unbind = v.unbind(1);
+    show("chunk(2, 2)", &v.chunk(&cx, 2, 2));
+    let unbind = v.unbind(&cx, 1);
     show("unbind(1)", &unbind);
-    show("unbind(0)", &v.unbind(0));
-    let sizes = v.split_sizes(0, &[m, m * 3]);
+    show("unbind(0)", &v.unbind(&cx, 0));
+    let sizes = v.split_sizes(&cx, 0, &[m, m * 3]);
     show("split_sizes(0, [m, 3*m])", &sizes);
     show(
         "split_sizes(2, [1, n - 1])",
-        &v.split_sizes(2, &[Expr::from(1), n - 1]),
+        &v.split_sizes(&cx, 2, &[Expr::from(1), n - 1]),
     );
-    show("split_sizes(0, [m, m])", &v.split_sizes(0, &[m, m]));
-    type Cut = fn(&View) -> symshape_view::Result<Vec<View>>;
+    show("split_sizes(0, [m, m])", &v.split_sizes(&cx, 0, &[m, m]));
+    type Cut = fn(&Scope, &View) -> symshape_view::Result<Vec<View>>;
     let cuts: [(&symshape_view::Result<Vec<View>>, Cut); 3] = [
-        (&chunk, |x| x.chunk(0, 4)),
-        (&unbind, |x| x.unbind(1)),
-        (&sizes, |x| {
+        (&chunk, |cx, x| x.chunk(cx, 0, 4)),
+        (&unbind, |cx, x| x.unbind(cx, 1)),
+        (&sizes, |cx, x| {
             let m = x.shape()[0].as_i64().expect("bound") / 4;
-            x.split_sizes(0, &[m, 3 * m])
+            x.split_sizes(cx, 0, &[m, 3 * m])
         }),
     ];
     for (sym, cut) in cuts {
@@ -820,10 +826,14 @@ fn chunk_unbind_and_split_sizes_on_symbolic_views() {
                 let mut b = Bindings::new();
                 b.set(m, mv).expect("m");
                 b.set(n, nv).expect("n");
-                let want: Vec<_> = cut(&v.bind(&cx, &b).expect("bind"))
+                let want: Vec<_> = cut(&cx, &View::from(v.bind(&cx, &b).expect("bind")))
                     .expect("concrete pieces")
                     .iter()
-                    .map(|p| p.offsets().expect("offsets"))
+                    .map(|p| {
+                        p.to_concrete("offsets")
+                            .and_then(|c| c.offsets())
+                            .expect("offsets")
+                    })
                     .collect();
                 let got: Vec<_> = sym
                     .iter()
@@ -847,7 +857,7 @@ fn masked_start() -> (Scope, [Expr; 3], View) {
     let m = cx.declare_str("m 1..=3").expect("m");
     let k = cx.declare_str("k 0..=2").expect("k");
     let (zero, one) = (Expr::from(0), Expr::from(1));
-    let v = View::create_in(
+    let v = View::create(
         &cx,
         &[n, m],
         Some(&[one, n + 1]),
@@ -952,7 +962,7 @@ fn traces_replay_their_ops_on_another_input() {
     let mut cx = Scope::new();
     let n = cx.declare_str("n 1..=64").unwrap();
     let eight = Expr::from(8);
-    let x = View::create_in(&cx, &[n, eight], None, Expr::from(0), None).unwrap();
+    let x = View::create(&cx, &[n, eight], None, Expr::from(0), None).unwrap();
     let mut t = Trace::new(x);
     for op in [
         Op::Reshape(vec![n, Expr::from(2), Expr::from(4)]),
@@ -969,7 +979,7 @@ fn traces_replay_their_ops_on_another_input() {
     cx.bind(&mut b, "n", 5).unwrap();
     t.bind(&cx, &b).unwrap();
     assert_eq!(t.ops().count(), 3);
-    let strided = View::create_in(
+    let strided = View::create(
         &cx,
         &[n, eight],
         Some(&[Expr::from(16), Expr::from(2)]),
@@ -1002,7 +1012,7 @@ fn traces_replay_their_ops_on_another_input() {
       view shape=[2, n - 1, 4] strides=[8, 16, 2] offset=19 mask=none
     ");
     // A replay on an input the ops do not fit fails at the op that breaks.
-    let wide = View::create_in(&cx, &[n, Expr::from(6)], None, Expr::from(0), None).unwrap();
+    let wide = View::create(&cx, &[n, Expr::from(6)], None, Expr::from(0), None).unwrap();
     let err = t.replay(&cx, wide).unwrap_err();
     insta::assert_snapshot!(err, @"reshape: cannot reshape view [n, 6] with strides [6, 1] (numel 6*n) to [n, 2, 4] (numel 8*n)");
 }

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope, SymbolSpec};
 use symshape_view::{
-    ConcreteView, Error, IndexItem, Op, PreparedStack, PreparedView, View, ViewStack,
+    ConcreteView, Error, IndexItem, Op, PreparedStack, PreparedView, View, ViewOps, ViewStack,
 };
 
 use crate::engine::model_of_view;
@@ -333,16 +333,18 @@ fn reference(start: &ConcreteView, steps: &[Step], b: &Bindings) -> Option<Vec<O
                 i,
                 chunk,
             } => {
+                let cx = Scope::new();
                 let pieces = if *chunk {
-                    st.chunk(*axis, eval(*size, b)).ok()?
+                    st.chunk(&cx, *axis, usize::try_from(eval(*size, b)).ok()?)
+                        .ok()?
                 } else {
-                    st.split(*axis, eval(*size, b)).ok()?
+                    st.split(&cx, *axis, eval(*size, b)).ok()?
                 };
                 pieces.into_iter().nth(usize::try_from(eval(*i, b)).ok()?)?
             }
         };
     }
-    st.offsets().ok()
+    st.to_concrete("offsets").and_then(|c| c.offsets()).ok()
 }
 
 /// NumPy's slice of an axis of size `d`, as the list of selected indices.
@@ -674,17 +676,21 @@ fn prepared_stack_offsets(
     b: &Bindings,
 ) -> Result<Vec<Option<i64>>, TestCaseError> {
     let fail = |e: symshape_view::Error| TestCaseError::fail(e.to_string());
-    let mut p = PreparedStack::new(&s.cx, st).map_err(fail)?;
+    let p = PreparedStack::new(&s.cx, st).map_err(fail)?;
     let vals: Vec<i64> = p.symbols().iter().map(|&x| b.get(x).unwrap_or(0)).collect();
-    p.bind(&vals).and_then(|x| x.offsets()).map_err(fail)
+    p.bind(&mut p.cache(), &vals)
+        .and_then(|x| x.offsets())
+        .map_err(fail)
 }
 
 /// Binds one view through a prepared program.
 fn prepared_offsets(s: &Syms, v: &View, b: &Bindings) -> Result<Vec<Option<i64>>, TestCaseError> {
     let fail = |e: symshape_view::Error| TestCaseError::fail(e.to_string());
-    let mut p = PreparedView::new(&s.cx, v).map_err(fail)?;
+    let p = PreparedView::new(&s.cx, v).map_err(fail)?;
     let vals: Vec<i64> = p.symbols().iter().map(|&x| b.get(x).unwrap_or(0)).collect();
-    Ok(p.bind(&vals).map_err(fail)?.offsets())
+    p.bind(&mut p.cache(), &vals)
+        .and_then(|x| x.offsets())
+        .map_err(fail)
 }
 
 proptest! {
@@ -697,7 +703,7 @@ proptest! {
     ) {
         let s = syms(assume);
         let (shape, strides, offset, mask) = starts(&s)[start].clone();
-        let v0 = View::create_in(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
+        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
             .expect("start view");
         let mut st = ViewStack::new(v0.clone());
         let mut steps = Vec::new();
@@ -714,7 +720,7 @@ proptest! {
                 }
             }
         }
-        let canon = st.canonical_in(&s.cx);
+        let canon = st.canonical(&s.cx);
         let bindings = all_bindings(&s);
         for &p in &picks {
             let b = &bindings[p];

@@ -1,6 +1,7 @@
 //! Snapshot tests of traces: op chains on a view stack, printed with `show` and `offsets`.
 
-use symshape_view::{parse_index, View, ViewStack};
+use symshape::Scope;
+use symshape_view::{parse_index, View, ViewOps, ViewStack};
 
 fn list(text: &str) -> Vec<i64> {
     let t = text.trim().trim_start_matches('[').trim_end_matches(']');
@@ -37,13 +38,20 @@ fn view_statement(rest: &str) -> Result<View, symshape_view::Error> {
             shape = &shape[..at];
         }
     }
-    View::create(&list(shape), strides.as_deref(), offset, mask.as_deref())
+    View::create(
+        &Scope::new(),
+        &list(shape),
+        strides.as_deref(),
+        offset,
+        mask.as_deref(),
+    )
 }
 
 /// Runs a trace; each `show`/`offsets` prints its lines, an error prints `error: ...` and stops.
 fn run(trace: &str) -> String {
     let mut out = Vec::new();
     let mut stack: Option<ViewStack> = None;
+    let cx = Scope::new();
     for line in trace.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
         let res = (|| -> Result<(), symshape_view::Error> {
@@ -53,23 +61,25 @@ fn run(trace: &str) -> String {
             }
             let s = stack.as_ref().expect("a view statement first");
             let next = match cmd {
-                "reshape" => s.reshape(&list(rest))?,
-                "expand" => s.expand(&list(rest))?,
-                "permute" => {
-                    s.permute(&list(rest).iter().map(|&a| a as usize).collect::<Vec<_>>())?
-                }
-                "shrink" => s.shrink(&pairs(rest))?,
-                "pad" => s.pad(&pairs(rest))?,
-                "flip" => {
-                    s.flip_axes(&list(rest).iter().map(|&a| a as usize).collect::<Vec<_>>())?
-                }
-                "slice" => s.index(&parse_index(rest)?)?,
+                "reshape" => s.reshape(&cx, &list(rest))?,
+                "expand" => s.expand(&cx, &list(rest))?,
+                "permute" => s.permute(
+                    &cx,
+                    &list(rest).iter().map(|&a| a as usize).collect::<Vec<_>>(),
+                )?,
+                "shrink" => s.shrink(&cx, &pairs(rest))?,
+                "pad" => s.pad(&cx, &pairs(rest))?,
+                "flip" => s.flip(
+                    &cx,
+                    &list(rest).iter().map(|&a| a as usize).collect::<Vec<_>>(),
+                )?,
+                "slice" => s.index(&cx, &parse_index(rest)?)?,
                 "show" => {
                     out.push(s.to_string());
                     return Ok(());
                 }
                 "offsets" => {
-                    out.push(s.offsets_line()?);
+                    out.push(s.to_concrete("offsets")?.offsets_line()?);
                     return Ok(());
                 }
                 other => panic!("unknown statement {other}"),

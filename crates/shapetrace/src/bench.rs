@@ -1,10 +1,8 @@
-//! Timing a materialize against `copy_from_slice` of the same bytes, for the runner's `bench`.
+//! Timing a materialize against `copy_from_slice` of the same bytes, for the `bench` statement.
 
-use crate::error::{KernelError, Result};
-use crate::layout::View;
-use crate::ops::plan_materialize;
-use crate::plan::view_extent;
 use std::time::Instant;
+
+use symshape_kernels::{plan_materialize, ConcreteStack};
 
 /// Figures of one timing: median time of the materialize, bytes written, throughput and the
 /// ratio to a single-threaded `copy_from_slice` of the same number of bytes timed in the same call.
@@ -30,24 +28,26 @@ impl std::fmt::Display for BenchFigures {
     }
 }
 
-/// Length of the shortest buffer `view` can be bound to: one past its highest reachable offset
-/// (0 when it reaches nothing). An error when it reaches a negative offset.
-pub fn buffer_len(view: &impl View) -> Result<usize> {
-    match view_extent(view.levels()) {
-        Some((lo, hi)) if lo >= 0 => Ok(usize::try_from(hi).map_or(0, |h| h + 1)),
-        Some((lo, hi)) => Err(KernelError::OutOfBuffer {
-            op: "bind",
-            role: "source",
-            lo,
-            hi,
-            len: 0,
-        }),
+/// Length of the shortest buffer `stack` can read, for statement `stmt`: one past its
+/// highest reachable offset (0 when it reaches nothing).
+///
+/// # Errors
+/// A message when the view reaches a negative offset, which no buffer holds.
+pub fn buffer_len(stmt: &str, stack: &ConcreteStack) -> Result<usize, String> {
+    match stack.levels()[0].extent() {
+        Some((lo, hi)) if lo < 0 => Err(format!(
+            "{stmt}: the view reads offsets {lo}..={hi}, and no buffer has elements below offset 0; give the view an offset that keeps every element at 0 or above"
+        )),
+        Some((_, hi)) => usize::try_from(hi)
+            .ok()
+            .and_then(|h| h.checked_add(1))
+            .ok_or_else(|| format!("{stmt}: the view reads up to offset {hi}, beyond this machine's memory")),
         None => Ok(0),
     }
 }
 
 /// Median of `runs` timings of `f`, in nanoseconds (at least 1).
-pub fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
+fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
     let mut times: Vec<u64> = (0..runs.max(1))
         .map(|_| {
             let t = Instant::now();
@@ -65,27 +65,28 @@ pub fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
 /// needs), `runs` times, and a `copy_from_slice` of the same output bytes as many times,
 /// alternating the two so that both see the same machine load. The output buffer is allocated
 /// once, outside the timings, for both.
-pub fn bench_materialize_f32(view: &impl View, runs: usize) -> Result<BenchFigures> {
-    let plan = plan_materialize::<f32>(view)?;
-    let len = buffer_len(view)?;
+pub fn bench_materialize_f32(view: &ConcreteStack, runs: usize) -> Result<BenchFigures, String> {
+    let plan = plan_materialize::<f32>(view).map_err(|e| e.to_string())?;
+    let len = buffer_len("bench", view)?;
     let buf: Vec<f32> = (0..len).map(|i| i as f32).collect();
-    let n = plan.dst().numel();
+    let n = usize::try_from(plan.dst().numel()).unwrap_or(0);
     let mut out = vec![0f32; n];
     let copy_src: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    plan.run_materialize(&buf, &mut out, 0.0)?;
+    plan.run_materialize(&buf, &mut out, 0.0)
+        .map_err(|e| e.to_string())?;
     let mut t_op = Vec::with_capacity(runs);
     let mut t_copy = Vec::with_capacity(runs);
     let mut err = None;
     for _ in 0..runs.max(1) {
         t_op.push(median_ns(1, || {
-            if let Err(e) = crate::ops::materialize_into(&buf, view, 0.0, &mut out) {
+            if let Err(e) = plan.run_materialize(&buf, &mut out, 0.0) {
                 err = Some(e);
             }
         }));
         t_copy.push(median_ns(1, || out.copy_from_slice(&copy_src)));
     }
     if let Some(e) = err {
-        return Err(e);
+        return Err(e.to_string());
     }
     t_op.sort_unstable();
     t_copy.sort_unstable();

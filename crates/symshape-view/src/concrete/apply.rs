@@ -1,0 +1,52 @@
+//! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
+
+use super::ConcreteView;
+use crate::error::Result;
+use crate::op::Op;
+
+impl ConcreteView {
+    /// Runs `op` on the exact engine.
+    ///
+    /// # Errors
+    /// The op's own errors, as the named methods document them: [`Error::Invalid`]
+    /// for malformed arguments, [`Error::NotRepresentable`] when the result is not
+    /// one view (a [`ViewStack`](crate::ViewStack) keeps such results exact),
+    /// [`Error::Overflow`] when a field leaves `i64`.
+    ///
+    /// [`Error::Invalid`]: crate::Error::Invalid
+    /// [`Error::NotRepresentable`]: crate::Error::NotRepresentable
+    /// [`Error::Overflow`]: crate::Error::Overflow
+    pub fn apply(&self, op: &Op<i64>) -> Result<Self> {
+        match op {
+            Op::Reshape(s) => self.reshape(s),
+            Op::Expand(s) => self.expand(s),
+            Op::Permute(a) => self.permute(a),
+            Op::Shrink(b) => self.shrink(b),
+            Op::Pad(p) => self.pad(p),
+            Op::Flip(a) => self.flip_axes(a),
+            Op::Index(items) => self.index(items),
+            Op::Unfold { axis, size, step } => self.unfold(*axis, *size, *step),
+            Op::Diagonal { offset, dim1, dim2 } => self.diagonal(*offset, *dim1, *dim2),
+            Op::Squeeze(axes) => self.squeeze(axes.as_deref()),
+            Op::Unsqueeze(axis) => self.unsqueeze(*axis),
+            Op::Transpose(a, b) => self.transpose(*a, *b),
+            Op::Movedim { src, dst } => self.movedim(*src, *dst),
+            Op::BroadcastTo(s) => self.broadcast_to(s),
+            Op::Narrow {
+                axis,
+                start,
+                length,
+            } => self.narrow(*axis, *start, *length),
+            Op::Flatten { start, end } => self.flatten(*start, *end),
+            Op::Unflatten { axis, sizes } => self.unflatten(*axis, sizes),
+            Op::Split { axis, size, piece } => self.split_piece(*axis, *size, *piece),
+            Op::SplitSizes { axis, sizes, piece } => self.split_sizes_piece(*axis, sizes, *piece),
+            Op::Chunk {
+                axis,
+                chunks,
+                piece,
+            } => self.chunk_piece(*axis, *chunks, *piece),
+            Op::Select { axis, index } => self.select(*axis, *index),
+        }
+    }
+}

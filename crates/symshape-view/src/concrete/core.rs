@@ -1,0 +1,562 @@
+//! The core ops of the exact engine: permute, expand, shrink, pad, flip,
+//! unsqueeze, NumPy basic indexing, sliding windows and diagonals.
+
+use super::merge::{slab, Slab};
+use super::{ceil_div, check_shape, fmt_list, fmt_pairs, is_permutation, ConcreteView};
+use crate::error::{invalid, overflow, unrepresentable, Error, Result};
+use crate::index::IndexItem;
+
+impl ConcreteView {
+    /// Reorders axes: axis `i` of the result is axis `axes[i]` of `self`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `axes` is not a permutation of `0..ndim`.
+    pub fn permute(&self, axes: &[usize]) -> Result<Self> {
+        let n = self.ndim();
+        if !is_permutation(axes, n) {
+            return Err(invalid(
+                "permute",
+                format!(
+                    "axes {axes:?} are not a permutation of 0..{n} for {}",
+                    self.ctx()
+                ),
+            ));
+        }
+        Ok(Self {
+            shape: axes.iter().map(|&a| self.shape[a]).collect(),
+            strides: axes.iter().map(|&a| self.strides[a]).collect(),
+            offset: self.offset,
+            mask: self
+                .mask
+                .as_ref()
+                .map(|m| axes.iter().map(|&a| m[a]).collect()),
+        })
+    }
+
+    /// Broadcasts size-1 axes to `new_shape` with stride 0; a scalar expands to any shape.
+    ///
+    /// A masked size-1 axis expands to mask `(0, n)` when its element is valid and
+    /// `(0, 0)` when it is not.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch (for a non-scalar),
+    /// a negative size, or an axis that is neither equal nor of size 1.
+    pub fn expand(&self, new_shape: &[i64]) -> Result<Self> {
+        check_shape("expand", new_shape)?;
+        if self.ndim() == 0 {
+            return Self::build(
+                "expand",
+                new_shape.to_vec(),
+                vec![0; new_shape.len()],
+                self.offset,
+                None,
+            );
+        }
+        self.check_rank("expand", "shape", new_shape.len())
+            .map_err(|_| {
+                invalid(
+                    "expand",
+                    format!(
+                        "cannot expand {} to shape {} of rank {}",
+                        self.ctx(),
+                        fmt_list(new_shape),
+                        new_shape.len()
+                    ),
+                )
+            })?;
+        let bounds = self.valid_bounds();
+        let mut strides = self.strides.clone();
+        let mut mask = bounds.clone();
+        for (axis, (&d, &nd)) in self.shape.iter().zip(new_shape).enumerate() {
+            if d == nd {
+                continue;
+            }
+            if d != 1 {
+                return Err(invalid(
+                    "expand",
+                    format!(
+                        "cannot expand axis {axis} of size {d} to {nd} for {}; only size-1 axes expand",
+                        self.ctx()
+                    ),
+                ));
+            }
+            strides[axis] = 0;
+            let (b, e) = bounds[axis];
+            mask[axis] = if b < e { (0, nd) } else { (0, 0) };
+        }
+        Self::build(
+            "expand",
+            new_shape.to_vec(),
+            strides,
+            self.offset,
+            self.mask.as_ref().map(|_| mask),
+        )
+    }
+
+    /// Restricts every axis to `[start, end)`, with `0 <= start <= end <= dim`.
+    ///
+    /// An empty range gives a zero-size view. Mask bounds are intersected with the
+    /// range and shifted; an empty intersection becomes an empty mask range.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or a malformed bound.
+    pub fn shrink(&self, bounds: &[(i64, i64)]) -> Result<Self> {
+        self.check_rank("shrink", "bounds", bounds.len())?;
+        let mut offset = self.offset;
+        for (axis, (&(s, e), &d)) in bounds.iter().zip(&self.shape).enumerate() {
+            if !(0 <= s && s <= e && e <= d) {
+                return Err(invalid(
+                    "shrink",
+                    format!(
+                        "bound ({s}, {e}) on axis {axis} is outside 0 <= start <= end <= {d} for {}",
+                        self.ctx()
+                    ),
+                ));
+            }
+            if s < d && self.numel() > 0 {
+                // In-shape index of a non-empty view, so invariant 3 applies.
+                offset += s * self.strides[axis];
+            }
+        }
+        let mask = self.mask.as_ref().map(|m| {
+            m.iter()
+                .zip(bounds)
+                .map(|(&(b, e), &(s, t))| {
+                    let lo = b.max(s).min(t);
+                    let hi = e.min(t).max(lo);
+                    (lo - s, hi - s)
+                })
+                .collect()
+        });
+        Self::build(
+            "shrink",
+            bounds.iter().map(|&(s, e)| e - s).collect(),
+            self.strides.clone(),
+            offset,
+            mask,
+        )
+    }
+
+    /// Adds `before` and `after` virtual elements on every axis; they are masked out.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or negative padding,
+    /// [`Error::Overflow`](crate::Error::Overflow) when sizes or offsets leave `i64`.
+    pub fn pad(&self, padding: &[(i64, i64)]) -> Result<Self> {
+        self.check_rank("pad", "padding", padding.len())?;
+        if let Some((axis, p)) = padding
+            .iter()
+            .enumerate()
+            .find(|(_, &(b, a))| b < 0 || a < 0)
+        {
+            return Err(invalid(
+                "pad",
+                format!("negative padding {p:?} on axis {axis} for {}", self.ctx()),
+            ));
+        }
+        if padding.iter().all(|&p| p == (0, 0)) {
+            return Ok(self.clone());
+        }
+        let too_big = || {
+            overflow(
+                "pad",
+                format!("padding {} of {}", fmt_pairs(padding), self.ctx()),
+            )
+        };
+        let mut shape = Vec::with_capacity(self.ndim());
+        let mut offset = self.offset;
+        let mut mask = Vec::with_capacity(self.ndim());
+        for ((&(before, after), &d), ((b, e), &t)) in padding
+            .iter()
+            .zip(&self.shape)
+            .zip(self.valid_bounds().into_iter().zip(&self.strides))
+        {
+            let nd = d
+                .checked_add(before)
+                .and_then(|x| x.checked_add(after))
+                .ok_or_else(too_big)?;
+            shape.push(nd);
+            offset = before
+                .checked_mul(t)
+                .and_then(|x| offset.checked_sub(x))
+                .ok_or_else(too_big)?;
+            mask.push((b + before, e + before));
+        }
+        Self::build("pad", shape, self.strides.clone(), offset, Some(mask))
+    }
+
+    /// Reverses the axes whose flag is set.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `flags` has the wrong length.
+    pub fn flip(&self, flags: &[bool]) -> Result<Self> {
+        self.check_rank("flip", "flags", flags.len())?;
+        let mut res = self.clone();
+        for (axis, &f) in flags.iter().enumerate() {
+            let d = self.shape[axis];
+            if !f || d <= 1 {
+                // Reversing zero or one index changes nothing.
+                continue;
+            }
+            let t = self.strides[axis];
+            res.strides[axis] = t.checked_neg().ok_or_else(|| {
+                overflow("flip", format!("negating stride {t} of {}", self.ctx()))
+            })?;
+            if self.numel() == 0 {
+                // Zero-size views keep offset 0 and may have any strides.
+                continue;
+            }
+            // In-shape offsets fit (invariant 3).
+            res.offset += (d - 1) * t;
+            if let Some(m) = &mut res.mask {
+                let (b, e) = m[axis];
+                m[axis] = (d - e, d - b);
+            }
+        }
+        Ok(res)
+    }
+
+    /// Reverses the listed axes (each at most once).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or repeated.
+    pub fn flip_axes(&self, axes: &[usize]) -> Result<Self> {
+        let mut flags = vec![false; self.ndim()];
+        for &a in axes {
+            match flags.get_mut(a) {
+                Some(f) if !*f => *f = true,
+                _ => {
+                    return Err(invalid(
+                        "flip",
+                        format!(
+                            "axes {axes:?} must be distinct and below {} for {}",
+                            self.ndim(),
+                            self.ctx()
+                        ),
+                    ))
+                }
+            }
+        }
+        self.flip(&flags)
+    }
+
+    /// Keeps `count` indices `first, first + step, ...` of `axis` (`step != 0`; the
+    /// caller guarantees they lie in the axis).
+    pub(crate) fn step_axis(
+        &self,
+        op: &'static str,
+        axis: usize,
+        first: i64,
+        count: i64,
+        step: i64,
+    ) -> Result<Self> {
+        let mut shape = self.shape.clone();
+        let mut strides = self.strides.clone();
+        shape[axis] = count;
+        let t = self.strides[axis];
+        strides[axis] = t.checked_mul(step).ok_or_else(|| {
+            overflow(
+                op,
+                format!("stride {t} times step {step} of {}", self.ctx()),
+            )
+        })?;
+        if count == 0 {
+            return Self::build(op, shape, strides, 0, None);
+        }
+        if self.numel() == 0 {
+            return Self::build(op, shape, strides, 0, None);
+        }
+        // An in-shape index of a non-empty view (invariant 3).
+        let offset = self.offset + first * t;
+        let mask = self.mask.as_ref().map(|m| {
+            let mut m = m.clone();
+            let (b, e) = m[axis];
+            // Valid k: b <= first + k * step < e.
+            let (lo, hi) = if step > 0 {
+                (ceil_div(b - first, step), ceil_div(e - first, step))
+            } else {
+                let s = -step;
+                ((first - e).div_euclid(s) + 1, (first - b).div_euclid(s) + 1)
+            };
+            let lo = lo.clamp(0, count);
+            m[axis] = (lo, hi.clamp(lo, count));
+            m
+        });
+        Self::build(op, shape, strides, offset, mask)
+    }
+
+    /// Inserts a size-1 axis at position `axis` (`0 <= axis <= ndim`).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `axis > ndim`.
+    pub fn unsqueeze(&self, axis: usize) -> Result<Self> {
+        if axis > self.ndim() {
+            return Err(invalid(
+                "unsqueeze",
+                format!(
+                    "axis {axis} is out of range 0..={} for {}",
+                    self.ndim(),
+                    self.ctx()
+                ),
+            ));
+        }
+        let mut res = self.clone();
+        res.shape.insert(axis, 1);
+        res.strides.insert(axis, 0);
+        if let Some(m) = &mut res.mask {
+            m.insert(axis, (0, 1));
+        }
+        Ok(res)
+    }
+
+    /// NumPy basic indexing: integers select and drop an axis, slices keep it,
+    /// `NewAxis` inserts a size-1 axis and `Ellipsis` stands for the remaining axes.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for too many indices, two ellipses, a zero step or an
+    /// integer out of range; [`Error::NotRepresentable`](crate::Error::NotRepresentable) when integers select a
+    /// masked-out element into a scalar.
+    pub fn index(&self, items: &[IndexItem]) -> Result<Self> {
+        let (kept, shape) = self.index_keepdims(items)?;
+        kept.drop_unit_axes("index", &shape)
+    }
+
+    /// Applies `items` keeping integer-indexed axes as size 1; returns that view and
+    /// the final shape (without those axes).
+    pub(crate) fn index_keepdims(&self, items: &[IndexItem]) -> Result<(Self, Vec<i64>)> {
+        let consumed = items
+            .iter()
+            .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. }))
+            .count();
+        let ellipses = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
+        let shown = || {
+            let parts: Vec<String> = items.iter().map(ToString::to_string).collect();
+            format!("[{}]", parts.join(", "))
+        };
+        if ellipses > 1 {
+            return Err(invalid(
+                "index",
+                format!("index {} has more than one ellipsis", shown()),
+            ));
+        }
+        if consumed > self.ndim() {
+            return Err(invalid(
+                "index",
+                format!(
+                    "too many indices in {} for {} of rank {}",
+                    shown(),
+                    self.ctx(),
+                    self.ndim()
+                ),
+            ));
+        }
+        let mut cur = self.clone();
+        let mut axis = 0usize;
+        let mut shape = Vec::new();
+        for item in items {
+            match *item {
+                IndexItem::Int(i) => {
+                    let d = cur.shape()[axis];
+                    let ii = if i < 0 { i + d } else { i };
+                    if !(0 <= ii && ii < d) {
+                        return Err(invalid(
+                            "index",
+                            format!(
+                                "index {i} is out of bounds for axis {axis} with size {d} of {}",
+                                self.ctx()
+                            ),
+                        ));
+                    }
+                    cur = cur.step_axis("index", axis, ii, 1, 1)?;
+                    axis += 1;
+                }
+                IndexItem::Slice { start, stop, step } => {
+                    let d = cur.shape()[axis];
+                    let (first, count, step) =
+                        slice_indices(d, start, stop, step).ok_or_else(|| {
+                            invalid("index", format!("slice step cannot be zero in {}", shown()))
+                        })?;
+                    cur = cur.step_axis("index", axis, first, count, step)?;
+                    shape.push(count);
+                    axis += 1;
+                }
+                IndexItem::NewAxis => {
+                    cur = cur.unsqueeze(axis)?;
+                    shape.push(1);
+                    axis += 1;
+                }
+                IndexItem::Ellipsis => {
+                    for _ in 0..self.ndim() - consumed {
+                        shape.push(cur.shape()[axis]);
+                        axis += 1;
+                    }
+                }
+            }
+        }
+        shape.extend_from_slice(&cur.shape()[axis..]);
+        Ok((cur, shape))
+    }
+
+    /// Removes size-1 axes by a reshape to `shape`, reporting failure under `op`.
+    pub(crate) fn drop_unit_axes(&self, op: &'static str, shape: &[i64]) -> Result<Self> {
+        self.reshape(shape).map_err(|e| match e {
+            Error::NotRepresentable { .. } => unrepresentable(
+                op,
+                format!(
+                    "{} has no valid element, and a scalar view cannot be masked out; use a ViewStack",
+                    self.ctx()
+                ),
+            ),
+            other => other,
+        })
+    }
+
+    /// PyTorch's `unfold`: windows of `size` indices every `step` along `axis`;
+    /// the window axis is appended last.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `size` exceeds the axis or `step <= 0`;
+    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) when a mask on `axis` cuts windows unevenly.
+    pub fn unfold(&self, axis: usize, size: i64, step: i64) -> Result<Self> {
+        self.check_axis("unfold", axis)?;
+        let d = self.shape()[axis];
+        if !(0 <= size && size <= d) || step <= 0 {
+            return Err(invalid(
+                "unfold",
+                format!(
+                    "window size {size} and step {step} do not fit axis {axis} of size {d} of {}",
+                    self.ctx()
+                ),
+            ));
+        }
+        let n = ((d - size) / step).checked_add(1).ok_or_else(|| {
+            overflow(
+                "unfold",
+                format!("window count along axis {axis} of {}", self.ctx()),
+            )
+        })?;
+        let t = self.strides()[axis];
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
+        shape[axis] = n;
+        strides[axis] = if n > 1 {
+            t.checked_mul(step).ok_or_else(|| {
+                overflow(
+                    "unfold",
+                    format!("stride {t} times step {step} of {}", self.ctx()),
+                )
+            })?
+        } else {
+            t
+        };
+        shape.push(size);
+        strides.push(t);
+        if self.is_empty() && n > 0 && size > 0 && self.numel() > 0 {
+            return Self::all_masked("unfold", &shape);
+        }
+        let mut mask = self.valid_bounds();
+        let (b, e) = mask[axis];
+        let ranges = if (b, e) == (0, d) || n == 0 || size == 0 {
+            vec![(0, n), (0, size)]
+        } else {
+            let m = [i128::from(step), 1];
+            let ns = [i128::from(n), i128::from(size)];
+            match slab(&m, &ns, 0, i128::from(b), i128::from(e)) {
+                Slab::Box(r) => r
+                    .iter()
+                    .map(|&(x, y)| (x as i64, y as i64))
+                    .collect(),
+                Slab::Empty => vec![(0, 0), (0, 0)],
+                Slab::NotBox | Slab::Unknown => {
+                    return Err(unrepresentable(
+                        "unfold",
+                        format!(
+                            "windows of size {size} every {step} along axis {axis} of {} cut its mask unevenly; call contiguous() first",
+                            self.ctx()
+                        ),
+                    ))
+                }
+            }
+        };
+        mask[axis] = ranges[0];
+        mask.push(ranges[1]);
+        Self::build("unfold", shape, strides, self.offset(), Some(mask))
+    }
+
+    /// PyTorch's `diagonal`: removes axes `a` and `b` and appends their diagonal,
+    /// shifted by `offset` (positive: above the main diagonal).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the axes are equal or out of range.
+    pub fn diagonal(&self, offset: i64, a: usize, b: usize) -> Result<Self> {
+        self.check_axis("diagonal", a)?;
+        self.check_axis("diagonal", b)?;
+        if a == b {
+            return Err(invalid(
+                "diagonal",
+                format!("axes {a} and {b} must differ for {}", self.ctx()),
+            ));
+        }
+        let (da, db) = (self.shape()[a], self.shape()[b]);
+        let (r0, c0) = if offset >= 0 {
+            (0, offset)
+        } else {
+            (offset.saturating_neg(), 0)
+        };
+        let len = (da - r0).min(db.saturating_sub(c0)).max(0);
+        let (ta, tb) = (self.strides()[a], self.strides()[b]);
+        let stride = ta.checked_add(tb).ok_or_else(|| {
+            overflow("diagonal", format!("strides {ta} + {tb} of {}", self.ctx()))
+        })?;
+        let keep: Vec<usize> = (0..self.ndim()).filter(|&x| x != a && x != b).collect();
+        let mut shape: Vec<i64> = keep.iter().map(|&x| self.shape()[x]).collect();
+        let mut strides: Vec<i64> = keep.iter().map(|&x| self.strides()[x]).collect();
+        shape.push(len);
+        strides.push(stride);
+        let bounds = self.valid_bounds();
+        let mut mask: Vec<(i64, i64)> = keep.iter().map(|&x| bounds[x]).collect();
+        let mut off = self.offset();
+        if len > 0 && shape.iter().all(|&d| d > 0) {
+            off += r0 * ta + c0 * tb;
+            let (ba, ea) = bounds[a];
+            let (bb, eb) = bounds[b];
+            let lo = (ba - r0).max(bb - c0).clamp(0, len);
+            let hi = (ea - r0).min(eb - c0).clamp(lo, len);
+            mask.push((lo, hi));
+        } else {
+            mask.push((0, len));
+        }
+        Self::build("diagonal", shape, strides, off, Some(mask))
+    }
+}
+
+/// `(first, count, step)` of a NumPy slice over an axis of size `d`; `None` for step 0.
+fn slice_indices(
+    d: i64,
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+) -> Option<(i64, i64, i64)> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return None;
+    }
+    let (d, st) = (i128::from(d), i128::from(step));
+    let norm = |v: i64, lo: i128, hi: i128| {
+        let v = i128::from(v);
+        let v = if v < 0 { v + d } else { v };
+        v.clamp(lo, hi)
+    };
+    let (first, count) = if st > 0 {
+        let a = start.map_or(0, |v| norm(v, 0, d));
+        let b = stop.map_or(d, |v| norm(v, 0, d));
+        (a, if b > a { (b - a + st - 1) / st } else { 0 })
+    } else {
+        let a = start.map_or(d - 1, |v| norm(v, -1, d - 1));
+        let b = stop.map_or(-1, |v| norm(v, -1, d - 1));
+        (a, if a > b { (a - b - st - 1) / -st } else { 0 })
+    };
+    // A single element does not need the step; keeping it could overflow the stride.
+    let step = if count <= 1 { 1 } else { step };
+    Some((first.max(0) as i64, count as i64, step))
+}

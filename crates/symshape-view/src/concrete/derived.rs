@@ -1,0 +1,396 @@
+//! The ops users expect beyond the core ones, expressed through them: squeeze,
+//! transpose, movedim, broadcast_to, narrow, flatten, unflatten, as_strided, and
+//! the pieces of an axis cut by split, split_sizes, chunk and select.
+
+use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
+use crate::error::{invalid, overflow, Result};
+use crate::index::IndexItem;
+
+/// Ops that return one view per piece refuse to build more pieces than this.
+pub const MAX_PIECES: i64 = 1 << 16;
+
+impl ConcreteView {
+    /// Removes the listed size-1 axes, or every size-1 axis when `axes` is `None`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or not of size 1.
+    pub fn squeeze(&self, axes: Option<&[usize]>) -> Result<Self> {
+        let mut drop = vec![false; self.ndim()];
+        match axes {
+            None => {
+                for (a, &d) in self.shape().iter().enumerate() {
+                    drop[a] = d == 1;
+                }
+            }
+            Some(list) => {
+                for &a in list {
+                    self.check_axis("squeeze", a)?;
+                    if self.shape()[a] != 1 {
+                        return Err(invalid(
+                            "squeeze",
+                            format!(
+                                "axis {a} has size {} in {}; only size-1 axes can be squeezed",
+                                self.shape()[a],
+                                self.ctx()
+                            ),
+                        ));
+                    }
+                    drop[a] = true;
+                }
+            }
+        }
+        let shape: Vec<i64> = self
+            .shape()
+            .iter()
+            .zip(&drop)
+            .filter(|(_, &x)| !x)
+            .map(|(&d, _)| d)
+            .collect();
+        self.drop_unit_axes("squeeze", &shape)
+    }
+
+    /// Swaps two axes (`transpose` and `swapaxes` in NumPy and PyTorch).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range.
+    pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
+        self.check_axis("transpose", a)?;
+        self.check_axis("transpose", b)?;
+        let mut axes: Vec<usize> = (0..self.ndim()).collect();
+        axes.swap(a, b);
+        self.permute(&axes)
+    }
+
+    /// Moves axis `src` to position `dst`, keeping the order of the others.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range.
+    pub fn movedim(&self, src: usize, dst: usize) -> Result<Self> {
+        self.check_axis("movedim", src)?;
+        self.check_axis("movedim", dst)?;
+        let mut axes: Vec<usize> = (0..self.ndim()).filter(|&a| a != src).collect();
+        axes.insert(dst, src);
+        self.permute(&axes)
+    }
+
+    /// NumPy's `broadcast_to`: prepends size-1 axes, then expands size-1 axes.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the shapes do not broadcast to exactly `shape`.
+    pub fn broadcast_to(&self, shape: &[i64]) -> Result<Self> {
+        check_shape("broadcast_to", shape)?;
+        let n = self.ndim();
+        let ok = shape.len() >= n
+            && self
+                .shape()
+                .iter()
+                .zip(&shape[shape.len() - n..])
+                .all(|(&d, &t)| d == t || d == 1);
+        if !ok {
+            return Err(invalid(
+                "broadcast_to",
+                format!(
+                    "cannot broadcast shape {} to {}",
+                    fmt_list(self.shape()),
+                    fmt_list(shape)
+                ),
+            ));
+        }
+        let mut cur = self.clone();
+        for _ in n..shape.len() {
+            cur = cur.unsqueeze(0)?;
+        }
+        cur.expand(shape)
+    }
+
+    /// Restricts `axis` to `length` indices from `start` (negative counts from the end).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the range leaves the axis.
+    pub fn narrow(&self, axis: usize, start: i64, length: i64) -> Result<Self> {
+        self.check_axis("narrow", axis)?;
+        let d = self.shape()[axis];
+        let s = if start < 0 { start + d } else { start };
+        if !(0 <= s && s <= d && 0 <= length && length <= d - s) {
+            return Err(invalid(
+                "narrow",
+                format!(
+                    "start {start} and length {length} leave axis {axis} of size {d} of {}",
+                    self.ctx()
+                ),
+            ));
+        }
+        let mut bounds: Vec<(i64, i64)> = self.shape().iter().map(|&x| (0, x)).collect();
+        bounds[axis] = (s, s + length);
+        self.shrink(&bounds)
+    }
+
+    /// Merges axes `start..=end` into one (PyTorch's `flatten`).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `start > end` or an axis is out of range;
+    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
+    pub fn flatten(&self, start: usize, end: usize) -> Result<Self> {
+        if self.ndim() == 0 && start == 0 && end == 0 {
+            return self.reshape(&[1]);
+        }
+        self.check_axis("flatten", start)?;
+        self.check_axis("flatten", end)?;
+        if start > end {
+            return Err(invalid(
+                "flatten",
+                format!(
+                    "start axis {start} is after end axis {end} for {}",
+                    self.ctx()
+                ),
+            ));
+        }
+        let mut shape = self.shape()[..start].to_vec();
+        shape.push(numel_of(&self.shape()[start..=end]).ok_or_else(|| {
+            overflow(
+                "flatten",
+                format!("merged size of axes {start}..={end} of {}", self.ctx()),
+            )
+        })?);
+        shape.extend_from_slice(&self.shape()[end + 1..]);
+        self.reshape(&shape)
+    }
+
+    /// Splits `axis` into `sizes`, whose product must be its size.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the product differs or the axis is out of range;
+    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
+    pub fn unflatten(&self, axis: usize, sizes: &[i64]) -> Result<Self> {
+        self.check_axis("unflatten", axis)?;
+        let p = check_shape("unflatten", sizes)?;
+        if p != self.shape()[axis] {
+            return Err(invalid(
+                "unflatten",
+                format!(
+                    "sizes {} do not multiply to size {} of axis {axis} of {}",
+                    fmt_list(sizes),
+                    self.shape()[axis],
+                    self.ctx()
+                ),
+            ));
+        }
+        let mut shape = self.shape()[..axis].to_vec();
+        shape.extend_from_slice(sizes);
+        shape.extend_from_slice(&self.shape()[axis + 1..]);
+        self.reshape(&shape)
+    }
+
+    /// NumPy's `as_strided`, checked: every element must lie in a buffer of `buffer_len` elements.
+    ///
+    /// # Errors
+    /// As [`ConcreteView::create`], and [`Error::Invalid`](crate::Error::Invalid) when an offset leaves the buffer.
+    pub fn as_strided(
+        shape: &[i64],
+        strides: &[i64],
+        offset: i64,
+        buffer_len: i64,
+    ) -> Result<Self> {
+        let v = Self::create(shape, Some(strides), offset, None)?;
+        if v.numel() == 0 {
+            return Ok(v);
+        }
+        let (mut lo, mut hi) = (offset, offset);
+        for (&d, &t) in shape.iter().zip(strides) {
+            // create checked these sums.
+            let r = (d - 1) * t;
+            if r < 0 {
+                lo += r;
+            } else {
+                hi += r;
+            }
+        }
+        if lo < 0 || hi >= buffer_len {
+            return Err(invalid(
+                "as_strided",
+                format!(
+                    "{} reaches offsets {lo}..={hi} outside a buffer of {buffer_len} elements",
+                    v.ctx()
+                ),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// The number of pieces [`ViewOps::split`](crate::ViewOps::split) cuts `axis` into:
+    /// `max(ceil(dim / size), 1)`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
+    /// `size <= 0`.
+    pub fn split_count(&self, axis: usize, size: i64) -> Result<i64> {
+        self.check_axis("split", axis)?;
+        if size <= 0 {
+            return Err(invalid(
+                "split",
+                format!("piece size {size} must be positive for {}", self.ctx()),
+            ));
+        }
+        Ok(ceil_div(self.shape()[axis], size).max(1))
+    }
+
+    /// Piece `piece` of [`ViewOps::split`](crate::ViewOps::split): indices
+    /// `piece*size .. min((piece + 1)*size, dim)` of `axis`, built without the
+    /// other pieces.
+    ///
+    /// # Errors
+    /// As [`ConcreteView::split_count`], and [`Error::Invalid`](crate::Error::Invalid)
+    /// when `piece` is not one of the pieces.
+    pub fn split_piece(&self, axis: usize, size: i64, piece: i64) -> Result<Self> {
+        let count = self.split_count(axis, size)?;
+        if !(0 <= piece && piece < count) {
+            return Err(invalid(
+                "split",
+                format!(
+                    "piece {piece} is not one of the {count} pieces of size {size} along axis {axis} of {}",
+                    self.ctx()
+                ),
+            ));
+        }
+        let d = self.shape()[axis];
+        // piece < count keeps the start within the axis.
+        let start = piece * size;
+        self.narrow_checked("split", axis, start, size.min(d - start))
+    }
+
+    /// Piece `piece` of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes).
+    ///
+    /// # Errors
+    /// As [`ViewOps::split_sizes`](crate::ViewOps::split_sizes), and [`Error::Invalid`](crate::Error::Invalid)
+    /// when `piece` is not one of the pieces.
+    pub fn split_sizes_piece(&self, axis: usize, sizes: &[i64], piece: usize) -> Result<Self> {
+        self.check_split_sizes(axis, sizes)?;
+        let Some(&len) = sizes.get(piece) else {
+            return Err(invalid(
+                "split_sizes",
+                format!(
+                    "piece {piece} is not one of the {} pieces of axis {axis} of {}",
+                    sizes.len(),
+                    self.ctx()
+                ),
+            ));
+        };
+        // The sizes are non-negative and add up to the axis (checked above).
+        let start: i64 = sizes[..piece].iter().sum();
+        self.narrow_checked("split_sizes", axis, start, len)
+    }
+
+    /// The number of pieces [`ViewOps::chunk`](crate::ViewOps::chunk) gives.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
+    /// `chunks == 0`.
+    pub fn chunk_count(&self, axis: usize, chunks: usize) -> Result<i64> {
+        let size = self.chunk_size(axis, chunks)?;
+        self.split_count(axis, size)
+    }
+
+    fn chunk_size(&self, axis: usize, chunks: usize) -> Result<i64> {
+        self.check_axis("chunk", axis)?;
+        let n = i64::try_from(chunks).unwrap_or(i64::MAX);
+        if n == 0 {
+            return Err(invalid(
+                "chunk",
+                format!("chunk count {chunks} must be positive for {}", self.ctx()),
+            ));
+        }
+        Ok(ceil_div(self.shape()[axis], n).max(1))
+    }
+
+    /// Piece `piece` of [`ViewOps::chunk`](crate::ViewOps::chunk).
+    ///
+    /// # Errors
+    /// As [`ConcreteView::chunk_count`] and [`ConcreteView::split_piece`].
+    pub fn chunk_piece(&self, axis: usize, chunks: usize, piece: usize) -> Result<Self> {
+        let size = self.chunk_size(axis, chunks)?;
+        self.split_piece(axis, size, i64::try_from(piece).unwrap_or(i64::MAX))
+    }
+
+    /// PyTorch's `select`: index `index` of `axis` (negative counts from the end),
+    /// with the axis removed.
+    ///
+    /// # Errors
+    /// As [`ConcreteView::index`].
+    pub fn select(&self, axis: usize, index: i64) -> Result<Self> {
+        self.check_axis("select", axis)?;
+        let mut items = vec![IndexItem::FULL; axis];
+        items.push(IndexItem::Int(index));
+        self.index(&items)
+    }
+
+    /// Narrow with a start already known to be in range, reported under `op`.
+    fn narrow_checked(&self, op: &'static str, axis: usize, start: i64, len: i64) -> Result<Self> {
+        let mut bounds: Vec<(i64, i64)> = self.shape().iter().map(|&x| (0, x)).collect();
+        bounds[axis] = (start, start + len);
+        self.shrink(&bounds).map_err(|e| match e {
+            crate::Error::Invalid { detail, .. } => invalid(op, detail),
+            other => other,
+        })
+    }
+
+    /// Checks the sizes of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes).
+    pub(crate) fn check_split_sizes(&self, axis: usize, sizes: &[i64]) -> Result<()> {
+        self.check_axis("split_sizes", axis)?;
+        let d = self.shape()[axis];
+        let total = sizes.iter().try_fold(
+            0i64,
+            |acc, &s| {
+                if s < 0 {
+                    None
+                } else {
+                    acc.checked_add(s)
+                }
+            },
+        );
+        if total != Some(d) {
+            return Err(invalid(
+                "split_sizes",
+                format!(
+                    "sizes {} do not add up to size {d} of axis {axis} of {}",
+                    super::fmt_list(sizes),
+                    self.ctx()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// NumPy's broadcast of several shapes (right-aligned; equal sizes or 1).
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) showing both shapes when two sizes differ and neither is 1.
+pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
+    let mut res: Vec<i64> = Vec::new();
+    for s in shapes {
+        check_shape("broadcast_shapes", s)?;
+        let n = res.len().max(s.len());
+        let mut out = vec![1i64; n];
+        for (k, o) in out.iter_mut().enumerate() {
+            let pick = |v: &[i64]| (k + v.len()).checked_sub(n).map_or(1, |i| v[i]);
+            let (x, y) = (pick(&res), pick(s));
+            *o = if x == y || y == 1 {
+                x
+            } else if x == 1 {
+                y
+            } else {
+                return Err(invalid(
+                    "broadcast_shapes",
+                    format!(
+                        "shapes {} and {} do not broadcast: axis {} has sizes {x} and {y}",
+                        fmt_list(&res),
+                        fmt_list(s),
+                        k as i64 - n as i64
+                    ),
+                ));
+            };
+        }
+        res = out;
+    }
+    Ok(res)
+}

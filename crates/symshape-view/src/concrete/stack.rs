@@ -1,0 +1,297 @@
+//! [`ConcreteStack`]: bound views stacked bottom first, the input kernels run on,
+//! and [`Levels`], what kernels accept (a view or a stack).
+//!
+//! Representation invariants:
+//!
+//! 1. There is at least one level.
+//! 2. Every valid element of a level above lies within the elements of the level
+//!    below (checked when the stack is built).
+//! 3. A stack built by [`ConcreteStack::new`] is merged as far as
+//!    [`merge`](super::merge) decides: no two adjacent levels compose into one view
+//!    (nor, for tops of at most 2^16 elements, any run of levels).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+
+use super::merge::{check_stacked, collapse_run, merge};
+use super::{format_offsets, unravel, ConcreteView};
+use crate::error::{invalid, Result};
+
+/// Constant views stacked bottom first: each reads the row-major elements of the
+/// one below, and the bottom one reads the buffer.
+///
+/// What binding a [`ViewStack`](crate::ViewStack) gives, and what the kernels run
+/// on (through [`Levels`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConcreteStack {
+    levels: Vec<ConcreteView>,
+}
+
+/// A concrete view or stack of views, as kernels read them: levels bottom first,
+/// each checked to lie within the one below.
+///
+/// Implemented by [`ConcreteView`] (one level) and [`ConcreteStack`] only, so a
+/// kernel never sees levels whose fit was not checked.
+pub trait Levels: sealed::Sealed + Sync {
+    /// The levels, bottom first (at least one).
+    fn levels(&self) -> &[ConcreteView];
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::ConcreteView {}
+    impl Sealed for super::ConcreteStack {}
+}
+
+impl Levels for ConcreteView {
+    fn levels(&self) -> &[ConcreteView] {
+        std::slice::from_ref(self)
+    }
+}
+
+impl Levels for ConcreteStack {
+    fn levels(&self) -> &[ConcreteView] {
+        &self.levels
+    }
+}
+
+impl From<ConcreteView> for ConcreteStack {
+    fn from(v: ConcreteView) -> ConcreteStack {
+        ConcreteStack { levels: vec![v] }
+    }
+}
+
+impl ConcreteStack {
+    /// The stack of `levels` (bottom first), merged wherever adjacent levels
+    /// compose into one view (invariant 3).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `levels` is empty or a level
+    /// reaches outside the elements of the one below.
+    pub fn new(levels: Vec<ConcreteView>) -> Result<ConcreteStack> {
+        ConcreteStack::unmerged(levels)?.simplify()
+    }
+
+    /// The stack of `levels` as given, without merging (invariants 1 and 2 only).
+    ///
+    /// # Errors
+    /// As [`ConcreteStack::new`].
+    pub fn unmerged(levels: Vec<ConcreteView>) -> Result<ConcreteStack> {
+        if levels.is_empty() {
+            return Err(invalid("stack", "a stack needs at least one view"));
+        }
+        for pair in levels.windows(2) {
+            check_stacked(&pair[0], &pair[1])?;
+        }
+        Ok(ConcreteStack { levels })
+    }
+
+    /// A stack whose fit the caller has established.
+    pub(crate) fn from_checked(levels: Vec<ConcreteView>) -> ConcreteStack {
+        debug_assert!(!levels.is_empty());
+        ConcreteStack { levels }
+    }
+
+    /// The levels, bottom first.
+    #[must_use]
+    pub fn levels(&self) -> &[ConcreteView] {
+        &self.levels
+    }
+
+    /// The levels, bottom first, by value.
+    #[must_use]
+    pub fn into_levels(self) -> Vec<ConcreteView> {
+        self.levels
+    }
+
+    /// The top level, whose shape is the stack's shape.
+    #[must_use]
+    pub fn top(&self) -> &ConcreteView {
+        // Invariant 1.
+        &self.levels[self.levels.len() - 1]
+    }
+
+    /// The shape of the stack.
+    #[must_use]
+    pub fn shape(&self) -> &[i64] {
+        self.top().shape()
+    }
+
+    /// The number of elements (valid or not) of the top level.
+    #[must_use]
+    pub fn numel(&self) -> i64 {
+        self.top().numel()
+    }
+
+    /// The single view equal to the whole stack, when there is one.
+    #[must_use]
+    pub fn to_view(&self) -> Option<&ConcreteView> {
+        match self.levels.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Merges adjacent levels wherever their composition is one view, and runs of
+    /// three or more levels that are one view together when the top has at most
+    /// 2^16 elements.
+    ///
+    /// # Errors
+    /// [`Error::Overflow`](crate::Error::Overflow) when a merged field leaves `i64`.
+    pub fn simplify(&self) -> Result<ConcreteStack> {
+        let mut out: Vec<ConcreteView> = Vec::with_capacity(self.levels.len());
+        for v in &self.levels {
+            out.push(v.clone());
+            merge_down(&mut out)?;
+        }
+        Ok(ConcreteStack { levels: out })
+    }
+
+    /// The buffer offset of element `idx`, `None` when it is invalid at any level.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `idx` is outside the shape.
+    pub fn offset_of(&self, idx: &[i64]) -> Result<Option<i64>> {
+        let mut cur = idx.to_vec();
+        for (k, v) in self.levels.iter().enumerate().rev() {
+            match v.offset_of(&cur)? {
+                None => return Ok(None),
+                Some(o) if k == 0 => return Ok(Some(o)),
+                Some(o) => cur = unravel(self.levels[k - 1].shape(), o),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The offset of every element in row-major order, `None` for invalid ones.
+    ///
+    /// # Errors
+    /// As [`ConcreteView::offsets`].
+    pub fn offsets(&self) -> Result<Vec<Option<i64>>> {
+        let (top, below) = self
+            .levels
+            .split_last()
+            .ok_or_else(|| invalid("offsets", "a stack needs at least one view"))?;
+        // Walk down per element: the levels below may be far larger than the top.
+        let mut table = top.offsets()?;
+        for v in below.iter().rev() {
+            for slot in table.iter_mut() {
+                if let Some(l) = *slot {
+                    *slot = v.offset_of(&unravel(v.shape(), l))?;
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// The `offsets` line: `offsets [2, 2]: 0 1 _ 3`.
+    ///
+    /// # Errors
+    /// As [`ConcreteStack::offsets`].
+    pub fn offsets_line(&self) -> Result<String> {
+        Ok(format_offsets(self.shape(), &self.offsets()?))
+    }
+
+    /// The stack with every level in canonical form (see
+    /// [`ConcreteView::canonical`]); equal mappings of merged stacks of one view
+    /// give equal results.
+    #[must_use]
+    pub fn canonical(&self) -> ConcreteStack {
+        ConcreteStack {
+            levels: self.levels.iter().map(ConcreteView::canonical).collect(),
+        }
+    }
+}
+
+impl fmt::Display for ConcreteStack {
+    /// One line per level, bottom first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.levels.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Merges the last level of `out` downwards as far as it goes, then collapses a
+/// run of three or more levels that is one view (see [`collapse_run`]).
+pub(crate) fn merge_down(out: &mut Vec<ConcreteView>) -> Result<()> {
+    loop {
+        while out.len() >= 2 {
+            let n = out.len();
+            match merge_memo(&out[n - 2], &out[n - 1])? {
+                Some(m) => {
+                    out.truncate(n - 2);
+                    out.push(m);
+                }
+                None => break,
+            }
+        }
+        if out.len() < 3 {
+            return Ok(());
+        }
+        match collapse_memo(out)? {
+            Some((level, one)) => {
+                out.truncate(level);
+                out.push(one);
+            }
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Entries kept per thread in each memo before it is cleared.
+const MEMO_CAPACITY: usize = 4096;
+
+type MergeKey = (ConcreteView, ConcreteView);
+
+/// A collapsed run: the level it starts at and the one view it is.
+type Run = Option<(usize, ConcreteView)>;
+
+thread_local! {
+    // Merge and collapse are pure functions of their inputs; a chain of ops that
+    // revisits the same pair (a reshape and its inverse, say) decides it once.
+    static MERGES: RefCell<HashMap<MergeKey, Option<ConcreteView>>> = RefCell::new(HashMap::new());
+    static RUNS: RefCell<HashMap<Vec<ConcreteView>, Run>> = RefCell::new(HashMap::new());
+}
+
+/// [`merge`], remembered per thread: a planner that meets the same pair of levels again
+/// (a stack materialized many times) decides it once.
+///
+/// # Errors
+/// As [`merge`].
+pub fn merge_memo(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<ConcreteView>> {
+    let key = (lower.clone(), upper.clone());
+    if let Some(hit) = MERGES.with(|m| m.borrow().get(&key).cloned()) {
+        return Ok(hit);
+    }
+    let res = merge(lower, upper)?;
+    MERGES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_CAPACITY {
+            m.clear();
+        }
+        m.insert(key, res.clone());
+    });
+    Ok(res)
+}
+
+/// [`collapse_run`], remembered per thread.
+fn collapse_memo(views: &[ConcreteView]) -> Result<Run> {
+    if let Some(hit) = RUNS.with(|m| m.borrow().get(views).cloned()) {
+        return Ok(hit);
+    }
+    let res = collapse_run(views)?;
+    RUNS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_CAPACITY {
+            m.clear();
+        }
+        m.insert(views.to_vec(), res.clone());
+    });
+    Ok(res)
+}

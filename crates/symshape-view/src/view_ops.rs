@@ -1,0 +1,370 @@
+//! [`ViewOps`]: the named view ops, written once as sugar over [`Op`] and `apply`,
+//! for [`View`] and [`ViewStack`].
+
+use symshape::{Expr, Scope};
+
+use crate::concrete::MAX_PIECES;
+use crate::dim::Dim;
+use crate::error::{invalid, Error, Result};
+use crate::index::IndexItem;
+use crate::op::Op;
+use crate::stack::ViewStack;
+use crate::view::View;
+
+/// The view ops by name. Every method builds an [`Op`] and runs
+/// [`ViewOps::apply_dim`]; ops that cut an axis into pieces apply one op per piece.
+///
+/// Every op takes the caller's [`Scope`]: on symbolic views its declarations and
+/// assumptions decide which preconditions are proven, refuted or kept as guards.
+/// Size arguments are `i64` or [`Expr`] ([`Dim`]); with `i64` arguments a concrete
+/// view never touches the expression interner.
+///
+/// ```
+/// use symshape::Scope;
+/// use symshape_view::{View, ViewOps, ViewStack};
+///
+/// let cx = Scope::new();
+/// let v = ViewStack::new(View::contiguous(&[3, 2])?);
+/// let t = v.transpose(&cx, 0, 1)?.reshape(&cx, &[6i64])?;
+/// assert_eq!(t.views().len(), 2); // a transpose is not one flat view
+/// let rows = v.unbind(&cx, 0)?;
+/// assert_eq!(rows.len(), 3);
+/// # Ok::<(), symshape_view::Error>(())
+/// ```
+pub trait ViewOps: Sized {
+    /// Runs `op` under `cx` ([`View::apply_dim`], [`ViewStack::apply_dim`]).
+    ///
+    /// # Errors
+    /// As [`View::apply`] or [`ViewStack::apply`].
+    fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<Self>;
+
+    /// The view whose shape the ops act on (the top of a stack).
+    fn top_view(&self) -> &View;
+
+    /// Reinterprets the elements in row-major order ([`Op::Reshape`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn reshape<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<Self> {
+        self.apply_dim(cx, &Op::Reshape(shape.to_vec()))
+    }
+
+    /// Broadcasts size-1 axes ([`Op::Expand`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn expand<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<Self> {
+        self.apply_dim(cx, &Op::Expand(shape.to_vec()))
+    }
+
+    /// Reorders axes ([`Op::Permute`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn permute(&self, cx: &Scope, axes: &[usize]) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Permute(axes.to_vec()))
+    }
+
+    /// Keeps `[start, end)` of every axis ([`Op::Shrink`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn shrink<D: Dim>(&self, cx: &Scope, bounds: &[(D, D)]) -> Result<Self> {
+        self.apply_dim(cx, &Op::Shrink(bounds.to_vec()))
+    }
+
+    /// Adds masked-out padding ([`Op::Pad`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn pad<D: Dim>(&self, cx: &Scope, padding: &[(D, D)]) -> Result<Self> {
+        self.apply_dim(cx, &Op::Pad(padding.to_vec()))
+    }
+
+    /// Reverses the listed axes ([`Op::Flip`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn flip(&self, cx: &Scope, axes: &[usize]) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Flip(axes.to_vec()))
+    }
+
+    /// NumPy basic indexing ([`Op::Index`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn index<D: Dim>(&self, cx: &Scope, items: &[IndexItem<D>]) -> Result<Self> {
+        self.apply_dim(cx, &Op::Index(items.to_vec()))
+    }
+
+    /// Sliding windows along `axis`, appended last ([`Op::Unfold`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn unfold<D: Dim>(&self, cx: &Scope, axis: usize, size: D, step: D) -> Result<Self> {
+        self.apply_dim(cx, &Op::Unfold { axis, size, step })
+    }
+
+    /// The diagonal of two axes, appended last ([`Op::Diagonal`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn diagonal<D: Dim>(&self, cx: &Scope, offset: D, dim1: usize, dim2: usize) -> Result<Self> {
+        self.apply_dim(cx, &Op::Diagonal { offset, dim1, dim2 })
+    }
+
+    /// Removes the listed size-1 axes, or every size-1 axis ([`Op::Squeeze`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn squeeze(&self, cx: &Scope, axes: Option<&[usize]>) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Squeeze(axes.map(<[usize]>::to_vec)))
+    }
+
+    /// Inserts a size-1 axis ([`Op::Unsqueeze`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn unsqueeze(&self, cx: &Scope, axis: usize) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Unsqueeze(axis))
+    }
+
+    /// Swaps two axes ([`Op::Transpose`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn transpose(&self, cx: &Scope, a: usize, b: usize) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Transpose(a, b))
+    }
+
+    /// NumPy's name for [`ViewOps::transpose`] of two axes.
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn swapaxes(&self, cx: &Scope, a: usize, b: usize) -> Result<Self> {
+        self.transpose(cx, a, b)
+    }
+
+    /// Moves axis `src` to position `dst` ([`Op::Movedim`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn movedim(&self, cx: &Scope, src: usize, dst: usize) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Movedim { src, dst })
+    }
+
+    /// NumPy's `broadcast_to` ([`Op::BroadcastTo`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn broadcast_to<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<Self> {
+        self.apply_dim(cx, &Op::BroadcastTo(shape.to_vec()))
+    }
+
+    /// Keeps `length` indices of `axis` from `start` ([`Op::Narrow`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn narrow<D: Dim>(&self, cx: &Scope, axis: usize, start: D, length: D) -> Result<Self> {
+        self.apply_dim(
+            cx,
+            &Op::Narrow {
+                axis,
+                start,
+                length,
+            },
+        )
+    }
+
+    /// Merges axes `start..=end` ([`Op::Flatten`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn flatten(&self, cx: &Scope, start: usize, end: usize) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Flatten { start, end })
+    }
+
+    /// Splits `axis` into `sizes` ([`Op::Unflatten`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn unflatten<D: Dim>(&self, cx: &Scope, axis: usize, sizes: &[D]) -> Result<Self> {
+        self.apply_dim(
+            cx,
+            &Op::Unflatten {
+                axis,
+                sizes: sizes.to_vec(),
+            },
+        )
+    }
+
+    /// Index `index` of `axis`, with the axis removed ([`Op::Select`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn select<D: Dim>(&self, cx: &Scope, axis: usize, index: D) -> Result<Self> {
+        self.apply_dim(cx, &Op::Select { axis, index })
+    }
+
+    /// Piece `piece` of [`ViewOps::split`], for a piece that may be symbolic
+    /// ([`Op::Split`]); count the pieces with [`View::split_count`].
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn split_piece<D: Dim>(&self, cx: &Scope, axis: usize, size: D, piece: D) -> Result<Self> {
+        self.apply_dim(cx, &Op::Split { axis, size, piece })
+    }
+
+    /// Cuts `axis` into pieces of `size` indices (the last may be smaller). The
+    /// number of pieces, `max(cdiv(dim, size), 1)`, must be a constant of at most
+    /// [`MAX_PIECES`]; otherwise take pieces one at a time with
+    /// [`ViewOps::split_piece`].
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`]; [`Error::Invalid`] when the count is symbolic or
+    /// above the limit.
+    fn split<D: Dim>(&self, cx: &Scope, axis: usize, size: D) -> Result<Vec<Self>> {
+        let count = self.top_view().split_count(cx, axis, size)?;
+        let n = piece_count(self.top_view(), "split", axis, count, || {
+            format!(
+                "split_piece({axis}, {}, i) for i below split_count",
+                cx.simplify(size.into())
+            )
+        })?;
+        match size.as_const() {
+            Some(size) => (0..n)
+                .map(|piece| self.apply_dim(cx, &Op::<i64>::Split { axis, size, piece }))
+                .collect(),
+            None => (0..n)
+                .map(|i| {
+                    let (size, piece) = (size.into(), Expr::from(i));
+                    self.apply_dim(cx, &Op::Split { axis, size, piece })
+                })
+                .collect(),
+        }
+    }
+
+    /// Cuts `axis` into consecutive pieces of the given sizes, which must add up
+    /// to it (proven or kept as a guard).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn split_sizes<D: Dim>(&self, cx: &Scope, axis: usize, sizes: &[D]) -> Result<Vec<Self>> {
+        (0..sizes.len())
+            .map(|piece| {
+                self.apply_dim(
+                    cx,
+                    &Op::SplitSizes {
+                        axis,
+                        sizes: sizes.to_vec(),
+                        piece,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// PyTorch's `chunk`: at most `chunks` pieces of `max(cdiv(dim, chunks), 1)`
+    /// indices; the number of pieces must be a constant, as for [`ViewOps::split`].
+    ///
+    /// # Errors
+    /// As [`ViewOps::split`].
+    fn chunk(&self, cx: &Scope, axis: usize, chunks: usize) -> Result<Vec<Self>> {
+        let top = self.top_view();
+        let size = top.chunk_size(cx, axis, chunks)?;
+        let count = match top.as_concrete() {
+            Some(c) => Expr::from(c.chunk_count(axis, chunks)?),
+            None => top.split_count(cx, axis, size)?,
+        };
+        let n = piece_count(top, "chunk", axis, count, || {
+            format!("split_piece({axis}, {size}, i) for i below split_count")
+        })?;
+        (0..n)
+            .map(|i| {
+                let piece = usize::try_from(i).unwrap_or(usize::MAX);
+                self.apply_dim(
+                    cx,
+                    &Op::<i64>::Chunk {
+                        axis,
+                        chunks,
+                        piece,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// One piece per index of `axis`, with the axis removed; the size of `axis`
+    /// must be a constant of at most [`MAX_PIECES`] (for a symbolic position,
+    /// use [`ViewOps::select`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`]; [`Error::Symbolic`] when the size is symbolic.
+    fn unbind(&self, cx: &Scope, axis: usize) -> Result<Vec<Self>> {
+        let top = self.top_view();
+        let d = top.dim_for("unbind", axis)?;
+        let Some(n) = d.as_i64() else {
+            return Err(Error::Symbolic {
+                op: "unbind",
+                what: "number of pieces (select with a symbolic index for one piece)",
+                expr: d.to_string(),
+            });
+        };
+        let n = piece_count(top, "unbind", axis, Expr::from(n), || {
+            format!("select({axis}, i) for i below {n}")
+        })?;
+        (0..n)
+            .map(|i| self.apply_dim(cx, &Op::<i64>::Select { axis, index: i }))
+            .collect()
+    }
+}
+
+/// The constant number of pieces `count`, within [`MAX_PIECES`]; `one` says how to take
+/// one piece instead.
+fn piece_count(
+    top: &View,
+    op: &'static str,
+    axis: usize,
+    count: Expr,
+    one: impl FnOnce() -> String,
+) -> Result<i64> {
+    match count.as_i64() {
+        Some(n) if n <= MAX_PIECES => Ok(n),
+        Some(n) => Err(invalid(
+            op,
+            format!(
+                "{n} pieces along axis {axis} of {} exceed the limit of {MAX_PIECES}; take one piece at a time with {}",
+                top.ctx(),
+                one()
+            ),
+        )),
+        None => Err(invalid(
+            op,
+            format!(
+                "the number of pieces {count} of axis {axis} of {} is not a constant; bind the symbols first, or take one piece at a time with {}",
+                top.ctx(),
+                one()
+            ),
+        )),
+    }
+}
+
+impl ViewOps for View {
+    fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<View> {
+        View::apply_dim(self, cx, op)
+    }
+
+    fn top_view(&self) -> &View {
+        self
+    }
+}
+
+impl ViewOps for ViewStack {
+    fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
+        ViewStack::apply_dim(self, cx, op)
+    }
+
+    fn top_view(&self) -> &View {
+        self.top()
+    }
+}
