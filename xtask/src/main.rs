@@ -178,15 +178,27 @@ const CI_STEPS: &[Step] = &[
     Step {
         name: "package",
         args: &["package", "--workspace", "--locked"],
-        env: &[],
+        // A target directory of its own, emptied first: cargo takes a packaged crate of an
+        // unchanged version for unchanged, and would reuse a stale build of it.
+        env: &[("CARGO_TARGET_DIR", PACKAGE_TARGET)],
     },
 ];
+
+/// The target directory of the package step, relative to the workspace root.
+const PACKAGE_TARGET: &str = "target/package-check";
 
 fn ci() -> Result<(), String> {
     let root = project_root();
     let started = Instant::now();
     layering::report(&root)?;
     for step in CI_STEPS {
+        if step.env.iter().any(|&(k, v)| k == "CARGO_TARGET_DIR" && v == PACKAGE_TARGET) {
+            let dir = root.join(PACKAGE_TARGET);
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|e| format!("cannot empty {}: {e}", dir.display()))?;
+            }
+        }
         let t = Instant::now();
         eprintln!("xtask ci: {} (cargo {})", step.name, step.args.join(" "));
         run_cargo(&root, step.args, step.env)?;
