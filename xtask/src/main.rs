@@ -4,6 +4,8 @@
 //! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
 //! `cargo` and nothing else.
 
+#![forbid(unsafe_code)]
+
 mod layering;
 
 use std::env;
@@ -192,7 +194,11 @@ fn ci() -> Result<(), String> {
     let started = Instant::now();
     layering::report(&root)?;
     for step in CI_STEPS {
-        if step.env.iter().any(|&(k, v)| k == "CARGO_TARGET_DIR" && v == PACKAGE_TARGET) {
+        if step
+            .env
+            .iter()
+            .any(|&(k, v)| k == "CARGO_TARGET_DIR" && v == PACKAGE_TARGET)
+        {
             let dir = root.join(PACKAGE_TARGET);
             if dir.exists() {
                 std::fs::remove_dir_all(&dir)

@@ -10,6 +10,8 @@
 //! assert_eq!(out.error, None);
 //! ```
 
+#![forbid(unsafe_code)]
+
 /// The code in README.md, compiled and run as a doc test.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]

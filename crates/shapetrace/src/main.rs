@@ -1,5 +1,7 @@
 //! The `shapetrace` command: runs a trace script from a file or standard input.
 
+#![forbid(unsafe_code)]
+
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
