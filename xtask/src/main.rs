@@ -192,7 +192,7 @@ const PACKAGE_TARGET: &str = "target/package-check";
 fn ci() -> Result<(), String> {
     let root = project_root();
     let started = Instant::now();
-    layering::report(&root)?;
+    layering::check(&root)?;
     for step in CI_STEPS {
         if step
             .env

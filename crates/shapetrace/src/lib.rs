@@ -48,6 +48,7 @@ impl std::fmt::Display for Output {
 }
 
 /// Runs `script` in a new session.
+#[must_use]
 pub fn run(script: &str) -> Output {
     let mut lines = Vec::new();
     let error = Session::new()

@@ -37,6 +37,7 @@ type StmtResult = Result<Vec<String>, String>;
 
 impl Session {
     /// A session with nothing declared.
+    #[must_use]
     pub fn new() -> Session {
         Session::default()
     }

@@ -59,7 +59,6 @@
 //! `to_slice_memory_order` (views that fill their memory range) and gathers the elements of
 //! views with gaps, because a slice over the gaps could alias another live mutable view.
 
-#![warn(clippy::must_use_candidate, clippy::return_self_not_must_use)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 /// The example of the crate's README, compiled and run as a doc test.

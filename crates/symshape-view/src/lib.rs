@@ -94,7 +94,6 @@
 //! [`ViewStack`], [`Guard`], [`Op`] and [`IndexItem`], loaded through the validating
 //! constructors.
 
-#![warn(clippy::must_use_candidate, clippy::return_self_not_must_use)]
 #![forbid(unsafe_code)]
 
 /// The example of the crate's README, compiled and run as a doc test.

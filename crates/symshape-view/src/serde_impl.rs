@@ -109,8 +109,10 @@ fn load_guard(cx: &Scope, g: WireGuard, into: &mut Vec<Guard>, ctx: &str) -> Res
                 GUARD_OPS.join(", ")
             )
         })?;
-    let cmp = CmpOp::parse(&g.cmp)
-        .ok_or_else(|| format!("unknown comparison `{}` in a guard of {op}", g.cmp))?;
+    let cmp: CmpOp = g
+        .cmp
+        .parse()
+        .map_err(|_| format!("unknown comparison `{}` in a guard of {op}", g.cmp))?;
     let mut ck = Checker::new(cx, op, into, ctx.to_string());
     let what = g.what;
     ck.require(g.lhs, cmp, g.rhs, || what)

@@ -24,6 +24,7 @@ pub struct Bindings {
 
 impl Bindings {
     /// No values.
+    #[must_use]
     pub fn new() -> Bindings {
         Bindings::default()
     }
@@ -49,6 +50,7 @@ impl Bindings {
     }
 
     /// The value of `sym`, if bound.
+    #[must_use]
     pub fn get(&self, sym: Expr) -> Option<i64> {
         self.vals.get(&sym).copied()
     }
@@ -59,6 +61,7 @@ impl Bindings {
     }
 
     /// The bound symbols and values, sorted by symbol name.
+    #[must_use]
     pub fn to_vec(&self) -> Vec<(Expr, i64)> {
         let mut v: Vec<(Expr, i64)> = self.vals.iter().map(|(k, v)| (*k, *v)).collect();
         v.sort_by(|a, b| crate::order::cmp(a.0 .0, b.0 .0));
@@ -66,11 +69,13 @@ impl Bindings {
     }
 
     /// Number of bound symbols.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.vals.len()
     }
 
     /// Whether nothing is bound.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.vals.is_empty()
     }
@@ -531,11 +536,13 @@ impl Scope {
 
     /// Partial binding: the bound symbols of `e` replaced by their values, the rest
     /// simplified with the scope's knowledge.
+    #[must_use]
     pub fn substitute(&self, e: Expr, b: &Bindings) -> Expr {
         Expr(self.subst_id(e.0, b))
     }
 
     /// Partial binding of a condition.
+    #[must_use]
     pub fn substitute_cond(&self, c: Cond, b: &Bindings) -> Cond {
         Cond(self.subst_id(c.0, b))
     }

@@ -35,21 +35,25 @@ impl Expr {
     }
 
     /// The value, if this is a constant that fits an i64.
+    #[must_use]
     pub fn as_i64(self) -> Option<i64> {
         const_of(self.0).and_then(|v| v.to_i64())
     }
 
     /// The value, if this is a constant.
+    #[must_use]
     pub fn as_bigint(self) -> Option<BigInt> {
         const_of(self.0).cloned()
     }
 
     /// Whether this is a constant.
+    #[must_use]
     pub fn is_const(self) -> bool {
         const_of(self.0).is_some()
     }
 
     /// The name, if this is a symbol.
+    #[must_use]
     pub fn symbol_name(self) -> Option<&'static str> {
         match node(self.0) {
             Node::Sym(s) => Some(&s.name),
@@ -58,37 +62,44 @@ impl Expr {
     }
 
     /// `self // rhs`, rounding toward minus infinity (as in Python).
+    #[must_use]
     pub fn floor_div(self, rhs: impl Into<Expr>) -> Expr {
         Expr(build::floor_div(&NoFacts, self.0, rhs.into().0))
     }
 
     /// `self % rhs`, the remainder of [`Expr::floor_div`]: it has the sign of `rhs`.
+    #[must_use]
     pub fn floor_mod(self, rhs: impl Into<Expr>) -> Expr {
         Expr(build::floor_mod(&NoFacts, self.0, rhs.into().0))
     }
 
     /// `ceil(self / rhs)`.
+    #[must_use]
     pub fn ceil_div(self, rhs: impl Into<Expr>) -> Expr {
         Expr(build::ceil_div(&NoFacts, self.0, rhs.into().0))
     }
 
     /// The smaller of the two.
+    #[must_use]
     pub fn min(self, rhs: impl Into<Expr>) -> Expr {
         Expr(build::min_max(&NoFacts, true, &[self.0, rhs.into().0]))
     }
 
     /// The larger of the two.
+    #[must_use]
     pub fn max(self, rhs: impl Into<Expr>) -> Expr {
         Expr(build::min_max(&NoFacts, false, &[self.0, rhs.into().0]))
     }
 
     /// The smallest of several expressions (`None` when `args` is empty).
+    #[must_use]
     pub fn min_of(args: &[Expr]) -> Option<Expr> {
         let ids: Vec<Id> = args.iter().map(|e| e.0).collect();
         (!ids.is_empty()).then(|| Expr(build::min_max(&NoFacts, true, &ids)))
     }
 
     /// The largest of several expressions (`None` when `args` is empty).
+    #[must_use]
     pub fn max_of(args: &[Expr]) -> Option<Expr> {
         let ids: Vec<Id> = args.iter().map(|e| e.0).collect();
         (!ids.is_empty()).then(|| Expr(build::min_max(&NoFacts, false, &ids)))
@@ -147,11 +158,13 @@ impl Expr {
 
     /// Sound range of every value this expression can take, from the symbols' own
     /// ranges (use [`Scope::range`](crate::Scope::range) to include assumptions).
+    #[must_use]
     pub fn range(self) -> Interval {
         info(self.0).range.clone()
     }
 
     /// Known residue of every value this expression can take.
+    #[must_use]
     pub fn congruence(self) -> Cong {
         info(self.0).cong.clone()
     }
@@ -172,6 +185,7 @@ impl Expr {
     }
 
     /// Nesting depth of the expression tree.
+    #[must_use]
     pub fn depth(self) -> u32 {
         info(self.0).depth
     }
@@ -186,11 +200,13 @@ pub(crate) fn check_id(id: Id) -> Result<Id, Error> {
 
 impl Cond {
     /// The constant condition `b`.
+    #[must_use]
     pub fn constant(b: bool) -> Cond {
         Cond(build::boolean(b))
     }
 
     /// The value, if this condition is constant.
+    #[must_use]
     pub fn as_bool(self) -> Option<bool> {
         match node(self.0) {
             Node::Bool(b) => Some(*b),
@@ -199,22 +215,26 @@ impl Cond {
     }
 
     /// `self and rhs`.
+    #[must_use]
     pub fn and(self, rhs: Cond) -> Cond {
         Cond(build::and_or(true, &[self.0, rhs.0]))
     }
 
     /// `self or rhs`.
+    #[must_use]
     pub fn or(self, rhs: Cond) -> Cond {
         Cond(build::and_or(false, &[self.0, rhs.0]))
     }
 
     /// The conjunction of all (`true` for none).
+    #[must_use]
     pub fn all(args: &[Cond]) -> Cond {
         let ids: Vec<Id> = args.iter().map(|c| c.0).collect();
         Cond(build::and_or(true, &ids))
     }
 
     /// The disjunction of all (`false` for none).
+    #[must_use]
     pub fn any(args: &[Cond]) -> Cond {
         let ids: Vec<Id> = args.iter().map(|c| c.0).collect();
         Cond(build::and_or(false, &ids))
@@ -252,6 +272,7 @@ pub enum CmpOp {
 
 impl CmpOp {
     /// The operator's text, e.g. `<=`.
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             CmpOp::Lt => "<",
@@ -262,17 +283,28 @@ impl CmpOp {
             CmpOp::Gt => ">",
         }
     }
+}
+
+impl std::str::FromStr for CmpOp {
+    type Err = Error;
 
     /// Parses `<`, `<=`, `==`, `!=`, `>=` or `>`.
-    pub fn parse(s: &str) -> Option<CmpOp> {
-        Some(match s {
+    fn from_str(s: &str) -> Result<CmpOp, Error> {
+        Ok(match s {
             "<" => CmpOp::Lt,
             "<=" => CmpOp::Le,
             "==" => CmpOp::Eq,
             "!=" => CmpOp::Ne,
             ">=" => CmpOp::Ge,
             ">" => CmpOp::Gt,
-            _ => return None,
+            _ => {
+                return Err(Error::Parse {
+                    column: 1,
+                    message: format!(
+                        "`{s}` is not a comparison; expected one of <, <=, ==, !=, >=, >"
+                    ),
+                })
+            }
         })
     }
 }
@@ -304,6 +336,7 @@ pub struct SymbolSpec {
 
 impl SymbolSpec {
     /// A symbol named `name` with the default range `0..=i64::MAX`.
+    #[must_use]
     pub fn new(name: &str) -> SymbolSpec {
         SymbolSpec {
             name: name.to_string(),
@@ -314,6 +347,7 @@ impl SymbolSpec {
     }
 
     /// Sets the inclusive range `lo..=hi`.
+    #[must_use]
     pub fn range(mut self, lo: impl Into<Expr>, hi: impl Into<Expr>) -> SymbolSpec {
         self.lo = Some(lo.into());
         self.hi = Some(hi.into());
@@ -321,50 +355,59 @@ impl SymbolSpec {
     }
 
     /// Sets the lower bound; `None` is minus infinity.
+    #[must_use]
     pub fn lo(mut self, lo: Option<Expr>) -> SymbolSpec {
         self.lo = lo;
         self
     }
 
     /// Sets the upper bound; `None` is plus infinity.
+    #[must_use]
     pub fn hi(mut self, hi: Option<Expr>) -> SymbolSpec {
         self.hi = hi;
         self
     }
 
     /// The range `0..=dim - 1` of an index into a dimension of extent `dim`.
+    #[must_use]
     pub fn below(self, dim: impl Into<Expr>) -> SymbolSpec {
         self.range(0, dim.into() - 1)
     }
 
     /// Requires every value to be a multiple of `d` (`d >= 1`).
+    #[must_use]
     pub fn multiple_of(mut self, d: u64) -> SymbolSpec {
         self.multiple_of = d;
         self
     }
 
     /// The symbol's name.
+    #[must_use]
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The inclusive lower bound (`None` is minus infinity): a constant, or an
     /// expression over earlier symbols such as the `0` of `i 0..n`.
+    #[must_use]
     pub fn lower(&self) -> Option<Expr> {
         self.lo
     }
 
     /// The inclusive upper bound (`None` is plus infinity): `n - 1` for `i 0..n`.
+    #[must_use]
     pub fn upper(&self) -> Option<Expr> {
         self.hi
     }
 
     /// Every value is a multiple of this (1 when unconstrained).
+    #[must_use]
     pub fn divisor(&self) -> u64 {
         self.multiple_of
     }
 
     /// The range as error messages print it: `0..=n - 1`, `8..=1024, multiple of 8`.
+    #[must_use]
     pub fn range_text(&self) -> String {
         describe_range(self)
     }
@@ -389,11 +432,11 @@ impl SymbolSpec {
         for b in [self.lo, self.hi].into_iter().flatten() {
             b.check()?;
             // Bounds nest inside the symbol; keep chains of bounded symbols within budget.
-            if b.depth() >= crate::build::MAX_DEPTH {
+            if b.depth() >= crate::limits::MAX_DEPTH {
                 return Err(Error::Limit(format!(
                     "limit: the bounds of `{}` nest deeper than {} levels",
                     self.name,
-                    crate::build::MAX_DEPTH
+                    crate::limits::MAX_DEPTH
                 )));
             }
         }
@@ -459,6 +502,7 @@ pub(crate) fn spec_of(e: Id) -> Option<SymbolSpec> {
 
 impl Expr {
     /// The declaration of this symbol (`None` if it is not a symbol).
+    #[must_use]
     pub fn symbol_spec(self) -> Option<SymbolSpec> {
         spec_of(self.0)
     }

@@ -54,6 +54,7 @@ pub enum CondKind {
 
 impl Expr {
     /// The top-level structure of this expression.
+    #[must_use]
     pub fn kind(self) -> ExprKind {
         match node(self.0) {
             Node::Const(v) => ExprKind::Const(v.clone()),
@@ -89,6 +90,7 @@ impl Expr {
 
 impl Cond {
     /// The top-level structure of this condition.
+    #[must_use]
     pub fn kind(self) -> CondKind {
         match node(self.0) {
             Node::Bool(b) => CondKind::Const(*b),

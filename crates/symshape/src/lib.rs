@@ -113,16 +113,21 @@
 //!   the canonicalising constructors, so a loaded handle equals the one built in the
 //!   loading process; malformed input is a deserialization error.
 
+#![forbid(unsafe_code)]
+
 mod build;
 mod display;
 mod error;
 mod eval;
 mod expr;
+mod facts;
 mod inspect;
+mod limits;
 mod node;
 mod num;
 mod order;
 mod parse;
+mod poly;
 mod program;
 mod prove;
 mod rebuild;
@@ -131,11 +136,11 @@ mod scope;
 mod serde_impl;
 mod visit;
 
-pub use build::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};
 pub use error::Error;
 pub use eval::Bindings;
 pub use expr::{CmpOp, Cond, Expr, SymbolSpec};
 pub use inspect::{CondKind, ExprKind};
+pub use limits::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};
 pub use node::{stats, InternerStats};
 pub use num::{Cong, Interval};
 pub use num_bigint::BigInt;

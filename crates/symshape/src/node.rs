@@ -204,6 +204,7 @@ pub struct InternerStats {
 
 /// Size of the process-wide interner: nodes are never freed, so this only grows, by one
 /// node per distinct (sub)expression ever built.
+#[must_use]
 pub fn stats() -> InternerStats {
     let t = read_tables();
     InternerStats {

@@ -124,6 +124,7 @@ impl Interval {
     }
 
     /// The single value, if the interval has exactly one.
+    #[must_use]
     pub fn as_point(&self) -> Option<&BigInt> {
         match (&self.lo, &self.hi) {
             (Some(a), Some(b)) if a == b => Some(a),
@@ -132,6 +133,7 @@ impl Interval {
     }
 
     /// Whether `v` lies inside.
+    #[must_use]
     pub fn contains(&self, v: &BigInt) -> bool {
         self.lo.as_ref().is_none_or(|lo| lo <= v) && self.hi.as_ref().is_none_or(|hi| v <= hi)
     }

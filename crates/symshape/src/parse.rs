@@ -50,20 +50,20 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, Error> {
             }
             let s: String = cs[start..i].iter().filter(|c| **c != '_').collect();
             // Reject by length first: parsing a huge decimal is quadratic.
-            let max_digits = build::MAX_COEF_BITS as usize * 30_103 / 100_000 + 2;
+            let max_digits = crate::limits::MAX_COEF_BITS as usize * 30_103 / 100_000 + 2;
             if s.trim_start_matches('0').len() > max_digits {
                 return Err(perr(
                     col,
-                    format!("integer wider than {} bits", build::MAX_COEF_BITS),
+                    format!("integer wider than {} bits", crate::limits::MAX_COEF_BITS),
                 ));
             }
             let v = s
                 .parse::<BigInt>()
                 .map_err(|_| perr(col, format!("bad integer `{s}`")))?;
-            if v.bits() > build::MAX_COEF_BITS {
+            if v.bits() > crate::limits::MAX_COEF_BITS {
                 return Err(perr(
                     col,
-                    format!("integer wider than {} bits", build::MAX_COEF_BITS),
+                    format!("integer wider than {} bits", crate::limits::MAX_COEF_BITS),
                 ));
             }
             out.push((Tok::Int(v), col));

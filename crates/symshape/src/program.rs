@@ -522,21 +522,25 @@ impl Program {
     }
 
     /// The input symbols, in slot order.
+    #[must_use]
     pub fn slots(&self) -> &[Expr] {
         &self.slots
     }
 
     /// Number of instructions executed per run (inputs and constants excluded).
+    #[must_use]
     pub fn len(&self) -> usize {
         self.body.len()
     }
 
     /// Whether a run executes no instruction.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.body.is_empty()
     }
 
     /// Fresh registers for running this program.
+    #[must_use]
     pub fn state(&self) -> ProgramState {
         let mut regs = vec![0; self.src.len()];
         for &(r, v) in &self.consts {

@@ -8,17 +8,16 @@ use num_traits::{One, Signed};
 
 use crate::build::{self, Facts, NoFacts, Poly};
 use crate::node::{const_of, node, Id, Node};
-use crate::scope::ScopeFacts;
 
 /// Most distinct monomials pulled into one refutation.
 const MAX_VARS: usize = 24;
 /// Most constraints alive during elimination before giving up (unknown, never wrong).
 const MAX_CONSTRAINTS: usize = 400;
 
-/// Whether `goal <= 0` follows from the scope's facts, by refuting `goal >= 1`.
-pub(crate) fn le0(fx: &ScopeFacts<'_>, goal: &Poly) -> bool {
+/// Whether `goal <= 0` follows from the ranges `fx` knows and the linear `facts`
+/// (`p <= 0` each), by refuting `goal >= 1`.
+pub(crate) fn le0(fx: &dyn Facts, facts: &[Poly], goal: &Poly) -> bool {
     let mut cons: Vec<Poly> = vec![goal.clone().scale(&-BigInt::one()).plus_const(1)];
-    let facts = fx.scope.linear_facts();
     let mut used = vec![false; facts.len()];
     let mut seen: HashSet<Id> = HashSet::new();
     // Terms are visited in structural order (not interning order), so which monomials
@@ -62,7 +61,7 @@ pub(crate) fn le0(fx: &ScopeFacts<'_>, goal: &Poly) -> bool {
 }
 
 /// Linear facts (`p <= 0`) that hold by the structure of the atom `m`.
-fn atom_facts(fx: &ScopeFacts<'_>, m: Id) -> Vec<Poly> {
+fn atom_facts(fx: &dyn Facts, m: Id) -> Vec<Poly> {
     let pm = Poly::of(m);
     let mut out = Vec::new();
     match node(m) {

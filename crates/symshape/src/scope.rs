@@ -32,6 +32,7 @@ pub enum Proof {
 
 impl Proof {
     /// `Some(answer)` when decided.
+    #[must_use]
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Proof::True => Some(true),
@@ -41,11 +42,13 @@ impl Proof {
     }
 
     /// Whether it was shown to hold.
+    #[must_use]
     pub fn is_true(&self) -> bool {
         *self == Proof::True
     }
 
     /// Why it is unknown (`None` when decided).
+    #[must_use]
     pub fn reason(&self) -> Option<&str> {
         match self {
             Proof::Unknown(r) => Some(r),
@@ -94,6 +97,7 @@ const MAX_SPLIT_ARGS: usize = 4;
 
 impl Scope {
     /// An empty scope.
+    #[must_use]
     pub fn new() -> Scope {
         Scope::default()
     }
@@ -185,16 +189,19 @@ impl Scope {
     }
 
     /// The symbol declared as `name`.
+    #[must_use]
     pub fn symbol(&self, name: &str) -> Option<Expr> {
         self.names.get(name).copied()
     }
 
     /// The declared symbols, in declaration order.
+    #[must_use]
     pub fn symbols(&self) -> &[Expr] {
         &self.order
     }
 
     /// The assumptions, as given.
+    #[must_use]
     pub fn assumptions(&self) -> &[Cond] {
         &self.assumptions
     }
@@ -361,12 +368,14 @@ impl Scope {
     }
 
     /// `e` simplified with the ranges, congruences and assumptions of this scope.
+    #[must_use]
     pub fn simplify(&self, e: Expr) -> Expr {
         let fx = self.facts();
         Expr(Rebuild::new(&fx, &|_| None).run(e.0))
     }
 
     /// `c` simplified with this scope's knowledge: `true`/`false` when decided.
+    #[must_use]
     pub fn simplify_cond(&self, c: Cond) -> Cond {
         let fx = self.facts();
         Cond(Rebuild::new(&fx, &|_| None).run(c.0))
@@ -377,6 +386,7 @@ impl Scope {
     /// Exact for sums of independent symbols; with relational assumptions (`n <= m`,
     /// `n*m == k`) the ends are narrowed further by proofs (a binary search over
     /// `e <= v`).
+    #[must_use]
     pub fn range(&self, e: Expr) -> Interval {
         let fx = self.facts();
         let s = Rebuild::new(&fx, &|_| None).run(e.0);
@@ -402,6 +412,7 @@ impl Scope {
 
     /// The known residue of `e` under this scope (e.g. `n ≡ 0 (mod 8)` after
     /// `assume n % 8 == 0`).
+    #[must_use]
     pub fn congruence(&self, e: Expr) -> Cong {
         let fx = self.facts();
         let s = Rebuild::new(&fx, &|_| None).run(e.0);
@@ -409,31 +420,37 @@ impl Scope {
     }
 
     /// Whether `a OP b` holds for every admissible binding.
+    #[must_use]
     pub fn prove(&self, a: Expr, op: CmpOp, b: Expr) -> Proof {
         self.prove_cond(a.compare(op, b))
     }
 
     /// `a <= b`.
+    #[must_use]
     pub fn prove_le(&self, a: Expr, b: Expr) -> Proof {
         self.prove(a, CmpOp::Le, b)
     }
 
     /// `a < b`.
+    #[must_use]
     pub fn prove_lt(&self, a: Expr, b: Expr) -> Proof {
         self.prove(a, CmpOp::Lt, b)
     }
 
     /// `a == b` (semantically; handle equality is `==`).
+    #[must_use]
     pub fn prove_eq(&self, a: Expr, b: Expr) -> Proof {
         self.prove(a, CmpOp::Eq, b)
     }
 
     /// `a != b`.
+    #[must_use]
     pub fn prove_ne(&self, a: Expr, b: Expr) -> Proof {
         self.prove(a, CmpOp::Ne, b)
     }
 
     /// Whether the condition holds for every admissible binding.
+    #[must_use]
     pub fn prove_cond(&self, c: Cond) -> Proof {
         if let Err(e) = check_id(c.0) {
             return Proof::Unknown(e.to_string());
@@ -587,7 +604,7 @@ impl Facts for ScopeFacts<'_> {
     }
 
     fn le0_deep(&self, p: &Poly) -> bool {
-        prove::le0(self, p)
+        prove::le0(self, self.scope.linear_facts(), p)
     }
 }
 
@@ -665,7 +682,8 @@ fn narrow(
     lo: Option<&BigInt>,
     hi: Option<BigInt>,
 ) -> Option<BigInt> {
-    let shown = |v: &BigInt| prove::le0(fx, &p.clone().add(&Poly::constant(-v)));
+    let facts = fx.scope.linear_facts();
+    let shown = |v: &BigInt| prove::le0(fx, facts, &p.clone().add(&Poly::constant(-v)));
     let base = lo.cloned().unwrap_or_else(BigInt::zero);
     let mut hi = match hi {
         Some(h) => h,

@@ -22,9 +22,10 @@ use hashbrown::HashMap;
 use num_bigint::BigInt;
 use serde::{de, ser, Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::build::{from_poly, Poly, MAX_COEF_BITS, MAX_DEGREE, MAX_TERMS};
+use crate::build::{from_poly, Poly};
 use crate::expr::{CmpOp, Cond, Expr, SymbolSpec};
 use crate::inspect::{CondKind, ExprKind};
+use crate::limits::{MAX_COEF_BITS, MAX_DEGREE, MAX_TERMS};
 
 /// One canonical node; indices refer to earlier entries of [`Wire::nodes`].
 #[derive(Serialize, Deserialize)]
@@ -251,7 +252,7 @@ impl Decoder {
                 .ok_or_else(|| format!("node {at}: max of no arguments"))?,
             WireNode::Bool(b) => return Ok(Handle::Bool(Cond::constant(*b))),
             WireNode::Cmp(d, op) => {
-                let op = match CmpOp::parse(op) {
+                let op = match op.parse::<CmpOp>().ok() {
                     Some(op @ (CmpOp::Le | CmpOp::Eq | CmpOp::Ne)) => op,
                     _ => {
                         return Err(format!(

@@ -8,6 +8,7 @@ mod views;
 mod windows;
 
 /// Runs `script` and renders what it printed (stdout lines, then the error line if any).
+#[must_use]
 pub fn trace(script: &str) -> String {
     shapetrace::run(script).to_string()
 }

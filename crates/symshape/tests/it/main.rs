@@ -19,6 +19,7 @@ use symshape::{Error, Scope};
 
 /// The scope most tables use: positive dimensions, a loop index, signed values and one
 /// symbol with a divisor.
+#[must_use]
 pub fn std_scope() -> Scope {
     let mut cx = Scope::new();
     for decl in [

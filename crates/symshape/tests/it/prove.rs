@@ -21,7 +21,7 @@ fn check(assumptions: &[&str], inputs: &[&str]) -> String {
         };
         let a = cx.parse_expr(&s[..pos])?;
         let b = cx.parse_expr(&s[pos + op.len()..])?;
-        let op = CmpOp::parse(op).expect("operator");
+        let op: CmpOp = op.parse().expect("operator");
         let p = cx.prove(a, op, b);
         Ok(match p.reason() {
             Some(r) => format!("{p} ({r})"),
