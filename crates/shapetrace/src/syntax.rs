@@ -22,32 +22,10 @@ pub fn split_keyword(stmt: &str) -> (&str, &str) {
 /// Splits `s` at every `sep` that is not nested in `()` or `[]`, trimming each part.
 /// An empty or all-blank input gives no parts.
 pub fn split_top(s: &str, sep: char) -> Result<Vec<&str>, String> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (at, c) in s.char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| format!("unbalanced `{c}` in `{s}`"))?;
-            }
-            c if c == sep && depth == 0 => {
-                parts.push(s[start..at].trim());
-                start = at + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    if depth != 0 {
-        return Err(format!("unclosed bracket in `{s}`"));
-    }
-    let last = s[start..].trim();
-    if !(parts.is_empty() && last.is_empty()) {
-        parts.push(last);
-    }
-    Ok(parts)
+    symshape::split_top_level(s, sep).map_err(|e| match e {
+        symshape::Error::Parse { message, .. } => format!("{message} in `{s}`"),
+        other => other.to_string(),
+    })
 }
 
 /// Strips one pair of enclosing brackets `open`/`close` from `s`, which must enclose all of it.
@@ -58,18 +36,8 @@ pub fn enclosed(s: &str, open: char, close: char) -> Result<&str, String> {
         .and_then(|r| r.strip_suffix(close))
         .ok_or_else(|| format!("expected `{open}...{close}`, found `{s}`"))?;
     // The brackets must match each other, not two separate groups like `[1] + [2]`.
-    let mut depth = 0usize;
-    for c in inner.chars() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| format!("expected `{open}...{close}`, found `{s}`"))?;
-            }
-            _ => {}
-        }
-    }
+    symshape::split_top_level(inner, open)
+        .map_err(|_| format!("expected `{open}...{close}`, found `{s}`"))?;
     Ok(inner)
 }
 

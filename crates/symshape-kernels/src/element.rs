@@ -35,71 +35,49 @@ pub trait Element: Copy + Send + Sync + PartialEq + Debug + 'static + sealed::Se
     fn max_of(self, other: Self) -> Self;
 }
 
-macro_rules! int_element {
-    ($($t:ty),*) => {$(
+/// `impl Element for $t` from its identities and its four operations, each a function of
+/// `(Self, Self) -> Self`.
+macro_rules! element {
+    ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
+     add $add:expr, mul $mul:expr, min $min:expr, max $max:expr) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
-            const ZERO: Self = 0;
-            const ONE: Self = 1;
-            const LOWEST: Self = <$t>::MIN;
-            const HIGHEST: Self = <$t>::MAX;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            const LOWEST: Self = $lo;
+            const HIGHEST: Self = $hi;
             const NAME: &'static str = stringify!($t);
             #[inline(always)]
-            fn add(self, other: Self) -> Self { self.wrapping_add(other) }
+            fn add(self, other: Self) -> Self {
+                $add(self, other)
+            }
             #[inline(always)]
-            fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
+            fn mul(self, other: Self) -> Self {
+                $mul(self, other)
+            }
             #[inline(always)]
-            fn min_of(self, other: Self) -> Self { Ord::min(self, other) }
+            fn min_of(self, other: Self) -> Self {
+                $min(self, other)
+            }
             #[inline(always)]
-            fn max_of(self, other: Self) -> Self { Ord::max(self, other) }
+            fn max_of(self, other: Self) -> Self {
+                $max(self, other)
+            }
         }
-    )*};
+    };
 }
-int_element!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
-macro_rules! float_element {
+macro_rules! int_elements {
     ($($t:ty),*) => {$(
-        impl sealed::Sealed for $t {}
-        impl Element for $t {
-            const ZERO: Self = 0.0;
-            const ONE: Self = 1.0;
-            const LOWEST: Self = <$t>::NEG_INFINITY;
-            const HIGHEST: Self = <$t>::INFINITY;
-            const NAME: &'static str = stringify!($t);
-            #[inline(always)]
-            fn add(self, other: Self) -> Self { self + other }
-            #[inline(always)]
-            fn mul(self, other: Self) -> Self { self * other }
-            #[inline(always)]
-            fn min_of(self, other: Self) -> Self { self.min(other) }
-            #[inline(always)]
-            fn max_of(self, other: Self) -> Self { self.max(other) }
-        }
+        element!($t, zero 0, one 1, lowest <$t>::MIN, highest <$t>::MAX,
+            add <$t>::wrapping_add, mul <$t>::wrapping_mul, min Ord::min, max Ord::max);
     )*};
 }
-float_element!(f32, f64);
+int_elements!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
-impl sealed::Sealed for bool {}
-impl Element for bool {
-    const ZERO: Self = false;
-    const ONE: Self = true;
-    const LOWEST: Self = false;
-    const HIGHEST: Self = true;
-    const NAME: &'static str = "bool";
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self | other
-    }
-    #[inline(always)]
-    fn mul(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline(always)]
-    fn min_of(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline(always)]
-    fn max_of(self, other: Self) -> Self {
-        self | other
-    }
-}
+element!(f32, zero 0.0, one 1.0, lowest f32::NEG_INFINITY, highest f32::INFINITY,
+    add |a: f32, b| a + b, mul |a: f32, b| a * b, min f32::min, max f32::max);
+element!(f64, zero 0.0, one 1.0, lowest f64::NEG_INFINITY, highest f64::INFINITY,
+    add |a: f64, b| a + b, mul |a: f64, b| a * b, min f64::min, max f64::max);
+element!(bool, zero false, one true, lowest false, highest true,
+    add |a, b| a | b, mul |a, b| a & b, min |a, b| a & b, max |a, b| a | b);

@@ -349,16 +349,8 @@ pub fn map_into<T: Element, U: Element>(
 ) -> Result<()> {
     check_same_shape("map", src.levels, dst.levels)?;
     let shape = shape_of("map", src.levels)?;
-    match plain_destination("map", dst.levels)? {
-        Some(m) => {
-            check_extent(
-                "map",
-                "destination",
-                top(dst.levels).extent(),
-                dst.buf.len(),
-            )?;
-            map_rows(src, dst.buf, &m, &f)
-        }
+    match plain_destination("map", dst.levels, dst.buf.len())? {
+        Some(m) => map_rows(src, dst.buf, &m, &f),
         None => {
             let n = alloc::count("map", &shape, std::mem::size_of::<U>())?;
             let mut values = alloc::filled("map", n, U::ZERO)?;
@@ -370,12 +362,18 @@ pub fn map_into<T: Element, U: Element>(
     }
 }
 
-/// A destination written directly by the row loops: one unmasked level free of
-/// self-overlap; `None` when it must go through a temporary.
-fn plain_destination(op: &'static str, levels: &[ConcreteView]) -> Result<Option<Machine>> {
+/// A destination the row loops write directly; `None` when it must go through a temporary.
+/// It is one unmasked level, in machine form, once it is known to fit in
+/// `buf_len` elements and not to write an element twice; `None` for any other destination.
+fn plain_destination(
+    op: &'static str,
+    levels: &[ConcreteView],
+    buf_len: usize,
+) -> Result<Option<Machine>> {
     match levels {
         [one] if one.mask().is_none() => {
             check_no_self_overlap(op, levels)?;
+            check_extent(op, "destination", one.extent(), buf_len)?;
             Ok(Some(Machine::of(op, one)?))
         }
         _ => Ok(None),
@@ -500,16 +498,8 @@ pub fn zip_into<A: Element, B: Element, C: Element>(
             src: shape.iter().map(|&d| d as i64).collect(),
         });
     }
-    match plain_destination("zip", dst.levels)? {
-        Some(m) => {
-            check_extent(
-                "zip",
-                "destination",
-                top(dst.levels).extent(),
-                dst.buf.len(),
-            )?;
-            zip_rows(a, b, dst.buf, &m, &f)
-        }
+    match plain_destination("zip", dst.levels, dst.buf.len())? {
+        Some(m) => zip_rows(a, b, dst.buf, &m, &f),
         None => {
             let n = alloc::count("zip", &shape, std::mem::size_of::<C>())?;
             let mut values = alloc::filled("zip", n, C::ZERO)?;

@@ -83,6 +83,28 @@ pub(crate) fn invalid(op: &'static str, detail: impl Into<String>) -> Error {
     }
 }
 
+/// `axis` is not an axis of the view described by `ctx`, of rank `ndim`.
+pub(crate) fn bad_axis(op: &'static str, ctx: &str, axis: usize, ndim: usize) -> Error {
+    invalid(
+        op,
+        format!("axis {axis} is out of range for {ctx} of rank {ndim}"),
+    )
+}
+
+/// `piece` is not one of the `count` pieces an op cuts `axis` of `ctx` into.
+pub(crate) fn bad_piece(
+    op: &'static str,
+    ctx: &str,
+    axis: usize,
+    piece: usize,
+    count: usize,
+) -> Error {
+    invalid(
+        op,
+        format!("piece {piece} is not one of the {count} pieces of axis {axis} of {ctx}"),
+    )
+}
+
 pub(crate) fn overflow(op: &'static str, detail: impl Into<String>) -> Error {
     Error::Overflow {
         op,

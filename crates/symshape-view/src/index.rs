@@ -174,37 +174,18 @@ fn parse_with<B>(
     }
     split_top(inner, ',', t)?
         .into_iter()
-        .map(|p| parse_item(p.trim(), t, &value))
+        .map(|p| parse_item(p, t, &value))
         .collect()
 }
 
-/// Splits at `sep` outside parentheses and brackets.
+/// Splits at `sep` outside parentheses and brackets, naming the whole index on error.
 fn split_top<'a>(s: &'a str, sep: char, whole: &str) -> Result<Vec<&'a str>> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (at, c) in s.char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => {
-                depth = depth.checked_sub(1).ok_or_else(|| Error::Parse {
-                    detail: format!("unbalanced `{c}` in index {whole:?}"),
-                })?;
-            }
-            c if c == sep && depth == 0 => {
-                parts.push(&s[start..at]);
-                start = at + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    if depth != 0 {
-        return Err(Error::Parse {
-            detail: format!("unclosed parenthesis in index {whole:?}"),
-        });
-    }
-    parts.push(&s[start..]);
-    Ok(parts)
+    symshape::split_top_level(s, sep).map_err(|e| Error::Parse {
+        detail: match e {
+            symshape::Error::Parse { message, .. } => format!("{message} in index {whole:?}"),
+            other => other.to_string(),
+        },
+    })
 }
 
 fn parse_item<B>(p: &str, whole: &str, value: ValueParser<'_, B>) -> Result<IndexItem<B>> {
@@ -227,10 +208,7 @@ fn parse_item<B>(p: &str, whole: &str, value: ValueParser<'_, B>) -> Result<Inde
         "" => return Err(bad()),
         _ => {}
     }
-    let parts: Vec<&str> = split_top(p, ':', whole)?
-        .into_iter()
-        .map(str::trim)
-        .collect();
+    let parts = split_top(p, ':', whole)?;
     if let [one] = parts.as_slice() {
         return value(one).map(IndexItem::Int).map_err(bad_because);
     }

@@ -129,17 +129,29 @@ fn require_sizes(ck: &mut Checker<'_>, shape: &[Expr]) -> Result<()> {
 
 fn require_mask(ck: &mut Checker<'_>, shape: &[Expr], mask: &[(Expr, Expr)]) -> Result<()> {
     for (axis, (&(b, e), &d)) in mask.iter().zip(shape).enumerate() {
-        ck.require(b, CmpOp::Ge, lit(0), || {
-            format!("mask start of axis {axis} is non-negative")
-        })?;
-        ck.require(b, CmpOp::Le, e, || {
-            format!("mask start of axis {axis} is at most its end")
-        })?;
-        ck.require(e, CmpOp::Le, d, || {
-            format!("mask end of axis {axis} is within its size")
-        })?;
+        require_range(ck, "mask ", axis, (b, e), d)?;
     }
     Ok(())
+}
+
+/// Requires `0 <= b <= e <= d` for the range `(b, e)` of `axis`, of size `d`; `what` starts
+/// the requirements' text (`"mask "` for a mask, empty for shrink bounds).
+fn require_range(
+    ck: &mut Checker<'_>,
+    what: &str,
+    axis: usize,
+    (b, e): (Expr, Expr),
+    d: Expr,
+) -> Result<()> {
+    ck.require(b, CmpOp::Ge, lit(0), || {
+        format!("{what}start of axis {axis} is non-negative")
+    })?;
+    ck.require(b, CmpOp::Le, e, || {
+        format!("{what}start of axis {axis} is at most its end")
+    })?;
+    ck.require(e, CmpOp::Le, d, || {
+        format!("{what}end of axis {axis} is within its size")
+    })
 }
 
 /// [`View::create`] with symbolic fields.
@@ -293,16 +305,7 @@ pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<Vi
     let mut ck = checker(cx, "shrink", v);
     let mut f = Fields::of(v);
     for (axis, &(s, e)) in bounds.iter().enumerate() {
-        let d = v.shape()[axis];
-        ck.require(s, CmpOp::Ge, lit(0), || {
-            format!("start of axis {axis} is non-negative")
-        })?;
-        ck.require(s, CmpOp::Le, e, || {
-            format!("start of axis {axis} is at most its end")
-        })?;
-        ck.require(e, CmpOp::Le, d, || {
-            format!("end of axis {axis} is within its size")
-        })?;
+        require_range(&mut ck, "", axis, (s, e), v.shape()[axis])?;
         f.shrink_axis(axis, s, e);
     }
     f.finish(ck)
@@ -654,14 +657,7 @@ pub(crate) fn index_keepdims(
 }
 
 fn axis_error(op: &'static str, v: &View, axis: usize) -> crate::Error {
-    invalid(
-        op,
-        format!(
-            "axis {axis} is out of range for {} of rank {}",
-            v.ctx(),
-            v.ndim()
-        ),
-    )
+    crate::error::bad_axis(op, &v.ctx(), axis, v.ndim())
 }
 
 /// Sliding windows along `axis`; `None` when `axis` is masked and not provably
@@ -821,13 +817,12 @@ pub(crate) fn split_sizes_piece(
         return Err(axis_error("split_sizes", v, axis));
     };
     let Some(&len) = sizes.get(piece) else {
-        return Err(invalid(
+        return Err(crate::error::bad_piece(
             "split_sizes",
-            format!(
-                "piece {piece} is not one of the {} pieces of axis {axis} of {}",
-                sizes.len(),
-                v.ctx()
-            ),
+            &v.ctx(),
+            axis,
+            piece,
+            sizes.len(),
         ));
     };
     let mut ck = checker(cx, "split_sizes", v);

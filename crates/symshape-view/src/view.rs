@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use symshape::Expr;
 
 use crate::concrete::ConcreteView;
-use crate::error::{invalid, Error, Result};
+use crate::error::{Error, Result};
 use crate::guard::{add_guard, Guard};
 
 /// A strided view with an optional per-axis validity mask.
@@ -338,14 +338,7 @@ impl View {
     }
 
     fn bad_axis(&self, op: &'static str, axis: usize) -> Error {
-        invalid(
-            op,
-            format!(
-                "axis {axis} is out of range for {} of rank {}",
-                self.ctx(),
-                self.ndim()
-            ),
-        )
+        crate::error::bad_axis(op, &self.ctx(), axis, self.ndim())
     }
 
     /// `view [2, 3] with strides [3, 1]`, as error messages name a view.

@@ -1,5 +1,6 @@
 //! Binding symbols to integers: checked evaluation, partial substitution and solving.
 
+use std::cmp::Ordering;
 use std::fmt;
 
 use hashbrown::HashMap;
@@ -171,13 +172,12 @@ impl Cond {
     /// Like [`Expr::eval`], exact: a comparison of in-range values never overflows.
     pub fn eval(self, b: &Bindings) -> Result<bool, Error> {
         check_id(self.0)?;
-        let res = Eval {
+        let mut small = Eval {
             b,
             memo: HashMap::new(),
-        }
-        .cond(self.0);
-        match res {
-            Err(err @ Error::Overflow { .. }) => match BigEval::new(b).cond(self.0) {
+        };
+        match eval_cond(&mut small, self.0) {
+            Err(err @ Error::Overflow { .. }) => match eval_cond(&mut BigEval::new(b), self.0) {
                 Ok(v) => Ok(v),
                 Err(Error::Overflow { .. }) => Err(err),
                 Err(other) => Err(other),
@@ -256,63 +256,23 @@ impl<'a> BigEval<'a> {
                     _ => -((-x).div_floor(&y)),
                 }
             }
-            Node::Min(args) | Node::Max(args) => {
-                let is_min = matches!(node(id), Node::Min(_));
-                let mut acc: Option<BigInt> = None;
-                for a in args.iter() {
-                    let x = self.int(*a)?;
-                    acc = Some(match acc {
-                        None => x,
-                        Some(y) if is_min => y.min(x),
-                        Some(y) => y.max(x),
-                    });
-                }
-                acc.unwrap_or_default()
-            }
+            Node::Min(args) => extreme(args, Ord::min, |a| self.int(a))?,
+            Node::Max(args) => extreme(args, Ord::max, |a| self.int(a))?,
             Node::Invalid(_) => {
                 return Err(check_id(id).err().unwrap_or(Error::Limit(String::new())))
             }
             Node::Bool(_) | Node::Cmp(..) | Node::And(_) | Node::Or(_) => {
-                BigInt::from(i64::from(self.cond(id)?))
+                BigInt::from(i64::from(eval_cond(self, id)?))
             }
         };
         self.memo.insert(id, v.clone());
         Ok(v)
     }
+}
 
-    fn cond(&mut self, id: Id) -> Result<bool, Error> {
-        match node(id) {
-            Node::Bool(b) => Ok(*b),
-            Node::Cmp(kind, d) => {
-                let v = self.int(*d)?;
-                Ok(match kind {
-                    CmpKind::Le => v <= BigInt::zero(),
-                    CmpKind::Eq => v.is_zero(),
-                    CmpKind::Ne => !v.is_zero(),
-                })
-            }
-            Node::And(args) => {
-                for a in args.iter() {
-                    if !self.cond(*a)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            Node::Or(args) => {
-                for a in args.iter() {
-                    if self.cond(*a)? {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
-            }
-            _ => Err(Error::Kind {
-                op: "eval",
-                expected: "a condition",
-                found: id_text(id),
-            }),
-        }
+impl IntEval for BigEval<'_> {
+    fn sign(&mut self, id: Id) -> Result<Ordering, Error> {
+        Ok(self.int(id)?.cmp(&BigInt::zero()))
     }
 }
 
@@ -416,61 +376,83 @@ impl Eval<'_> {
                 };
                 r.ok_or_else(|| overflow(id))?
             }
-            Node::Min(args) | Node::Max(args) => {
-                let is_min = matches!(node(id), Node::Min(_));
-                let mut acc: Option<i64> = None;
-                for a in args.iter() {
-                    let x = self.int(*a)?;
-                    acc = Some(match acc {
-                        None => x,
-                        Some(y) if is_min => y.min(x),
-                        Some(y) => y.max(x),
-                    });
-                }
-                acc.unwrap_or(0)
-            }
+            Node::Min(args) => extreme(args, Ord::min, |a| self.int(a))?,
+            Node::Max(args) => extreme(args, Ord::max, |a| self.int(a))?,
             Node::Invalid(_) => {
                 return Err(check_id(id).err().unwrap_or(Error::Limit(String::new())))
             }
-            Node::Bool(_) | Node::Cmp(..) | Node::And(_) | Node::Or(_) => i64::from(self.cond(id)?),
+            Node::Bool(_) | Node::Cmp(..) | Node::And(_) | Node::Or(_) => {
+                i64::from(eval_cond(self, id)?)
+            }
         };
         self.memo.insert(id, v);
         Ok(v)
     }
+}
 
-    fn cond(&mut self, id: Id) -> Result<bool, Error> {
-        match node(id) {
-            Node::Bool(b) => Ok(*b),
-            Node::Cmp(kind, d) => {
-                let v = self.int(*d)?;
-                Ok(match kind {
-                    CmpKind::Le => v <= 0,
-                    CmpKind::Eq => v == 0,
-                    CmpKind::Ne => v != 0,
-                })
-            }
-            Node::And(args) => {
-                for a in args.iter() {
-                    if !self.cond(*a)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            Node::Or(args) => {
-                for a in args.iter() {
-                    if self.cond(*a)? {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
-            }
-            _ => Err(Error::Kind {
-                op: "eval",
-                expected: "a condition",
-                found: id_text(id),
-            }),
+impl IntEval for Eval<'_> {
+    fn sign(&mut self, id: Id) -> Result<Ordering, Error> {
+        Ok(self.int(id)?.cmp(&0))
+    }
+}
+
+/// The smallest (`pick` = `Ord::min`) or largest value of `args`, each evaluated by `value`;
+/// min and max nodes always have arguments, so the default is never the answer.
+fn extreme<T: Ord + Default>(
+    args: &[Id],
+    pick: fn(T, T) -> T,
+    mut value: impl FnMut(Id) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut acc: Option<T> = None;
+    for &a in args {
+        let x = value(a)?;
+        acc = Some(match acc {
+            None => x,
+            Some(y) => pick(y, x),
+        });
+    }
+    Ok(acc.unwrap_or_default())
+}
+
+/// An evaluator of integer nodes; conditions are evaluated over it by [`eval_cond`].
+trait IntEval {
+    /// How the value of the integer node `id` compares with zero.
+    fn sign(&mut self, id: Id) -> Result<Ordering, Error>;
+}
+
+/// The truth value of the condition node `id`; `and`/`or` stop at the first deciding argument.
+fn eval_cond(ev: &mut impl IntEval, id: Id) -> Result<bool, Error> {
+    match node(id) {
+        Node::Bool(b) => Ok(*b),
+        Node::Cmp(kind, d) => {
+            let sign = ev.sign(*d)?;
+            Ok(match kind {
+                CmpKind::Le => sign.is_le(),
+                CmpKind::Eq => sign.is_eq(),
+                CmpKind::Ne => sign.is_ne(),
+            })
         }
+        Node::And(args) => {
+            for a in args.iter() {
+                if !eval_cond(ev, *a)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        Node::Or(args) => {
+            for a in args.iter() {
+                if eval_cond(ev, *a)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        _ => Err(Error::Kind {
+            op: "eval",
+            expected: "a condition",
+            found: id_text(id),
+        }),
     }
 }
 

@@ -144,6 +144,6 @@ pub use limits::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};
 pub use node::{stats, InternerStats};
 pub use num::{Cong, Interval};
 pub use num_bigint::BigInt;
-pub use parse::MAX_PARSE_DEPTH;
+pub use parse::{split_top_level, MAX_PARSE_DEPTH};
 pub use program::{Program, ProgramState};
 pub use scope::{Proof, Scope};

@@ -90,6 +90,56 @@ fn perr(column: usize, message: String) -> Error {
     Error::Parse { column, message }
 }
 
+/// Splits `text` at every `sep` that is not nested in `()` or `[]`, trimming each part: the
+/// lexical step before parsing a list of expressions, such as `[n, (a, b), 2*n]`.
+///
+/// A blank `text` gives no parts; otherwise there is one part more than top-level
+/// separators, so empty parts are kept (`::2` split at `:` gives `["", "", "2"]`).
+///
+/// # Errors
+/// [`Error::Parse`] at the first bracket closed without being opened, or at the end of
+/// `text` when a bracket is left open. Time and memory are linear in `text`.
+///
+/// ```
+/// assert_eq!(symshape::split_top_level("n, (a, b), [2*n]", ',')?, ["n", "(a, b)", "[2*n]"]);
+/// assert!(symshape::split_top_level("(a, b", ',').is_err());
+/// # Ok::<(), symshape::Error>(())
+/// ```
+pub fn split_top_level(text: &str, sep: char) -> Result<Vec<&str>, Error> {
+    let mut parts = Vec::new();
+    // The brackets still open, with their 1-based columns.
+    let mut open: Vec<(char, usize)> = Vec::new();
+    let mut start = 0;
+    for (column, (at, c)) in (1..).zip(text.char_indices()) {
+        match c {
+            '(' | '[' => open.push((c, column)),
+            ')' | ']' => match open.pop() {
+                Some((o, _)) if (o == '(') == (c == ')') => {}
+                Some((o, col)) => {
+                    return Err(perr(
+                        column,
+                        format!("`{c}` closes the `{o}` of column {col}"),
+                    ))
+                }
+                None => return Err(perr(column, format!("`{c}` closes nothing"))),
+            },
+            c if c == sep && open.is_empty() => {
+                parts.push(text[start..at].trim());
+                start = at + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    if let Some(&(o, col)) = open.last() {
+        return Err(perr(col, format!("`{o}` is never closed")));
+    }
+    let last = text[start..].trim();
+    if !(parts.is_empty() && last.is_empty()) {
+        parts.push(last);
+    }
+    Ok(parts)
+}
+
 /// A parsed value: integer or condition.
 #[derive(Clone, Copy)]
 enum Val {
@@ -221,33 +271,35 @@ impl Parser<'_> {
     }
 
     fn or(&mut self) -> Result<Val, Error> {
-        let col = self.col();
-        let first = self.and()?;
-        if !matches!(self.peek(), Tok::Ident(s) if s == "or") {
-            return Ok(first);
-        }
-        let mut args = vec![self.boolean(first, col, "`or`")?];
-        while self.eat_word("or") {
-            let col = self.col();
-            let v = self.and()?;
-            args.push(self.boolean(v, col, "`or`")?);
-        }
-        Ok(Val::Bool(self.checked(build::and_or(false, &args), col)?))
+        self.chain("or", Self::and)
     }
 
     fn and(&mut self) -> Result<Val, Error> {
+        self.chain("and", Self::not)
+    }
+
+    /// `operand (word operand)*` for the connective `word` (`and` or `or`), whose operands
+    /// bind tighter and are parsed by `operand`.
+    fn chain(
+        &mut self,
+        word: &str,
+        operand: fn(&mut Self) -> Result<Val, Error>,
+    ) -> Result<Val, Error> {
         let col = self.col();
-        let first = self.not()?;
-        if !matches!(self.peek(), Tok::Ident(s) if s == "and") {
+        let first = operand(self)?;
+        if !matches!(self.peek(), Tok::Ident(s) if s == word) {
             return Ok(first);
         }
-        let mut args = vec![self.boolean(first, col, "`and`")?];
-        while self.eat_word("and") {
+        let what = format!("`{word}`");
+        let mut args = vec![self.boolean(first, col, &what)?];
+        while self.eat_word(word) {
             let col = self.col();
-            let v = self.not()?;
-            args.push(self.boolean(v, col, "`and`")?);
+            let v = operand(self)?;
+            args.push(self.boolean(v, col, &what)?);
         }
-        Ok(Val::Bool(self.checked(build::and_or(true, &args), col)?))
+        Ok(Val::Bool(
+            self.checked(build::and_or(word == "and", &args), col)?,
+        ))
     }
 
     fn not(&mut self) -> Result<Val, Error> {
@@ -297,47 +349,33 @@ impl Parser<'_> {
     }
 
     fn sum(&mut self) -> Result<Val, Error> {
-        let col = self.col();
-        let mut acc = self.term()?;
-        loop {
-            let op = if self.eat_op("+") {
-                "+"
-            } else if self.eat_op("-") {
-                "-"
-            } else {
-                return Ok(acc);
-            };
-            let rcol = self.col();
-            let rhs = self.term()?;
-            let a = self.int(acc, col, &format!("`{op}`"))?;
-            let b = self.int(rhs, rcol, &format!("`{op}`"))?;
-            let r = if op == "+" {
-                build::add(a, b)
-            } else {
-                build::sub(a, b)
-            };
-            acc = Val::Int(self.checked(r, col)?);
-        }
+        self.left_assoc(&["+", "-"], Self::term)
     }
 
     fn term(&mut self) -> Result<Val, Error> {
+        self.left_assoc(&["*", "//", "%"], Self::unary)
+    }
+
+    /// `operand (op operand)*` for the left-associative integer operators `ops`, whose
+    /// operands bind tighter and are parsed by `operand`.
+    fn left_assoc(
+        &mut self,
+        ops: &[&'static str],
+        operand: fn(&mut Self) -> Result<Val, Error>,
+    ) -> Result<Val, Error> {
         let col = self.col();
-        let mut acc = self.unary()?;
+        let mut acc = operand(self)?;
         loop {
-            let op = if self.eat_op("*") {
-                "*"
-            } else if self.eat_op("//") {
-                "//"
-            } else if self.eat_op("%") {
-                "%"
-            } else {
+            let Some(op) = ops.iter().copied().find(|op| self.eat_op(op)) else {
                 return Ok(acc);
             };
             let rcol = self.col();
-            let rhs = self.unary()?;
+            let rhs = operand(self)?;
             let a = self.int(acc, col, &format!("`{op}`"))?;
             let b = self.int(rhs, rcol, &format!("`{op}`"))?;
             let r = match op {
+                "+" => build::add(a, b),
+                "-" => build::sub(a, b),
                 "*" => build::mul(a, b),
                 "//" => build::floor_div(&NoFacts, a, b),
                 _ => build::floor_mod(&NoFacts, a, b),

@@ -20,24 +20,20 @@ pub(crate) fn children(id: Id) -> Vec<Id> {
 
 /// Every symbol reachable from `root` (including through symbol bounds), sorted by name.
 pub(crate) fn symbols(root: Id, out: &mut Vec<Id>) {
-    let mut seen = HashSet::new();
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        if matches!(node(id), Node::Sym(_)) {
-            out.push(id);
-        }
-        stack.extend(children(id));
-    }
-    out.sort_by(|a, b| order::cmp(*a, *b));
+    collect_symbols(root, true, out);
 }
 
 /// The symbols `root` mentions directly (not through the bounds of its symbols), sorted
 /// by name: the unknowns of an equation.
 pub(crate) fn direct_symbols(root: Id) -> Vec<Id> {
     let mut out = Vec::new();
+    collect_symbols(root, false, &mut out);
+    out
+}
+
+/// Appends the symbols reachable from `root` to `out`, descending into the bounds of
+/// symbols when `through_bounds`, then sorts `out` by name.
+fn collect_symbols(root: Id, through_bounds: bool, out: &mut Vec<Id>) {
     let mut seen = HashSet::new();
     let mut stack = vec![root];
     while let Some(id) = stack.pop() {
@@ -46,10 +42,11 @@ pub(crate) fn direct_symbols(root: Id) -> Vec<Id> {
         }
         if matches!(node(id), Node::Sym(_)) {
             out.push(id);
-            continue;
+            if !through_bounds {
+                continue;
+            }
         }
         stack.extend(children(id));
     }
     out.sort_by(|a, b| order::cmp(*a, *b));
-    out
 }

@@ -266,13 +266,12 @@ impl ConcreteView {
     pub fn split_sizes_piece(&self, axis: usize, sizes: &[i64], piece: usize) -> Result<Self> {
         self.check_split_sizes(axis, sizes)?;
         let Some(&len) = sizes.get(piece) else {
-            return Err(invalid(
+            return Err(crate::error::bad_piece(
                 "split_sizes",
-                format!(
-                    "piece {piece} is not one of the {} pieces of axis {axis} of {}",
-                    sizes.len(),
-                    self.ctx()
-                ),
+                &self.ctx(),
+                axis,
+                piece,
+                sizes.len(),
             ));
         };
         // The sizes are non-negative and add up to the axis (checked above).

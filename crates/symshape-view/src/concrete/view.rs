@@ -587,14 +587,7 @@ impl ConcreteView {
     }
 
     fn bad_axis(&self, op: &'static str, axis: usize) -> crate::Error {
-        invalid(
-            op,
-            format!(
-                "axis {axis} is out of range for {} of rank {}",
-                self.ctx(),
-                self.ndim()
-            ),
-        )
+        crate::error::bad_axis(op, &self.ctx(), axis, self.ndim())
     }
 
     pub(crate) fn check_axis(&self, op: &'static str, axis: usize) -> Result<()> {
