@@ -7,7 +7,9 @@ use num_integer::Integer;
 use num_traits::Zero;
 use proptest::prelude::*;
 
-use crate::tree::{build, bx, reference, T};
+use crate::strategies::{binary, cmp_op, random_tree, split_index_of};
+use crate::tree::{build, bx, holds, reference, split_index, T};
+use crate::{parses_back, scope_of};
 use symshape::{Bindings, CmpOp, Error, Expr, Program, Proof, Scope};
 
 /// The symbols, in slot order. `i`, `j`, `e` and `q` have symbolic bounds; `e` has no
@@ -64,15 +66,29 @@ const ASSUMPTIONS: [(&str, Pred); 15] = [
     ("m != 0 and q != 0", |v| v[2] != 0 && v[9] != 0),
 ];
 
-/// Whether the binding satisfies the declarations and the chosen assumptions.
-fn admissible(v: &[i64; N_SYMS], assume: &[usize]) -> bool {
-    let ranges_ok = (0..N_SYMS).all(|s| {
+/// Whether every value of the binding lies in its declared range and divisor.
+fn in_declared_ranges(v: &[i64; N_SYMS]) -> bool {
+    (0..N_SYMS).all(|s| {
         let (lo, hi, mul) = declared(s, v);
         lo <= v[s] && v[s] <= hi && v[s] % mul == 0
-    });
-    ranges_ok && assume.iter().all(|&a| (ASSUMPTIONS[a].1)(v))
+    })
 }
 
+/// Whether the binding satisfies the declarations and the chosen assumptions.
+fn admissible(v: &[i64; N_SYMS], assume: &[usize]) -> bool {
+    in_declared_ranges(v) && assume.iter().all(|&a| (ASSUMPTIONS[a].1)(v))
+}
+
+/// Half the default number of cases, for the slower property tests.
+fn half_cases() -> ProptestConfig {
+    ProptestConfig {
+        cases: ProptestConfig::default().cases / 2,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Small constants mostly, sometimes a divisor-like power of two or 3, sometimes an
+/// extreme value.
 fn constant() -> impl Strategy<Value = i64> {
     prop_oneof![
         6 => -12i64..=12,
@@ -86,51 +102,32 @@ fn constant() -> impl Strategy<Value = i64> {
     ]
 }
 
-fn tree() -> impl Strategy<Value = T> {
+/// Random trees over every symbol: every operator, index shapes over symbolic
+/// extents, divisors of several terms, and nested division by constants.
+fn tree() -> BoxedStrategy<T> {
     let leaf = prop_oneof![constant().prop_map(T::C), (0usize..N_SYMS).prop_map(T::V)];
-    leaf.prop_recursive(5, 32, 2, |inner| {
-        let b = |f: fn(Box<T>, Box<T>) -> T| {
-            (inner.clone(), inner.clone()).prop_map(move |(x, y)| f(bx(x), bx(y)))
-        };
-        prop_oneof![
-            b(T::Add),
-            b(T::Sub),
-            b(T::Mul),
-            b(T::Div),
-            b(T::Mod),
-            b(T::CDiv),
-            b(T::Min),
-            b(T::Max),
-            inner.clone().prop_map(|x| T::Neg(bx(x))),
+    random_tree(leaf, 5, 32, |inner| {
+        let n_plus_1 = T::Add(bx(T::V(1)), bx(T::C(1)));
+        vec![
             // Index shapes over a symbolic extent: (x*n + i) // n, (x*m + j) % m.
-            inner.clone().prop_map(|x| T::Div(
-                bx(T::Add(bx(T::Mul(bx(x), bx(T::V(1)))), bx(T::V(4)))),
-                bx(T::V(1))
-            )),
-            inner.clone().prop_map(|x| T::Mod(
-                bx(T::Add(bx(T::Mul(bx(x), bx(T::V(2)))), bx(T::V(5)))),
-                bx(T::V(2))
-            )),
+            split_index_of(inner, T::V(1), T::V(4), T::V(1), true),
+            split_index_of(inner, T::V(2), T::V(5), T::V(2), false),
             // Divisors of several terms: (x*(n + 1) + i) // (n + 1), (x*(n + m) + q) % (m - 3).
-            inner.clone().prop_map(|x| {
-                let w = || bx(T::Add(bx(T::V(1)), bx(T::C(1))));
-                T::Div(bx(T::Add(bx(T::Mul(bx(x), w())), bx(T::V(4)))), w())
-            }),
-            (inner.clone(), any::<bool>()).prop_map(|(x, div)| {
-                let w = bx(T::Add(bx(T::V(1)), bx(T::V(2))));
-                let flat = bx(T::Add(bx(T::Mul(bx(x), w)), bx(T::V(9))));
-                let d = bx(T::Add(bx(T::V(2)), bx(T::C(-3))));
-                if div {
-                    T::Div(flat, d)
-                } else {
-                    T::Mod(flat, d)
-                }
-            }),
+            split_index_of(inner, n_plus_1.clone(), T::V(4), n_plus_1, true),
+            (inner.clone(), any::<bool>())
+                .prop_map(|(x, div)| {
+                    let n_plus_m = T::Add(bx(T::V(1)), bx(T::V(2)));
+                    let m_minus_3 = T::Add(bx(T::V(2)), bx(T::C(-3)));
+                    split_index(x, n_plus_m, T::V(9), m_minus_3, div)
+                })
+                .boxed(),
             // Nested division by constants of both signs.
             (inner.clone(), constant(), constant())
-                .prop_map(|(x, p, q)| T::Div(bx(T::Div(bx(x), bx(T::C(p)))), bx(T::C(q)))),
+                .prop_map(|(x, p, q)| T::Div(bx(T::Div(bx(x), bx(T::C(p)))), bx(T::C(q))))
+                .boxed(),
             (inner.clone(), constant(), constant())
-                .prop_map(|(x, p, q)| T::Mod(bx(T::Mod(bx(x), bx(T::C(p)))), bx(T::C(q)))),
+                .prop_map(|(x, p, q)| T::Mod(bx(T::Mod(bx(x), bx(T::C(p)))), bx(T::C(q))))
+                .boxed(),
         ]
     })
 }
@@ -174,8 +171,7 @@ fn binding() -> impl Strategy<Value = [i64; N_SYMS]> {
 /// The scope with the chosen assumptions; `None` when the scope refused one as
 /// contradictory (checked separately against the sampled bindings).
 fn scope(assume: &[usize]) -> Result<(Scope, Vec<Expr>), Error> {
-    let mut cx = Scope::new();
-    let syms: Vec<Expr> = DECLS.iter().map(|d| cx.declare_str(d).unwrap()).collect();
+    let (mut cx, syms) = scope_of(&DECLS);
     for &a in assume {
         cx.assume_str(ASSUMPTIONS[a].0)?;
     }
@@ -190,17 +186,6 @@ fn bind_all(syms: &[Expr], v: &[i64; N_SYMS]) -> Option<Bindings> {
         b.set(*s, *x).ok()?;
     }
     Some(b)
-}
-
-fn holds(op: CmpOp, x: &BigInt, y: &BigInt) -> bool {
-    match op {
-        CmpOp::Lt => x < y,
-        CmpOp::Le => x <= y,
-        CmpOp::Eq => x == y,
-        CmpOp::Ne => x != y,
-        CmpOp::Ge => x >= y,
-        CmpOp::Gt => x > y,
-    }
 }
 
 /// One case: an expression, a comparison, assumptions and bindings. `Err` describes
@@ -230,19 +215,9 @@ fn check_case(
     let (range, decl_range) = (cx.range(ex), ex.range());
     // Text parses back to the same handle.
     for e in [ex, sx] {
-        let back = cx
-            .parse_expr(&e.to_string())
-            .map_err(|err| err.to_string())?;
-        if back != e {
-            return Err(format!("text `{e}` parses to `{back}`"));
-        }
+        parses_back(e, |s| cx.parse_expr(s))?;
     }
-    let back = cx
-        .parse_cond(&cond.to_string())
-        .map_err(|e| e.to_string())?;
-    if back != cond {
-        return Err(format!("text `{cond}` parses to `{back}`"));
-    }
+    parses_back(cond, |s| cx.parse_cond(s))?;
     let sc = cx.simplify_cond(cond);
     let prog = Program::compile(&syms, &[ex, sx]);
     let cprog = Program::compile_conds(&syms, &[cond]);
@@ -334,38 +309,23 @@ fn check_case(
     Ok(())
 }
 
-fn op() -> impl Strategy<Value = CmpOp> {
-    prop_oneof![
-        Just(CmpOp::Lt),
-        Just(CmpOp::Le),
-        Just(CmpOp::Eq),
-        Just(CmpOp::Ne),
-        Just(CmpOp::Ge),
-        Just(CmpOp::Gt)
-    ]
-}
-
+/// Up to three indices into `ASSUMPTIONS`.
 fn assumptions() -> impl Strategy<Value = Vec<usize>> {
     proptest::collection::vec(0usize..ASSUMPTIONS.len(), 0..4)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: ProptestConfig::default().cases / 2,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(half_cases())]
 
     #[test]
     fn adversarial_cases_agree_with_reference(
         x in tree(),
         y in tree(),
-        op in op(),
+        op in cmp_op(),
         assume in assumptions(),
         vals in proptest::collection::vec(binding(), 24),
     ) {
-        if let Err(msg) = check_case(&x, op, &y, &assume, &vals) {
-            prop_assert!(false, "{}", msg);
-        }
+        check_case(&x, op, &y, &assume, &vals).map_err(TestCaseError::fail)?;
     }
 
     /// Goals relating an expression to a rewritten form of itself, so that proofs can
@@ -377,7 +337,7 @@ proptest! {
         c in prop_oneof![2i64..=9, -9i64..=-2],
         t in tree(),
         k in -2i64..=2,
-        op in op(),
+        op in cmp_op(),
         assume in assumptions(),
         vals in proptest::collection::vec(binding(), 24),
     ) {
@@ -393,9 +353,7 @@ proptest! {
             _ => T::Mul(bx(T::Div(xb(), bx(T::V(9)))), bx(T::V(9))),
         };
         let y = T::Add(bx(y), bx(T::C(k)));
-        if let Err(msg) = check_case(&x, op, &y, &assume, &vals) {
-            prop_assert!(false, "{}", msg);
-        }
+        check_case(&x, op, &y, &assume, &vals).map_err(TestCaseError::fail)?;
     }
 
     /// Relational goals between symbols only, where linear reasoning does the work.
@@ -404,7 +362,7 @@ proptest! {
         p in proptest::collection::vec((-3i64..=3, 0usize..N_SYMS), 1..4),
         q in proptest::collection::vec((-3i64..=3, 0usize..N_SYMS), 1..4),
         k in -10i64..=10,
-        op in op(),
+        op in cmp_op(),
         assume in assumptions(),
         vals in proptest::collection::vec(binding(), 48),
     ) {
@@ -414,9 +372,7 @@ proptest! {
             })
         };
         let (x, y) = (lin(&p, k), lin(&q, 0));
-        if let Err(msg) = check_case(&x, op, &y, &assume, &vals) {
-            prop_assert!(false, "{}", msg);
-        }
+        check_case(&x, op, &y, &assume, &vals).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -525,9 +481,11 @@ enum B {
     Not(Box<B>),
 }
 
-fn cond_tree() -> impl Strategy<Value = B> {
-    let leaf = (tree(), op(), tree()).prop_map(|(x, o, y)| B::Cmp(x, o, y));
-    leaf.prop_recursive(3, 8, 2, |inner| {
+/// Random conditions whose comparisons relate two trees drawn from `tree`, up to
+/// `depth` levels of `and`, `or` and `not` and about `size` comparisons.
+fn cond_over(tree: BoxedStrategy<T>, depth: u32, size: u32) -> impl Strategy<Value = B> {
+    let leaf = (tree.clone(), cmp_op(), tree).prop_map(|(x, o, y)| B::Cmp(x, o, y));
+    leaf.prop_recursive(depth, size, 2, |inner| {
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(a, b)| B::And(Box::new(a), Box::new(b))),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| B::Or(Box::new(a), Box::new(b))),
@@ -564,12 +522,7 @@ fn check_cond_case(c: &B, assume: &[usize], vals: &[[i64; N_SYMS]]) -> Result<()
     let simplified = cx.simplify_cond(built);
     let proof = cx.prove_cond(built);
     for e in [built, simplified] {
-        let back = cx
-            .parse_cond(&e.to_string())
-            .map_err(|err| err.to_string())?;
-        if back != e {
-            return Err(format!("text `{e}` parses to `{back}`"));
-        }
+        parses_back(e, |s| cx.parse_cond(s))?;
     }
     let prog = Program::compile_conds(&syms, &[built, simplified]);
     for v in vals.iter().filter(|v| admissible(v, assume)) {
@@ -607,50 +560,33 @@ fn check_cond_case(c: &B, assume: &[usize], vals: &[[i64; N_SYMS]]) -> Result<()
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: ProptestConfig::default().cases / 2,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(half_cases())]
 
     #[test]
     fn conditions_agree_with_reference(
-        c in cond_tree(),
+        c in cond_over(tree(), 3, 8),
         assume in assumptions(),
         vals in proptest::collection::vec(binding(), 16),
     ) {
-        if let Err(msg) = check_cond_case(&c, &assume, &vals) {
-            prop_assert!(false, "{}", msg);
-        }
+        check_cond_case(&c, &assume, &vals).map_err(TestCaseError::fail)?;
     }
 }
 
-fn small_tree() -> impl Strategy<Value = T> {
+/// Small trees, mostly sums and products, divided only by positive constants.
+fn small_tree() -> BoxedStrategy<T> {
     let leaf = prop_oneof![(-9i64..=9).prop_map(T::C), (0usize..N_SYMS).prop_map(T::V)];
     leaf.prop_recursive(2, 6, 2, |inner| {
-        let b = |f: fn(Box<T>, Box<T>) -> T| {
-            (inner.clone(), inner.clone()).prop_map(move |(x, y)| f(bx(x), bx(y)))
-        };
         prop_oneof![
-            3 => b(T::Add),
-            1 => b(T::Sub),
-            2 => b(T::Mul),
+            3 => binary(&inner, T::Add),
+            1 => binary(&inner, T::Sub),
+            2 => binary(&inner, T::Mul),
             1 => (inner.clone(), 2i64..=16).prop_map(|(x, c)| T::Div(bx(x), bx(T::C(c)))),
             1 => (inner.clone(), 2i64..=16).prop_map(|(x, c)| T::Mod(bx(x), bx(T::C(c)))),
-            1 => b(T::Min),
-            1 => b(T::Max),
+            1 => binary(&inner, T::Min),
+            1 => binary(&inner, T::Max),
         ]
     })
-}
-
-fn small_cond() -> impl Strategy<Value = B> {
-    let leaf = (small_tree(), op(), small_tree()).prop_map(|(x, o, y)| B::Cmp(x, o, y));
-    leaf.prop_recursive(2, 4, 2, |inner| {
-        prop_oneof![
-            (inner.clone(), inner.clone()).prop_map(|(a, b)| B::And(Box::new(a), Box::new(b))),
-            (inner.clone(), inner.clone()).prop_map(|(a, b)| B::Or(Box::new(a), Box::new(b))),
-            inner.prop_map(|a| B::Not(Box::new(a))),
-        ]
-    })
+    .boxed()
 }
 
 /// Random assumptions: proofs, simplification and ranges under them never disagree with
@@ -662,14 +598,7 @@ fn check_random_assumptions(
     y: &T,
     vals: &[[i64; N_SYMS]],
 ) -> Result<(), String> {
-    let mut cx = Scope::new();
-    let syms: Vec<Expr> = DECLS.iter().map(|d| cx.declare_str(d).unwrap()).collect();
-    let ok_decl = |v: &[i64; N_SYMS]| {
-        (0..N_SYMS).all(|s| {
-            let (lo, hi, mul) = declared(s, v);
-            lo <= v[s] && v[s] <= hi && v[s] % mul == 0
-        })
-    };
+    let (mut cx, syms) = scope_of(&DECLS);
     let mut kept: Vec<&B> = Vec::new();
     for f in facts {
         match cx.assume(build_cond(f, &syms)) {
@@ -677,7 +606,7 @@ fn check_random_assumptions(
             Err(Error::Contradiction { assumption }) => {
                 let all = kept.iter().copied().chain(std::iter::once(f));
                 let sat = |v: &[i64; N_SYMS]| {
-                    ok_decl(v) && all.clone().all(|a| reference_cond(a, v) == Some(true))
+                    in_declared_ranges(v) && all.clone().all(|a| reference_cond(a, v) == Some(true))
                 };
                 if let Some(v) = vals.iter().find(|v| sat(v)) {
                     return Err(format!("`{assumption}` refused but {v:?} satisfies it"));
@@ -691,7 +620,7 @@ fn check_random_assumptions(
     let sx = cx.simplify(ex);
     let range = cx.range(ex);
     for v in vals {
-        if !ok_decl(v) || !kept.iter().all(|a| reference_cond(a, v) == Some(true)) {
+        if !in_declared_ranges(v) || !kept.iter().all(|a| reference_cond(a, v) == Some(true)) {
             continue;
         }
         let mut big = BigInt::zero();
@@ -724,21 +653,16 @@ fn check_random_assumptions(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: ProptestConfig::default().cases / 2,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(half_cases())]
 
     #[test]
     fn random_assumptions_never_contradicted(
-        facts in proptest::collection::vec(small_cond(), 1..4),
+        facts in proptest::collection::vec(cond_over(small_tree(), 2, 4), 1..4),
         x in small_tree(),
-        op in op(),
+        op in cmp_op(),
         y in small_tree(),
         vals in proptest::collection::vec(binding(), 32),
     ) {
-        if let Err(msg) = check_random_assumptions(&facts, &x, op, &y, &vals) {
-            prop_assert!(false, "{}", msg);
-        }
+        check_random_assumptions(&facts, &x, op, &y, &vals).map_err(TestCaseError::fail)?;
     }
 }

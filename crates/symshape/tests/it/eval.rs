@@ -1,49 +1,50 @@
 //! Binding, checked evaluation, partial binding, solving and compiled programs.
 
-use symshape::{Bindings, Expr, Program, Scope};
+use symshape::{Bindings, Error, Expr, Program, Scope};
 
-use crate::{std_scope, table};
+use crate::{std_scope, table, TextTable};
 
-/// Binds `n=16, m=3, x=-7, w=5` in the standard scope with `assumptions`, then
-/// evaluates each input.
-fn check(assumptions: &[&str], inputs: &[&str]) -> String {
-    let mut cx = std_scope();
-    for a in assumptions {
-        cx.assume_str(a).expect(a);
-    }
+text_tables_test!(TABLES);
+
+/// Bindings of the named symbols of `cx` to the given values.
+fn bind_names(cx: &Scope, values: &[(&str, i64)]) -> Bindings {
     let mut b = Bindings::new();
-    for (name, v) in [("n", 16), ("m", 3), ("x", -7), ("w", 5)] {
-        cx.bind(&mut b, name, v).expect(name);
+    for (name, v) in values {
+        cx.bind(&mut b, name, *v).expect(name);
     }
-    table(inputs, |s| Ok(cx.eval(cx.parse_expr(s)?, &b)?.to_string()))
+    b
+}
+
+/// The value of `input` in `cx` with `n=16, m=3, x=-7, w=5` bound.
+fn evaluated(cx: &Scope, input: &str) -> Result<String, Error> {
+    let b = bind_names(cx, &[("n", 16), ("m", 3), ("x", -7), ("w", 5)]);
+    Ok(cx.eval(cx.parse_expr(input)?, &b)?.to_string())
+}
+
+/// `input` in `cx` with `m=4, x=10` substituted.
+fn partially_bound(cx: &Scope, input: &str) -> Result<String, Error> {
+    let b = bind_names(cx, &[("m", 4), ("x", 10)]);
+    Ok(cx.substitute(cx.parse_expr(input)?, &b).to_string())
+}
+
+/// The solution of the equation `input` in `cx` with `m=3` bound.
+fn solved(cx: &Scope, input: &str) -> Result<String, Error> {
+    let (sym, v) = cx.solve_str(input, &bind_names(cx, &[("m", 3)]))?;
+    Ok(format!("{sym} = {v}"))
 }
 
 #[test]
-fn evaluation() {
-    let out = check(
-        &[],
-        &[
-            "n*m + 1",
-            "x // 2",
-            "x % 2",
-            "x % -3",
-            "x // -3",
-            "cdiv(x, 2)",
-            "cdiv(n, w)",
-            "min(x, n, m)",
-            "max(x, n, m)",
-            "x // (n - 16)",
-            "x % (m - 3)",
-            "cdiv(x, m - 3)",
-            "k + 1",
-            "x * 4611686018427387904",
-            "n*9223372036854775807",
-            "9223372036854775807 + n",
-            "-9223372036854775807 - n",
-            "170141183460469231731687303715884105727 // 170141183460469231731687303715884105727",
-        ],
-    );
-    insta::assert_snapshot!("evaluation", out);
+fn solving_a_canonical_equation() {
+    let cx = SOLVING.scope();
+    // Through `solve` the equation is already canonical: `2*s == 7` parsed to `false`.
+    let err = cx
+        .solve(
+            cx.parse_cond("2*s == 7").unwrap(),
+            &bind_names(&cx, &[("m", 3)]),
+        )
+        .unwrap_err()
+        .to_string();
+    insta::assert_snapshot!(err, @"solve: `false`: it has no integral solution in range");
 }
 
 #[test]
@@ -95,64 +96,6 @@ fn eval_errors_name_what_failed() {
     insta::assert_snapshot!(b.set(n * 2, 3).unwrap_err().to_string(), @"bind: expected a symbol, found `2*n`");
     b.set(n, 4).unwrap();
     insta::assert_snapshot!(b.to_string(), @"n = 4");
-}
-
-#[test]
-fn partial_binding() {
-    let mut cx = std_scope();
-    cx.assume_str("j <= 3").unwrap();
-    let mut b = Bindings::new();
-    cx.bind(&mut b, "m", 4).unwrap();
-    cx.bind(&mut b, "x", 10).unwrap();
-    let out = table(
-        &[
-            "n*m + x",
-            "(i*m + j) // m",
-            "(i*4 + j) // 4",
-            "(i*m + j) % 4",
-            "x // 3 + n // m",
-            "min(x, y)",
-            "y % m",
-        ],
-        |s| Ok(cx.substitute(cx.parse_expr(s)?, &b).to_string()),
-    );
-    insta::assert_snapshot!("partial_binding", out);
-}
-
-#[test]
-fn solving() {
-    let mut cx = std_scope();
-    cx.declare_str("s -inf..=inf").unwrap();
-    cx.declare_str("t 0..=10").unwrap();
-    let mut b = Bindings::new();
-    cx.bind(&mut b, "m", 3).unwrap();
-    let out = table(
-        &[
-            "2*s + 1 == 9",
-            "3*s == -12",
-            "2*s == 7",
-            "s*m == 12",
-            "s + m == m",
-            "s*s == 4",
-            "s + y == 3",
-            "s <= 3",
-            "m == 3",
-            "m == 4",
-            "t == 11",
-            "4 == 2*t - 6",
-        ],
-        |s| {
-            let (sym, v) = cx.solve_str(s, &b)?;
-            Ok(format!("{sym} = {v}"))
-        },
-    );
-    insta::assert_snapshot!("solving", out);
-    // Through `solve` the equation is already canonical: `2*s == 7` parsed to `false`.
-    let err = cx
-        .solve(cx.parse_cond("2*s == 7").unwrap(), &b)
-        .unwrap_err()
-        .to_string();
-    insta::assert_snapshot!(err, @"solve: `false`: it has no integral solution in range");
 }
 
 #[test]
@@ -232,6 +175,74 @@ fn program_errors() {
     let mut st = prog.state();
     insta::assert_snapshot!(prog.run(&mut st, &[1]).unwrap_err().to_string(), @"run: expected one input per slot, found `1 inputs for 2 slots`");
 }
+
+/// The snapshotted tables of evaluation, partial binding and solving (`SOLVING`).
+const TABLES: &[TextTable] = &[
+    TextTable {
+        name: "evaluation",
+        declare: &[],
+        assume: &[],
+        render: evaluated,
+        inputs: &[
+            "n*m + 1",
+            "x // 2",
+            "x % 2",
+            "x % -3",
+            "x // -3",
+            "cdiv(x, 2)",
+            "cdiv(n, w)",
+            "min(x, n, m)",
+            "max(x, n, m)",
+            "x // (n - 16)",
+            "x % (m - 3)",
+            "cdiv(x, m - 3)",
+            "k + 1",
+            "x * 4611686018427387904",
+            "n*9223372036854775807",
+            "9223372036854775807 + n",
+            "-9223372036854775807 - n",
+            "170141183460469231731687303715884105727 // 170141183460469231731687303715884105727",
+        ],
+    },
+    TextTable {
+        name: "partial_binding",
+        declare: &[],
+        assume: &["j <= 3"],
+        render: partially_bound,
+        inputs: &[
+            "n*m + x",
+            "(i*m + j) // m",
+            "(i*4 + j) // 4",
+            "(i*m + j) % 4",
+            "x // 3 + n // m",
+            "min(x, y)",
+            "y % m",
+        ],
+    },
+    SOLVING,
+];
+
+/// Equations solved for an unbounded `s` or a bounded `t`, with `m` bound.
+const SOLVING: TextTable = TextTable {
+    name: "solving",
+    declare: &["s -inf..=inf", "t 0..=10"],
+    assume: &[],
+    render: solved,
+    inputs: &[
+        "2*s + 1 == 9",
+        "3*s == -12",
+        "2*s == 7",
+        "s*m == 12",
+        "s + m == m",
+        "s*s == 4",
+        "s + y == 3",
+        "s <= 3",
+        "m == 3",
+        "m == 4",
+        "t == 11",
+        "4 == 2*t - 6",
+    ],
+};
 
 /// `Program::run_checked` as a caller would get it by hand: a value outside its
 /// declared numeric range fails alone (`Bindings::set` on empty bindings); then

@@ -2,40 +2,9 @@
 
 use symshape::{Cond, Expr, Scope};
 
-use crate::{std_scope, table};
+use crate::{parsed_cond, parsed_expr, std_scope, table, TextTable};
 
-#[test]
-fn parse_errors() {
-    let cx = std_scope();
-    let out = table(
-        &[
-            "",
-            "2*n + 1 ==",
-            "(n",
-            "n)",
-            "foo(1)",
-            "n +* 2",
-            "n $ 2",
-            "q + 1",
-            "n < m",
-            "(n < m) + 1",
-            "min()",
-            "cdiv(n)",
-            "cdiv(n, m, 1)",
-            "not n",
-            "n and m < 3",
-            "min",
-            "n 2",
-            "1__000 + n",
-        ],
-        |s| Ok(cx.parse_expr(s)?.to_string()),
-    );
-    insta::assert_snapshot!("parse_errors", out);
-    let out = table(&["n", "n < m and 3", "not", "n < m or"], |s| {
-        Ok(cx.parse_cond(s)?.to_string())
-    });
-    insta::assert_snapshot!("parse_cond_errors", out);
-}
+text_tables_test!(TABLES);
 
 #[test]
 fn declaration_errors() {
@@ -132,3 +101,40 @@ fn display_round_trips() {
     let c: Cond = "a < b".parse().unwrap();
     insta::assert_snapshot!(c.to_string(), @"a <= b - 1");
 }
+
+/// The snapshotted tables of parse errors, for expressions and for conditions.
+const TABLES: &[TextTable] = &[
+    TextTable {
+        name: "parse_errors",
+        declare: &[],
+        assume: &[],
+        render: parsed_expr,
+        inputs: &[
+            "",
+            "2*n + 1 ==",
+            "(n",
+            "n)",
+            "foo(1)",
+            "n +* 2",
+            "n $ 2",
+            "q + 1",
+            "n < m",
+            "(n < m) + 1",
+            "min()",
+            "cdiv(n)",
+            "cdiv(n, m, 1)",
+            "not n",
+            "n and m < 3",
+            "min",
+            "n 2",
+            "1__000 + n",
+        ],
+    },
+    TextTable {
+        name: "parse_cond_errors",
+        declare: &[],
+        assume: &[],
+        render: parsed_cond,
+        inputs: &["n", "n < m and 3", "not", "n < m or"],
+    },
+];

@@ -5,7 +5,9 @@ use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
 use proptest::prelude::*;
 
-use crate::tree::{build, bx, reference, T};
+use crate::strategies::{binary, cmp_op, negated, random_tree, split_index_of};
+use crate::tree::{build, bx, holds, reference, T};
+use crate::{parses_back, scope_of};
 use symshape::{Bindings, CmpOp, Expr, Program, Proof, Scope};
 
 /// Symbols of the generated expressions: signed, positive, negative, an index below
@@ -18,49 +20,28 @@ const DECLS: [&str; 5] = [
     "d 0..=20 multiple of 4",
 ];
 
-fn tree(poly_only: bool) -> impl Strategy<Value = T> {
+/// Random trees over `DECLS`: with `poly_only`, sums, differences, products and
+/// negations only; otherwise every operator and index shapes.
+fn tree(poly_only: bool) -> BoxedStrategy<T> {
     let leaf = prop_oneof![(-10i64..=10).prop_map(T::C), (0usize..5).prop_map(T::V)];
-    leaf.prop_recursive(4, 24, 2, move |inner| {
-        let b = |f: fn(Box<T>, Box<T>) -> T| {
-            (inner.clone(), inner.clone()).prop_map(move |(x, y)| f(Box::new(x), Box::new(y)))
-        };
-        if poly_only {
+    if poly_only {
+        leaf.prop_recursive(4, 24, 2, |inner| {
             prop_oneof![
-                b(T::Add),
-                b(T::Sub),
-                b(T::Mul),
-                inner.clone().prop_map(|x| T::Neg(Box::new(x)))
+                binary(&inner, T::Add),
+                binary(&inner, T::Sub),
+                binary(&inner, T::Mul),
+                negated(&inner)
             ]
-            .boxed()
-        } else {
-            prop_oneof![
-                b(T::Add),
-                b(T::Sub),
-                b(T::Mul),
-                b(T::Div),
-                b(T::Mod),
-                b(T::CDiv),
-                b(T::Min),
-                b(T::Max),
-                inner.clone().prop_map(|x| T::Neg(Box::new(x))),
-                // Index shapes: (x*b + i) // b and % b, with i declared 0..b.
-                inner.clone().prop_map(|x| index_form(x, true)),
-                inner.clone().prop_map(|x| index_form(x, false)),
-            ]
-            .boxed()
-        }
-    })
-}
-
-fn index_form(x: T, div: bool) -> T {
-    let flat = T::Add(
-        Box::new(T::Mul(Box::new(x), Box::new(T::V(1)))),
-        Box::new(T::V(3)),
-    );
-    if div {
-        T::Div(Box::new(flat), Box::new(T::V(1)))
+        })
+        .boxed()
     } else {
-        T::Mod(Box::new(flat), Box::new(T::V(1)))
+        // Index shapes: (x*b + i) // b and % b, with i declared 0..b.
+        random_tree(leaf, 4, 24, |inner| {
+            vec![
+                split_index_of(inner, T::V(1), T::V(3), T::V(1), true),
+                split_index_of(inner, T::V(1), T::V(3), T::V(1), false),
+            ]
+        })
     }
 }
 
@@ -78,22 +59,32 @@ fn binding() -> impl Strategy<Value = [i64; 5]> {
     })
 }
 
+/// The scope of `DECLS` and its symbols.
 fn scope() -> (Scope, Vec<Expr>) {
-    let mut cx = Scope::new();
-    let syms = DECLS.iter().map(|d| cx.declare_str(d).unwrap()).collect();
-    (cx, syms)
-}
-
-fn bindings(syms: &[Expr], vals: &[i64; 5]) -> Bindings {
-    let mut b = Bindings::new();
-    for (s, v) in syms.iter().zip(vals) {
-        b.set(*s, *v).unwrap();
-    }
-    b
+    scope_of(&DECLS)
 }
 
 /// Assumptions that the scoped property tests add (bindings violating them are skipped).
 const ASSUMPTIONS: [&str; 3] = ["a >= -2 and a <= b", "d % 8 == 0", "c + i != 0"];
+
+/// The scope of `DECLS` (with `ASSUMPTIONS` when `assume`), its symbols and `vals`
+/// bound to them; `None` when the binding violates the scope.
+fn bound_scope(
+    vals: &[i64; 5],
+    assume: bool,
+) -> Result<Option<(Scope, Vec<Expr>, Bindings)>, String> {
+    let (mut cx, syms) = scope();
+    if assume {
+        for a in ASSUMPTIONS {
+            cx.assume_str(a).map_err(|e| e.to_string())?;
+        }
+    }
+    let mut b = Bindings::new();
+    for (s, v) in syms.iter().zip(vals) {
+        b.set(*s, *v).unwrap();
+    }
+    Ok(cx.check(&b).is_ok().then_some((cx, syms, b)))
+}
 
 /// Compares one tree at one binding; `Err` describes a mismatch.
 fn compare_value(t: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
@@ -104,16 +95,9 @@ fn compare_value(t: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
     if big.bits() > 40 {
         return Ok(());
     }
-    let (mut cx, syms) = scope();
-    if assume {
-        for a in ASSUMPTIONS {
-            cx.assume_str(a).map_err(|e| e.to_string())?;
-        }
-    }
-    let b = bindings(&syms, vals);
-    if cx.check(&b).is_err() {
+    let Some((cx, syms, b)) = bound_scope(vals, assume)? else {
         return Ok(());
-    }
+    };
     let e = build(t, &syms);
     let want = want.to_i64().ok_or("reference out of i64")?;
     // Partial binding: `a`, `b` and `c` substituted, the rest evaluated later.
@@ -156,31 +140,16 @@ fn compare_value(t: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
 
 /// Checks a proof against one binding; `Err` describes a contradiction.
 fn compare_proof(x: &T, op: CmpOp, y: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
-    let (mut cx, syms) = scope();
-    if assume {
-        for a in ASSUMPTIONS {
-            cx.assume_str(a).map_err(|e| e.to_string())?;
-        }
-    }
-    let b = bindings(&syms, vals);
-    if cx.check(&b).is_err() {
+    let Some((cx, syms, b)) = bound_scope(vals, assume)? else {
         return Ok(());
-    }
+    };
     let (ex, ey) = (build(x, &syms), build(y, &syms));
     let proof = cx.prove(ex, op, ey);
     let mut big = BigInt::zero();
     let (Some(vx), Some(vy)) = (reference(x, vals, &mut big), reference(y, vals, &mut big)) else {
         return Ok(());
     };
-    let holds = match op {
-        CmpOp::Lt => vx < vy,
-        CmpOp::Le => vx <= vy,
-        CmpOp::Eq => vx == vy,
-        CmpOp::Ne => vx != vy,
-        CmpOp::Ge => vx >= vy,
-        CmpOp::Gt => vx > vy,
-    };
-    match (proof, holds) {
+    match (proof, holds(op, &vx, &vy)) {
         (Proof::True, false) | (Proof::False, true) => Err(format!(
             "prove `{ex}` {op} `{ey}` contradicted at {b}: {vx} vs {vy}"
         )),
@@ -194,43 +163,16 @@ fn check_round_trip(t: &T, u: &T, op: CmpOp) -> Result<(), String> {
     let (cx, syms) = scope();
     let e = build(t, &syms);
     let c = e.compare(op, build(u, &syms));
-    let s = cx.simplify(e);
-    for x in [e, s] {
-        if cx
-            .parse_expr(&x.to_string())
-            .map_err(|err| err.to_string())?
-            != x
-        {
-            return Err(format!("text {x} does not parse back"));
-        }
+    for x in [e, cx.simplify(e)] {
+        parses_back(x, |s| cx.parse_expr(s))?;
     }
-    if cx
-        .parse_cond(&c.to_string())
-        .map_err(|err| err.to_string())?
-        != c
-    {
-        return Err(format!("text {c} does not parse back"));
-    }
-    Ok(())
-}
-
-fn op() -> impl Strategy<Value = CmpOp> {
-    prop_oneof![
-        Just(CmpOp::Lt),
-        Just(CmpOp::Le),
-        Just(CmpOp::Eq),
-        Just(CmpOp::Ne),
-        Just(CmpOp::Ge),
-        Just(CmpOp::Gt)
-    ]
+    parses_back(c, |s| cx.parse_cond(s))
 }
 
 proptest! {
     #[test]
     fn simplification_preserves_value(t in tree(false), vals in binding(), assume in any::<bool>()) {
-        if let Err(msg) = compare_value(&t, &vals, assume) {
-            prop_assert!(false, "{}", msg);
-        }
+        compare_value(&t, &vals, assume).map_err(TestCaseError::fail)?;
     }
 
     #[test]
@@ -247,22 +189,18 @@ proptest! {
     fn prove_is_never_contradicted(
         x in tree(false),
         y in tree(false),
-        op in op(),
+        op in cmp_op(),
         assume in any::<bool>(),
         bs in proptest::collection::vec(binding(), 8),
     ) {
         for vals in &bs {
-            if let Err(msg) = compare_proof(&x, op, &y, vals, assume) {
-                prop_assert!(false, "{}", msg);
-            }
+            compare_proof(&x, op, &y, vals, assume).map_err(TestCaseError::fail)?;
         }
     }
 
     #[test]
-    fn display_round_trips(t in tree(false), u in tree(false), op in op()) {
-        if let Err(msg) = check_round_trip(&t, &u, op) {
-            prop_assert!(false, "{}", msg);
-        }
+    fn display_round_trips(t in tree(false), u in tree(false), op in cmp_op()) {
+        check_round_trip(&t, &u, op).map_err(TestCaseError::fail)?;
     }
 }
 

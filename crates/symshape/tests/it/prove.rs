@@ -1,40 +1,102 @@
 //! Three-valued proofs and ranges under a scope, as text.
 
-use symshape::CmpOp;
+use symshape::{CmpOp, Error, Scope};
 
-use crate::{std_scope, table};
+use crate::{scope_assuming, std_scope, table, TextTable};
 
-/// Each input is `A OP B`; prints the answer and, for unknown, the reason.
-fn check(assumptions: &[&str], inputs: &[&str]) -> String {
-    let mut cx = std_scope();
-    for a in assumptions {
-        cx.assume_str(a).expect(a);
-    }
-    table(inputs, |s| {
-        let ops = ["<=", ">=", "==", "!=", "<", ">"];
-        let Some((pos, op)) = ops
-            .iter()
-            .filter_map(|op| s.find(op).map(|p| (p, *op)))
-            .min_by_key(|x| x.0)
-        else {
-            return Ok("bad test input".into());
-        };
-        let a = cx.parse_expr(&s[..pos])?;
-        let b = cx.parse_expr(&s[pos + op.len()..])?;
-        let op: CmpOp = op.parse().expect("operator");
-        let p = cx.prove(a, op, b);
-        Ok(match p.reason() {
-            Some(r) => format!("{p} ({r})"),
-            None => p.to_string(),
-        })
+text_tables_test!(TABLES);
+
+/// Proves the goal `A OP B` in `cx`; prints the answer and, for unknown, the reason.
+fn prove_goal(cx: &Scope, goal: &str) -> Result<String, Error> {
+    let ops = ["<=", ">=", "==", "!=", "<", ">"];
+    let Some((pos, op)) = ops
+        .iter()
+        .filter_map(|op| goal.find(op).map(|p| (p, *op)))
+        .min_by_key(|x| x.0)
+    else {
+        return Ok("bad test input".into());
+    };
+    let a = cx.parse_expr(&goal[..pos])?;
+    let b = cx.parse_expr(&goal[pos + op.len()..])?;
+    let op: CmpOp = op.parse().expect("operator");
+    let p = cx.prove(a, op, b);
+    Ok(match p.reason() {
+        Some(r) => format!("{p} ({r})"),
+        None => p.to_string(),
     })
 }
 
+/// The range of the expression `input` in `cx`.
+fn range_of(cx: &Scope, input: &str) -> Result<String, Error> {
+    Ok(cx.range(cx.parse_expr(input)?).to_string())
+}
+
 #[test]
-fn proofs_from_ranges() {
-    let out = check(
-        &[],
+fn context_free_range_and_congruence() {
+    let cx = std_scope();
+    let e = cx.parse_expr("4*b + 6").unwrap();
+    insta::assert_snapshot!(e.range().to_string(), @"[38, 4102]");
+    insta::assert_snapshot!(e.congruence().to_string(), @"≡ 6 (mod 32)");
+    let mut cx = cx;
+    cx.assume_str("n % 8 == 4").unwrap();
+    let n = cx.symbol("n").unwrap();
+    insta::assert_snapshot!(cx.congruence(3 * n + 1).to_string(), @"≡ 13 (mod 24)");
+    insta::assert_snapshot!(n.congruence().to_string(), @"≡ 0 (mod 1)");
+}
+
+#[test]
+fn proofs_by_cases_and_exclusions() {
+    let cx = scope_assuming(&[
+        "k != 0",
+        "z != 100",
+        "z != 99",
+        "x >= 5 or x <= -5",
+        "m >= n + 1 or m <= n - 1",
+        "y % 4 == 1 or y % 4 == 3",
+    ]);
+    let out = table(
         &[
+            "k >= 1",
+            "z <= 98",
+            "z < 100",
+            "x != 0",
+            "x != 3",
+            "x == -4",
+            "x >= 5",
+            "m != n",
+            "m == n",
+            "y % 2 == 1",
+            "y != 8",
+            "y % 4 == 1",
+            "k // k == 1",
+        ],
+        |s| prove_goal(&cx, s),
+    );
+    insta::assert_snapshot!(out, @r"
+    k >= 1 => true
+    z <= 98 => true
+    z < 100 => true
+    x != 0 => true
+    x != 3 => true
+    x == -4 => false
+    x >= 5 => unknown (neither `x >= 5` nor its negation follows from the ranges, congruences and 6 assumptions; `-x + 5` ranges over [-inf, inf] and `x` is unbounded on both sides)
+    m != n => true
+    m == n => false
+    y % 2 == 1 => true
+    y != 8 => true
+    y % 4 == 1 => unknown (neither `y % 4 == 1` nor its negation follows from the ranges, congruences and 6 assumptions; `y % 4 - 1` ranges over [-1, 2])
+    k // k == 1 => true
+    ");
+}
+
+/// The snapshotted tables of proofs and ranges.
+const TABLES: &[TextTable] = &[
+    TextTable {
+        name: "proofs_from_ranges",
+        declare: &[],
+        assume: &[],
+        render: prove_goal,
+        inputs: &[
             "n >= 1",
             "n > 4096",
             "n <= 4096",
@@ -65,15 +127,13 @@ fn proofs_from_ranges() {
             "n // 2 <= n",
             "x*x >= 2*x - 1",
         ],
-    );
-    insta::assert_snapshot!("proofs_from_ranges", out);
-}
-
-#[test]
-fn proofs_from_assumptions() {
-    let out = check(
-        &["x <= y", "y <= z", "n % 8 == 0", "n*m == k", "n <= m"],
-        &[
+    },
+    TextTable {
+        name: "proofs_from_assumptions",
+        declare: &[],
+        assume: &["x <= y", "y <= z", "n % 8 == 0", "n*m == k", "n <= m"],
+        render: prove_goal,
+        inputs: &[
             "x <= z",
             "x < z + 1",
             "x > z",
@@ -91,17 +151,13 @@ fn proofs_from_assumptions() {
             "m > n",
             "n // 8 * 8 == n",
         ],
-    );
-    insta::assert_snapshot!("proofs_from_assumptions", out);
-}
-
-#[test]
-fn ranges() {
-    let mut cx = std_scope();
-    cx.assume_str("x >= -5 and x <= 10").unwrap();
-    cx.assume_str("n % 8 == 0").unwrap();
-    let out = table(
-        &[
+    },
+    TextTable {
+        name: "ranges",
+        declare: &[],
+        assume: &["x >= -5 and x <= 10", "n % 8 == 0"],
+        render: range_of,
+        inputs: &[
             "n",
             "n + m",
             "n - m",
@@ -126,32 +182,13 @@ fn ranges() {
             "cdiv(z, 3)",
             "n*n*n*n*n*n*m*m*m*m*m*m",
         ],
-        |s| Ok(cx.range(cx.parse_expr(s)?).to_string()),
-    );
-    insta::assert_snapshot!("ranges", out);
-}
-
-#[test]
-fn context_free_range_and_congruence() {
-    let cx = std_scope();
-    let e = cx.parse_expr("4*b + 6").unwrap();
-    insta::assert_snapshot!(e.range().to_string(), @"[38, 4102]");
-    insta::assert_snapshot!(e.congruence().to_string(), @"≡ 6 (mod 32)");
-    let mut cx = cx;
-    cx.assume_str("n % 8 == 4").unwrap();
-    let n = cx.symbol("n").unwrap();
-    insta::assert_snapshot!(cx.congruence(3 * n + 1).to_string(), @"≡ 13 (mod 24)");
-    insta::assert_snapshot!(n.congruence().to_string(), @"≡ 0 (mod 1)");
-}
-
-#[test]
-fn ranges_with_relations() {
-    let mut cx = std_scope();
-    for a in ["n*m == k", "x <= y", "y <= z", "n <= m", "w <= n"] {
-        cx.assume_str(a).unwrap();
-    }
-    let out = table(
-        &[
+    },
+    TextTable {
+        name: "ranges_with_relations",
+        declare: &[],
+        assume: &["n*m == k", "x <= y", "y <= z", "n <= m", "w <= n"],
+        render: range_of,
+        inputs: &[
             "n*m - k",
             "x - z",
             "z - x",
@@ -163,51 +200,5 @@ fn ranges_with_relations() {
             "w - m",
             "k - n*m + 5",
         ],
-        |s| Ok(cx.range(cx.parse_expr(s)?).to_string()),
-    );
-    insta::assert_snapshot!("ranges_with_relations", out);
-}
-
-#[test]
-fn proofs_by_cases_and_exclusions() {
-    let out = check(
-        &[
-            "k != 0",
-            "z != 100",
-            "z != 99",
-            "x >= 5 or x <= -5",
-            "m >= n + 1 or m <= n - 1",
-            "y % 4 == 1 or y % 4 == 3",
-        ],
-        &[
-            "k >= 1",
-            "z <= 98",
-            "z < 100",
-            "x != 0",
-            "x != 3",
-            "x == -4",
-            "x >= 5",
-            "m != n",
-            "m == n",
-            "y % 2 == 1",
-            "y != 8",
-            "y % 4 == 1",
-            "k // k == 1",
-        ],
-    );
-    insta::assert_snapshot!(out, @r"
-    k >= 1 => true
-    z <= 98 => true
-    z < 100 => true
-    x != 0 => true
-    x != 3 => true
-    x == -4 => false
-    x >= 5 => unknown (neither `x >= 5` nor its negation follows from the ranges, congruences and 6 assumptions; `-x + 5` ranges over [-inf, inf] and `x` is unbounded on both sides)
-    m != n => true
-    m == n => false
-    y % 2 == 1 => true
-    y != 8 => true
-    y % 4 == 1 => unknown (neither `y % 4 == 1` nor its negation follows from the ranges, congruences and 6 assumptions; `y % 4 - 1` ranges over [-1, 2])
-    k // k == 1 => true
-    ");
-}
+    },
+];

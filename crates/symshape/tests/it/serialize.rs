@@ -1,12 +1,15 @@
 //! Serde round trips (feature `serde`): a loaded expression or condition is the very
 //! handle that building it gives, and malformed input is an error.
 
+use std::fmt::Display;
+
 use insta::assert_snapshot;
 use num_bigint::BigInt;
 use proptest::prelude::*;
 
-use crate::tree::{build, bx, T};
-use crate::{std_scope, table};
+use crate::strategies::random_tree;
+use crate::tree::{build, T};
+use crate::{scope_of, TextTable};
 use symshape::{Cond, Error, Expr, Scope, SymbolSpec};
 
 /// Serializes to JSON, loads it back, and returns the handle loaded.
@@ -15,38 +18,44 @@ fn round_trip_expr(e: Expr) -> Result<Expr, String> {
     serde_json::from_str(&json).map_err(|err| format!("{err} in {json}"))
 }
 
+/// Serializes a condition to JSON, loads it back, and returns the handle loaded.
 fn round_trip_cond(c: Cond) -> Result<Cond, String> {
     let json = serde_json::to_string(&c).map_err(|err| err.to_string())?;
     serde_json::from_str(&json).map_err(|err| format!("{err} in {json}"))
 }
 
-/// Parses `input` in `cx`, round-trips it, and reports `same handle` or the difference.
+/// Describes the outcome of a round trip of `value`: `same handle` or the difference.
+fn describe_round_trip<V: PartialEq + Display>(value: V, back: Result<V, String>) -> String {
+    match back {
+        Ok(back) if back == value => format!("{value}  [same handle]"),
+        Ok(back) => format!("{value}  [DIFFERENT: {back}]"),
+        Err(err) => format!("{value}  [FAILED: {err}]"),
+    }
+}
+
+/// Parses the expression `input` in `cx`, round-trips it, and describes the outcome.
 fn check_expr(cx: &Scope, input: &str) -> Result<String, Error> {
     let e = cx.parse_expr(input)?;
-    Ok(match round_trip_expr(e) {
-        Ok(back) if back == e => format!("{e}  [same handle]"),
-        Ok(back) => format!("{e}  [DIFFERENT: {back}]"),
-        Err(err) => format!("{e}  [FAILED: {err}]"),
-    })
+    Ok(describe_round_trip(e, round_trip_expr(e)))
 }
 
+/// Parses the condition `input` in `cx`, round-trips it, and describes the outcome.
 fn check_cond(cx: &Scope, input: &str) -> Result<String, Error> {
     let c = cx.parse_cond(input)?;
-    Ok(match round_trip_cond(c) {
-        Ok(back) if back == c => format!("{c}  [same handle]"),
-        Ok(back) => format!("{c}  [DIFFERENT: {back}]"),
-        Err(err) => format!("{c}  [FAILED: {err}]"),
-    })
+    Ok(describe_round_trip(c, round_trip_cond(c)))
 }
 
-#[test]
-fn expression_round_trips() {
-    let mut cx = std_scope();
-    cx.declare_str("e 2..m").unwrap();
-    cx.declare_str("q -m..=n").unwrap();
-    cx.declare_str("h 0..i").unwrap();
-    let out = table(
-        &[
+text_tables_test!(TABLES);
+
+/// The snapshotted tables of round trips: parsed in the standard scope with a few more
+/// symbols, serialized and loaded back.
+const TABLES: &[TextTable] = &[
+    TextTable {
+        name: "expression_round_trips",
+        declare: &["e 2..m", "q -m..=n", "h 0..i"],
+        assume: &[],
+        render: check_expr,
+        inputs: &[
             "0",
             "-7",
             "9223372036854775807",
@@ -71,17 +80,13 @@ fn expression_round_trips() {
             "(x // n) // m + ((x % n) % m)",
             "x // 0",
         ],
-        |s| check_expr(&cx, s),
-    );
-    assert_snapshot!(out);
-}
-
-#[test]
-fn condition_round_trips() {
-    let mut cx = std_scope();
-    cx.declare_str("h 0..i").unwrap();
-    let out = table(
-        &[
+    },
+    TextTable {
+        name: "condition_round_trips",
+        declare: &["h 0..i"],
+        assume: &[],
+        render: check_cond,
+        inputs: &[
             "true",
             "false",
             "x < y",
@@ -96,10 +101,8 @@ fn condition_round_trips() {
             "(x % 4 == 0 or y // 3 > z) and not (min(x, y) >= w)",
             "170141183460469231731687303715884105727 * x < y",
         ],
-        |s| check_cond(&cx, s),
-    );
-    assert_snapshot!(out);
-}
+    },
+];
 
 /// The wire form is readable and free of process-local ids: this text, written once,
 /// must load to the handle built in this process.
@@ -246,35 +249,15 @@ const DECLS: [&str; 6] = [
     "x -inf..=inf",
 ];
 
-fn tree() -> impl Strategy<Value = T> {
+/// Random trees over `DECLS` with every operator, and extreme constants among the leaves.
+fn tree() -> BoxedStrategy<T> {
     let leaf = prop_oneof![
         (-10i64..=10).prop_map(T::C),
         Just(T::C(i64::MAX)),
         Just(T::C(i64::MIN)),
         (0usize..DECLS.len()).prop_map(T::V),
     ];
-    leaf.prop_recursive(4, 24, 2, |inner| {
-        let b = |f: fn(Box<T>, Box<T>) -> T| {
-            (inner.clone(), inner.clone()).prop_map(move |(x, y)| f(bx(x), bx(y)))
-        };
-        prop_oneof![
-            b(T::Add),
-            b(T::Sub),
-            b(T::Mul),
-            b(T::Div),
-            b(T::Mod),
-            b(T::CDiv),
-            b(T::Min),
-            b(T::Max),
-            inner.clone().prop_map(|x| T::Neg(bx(x))),
-        ]
-    })
-}
-
-fn scope() -> (Scope, Vec<Expr>) {
-    let mut cx = Scope::new();
-    let syms = DECLS.iter().map(|d| cx.declare_str(d).unwrap()).collect();
-    (cx, syms)
+    random_tree(leaf, 4, 24, |_| Vec::new())
 }
 
 proptest! {
@@ -282,7 +265,7 @@ proptest! {
     /// of them load back as the same handle.
     #[test]
     fn random_round_trips(a in tree(), b in tree(), op in 0usize..6) {
-        let (mut cx, syms) = scope();
+        let (mut cx, syms) = scope_of(&DECLS);
         cx.assume_str("d % 16 == 0 or q < 0").unwrap();
         let (ea, eb) = (build(&a, &syms), build(&b, &syms));
         for e in [ea, eb, cx.simplify(ea), ea - eb * 3] {

@@ -1,175 +1,20 @@
 //! Canonical forms and simplification rules, as text.
 
-use symshape::{Expr, SymbolSpec};
+use symshape::{Error, Expr, Scope, SymbolSpec};
 
-use crate::{std_scope, table};
+use crate::{parsed_cond, std_scope, TextTable};
 
-/// Canonical form of `input` as built (context-free) and after scope simplification.
-fn check(assumptions: &[&str], inputs: &[&str]) -> String {
-    let mut cx = std_scope();
-    for a in assumptions {
-        cx.assume_str(a).expect(a);
-    }
-    table(inputs, |s| {
-        let e = cx.parse_expr(s)?;
-        let simp = cx.simplify(e);
-        Ok(if simp == e {
-            e.to_string()
-        } else {
-            format!("{e}  |scope| {simp}")
-        })
+text_tables_test!(TABLES);
+
+/// Canonical form of `input` as built (context-free) and after simplification in `cx`.
+fn canonical_form(cx: &Scope, input: &str) -> Result<String, Error> {
+    let e = cx.parse_expr(input)?;
+    let simp = cx.simplify(e);
+    Ok(if simp == e {
+        e.to_string()
+    } else {
+        format!("{e}  |scope| {simp}")
     })
-}
-
-#[test]
-fn canonical_polynomials() {
-    let out = check(
-        &[],
-        &[
-            "(n + 1) * (n - 1)",
-            "n*n - 1",
-            "2*(x + y) - x",
-            "x + 2*y",
-            "(x - y) * (x + y) + y*y",
-            "3 - x + 2*x - 3",
-            "(x + 1)*(x + 1)*(x + 1)",
-            "y*x*2 + x*y",
-            "-(x - y)",
-            "x*0 + 5",
-            "n*m*k - k*m*n",
-            "(n // 2)*(n // 2) + 2*n",
-        ],
-    );
-    insta::assert_snapshot!("canonical_polynomials", out);
-}
-
-#[test]
-fn division_rules() {
-    let out = check(
-        &[],
-        &[
-            "(4*n + 3) // 4",
-            "(4*x + 3) // 4",
-            "(8*x) % 4",
-            "(8*x + 5) % 4",
-            "(x - 1) % 4",
-            "(x - 1) // 4",
-            "(6*x + 4) // 4",
-            "(6*x + 4) % 4",
-            "(x // 4) // 3",
-            "(x % 8) % 4",
-            "(x % 4) % 8",
-            "x // -3",
-            "x % -3",
-            "x // 1",
-            "x % 1",
-            "x // 0",
-            "x % 0",
-            "7 // -2",
-            "-7 % 2",
-            "z % 200",
-            "(z + 100) % 201",
-            "(z + 100) // 201",
-            "b % 8",
-            "(b + 3) // 4",
-            "b // 8 * 8",
-            "cdiv(x, 4)",
-            "cdiv(n, m)",
-            "cdiv(x, y)",
-            "cdiv(x, -4)",
-        ],
-    );
-    insta::assert_snapshot!("division_rules", out);
-}
-
-#[test]
-fn symbolic_divisor_cancellation() {
-    let out = check(
-        &[],
-        &[
-            "(i*m + j) // m",
-            "(i*m + j) % m",
-            "(i*m + j + 1) // m",
-            "(2*i*m + j) // m",
-            "(i*m*w + j*w) // (m*w)",
-            "(x*w + 3) // w",
-            "(x*w) // w",
-            "(x*y) // y",
-            "j // m",
-            "j % m",
-            "n // n",
-            "(i*m + j) // -m",
-        ],
-    );
-    insta::assert_snapshot!("symbolic_divisor_cancellation", out);
-}
-
-#[test]
-fn min_max_rules() {
-    let out = check(
-        &["n <= m"],
-        &[
-            "max(n, 1)",
-            "min(n, 0)",
-            "max(x, 1)",
-            "min(x, y, x)",
-            "min(min(x, 3), min(y, 5))",
-            "max(n, m)",
-            "min(x + 1, x + 3)",
-            "max(i, n)",
-            "min(j, m - 1)",
-            "max(z, 200)",
-        ],
-    );
-    insta::assert_snapshot!("min_max_rules", out);
-}
-
-#[test]
-fn scope_assumptions_simplify() {
-    let out = check(
-        &["n % 8 == 0", "x >= 0", "x <= 9", "y == 3"],
-        &[
-            "n % 8",
-            "(n + 5) // 8",
-            "(n + 7) // 8 * 8",
-            "n % 4",
-            "x % 10",
-            "x // 10",
-            "max(x, 0)",
-            "y * x",
-            "(y + 1) % 4",
-        ],
-    );
-    insta::assert_snapshot!("scope_assumptions_simplify", out);
-}
-
-#[test]
-fn conditions_canonical() {
-    let cx = std_scope();
-    let out = table(
-        &[
-            "x < y",
-            "y > x",
-            "x + 1 <= y",
-            "x >= 1",
-            "x > -3",
-            "2*x + 2 == 4*y",
-            "2*x == 4*y + 1",
-            "2*x <= 5",
-            "x != y",
-            "not (x < y)",
-            "not (x == y and y <= 3)",
-            "x < y < 7",
-            "n >= 1",
-            "n > 4096",
-            "true and x < y",
-            "false or x < y",
-            "x < y or x < y",
-            "z % 2 == 3",
-        ],
-        |s| Ok(cx.parse_cond(s)?.to_string()),
-    );
-    insta::assert_snapshot!("conditions_canonical", out);
 }
 
 #[test]
@@ -311,3 +156,145 @@ fn polynomial_divisor_cancellation() {
     (i*(n - 1) + p) // (n - 1) => (i*n - i + p) // (n - 1)
     ");
 }
+
+/// The snapshotted tables of canonical forms.
+const TABLES: &[TextTable] = &[
+    TextTable {
+        name: "canonical_polynomials",
+        declare: &[],
+        assume: &[],
+        render: canonical_form,
+        inputs: &[
+            "(n + 1) * (n - 1)",
+            "n*n - 1",
+            "2*(x + y) - x",
+            "x + 2*y",
+            "(x - y) * (x + y) + y*y",
+            "3 - x + 2*x - 3",
+            "(x + 1)*(x + 1)*(x + 1)",
+            "y*x*2 + x*y",
+            "-(x - y)",
+            "x*0 + 5",
+            "n*m*k - k*m*n",
+            "(n // 2)*(n // 2) + 2*n",
+        ],
+    },
+    TextTable {
+        name: "division_rules",
+        declare: &[],
+        assume: &[],
+        render: canonical_form,
+        inputs: &[
+            "(4*n + 3) // 4",
+            "(4*x + 3) // 4",
+            "(8*x) % 4",
+            "(8*x + 5) % 4",
+            "(x - 1) % 4",
+            "(x - 1) // 4",
+            "(6*x + 4) // 4",
+            "(6*x + 4) % 4",
+            "(x // 4) // 3",
+            "(x % 8) % 4",
+            "(x % 4) % 8",
+            "x // -3",
+            "x % -3",
+            "x // 1",
+            "x % 1",
+            "x // 0",
+            "x % 0",
+            "7 // -2",
+            "-7 % 2",
+            "z % 200",
+            "(z + 100) % 201",
+            "(z + 100) // 201",
+            "b % 8",
+            "(b + 3) // 4",
+            "b // 8 * 8",
+            "cdiv(x, 4)",
+            "cdiv(n, m)",
+            "cdiv(x, y)",
+            "cdiv(x, -4)",
+        ],
+    },
+    TextTable {
+        name: "symbolic_divisor_cancellation",
+        declare: &[],
+        assume: &[],
+        render: canonical_form,
+        inputs: &[
+            "(i*m + j) // m",
+            "(i*m + j) % m",
+            "(i*m + j + 1) // m",
+            "(2*i*m + j) // m",
+            "(i*m*w + j*w) // (m*w)",
+            "(x*w + 3) // w",
+            "(x*w) // w",
+            "(x*y) // y",
+            "j // m",
+            "j % m",
+            "n // n",
+            "(i*m + j) // -m",
+        ],
+    },
+    TextTable {
+        name: "min_max_rules",
+        declare: &[],
+        assume: &["n <= m"],
+        render: canonical_form,
+        inputs: &[
+            "max(n, 1)",
+            "min(n, 0)",
+            "max(x, 1)",
+            "min(x, y, x)",
+            "min(min(x, 3), min(y, 5))",
+            "max(n, m)",
+            "min(x + 1, x + 3)",
+            "max(i, n)",
+            "min(j, m - 1)",
+            "max(z, 200)",
+        ],
+    },
+    TextTable {
+        name: "scope_assumptions_simplify",
+        declare: &[],
+        assume: &["n % 8 == 0", "x >= 0", "x <= 9", "y == 3"],
+        render: canonical_form,
+        inputs: &[
+            "n % 8",
+            "(n + 5) // 8",
+            "(n + 7) // 8 * 8",
+            "n % 4",
+            "x % 10",
+            "x // 10",
+            "max(x, 0)",
+            "y * x",
+            "(y + 1) % 4",
+        ],
+    },
+    TextTable {
+        name: "conditions_canonical",
+        declare: &[],
+        assume: &[],
+        render: parsed_cond,
+        inputs: &[
+            "x < y",
+            "y > x",
+            "x + 1 <= y",
+            "x >= 1",
+            "x > -3",
+            "2*x + 2 == 4*y",
+            "2*x == 4*y + 1",
+            "2*x <= 5",
+            "x != y",
+            "not (x < y)",
+            "not (x == y and y <= 3)",
+            "x < y < 7",
+            "n >= 1",
+            "n > 4096",
+            "true and x < y",
+            "false or x < y",
+            "x < y or x < y",
+            "z % 2 == 3",
+        ],
+    },
+];

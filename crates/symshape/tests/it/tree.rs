@@ -4,7 +4,7 @@
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
-use symshape::Expr;
+use symshape::{CmpOp, Expr};
 
 /// The naive tree; `V(i)` is the `i`-th symbol of the test's scope.
 #[derive(Clone, Debug)]
@@ -22,6 +22,7 @@ pub enum T {
     Neg(Box<T>),
 }
 
+/// Boxes a tree, for building nested trees by hand.
 pub fn bx(t: T) -> Box<T> {
     Box::new(t)
 }
@@ -54,42 +55,41 @@ pub fn reference(t: &T, vals: &[i64], big: &mut BigInt) -> Option<BigInt> {
 
 /// The tree built through the public operators.
 pub fn build(t: &T, syms: &[Expr]) -> Expr {
-    let bin = |x: &T, y: &T| (build(x, syms), build(y, syms));
+    let b = |x: &T| build(x, syms);
     match t {
         T::C(c) => Expr::from(*c),
         T::V(i) => syms[*i],
-        T::Add(x, y) => {
-            let (a, b) = bin(x, y);
-            a + b
-        }
-        T::Sub(x, y) => {
-            let (a, b) = bin(x, y);
-            a - b
-        }
-        T::Mul(x, y) => {
-            let (a, b) = bin(x, y);
-            a * b
-        }
-        T::Div(x, y) => {
-            let (a, b) = bin(x, y);
-            a.floor_div(b)
-        }
-        T::Mod(x, y) => {
-            let (a, b) = bin(x, y);
-            a.floor_mod(b)
-        }
-        T::CDiv(x, y) => {
-            let (a, b) = bin(x, y);
-            a.ceil_div(b)
-        }
-        T::Min(x, y) => {
-            let (a, b) = bin(x, y);
-            a.min(b)
-        }
-        T::Max(x, y) => {
-            let (a, b) = bin(x, y);
-            a.max(b)
-        }
-        T::Neg(x) => -build(x, syms),
+        T::Add(x, y) => b(x) + b(y),
+        T::Sub(x, y) => b(x) - b(y),
+        T::Mul(x, y) => b(x) * b(y),
+        T::Div(x, y) => b(x).floor_div(b(y)),
+        T::Mod(x, y) => b(x).floor_mod(b(y)),
+        T::CDiv(x, y) => b(x).ceil_div(b(y)),
+        T::Min(x, y) => b(x).min(b(y)),
+        T::Max(x, y) => b(x).max(b(y)),
+        T::Neg(x) => -b(x),
+    }
+}
+
+/// `(x*step + offset) // divisor` when `div`, else `(x*step + offset) % divisor`: a flat
+/// index split back into its parts.
+pub fn split_index(x: T, step: T, offset: T, divisor: T, div: bool) -> T {
+    let flat = bx(T::Add(bx(T::Mul(bx(x), bx(step))), bx(offset)));
+    if div {
+        T::Div(flat, bx(divisor))
+    } else {
+        T::Mod(flat, bx(divisor))
+    }
+}
+
+/// Reference truth of `x op y`.
+pub fn holds(op: CmpOp, x: &BigInt, y: &BigInt) -> bool {
+    match op {
+        CmpOp::Lt => x < y,
+        CmpOp::Le => x <= y,
+        CmpOp::Eq => x == y,
+        CmpOp::Ne => x != y,
+        CmpOp::Ge => x >= y,
+        CmpOp::Gt => x > y,
     }
 }
