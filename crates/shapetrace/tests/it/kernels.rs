@@ -2,7 +2,7 @@
 
 use insta::assert_snapshot;
 
-use crate::trace;
+use crate::{trace, trace_cases};
 
 #[test]
 fn plans_and_values_of_bound_stacks() {
@@ -62,9 +62,5 @@ fn kernel_statement_errors() {
         "view [2, 3]\nvalues x",
         "view [2, 3] offset -1\nvalues",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_cases(&cases, "=> "));
 }

@@ -2,11 +2,13 @@
 
 use insta::assert_snapshot;
 
-use crate::trace;
+use crate::{trace, trace_cases};
 
-#[test]
-fn simplification_cancels_index_arithmetic() {
-    assert_snapshot!(trace("
+/// Scripts of the symbolic statements, each named after its snapshot.
+const SCRIPTS: &[(&str, &str)] = &[
+    (
+        "simplification_cancels_index_arithmetic",
+        "
         sym n 1..=4096
         sym m 1..=4096
         simplify (n + 1) * (n - 1)
@@ -20,22 +22,11 @@ fn simplification_cancels_index_arithmetic() {
         simplify (i*m + j) // m
         simplify (i*m + j) % m
         simplify cdiv(4*n, 4)
-    "), @r"
-    n*n - 1
-    2*m + n
-    n
-    0
-    n
-    n // 8
-    i
-    j
-    n
-    ");
-}
-
-#[test]
-fn proofs_use_ranges_congruences_and_assumptions() {
-    assert_snapshot!(trace("
+        ",
+    ),
+    (
+        "proofs_use_ranges_congruences_and_assumptions",
+        "
         sym n 1..=4096
         sym m 1..=4096
         sym x -100..=100
@@ -51,23 +42,11 @@ fn proofs_use_ranges_congruences_and_assumptions() {
         prove (x // 4) * 4 <= x
         prove x % 4 < 4
         prove x > 100
-    "), @r"
-    true
-    true
-    false
-    unknown
-    true
-    true
-    true
-    true
-    true
-    false
-    ");
-}
-
-#[test]
-fn ranges_print_infinite_ends() {
-    assert_snapshot!(trace("
+        ",
+    ),
+    (
+        "ranges_print_infinite_ends",
+        "
         sym n 1..=4096
         sym k -inf..=inf
         sym b 0..=9223372036854775807
@@ -77,19 +56,11 @@ fn ranges_print_infinite_ends() {
         range b * b
         range n // 3
         range n % 5
-    "), @r"
-    [3, 8193]
-    [1, 16777216]
-    [-inf, inf]
-    [0, 85070591730234615847396907784232501249]
-    [0, 1365]
-    [0, 4]
-    ");
-}
-
-#[test]
-fn binding_and_solving() {
-    assert_snapshot!(trace("
+        ",
+    ),
+    (
+        "binding_and_solving",
+        "
         sym n 1..=4096
         sym m 1..=4096
         bind n=7
@@ -97,12 +68,15 @@ fn binding_and_solving() {
         solve 3*m - 1 == 2*n + 6
         eval m * n
         eval n < m
-    "), @r"
-    15
-    m = 7
-    49
-    false
-    ");
+        ",
+    ),
+];
+
+#[test]
+fn symbolic_statements_print_their_results() {
+    for (name, script) in SCRIPTS {
+        assert_snapshot!(*name, trace(script));
+    }
 }
 
 #[test]
@@ -122,9 +96,5 @@ fn errors_name_the_line_and_the_cause() {
         "bind n",
         "prove",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_cases(&cases, "=> "));
 }

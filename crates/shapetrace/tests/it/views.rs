@@ -2,7 +2,7 @@
 
 use insta::assert_snapshot;
 
-use crate::trace;
+use crate::{trace, trace_cases};
 
 #[test]
 fn transpose_then_flatten_stacks_a_view() {
@@ -80,11 +80,7 @@ fn view_errors_name_the_op_and_the_view() {
         "view [2, 3]\npermute [a]",
         "sym n 1..=8\nview [n, 3]",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_cases(&cases, "=> "));
 }
 
 #[test]
@@ -122,9 +118,5 @@ fn symbolic_view_errors() {
         "sym n 1..=8\nview [n]\ninfer [x]",
         "sym n 1..=8\nview [n]\nguards now",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|c| format!("{}\n=> {}", c.replace('\n', "; "), trace(c)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_cases(&cases, "=> "));
 }

@@ -2,7 +2,7 @@
 
 use insta::assert_snapshot;
 
-use crate::trace;
+use crate::{trace, trace_cases};
 
 #[test]
 fn slice_takes_expressions() {
@@ -115,9 +115,5 @@ fn window_statement_errors() {
         "view [4]\nslice [min(1, 2]",
         "view [4]\nslice [n]",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|c| format!("{}\n  {}", c.replace('\n', "; "), trace(c)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_cases(&cases, "  "));
 }

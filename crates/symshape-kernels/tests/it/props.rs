@@ -33,17 +33,10 @@ proptest! {
 
     #[test]
     fn copy_matches_reference(
-        (dst, src) in structured_layout(LEN).prop_flat_map(|d| {
-            let shape = r::dims(&d);
-            (Just(d), with_shape(shape, LEN))
-        }),
+        (dst, src) in destination_and_source(),
         pad in -5i64..5,
     ) {
-        let src_buf = buffer(LEN);
-        let mut got = vec![-1i64; LEN];
-        copy(Input::new(&src_buf, &src).pad(pad), Output::new(&mut got, &dst)).unwrap();
-        let mut want = vec![-1i64; LEN];
-        r::copy_values(&mut want, &dst, &r::materialize(&src_buf, src.levels(), pad));
+        let (got, want) = copied_and_reference(&src, &dst, pad, LEN);
         prop_assert_eq!(got, want);
     }
 
@@ -67,20 +60,13 @@ proptest! {
             }
         }
         let dst = view(&shape, &strides, offset, None).unwrap();
-        let src_buf = buffer(LEN);
-        let mut got = vec![-1i64; n];
-        copy(Input::new(&src_buf, &s).pad(pad), Output::new(&mut got, &dst)).unwrap();
-        let mut want = vec![-1i64; n];
-        r::copy_values(&mut want, &dst, &r::materialize(&src_buf, s.levels(), pad));
+        let (got, want) = copied_and_reference(&s, &dst, pad, n);
         prop_assert_eq!(got, want);
     }
 
     #[test]
     fn copy_within_is_copy_through_a_temporary(
-        (dst, src) in structured_layout(LEN).prop_flat_map(|d| {
-            let shape = r::dims(&d);
-            (Just(d), with_shape(shape, LEN))
-        }),
+        (dst, src) in destination_and_source(),
     ) {
         let mut got = buffer(LEN);
         copy_within(&mut got, &src, &dst, 0).unwrap();
@@ -183,6 +169,34 @@ proptest! {
         let res = fill(Output::new(&mut buf, &l), 1);
         prop_assert_eq!(res.is_err(), r::overlaps(&l), "{:?}", res);
     }
+}
+
+/// A random destination layout over `0..LEN` and a random source layout of its shape.
+fn destination_and_source() -> impl Strategy<Value = (ConcreteView, ConcreteView)> {
+    structured_layout(LEN).prop_flat_map(|d| {
+        let shape = r::dims(&d);
+        (Just(d), with_shape(shape, LEN))
+    })
+}
+
+/// Copies `src` (over `buffer(LEN)`, padded with `pad`) into `dst` over `len`
+/// elements set to -1, and returns that buffer with what the reference copy gives.
+fn copied_and_reference(
+    src: &impl Levels,
+    dst: &ConcreteView,
+    pad: i64,
+    len: usize,
+) -> (Vec<i64>, Vec<i64>) {
+    let src_buf = buffer(LEN);
+    let mut got = vec![-1i64; len];
+    copy(
+        Input::new(&src_buf, src).pad(pad),
+        Output::new(&mut got, dst),
+    )
+    .unwrap();
+    let mut want = vec![-1i64; len];
+    r::copy_values(&mut want, dst, &r::materialize(&src_buf, src.levels(), pad));
+    (got, want)
 }
 
 /// A random layout of exactly `shape` over `0..space` (strides -3..=3, maybe masked).

@@ -5,7 +5,7 @@ use crate::gen::{lay, WithMask};
 use crate::reference::dims;
 use symshape_kernels::{
     copy_within, fill, map, materialize, reduce, reduce_with, zip, ConcreteStack, ConcreteView,
-    Input, Output, ReduceConfig, ReduceOp,
+    Element, Input, Output, ReduceConfig, ReduceOp,
 };
 
 /// Formats values as `[shape]: v v v`, the way `shapetrace values` prints.
@@ -14,14 +14,25 @@ fn show<T: std::fmt::Display>(shape: &[usize], v: &[T]) -> String {
     format!("{shape:?}: {}", vals.join(" "))
 }
 
+/// The values `materialize` gives for `src`, in row-major order.
+fn materialized<T: Element>(src: Input<'_, T>) -> Vec<T> {
+    materialize(src).map(|d| d.values).unwrap()
+}
+
+/// Reduces `src` over `axes` with `op` and formats the result with [`show`].
+fn reduced<T: Element + std::fmt::Display>(
+    src: Input<'_, T>,
+    axes: &[usize],
+    op: ReduceOp,
+    config: ReduceConfig,
+) -> String {
+    let r = reduce(src, axes, op, config).unwrap();
+    show(&r.shape, &r.values)
+}
+
 fn check(view: &ConcreteView, buf_len: usize) -> String {
     let buf: Vec<i64> = (0..buf_len as i64).collect();
-    show(
-        &dims(view),
-        &materialize(Input::new(&buf, view).pad(-1))
-            .map(|d| d.values)
-            .unwrap(),
-    )
+    show(&dims(view), &materialized(Input::new(&buf, view).pad(-1)))
 }
 
 #[test]
@@ -41,40 +52,34 @@ fn materialize_cases() {
 fn large_tiled_and_reversed_paths() {
     // Big enough for the tiled kernel with partial tiles and threads.
     let (r, c) = (1000, 700);
+    // Element `k` of the transpose `t` is element `transposed(k)` of the buffer.
+    let transposed = |k: usize| (k % r) * c + k / r;
     let buf: Vec<u32> = (0..(r * c) as u32).collect();
     let t = lay(&[c, r], &[1, c as isize], 0);
-    let got = materialize(Input::new(&buf, &t).pad(0))
-        .map(|d| d.values)
-        .unwrap();
+    let got = materialized(Input::new(&buf, &t).pad(0));
     assert!(got
         .iter()
         .enumerate()
-        .all(|(k, &v)| v as usize == (k % r) * c + k / r));
+        .all(|(k, &v)| v as usize == transposed(k)));
     let flip = lay(&[r, c], &[-(c as isize), -1], (r * c - 1) as isize);
-    let got = materialize(Input::new(&buf, &flip).pad(0))
-        .map(|d| d.values)
-        .unwrap();
+    let got = materialized(Input::new(&buf, &flip).pad(0));
     assert!(got
         .iter()
         .enumerate()
         .all(|(k, &v)| v as usize == r * c - 1 - k));
     // f64 and u8 tiles have other widths.
     let b64: Vec<f64> = (0..(r * c)).map(|i| i as f64).collect();
-    let got = materialize(Input::new(&b64, &t).pad(0.0))
-        .map(|d| d.values)
-        .unwrap();
+    let got = materialized(Input::new(&b64, &t).pad(0.0));
     assert!(got
         .iter()
         .enumerate()
-        .all(|(k, &v)| v as usize == (k % r) * c + k / r));
+        .all(|(k, &v)| v as usize == transposed(k)));
     let b8: Vec<u8> = (0..(r * c)).map(|i| (i % 251) as u8).collect();
-    let got = materialize(Input::new(&b8, &t).pad(0))
-        .map(|d| d.values)
-        .unwrap();
+    let got = materialized(Input::new(&b8, &t).pad(0));
     assert!(got
         .iter()
         .enumerate()
-        .all(|(k, &v)| v as usize == ((k % r) * c + k / r) % 251));
+        .all(|(k, &v)| v as usize == transposed(k) % 251));
 }
 
 #[test]
@@ -97,48 +102,20 @@ fn other_operations() {
     )
     .unwrap();
     insta::assert_snapshot!(show(&z.shape, &z.values), @"[4]: 0 -1 2 3");
-    let r = reduce(
-        Input::new(&buf, &m),
-        &[0],
-        ReduceOp::Max,
-        ReduceConfig { keep_dims: true },
-    )
-    .unwrap();
-    insta::assert_snapshot!(show(&r.shape, &r.values), @"[1, 3]: 3 4 5");
-    let r = reduce(
-        Input::new(&bools, &lay(&[2, 2], &[2, 1], 0)),
-        &[1],
-        ReduceOp::Prod,
-        ReduceConfig::default(),
-    )
-    .unwrap();
-    insta::assert_snapshot!(show(&r.shape, &r.values), @"[2]: false true");
-    let r = reduce_with(
-        Input::new(&buf, &m),
-        &[0, 1],
-        ReduceConfig::default(),
-        0,
-        |a, b| a * 2 + b,
-    )
+    let keep_dims = ReduceConfig { keep_dims: true };
+    let drop_dims = ReduceConfig::default();
+    insta::assert_snapshot!(reduced(Input::new(&buf, &m), &[0], ReduceOp::Max, keep_dims), @"[1, 3]: 3 4 5");
+    let bools_2x2 = lay(&[2, 2], &[2, 1], 0);
+    insta::assert_snapshot!(reduced(Input::new(&bools, &bools_2x2), &[1], ReduceOp::Prod, drop_dims), @"[2]: false true");
+    let r = reduce_with(Input::new(&buf, &m), &[0, 1], drop_dims, 0, |a, b| {
+        a * 2 + b
+    })
     .unwrap();
     insta::assert_snapshot!(show(&r.shape, &r.values), @"[]: 57");
-    let r = reduce(
-        Input::new(&buf, &lay(&[2, 0], &[3, 1], 0)),
-        &[1],
-        ReduceOp::Min,
-        ReduceConfig::default(),
-    )
-    .unwrap();
-    insta::assert_snapshot!(show(&r.shape, &r.values), @"[2]: 2147483647 2147483647");
+    let empty_rows = lay(&[2, 0], &[3, 1], 0);
+    insta::assert_snapshot!(reduced(Input::new(&buf, &empty_rows), &[1], ReduceOp::Min, drop_dims), @"[2]: 2147483647 2147483647");
     let f: Vec<f32> = vec![1.0, f32::NAN, -2.0];
-    let r = reduce(
-        Input::new(&f, &lay(&[3], &[1], 0)),
-        &[0],
-        ReduceOp::Min,
-        ReduceConfig::default(),
-    )
-    .unwrap();
-    insta::assert_snapshot!(show(&r.shape, &r.values), @"[]: -2");
+    insta::assert_snapshot!(reduced(Input::new(&f, &lay(&[3], &[1], 0)), &[0], ReduceOp::Min, drop_dims), @"[]: -2");
     insta::assert_snapshot!(format!("{:?}", symshape_view::concrete::broadcast_shapes(&[&[4, 1], &[1, 4]]).unwrap()), @"[4, 4]");
 }
 
@@ -174,7 +151,7 @@ fn stacks() {
     // Transpose then reshape (does not merge): the table path.
     let s =
         ConcreteStack::unmerged(vec![lay(&[6, 4], &[1, 6], 0), lay(&[3, 8], &[8, 1], 0)]).unwrap();
-    insta::assert_snapshot!(show(&[3, 8], &materialize(Input::new(&buf, &s).pad(-1)).map(|d| d.values).unwrap()), @"[3, 8]: 0 6 12 18 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 5 11 17 23");
+    insta::assert_snapshot!(show(&[3, 8], &materialized(Input::new(&buf, &s).pad(-1))), @"[3, 8]: 0 6 12 18 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 5 11 17 23");
     // A masked level in the middle of three.
     let s = ConcreteStack::unmerged(vec![
         lay(&[24], &[1], 0),
@@ -184,7 +161,7 @@ fn stacks() {
         lay(&[6, 4], &[1, 6], 0),
     ])
     .unwrap();
-    insta::assert_snapshot!(show(&[6, 4], &materialize(Input::new(&buf, &s).pad(-1)).map(|d| d.values).unwrap()), @"[6, 4]: -1 -1 -1 -1 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 -1 -1 -1 -1");
+    insta::assert_snapshot!(show(&[6, 4], &materialized(Input::new(&buf, &s).pad(-1))), @"[6, 4]: -1 -1 -1 -1 1 7 13 19 2 8 14 20 3 9 15 21 4 10 16 22 -1 -1 -1 -1");
 }
 
 #[test]
@@ -200,7 +177,7 @@ fn regression_carry_found_after_a_masked_constant_digit() {
     ])
     .unwrap();
     let buf: Vec<i64> = (0..40).map(|i| i * 10 + 1).collect();
-    insta::assert_snapshot!(show(&[1, 1, 6], &materialize(Input::new(&buf, &s).pad(1)).map(|d| d.values).unwrap()), @"[1, 1, 6]: 1 1 1 311 1 301");
+    insta::assert_snapshot!(show(&[1, 1, 6], &materialized(Input::new(&buf, &s).pad(1))), @"[1, 1, 6]: 1 1 1 311 1 301");
 }
 
 #[test]
@@ -213,9 +190,7 @@ fn large_parallel_paths_match_reference() {
         .with_mask(&[(1, r + 1), (1, c + 1)])
         .unwrap();
     assert_eq!(
-        materialize(Input::new(&buf, &pad).pad(-1))
-            .map(|d| d.values)
-            .unwrap(),
+        materialized(Input::new(&buf, &pad).pad(-1)),
         crate::reference::materialize(&buf, std::slice::from_ref(&pad), -1)
     );
     let stack = ConcreteStack::unmerged(vec![
@@ -224,9 +199,7 @@ fn large_parallel_paths_match_reference() {
     ])
     .unwrap();
     assert_eq!(
-        materialize(Input::new(&buf, &stack).pad(-1))
-            .map(|d| d.values)
-            .unwrap(),
+        materialized(Input::new(&buf, &stack).pad(-1)),
         crate::reference::materialize(&buf, stack.levels(), -1)
     );
     let dst = lay(&[r, c], &[-(2 * c as isize), -1], (2 * r * c - 1) as isize);

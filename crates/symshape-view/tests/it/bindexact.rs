@@ -7,6 +7,8 @@ use proptest::prelude::*;
 use symshape::{BigInt, Bindings, Expr, Scope};
 use symshape_view::{ConcreteStack, Op, PreparedStack, PreparedView, View, ViewStack};
 
+use crate::scope_with;
+
 /// Declarations per symbol; each may use the symbols declared before it.
 const N_DECLS: [&str; 3] = ["n 1..=12", "n 0..=9 multiple of 3", "n -4..=8"];
 const M_DECLS: [&str; 4] = ["m 1..=n", "m n..=n + 4", "m 0..=12", "m 2..=2*n + 1"];
@@ -251,26 +253,22 @@ const BASE: [&str; 4] = ["n 1..=12", "m 1..=n", "i 0..m", "k 0..=i + m"];
 
 #[test]
 fn in_range_values_bind() {
-    let v = [("i", 1), ("k", 2), ("m", 3), ("n", 4)];
-    insta::assert_snapshot!(check(BASE, &[], 2, &v), @"view shape=[3, 2] strides=[2, 1] offset=2 mask=none");
+    insta::assert_snapshot!(check(BASE, &[], 2, &[("i", 1), ("k", 2), ("m", 3), ("n", 4)]), @"view shape=[3, 2] strides=[2, 1] offset=2 mask=none");
 }
 
 #[test]
 fn expression_bound_is_exact() {
     // i = 4 is inside the numeric range of `m - 1` but not below m = 3.
-    let v = [("i", 4), ("k", 5), ("m", 3), ("n", 5)];
-    insta::assert_snapshot!(check(BASE, &[], 2, &v), @"error: bind: i = 4 is outside its range 0..=m - 1");
+    insta::assert_snapshot!(check(BASE, &[], 2, &[("i", 4), ("k", 5), ("m", 3), ("n", 5)]), @"error: bind: i = 4 is outside its range 0..=m - 1");
     // k = 9 > i + m = 7: an upper bound over two symbols.
-    let v = [("i", 2), ("k", 9), ("m", 5), ("n", 6)];
-    insta::assert_snapshot!(check(BASE, &[], 2, &v), @"error: bind: k = 9 is outside its range 0..=i + m");
+    insta::assert_snapshot!(check(BASE, &[], 2, &[("i", 2), ("k", 9), ("m", 5), ("n", 6)]), @"error: bind: k = 9 is outside its range 0..=i + m");
 }
 
 #[test]
 fn numeric_range_is_reported_first() {
     // m = 13 fits `1..=n` for no n <= 12, and n = 20 is out of range too: both
     // fail before any exact check, in symbol order.
-    let v = [("i", 2), ("k", 9), ("m", 13), ("n", 20)];
-    insta::assert_snapshot!(check(BASE, &[], 2, &v), @"error: bind: m = 13 is outside its range 1..=n");
+    insta::assert_snapshot!(check(BASE, &[], 2, &[("i", 2), ("k", 9), ("m", 13), ("n", 20)]), @"error: bind: m = 13 is outside its range 1..=n");
     let d = ["n 0..=9 multiple of 3", "m 1..=n", "i 0..m", "k 1..=8"];
     let v = [("i", 1), ("k", 2), ("m", 3), ("n", 4)];
     insta::assert_snapshot!(check(d, &[], 2, &v), @"error: bind: n = 4 is outside its range 0..=9, multiple of 3");
@@ -281,10 +279,7 @@ fn numeric_range_is_reported_first() {
 /// first failing symbol in name order is reported.
 #[test]
 fn failed_bound_symbol_falls_back_to_numeric() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=16").expect("n");
-    let b = cx.declare_str("b 0..=n").expect("b");
-    let a = cx.declare_str("a 0..=b").expect("a");
+    let (cx, [n, b, a]) = scope_with(["n 1..=16", "b 0..=n", "a 0..=b"]);
     let v = View::create(&cx, &[a + 1, b + 1, n], None, Expr::from(0), None).expect("view");
     let stack = ViewStack::new(v);
     // a = 12 > b = 9, but b = 9 > n = 4: a's bound cannot be evaluated, so a
@@ -404,9 +399,7 @@ fn bind_with_takes_values_from_bindings_and_names_an_unbound_symbol() {
 /// path does, a value no `Bindings` can hold reported first.
 #[test]
 fn field_with_a_constant_beyond_i64_binds_like_plain() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n -inf..=inf").expect("n");
-    let k = cx.declare_str("k 1..=4").expect("k");
+    let (cx, [n, k]) = scope_with(["n -inf..=inf", "k 1..=4"]);
     let stride = n.min(Expr::constant(BigInt::from(1u8) << 70));
     let v = View::create(&cx, &[k], Some(&[stride]), Expr::from(0), None).expect("view");
     insta::assert_snapshot!(v, @"view shape=[k] strides=[min(1180591620717411303424, n)] offset=0 mask=none");
@@ -422,9 +415,7 @@ fn field_with_a_constant_beyond_i64_binds_like_plain() {
 /// `Scope::check` catches it where the bindings are made.
 #[test]
 fn bind_with_checks_only_the_views_symbols() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=10").expect("n");
-    let p = cx.declare_str("p 1..=10").expect("p");
+    let (mut cx, [n, p]) = scope_with(["n 1..=10", "p 1..=10"]);
     cx.assume_str("n <= p").expect("assume");
     let v = View::create(&cx, &[n], None, Expr::from(0), None).expect("view");
     let mut b = Bindings::new();

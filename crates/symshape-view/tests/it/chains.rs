@@ -6,7 +6,7 @@ use symshape_view::concrete::merge;
 use symshape_view::{IndexItem, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
-use crate::model::{Model, Pick};
+use crate::model::{py_slice, Model, Pick};
 use crate::strategy::{arb_raw, factor_shape};
 
 /// One random op; its parameters are read modulo the current shape.
@@ -19,32 +19,6 @@ struct Step {
 fn arb_step() -> impl Strategy<Value = Step> {
     (0u8..8, prop::collection::vec(any::<u32>(), 16))
         .prop_map(|(kind, params)| Step { kind, params })
-}
-
-/// The indices NumPy's slice `start:stop:step` selects from an axis of size `d`,
-/// by walking the axis.
-fn py_slice(d: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<i64> {
-    let fix = |v: i64, lo: i64, hi: i64| {
-        let v = if v < 0 { v + d } else { v };
-        v.clamp(lo, hi)
-    };
-    let mut res = Vec::new();
-    if step > 0 {
-        let mut i = start.map_or(0, |v| fix(v, 0, d));
-        let end = stop.map_or(d, |v| fix(v, 0, d));
-        while i < end {
-            res.push(i);
-            i += step;
-        }
-    } else {
-        let mut i = start.map_or(d - 1, |v| fix(v, -1, d - 1));
-        let end = stop.map_or(-1, |v| fix(v, -1, d - 1));
-        while i > end {
-            res.push(i);
-            i += step;
-        }
-    }
-    res
 }
 
 /// Random NumPy index for `shape`, and the model's picks for it.
@@ -125,33 +99,44 @@ enum Applied {
     Skip,
 }
 
+impl Applied {
+    /// The results of one op on the model, the view and the stack; the stack op
+    /// must succeed.
+    fn both(
+        model: Model,
+        view: Result<View, symshape_view::Error>,
+        stack: Result<ViewStack, symshape_view::Error>,
+    ) -> Applied {
+        Applied::Both {
+            model,
+            view,
+            stack: stack.expect("stack op"),
+        }
+    }
+}
+
 fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
     let shape = model.shape.clone();
     let rank = shape.len();
     let numel: i64 = shape.iter().product();
     let p = &step.params;
     let q = |i: usize, m: i64| (p[i % p.len()] as i64) % m.max(1);
-    let ok = |x: Result<ViewStack, symshape_view::Error>| x.expect("stack op");
     let cx = Scope::new();
     match step.kind {
         0 => {
             let t = factor_shape(numel, p);
-            Applied::Both {
-                model: model.reshape(&t),
-                view: v.reshape(&cx, &t),
-                stack: ok(s.reshape(&cx, &t)),
-            }
+            Applied::both(model.reshape(&t), v.reshape(&cx, &t), s.reshape(&cx, &t))
         }
         1 => {
             let mut axes: Vec<usize> = (0..rank).collect();
             for i in (1..rank).rev() {
                 axes.swap(i, q(i, i as i64 + 1) as usize);
             }
-            Applied::Both {
-                model: model.permute(&axes),
-                view: v.permute(&cx, &axes),
-                stack: ok(s.permute(&cx, &axes)),
-            }
+            Applied::both(
+                model.permute(&axes),
+                v.permute(&cx, &axes),
+                s.permute(&cx, &axes),
+            )
         }
         2 => {
             if numel > 300 {
@@ -166,11 +151,7 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
                     .map(|(i, &d)| if d == 1 { q(i, 4) } else { d })
                     .collect()
             };
-            Applied::Both {
-                model: model.expand(&t),
-                view: v.expand(&cx, &t),
-                stack: ok(s.expand(&cx, &t)),
-            }
+            Applied::both(model.expand(&t), v.expand(&cx, &t), s.expand(&cx, &t))
         }
         3 => {
             let b: Vec<(i64, i64)> = shape
@@ -181,39 +162,27 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
                     (x.min(y), x.max(y))
                 })
                 .collect();
-            Applied::Both {
-                model: model.shrink(&b),
-                view: v.shrink(&cx, &b),
-                stack: ok(s.shrink(&cx, &b)),
-            }
+            Applied::both(model.shrink(&b), v.shrink(&cx, &b), s.shrink(&cx, &b))
         }
         4 => {
             if numel > 300 {
                 return Applied::Skip;
             }
             let b: Vec<(i64, i64)> = (0..rank).map(|i| (q(2 * i, 3), q(2 * i + 1, 3))).collect();
-            Applied::Both {
-                model: model.pad(&b),
-                view: v.pad(&cx, &b),
-                stack: ok(s.pad(&cx, &b)),
-            }
+            Applied::both(model.pad(&b), v.pad(&cx, &b), s.pad(&cx, &b))
         }
         5 => {
             let f: Vec<bool> = (0..rank).map(|i| q(i, 2) == 0).collect();
             let axes: Vec<usize> = (0..rank).filter(|&i| f[i]).collect();
-            Applied::Both {
-                model: model.flip(&f),
-                view: v.flip(&cx, &axes),
-                stack: ok(s.flip(&cx, &axes)),
-            }
+            Applied::both(model.flip(&f), v.flip(&cx, &axes), s.flip(&cx, &axes))
         }
         _ => {
             let (items, picks) = random_index(&shape, p);
-            Applied::Both {
-                model: model.select(&picks),
-                view: v.index(&cx, &items),
-                stack: ok(s.index(&cx, &items)),
-            }
+            Applied::both(
+                model.select(&picks),
+                v.index(&cx, &items),
+                s.index(&cx, &items),
+            )
         }
     }
 }

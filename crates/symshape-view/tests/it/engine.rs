@@ -6,16 +6,6 @@ use symshape_view::concrete::{merge, ConcreteView};
 use crate::model::Model;
 use crate::strategy::{arb_raw, factor_shape, Raw};
 
-fn create(raw: &Raw) -> Option<ConcreteView> {
-    ConcreteView::create(
-        &raw.shape,
-        Some(&raw.strides),
-        raw.offset,
-        raw.mask.as_deref(),
-    )
-    .ok()
-}
-
 fn model_of(raw: &Raw) -> Model {
     Model::of(&raw.shape, &raw.strides, raw.offset, raw.mask.as_deref())
 }
@@ -26,7 +16,7 @@ pub fn model_of_view(v: &ConcreteView) -> Model {
 
 /// Reshape succeeds iff the oracle finds one view, and then agrees with the model.
 fn check_reshape(raw: &Raw, target: &[i64]) -> Result<(), TestCaseError> {
-    let v = create(raw).expect("valid raw view");
+    let v = raw.concrete_view().expect("valid raw view");
     let want = model_of(raw).reshape(target);
     let oracle = want.one_view();
     match v.reshape(target) {
@@ -55,7 +45,10 @@ fn check_reshape(raw: &Raw, target: &[i64]) -> Result<(), TestCaseError> {
 
 /// Merge succeeds iff the oracle finds one view, and then agrees with the model.
 fn check_merge(lower: &Raw, upper: &Raw) -> Result<(), TestCaseError> {
-    let (lv, uv) = (create(lower).expect("lower"), create(upper).expect("upper"));
+    let (lv, uv) = (
+        lower.concrete_view().expect("lower"),
+        upper.concrete_view().expect("upper"),
+    );
     let want = model_of(lower).compose(&model_of(upper));
     let oracle = want.one_view();
     match merge(&lv, &uv) {

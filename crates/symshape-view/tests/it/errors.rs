@@ -4,6 +4,8 @@ use symshape::{Bindings, Expr, Scope};
 use symshape_view::concrete::{broadcast_shapes, merge};
 use symshape_view::{parse_index, ConcreteView, IndexItem, View, ViewOps, ViewStack};
 
+use crate::scope_with;
+
 fn v(shape: &[i64]) -> View {
     View::contiguous(shape).expect("contiguous")
 }
@@ -192,9 +194,7 @@ fn symbol_error() -> symshape_view::Error {
 /// Errors of symbolic indexing, windows, diagonals and pieces.
 #[test]
 fn symbolic_op_errors() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 0..=8").expect("n");
-    let s = cx.declare_str("s -2..=2").expect("s");
+    let (cx, [n, s]) = scope_with(["n 0..=8", "s -2..=2"]);
     let z = Expr::from(0);
     let sym = View::create(&cx, &[n, Expr::from(4)], None, z, None).expect("view");
     let idx = |text: &str| symshape_view::parse_index_in(&cx, text);

@@ -15,3 +15,14 @@ mod strategy;
 mod symbolic;
 mod symprop;
 mod trace;
+
+use symshape::{Expr, Scope};
+
+/// A new scope with the symbols of `specs` declared in order (each written as
+/// `Scope::declare_str` reads it, e.g. `"n 1..=64"`), and those symbols.
+#[must_use]
+pub fn scope_with<const N: usize>(specs: [&str; N]) -> (Scope, [Expr; N]) {
+    let mut cx = Scope::new();
+    let symbols = specs.map(|spec| cx.declare_str(spec).expect(spec));
+    (cx, symbols)
+}

@@ -79,6 +79,18 @@ fn lower_of(case: &Case) -> ConcreteView {
     }
 }
 
+/// How far a view of `shape` and `strides` at offset 0 reaches: its lowest
+/// offset (0 or below) and the distance from it to its highest offset.
+fn reach(shape: &[i64], strides: &[i64]) -> (i64, i64) {
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for (&d, &t) in shape.iter().zip(strides) {
+        let far = (d - 1) * t;
+        lo += far.min(0);
+        hi += far.max(0);
+    }
+    (lo, hi - lo)
+}
+
 /// The upper view, shifted so that its span fits in the lower elements.
 fn upper_of(case: &Case) -> Option<ConcreteView> {
     let n = case.r * case.c;
@@ -89,13 +101,7 @@ fn upper_of(case: &Case) -> Option<ConcreteView> {
         shape[slot] = case.sizes[k];
         strides[slot] = if case.flip[k] { -steps[k] } else { steps[k] };
     }
-    let (mut lo, mut hi) = (0i64, 0i64);
-    for (&d, &t) in shape.iter().zip(&strides) {
-        let far = (d - 1) * t;
-        lo += far.min(0);
-        hi += far.max(0);
-    }
-    let span = hi - lo;
+    let (lo, span) = reach(&shape, &strides);
     if span >= n {
         return None;
     }
@@ -252,13 +258,7 @@ fn many_axes_views(case: &ManyAxes) -> Option<(ConcreteView, ConcreteView)> {
         lower = lower.shrink(&bounds).ok()?.pad(&padding).ok()?;
     }
     let n = lower.numel();
-    let (mut lo, mut hi) = (0i64, 0i64);
-    for (&d, &t) in case.upper_shape.iter().zip(&case.upper_strides) {
-        let far = (d - 1) * t;
-        lo += far.min(0);
-        hi += far.max(0);
-    }
-    let span = hi - lo;
+    let (lo, span) = reach(&case.upper_shape, &case.upper_strides);
     if span >= n {
         return None;
     }

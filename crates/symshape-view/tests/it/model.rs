@@ -67,6 +67,31 @@ impl Model {
         Model { shape, table }
     }
 
+    /// The diagonal of axes `a` and `b` starting `offset` above the main one (below
+    /// it when negative), as a last axis after the other axes in their order.
+    pub fn diagonal(&self, offset: i64, a: usize, b: usize) -> Model {
+        let rank = self.shape.len();
+        let (r0, c0) = if offset >= 0 {
+            (0, offset)
+        } else {
+            (-offset, 0)
+        };
+        let len = (self.shape[a] - r0).min(self.shape[b] - c0).max(0);
+        let keep: Vec<usize> = (0..rank).filter(|&x| x != a && x != b).collect();
+        let mut out: Vec<i64> = keep.iter().map(|&x| self.shape[x]).collect();
+        out.push(len);
+        self.map(out, |idx| {
+            let mut src = vec![0; rank];
+            for (k, &x) in keep.iter().enumerate() {
+                src[x] = idx[k];
+            }
+            let t = idx[idx.len() - 1];
+            src[a] = t + r0;
+            src[b] = t + c0;
+            Some(src)
+        })
+    }
+
     pub fn reshape(&self, shape: &[i64]) -> Model {
         Model {
             shape: shape.to_vec(),
@@ -222,6 +247,32 @@ impl Model {
 }
 
 /// Strides, offset and valid box of the one view a table is equal to.
+/// The indices NumPy's slice `start:stop:step` (`step` not 0) selects from an
+/// axis of size `d`, found by walking the axis.
+pub fn py_slice(d: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<i64> {
+    let fix = |v: i64, lo: i64, hi: i64| {
+        let v = if v < 0 { v + d } else { v };
+        v.clamp(lo, hi)
+    };
+    let mut res = Vec::new();
+    if step > 0 {
+        let mut i = start.map_or(0, |v| fix(v, 0, d));
+        let end = stop.map_or(d, |v| fix(v, 0, d));
+        while i < end {
+            res.push(i);
+            i += step;
+        }
+    } else {
+        let mut i = start.map_or(d - 1, |v| fix(v, -1, d - 1));
+        let end = stop.map_or(-1, |v| fix(v, -1, d - 1));
+        while i > end {
+            res.push(i);
+            i += step;
+        }
+    }
+    res
+}
+
 pub type OneView = (Vec<i64>, i64, Vec<(i64, i64)>);
 
 /// One axis of a model selection.

@@ -5,18 +5,18 @@ use symshape_view::concrete::{format_offsets, merge};
 use symshape_view::{parse_index, ConcreteView, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
+use crate::scope_with;
+
+/// The concrete view with these fields and a mask; panics if they are invalid.
+fn masked(shape: &[i64], strides: &[i64], offset: i64, mask: &[(i64, i64)]) -> ConcreteView {
+    ConcreteView::create(shape, Some(strides), offset, Some(mask)).unwrap()
+}
 
 #[test]
 fn unfold_of_a_view_without_valid_elements() {
     // Shrunk from ops::other_ops_match_the_model: a partial mask on the unfolded
     // axis is irrelevant when another axis masks everything out.
-    let v = ConcreteView::create(
-        &[3, 1, 1],
-        Some(&[0, 0, 0]),
-        0,
-        Some(&[(0, 2), (0, 0), (0, 0)]),
-    )
-    .unwrap();
+    let v = masked(&[3, 1, 1], &[0, 0, 0], 0, &[(0, 2), (0, 0), (0, 0)]);
     insta::assert_snapshot!(v.unfold(0, 2, 1).unwrap(), @"view shape=[2, 1, 1, 2] strides=[0, 0, 0, 0] offset=0 mask=[(0, 0), (0, 0), (0, 0), (0, 0)]");
 }
 
@@ -25,11 +25,11 @@ fn canonical_forms_of_equal_mappings_match() {
     let a = ConcreteView::create(&[1, 3], Some(&[7, 1]), 2, None).unwrap();
     let b = ConcreteView::create(&[1, 3], Some(&[0, 1]), 2, None).unwrap();
     assert_eq!(a.canonical(), b.canonical());
-    let c = ConcreteView::create(&[2, 3], Some(&[5, 1]), 0, Some(&[(1, 2), (0, 3)])).unwrap();
-    let d = ConcreteView::create(&[2, 3], Some(&[-9, 1]), 14, Some(&[(1, 2), (0, 3)])).unwrap();
+    let c = masked(&[2, 3], &[5, 1], 0, &[(1, 2), (0, 3)]);
+    let d = masked(&[2, 3], &[-9, 1], 14, &[(1, 2), (0, 3)]);
     assert!(c.same_mapping(&d));
     insta::assert_snapshot!(c.canonical(), @"view shape=[2, 3] strides=[0, 1] offset=5 mask=[(1, 2), (0, 3)]");
-    let e = ConcreteView::create(&[2, 3], Some(&[5, 1]), 0, Some(&[(1, 1), (0, 3)])).unwrap();
+    let e = masked(&[2, 3], &[5, 1], 0, &[(1, 1), (0, 3)]);
     insta::assert_snapshot!(e.canonical(), @"view shape=[2, 3] strides=[0, 0] offset=0 mask=[(0, 0), (0, 0)]");
 }
 
@@ -160,13 +160,7 @@ fn stack_forms_of_view_ops() {
 fn merge_with_an_empty_axis_is_empty_even_if_another_is_not_a_box() {
     // Shrunk from chains::view_stack_and_model_agree: lower axis 0 rules out every
     // element, so the slab on axis 2 that is not a box does not matter.
-    let lower = ConcreteView::create(
-        &[4, 4, 4],
-        Some(&[0, 0, 0]),
-        0,
-        Some(&[(0, 2), (1, 3), (0, 3)]),
-    )
-    .unwrap();
+    let lower = masked(&[4, 4, 4], &[0, 0, 0], 0, &[(0, 2), (1, 3), (0, 3)]);
     let upper =
         ConcreteView::create(&[1, 2, 2, 1, 1, 2], Some(&[0, 4, 2, 0, 0, 1]), 48, None).unwrap();
     insta::assert_snapshot!(symshape_view::concrete::merge(&lower, &upper).unwrap().unwrap(), @"view shape=[1, 2, 2, 1, 1, 2] strides=[0, 0, 0, 0, 0, 0] offset=0 mask=[(0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (0, 0)]");
@@ -202,12 +196,9 @@ fn merge_no_carry_split_is_polynomial_in_the_rank() {
 /// ops fail too.
 #[test]
 fn sign_guard_as_a_fact_refutes_a_later_index() {
-    use symshape::{Bindings, Expr, Scope, SymbolSpec};
+    use symshape::{Bindings, Expr};
     use symshape_view::{IndexItem, Op};
-    let mut cx = Scope::new();
-    let n = cx.declare(&SymbolSpec::new("n").range(0, 4)).unwrap();
-    let m = cx.declare(&SymbolSpec::new("m").range(1, 3)).unwrap();
-    let k = cx.declare(&SymbolSpec::new("k").range(0, 2)).unwrap();
+    let (cx, [n, m, k]) = scope_with(["n 0..=4", "m 1..=3", "k 0..=2"]);
     let v = View::create(&cx, &[m * 2, n], None, Expr::from(0), None).unwrap();
     let slice = IndexItem::Slice {
         start: Some(-k),
@@ -248,9 +239,8 @@ fn sign_guard_as_a_fact_refutes_a_later_index() {
 /// evaluate in `i64`, so bind failed where the concrete op succeeds.
 #[test]
 fn far_diagonal_offsets_and_unfold_steps_bind() {
-    use symshape::{Bindings, Expr, Scope, SymbolSpec};
-    let mut cx = Scope::new();
-    let n = cx.declare(&SymbolSpec::new("n").range(1, 8)).unwrap();
+    use symshape::{Bindings, Expr};
+    let (cx, [n]) = scope_with(["n 1..=8"]);
     let v = View::create(&cx, &[n, Expr::from(4)], None, Expr::from(0), None).unwrap();
     let mut b = Bindings::new();
     b.set(n, 3).unwrap();
@@ -306,11 +296,9 @@ unfold axis 0 step 2: view shape=[2, 4, 1] strides=[8, 1, 0] offset=0 mask=none
 /// reshaped the now symbolic top as if it were concrete: "bind the symbols first".
 #[test]
 fn constant_index_on_a_concrete_top_over_a_symbolic_view() {
-    use symshape::{Bindings, Expr, Scope, SymbolSpec};
+    use symshape::{Bindings, Expr};
     use symshape_view::{IndexItem, Op};
-    let mut cx = Scope::new();
-    let m = cx.declare(&SymbolSpec::new("m").range(1, 3)).unwrap();
-    let k = cx.declare(&SymbolSpec::new("k").range(0, 2)).unwrap();
+    let (cx, [m, k]) = scope_with(["m 1..=3", "k 0..=2"]);
     let c = Expr::from;
     let v = View::create(
         &cx,
@@ -355,12 +343,9 @@ fn constant_index_on_a_concrete_top_over_a_symbolic_view() {
 /// the guard is refuted under the pending guards, not for every value.
 #[test]
 fn sign_guard_as_a_fact_within_one_index() {
-    use symshape::{Expr, Scope, SymbolSpec};
+    use symshape::Expr;
     use symshape_view::{IndexItem, Op};
-    let mut cx = Scope::new();
-    let n = cx.declare(&SymbolSpec::new("n").range(0, 4)).unwrap();
-    let m = cx.declare(&SymbolSpec::new("m").range(1, 3)).unwrap();
-    let k = cx.declare(&SymbolSpec::new("k").range(0, 2)).unwrap();
+    let (cx, [n, m, k]) = scope_with(["n 0..=4", "m 1..=3", "k 0..=2"]);
     let v = View::create(&cx, &[n, Expr::from(3)], None, Expr::from(0), None).unwrap();
     let st = ViewStack::new(v).split_piece(&cx, 1, 2i64, 1i64).unwrap();
     let slice = IndexItem::Slice {
@@ -394,10 +379,9 @@ fn sign_guard_as_a_fact_within_one_index() {
 /// `stack` guard that binding checks and merges keep.
 #[test]
 fn symbolic_stacks_that_may_not_fit_carry_a_guard() {
-    use symshape::{Bindings, Expr, Scope};
+    use symshape::{Bindings, Expr};
     use symshape_view::{Op, PreparedStack};
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=10").expect("n");
+    let (cx, [n]) = scope_with(["n 1..=10"]);
     let z = Expr::from(0);
     let lower = View::create(&cx, &[n], None, z, None).expect("lower");
     let stack = |upper: View| {
@@ -448,11 +432,9 @@ fn symbolic_stacks_that_may_not_fit_carry_a_guard() {
 /// (72), while `create` (and so loading) gives a zero-size view offset 0.
 #[test]
 fn symbolic_ops_that_leave_no_element_normalise_like_create() {
-    use symshape::{Expr, Scope};
+    use symshape::Expr;
     use symshape_view::Op;
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=4096").unwrap();
-    let p = cx.declare_str("p 0..n").unwrap();
+    let (cx, [n, p]) = scope_with(["n 1..=4096", "p 0..n"]);
     let _ = n;
     let z = Expr::from(0);
     let mut st = ViewStack::new(View::contiguous(&[4i64, 6, 3]).unwrap());

@@ -7,6 +7,8 @@ use proptest::prelude::*;
 use symshape::{Expr, Scope};
 use symshape_view::{parse_index, IndexItem, Op, View, ViewOps, ViewStack};
 
+use crate::scope_with;
+
 /// Writes `value` as JSON, reads it back, asserts the loaded value equals it, and
 /// returns its display.
 fn round_trip<T>(value: &T) -> String
@@ -39,10 +41,7 @@ struct Syms {
 }
 
 fn syms() -> Syms {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=4096").expect("n");
-    let m = cx.declare_str("m 1..=64 multiple of 4").expect("m");
-    let p = cx.declare_str("p 0..n").expect("p");
+    let (cx, [n, m, p]) = scope_with(["n 1..=4096", "m 1..=64 multiple of 4", "p 0..n"]);
     Syms { cx, n, m, p }
 }
 
@@ -170,11 +169,21 @@ fn malformed_input_is_an_error() {
             r#"{{"shape":{shape},"strides":{strides},"offset":{offset},"mask":{mask},"guards":{guards}}}"#
         )
     };
+    // A one-axis view of `size` elements, stride 1, offset 0, no mask, no guards.
+    let plain_row = |size: i64| {
+        view(
+            &format!("[{}]", c(size)),
+            &format!("[{}]", c(1)),
+            &c(0),
+            "null",
+            "[]",
+        )
+    };
     let cases = [
         ("rank", view(&format!("[{}]", c(2)), &format!("[{}, {}]", c(1), c(1)), &c(0), "null", "[]")),
         ("mask rank", view(&format!("[{}]", c(2)), &format!("[{}]", c(1)), &c(0), &format!("[[{}, {}], [{}, {}]]", c(0), c(1), c(0), c(1)), "[]")),
         ("mask bound", view(&format!("[{}]", c(2)), &format!("[{}]", c(1)), &c(0), &format!("[[{}, {}]]", c(0), c(3)), "[]")),
-        ("negative size", view(&format!("[{}]", c(-2)), &format!("[{}]", c(1)), &c(0), "null", "[]")),
+        ("negative size", plain_row(-2)),
         ("symbolic negative size", view(&format!("[{sym_q}]"), &format!("[{}]", c(1)), &c(0), "null", "[]")),
         ("unknown op", view(&format!("[{sym_n}]"), &format!("[{}]", c(1)), &c(0), "null", &format!("[{}]", guard("frobnicate", "<=", sym_n, &c(4))))),
         ("bad comparison", view(&format!("[{sym_n}]"), &format!("[{}]", c(1)), &c(0), "null", &format!("[{}]", guard("shrink", "=<", sym_n, &c(4))))),
@@ -190,23 +199,7 @@ fn malformed_input_is_an_error() {
         ("empty stack", r#"{"views":[]}"#.to_string()),
         (
             "outside the view below",
-            format!(
-                r#"{{"views":[{}, {}]}}"#,
-                view(
-                    &format!("[{}]", c(2)),
-                    &format!("[{}]", c(1)),
-                    &c(0),
-                    "null",
-                    "[]"
-                ),
-                view(
-                    &format!("[{}]", c(3)),
-                    &format!("[{}]", c(1)),
-                    &c(0),
-                    "null",
-                    "[]"
-                )
-            ),
+            format!(r#"{{"views":[{}, {}]}}"#, plain_row(2), plain_row(3)),
         ),
     ];
     for (name, json) in &stack_cases {

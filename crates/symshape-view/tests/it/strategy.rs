@@ -1,6 +1,7 @@
 //! Random cases for the property tests.
 
 use proptest::prelude::*;
+use symshape_view::concrete::ConcreteView;
 
 /// Raw fields of a random view: shape, strides, offset, optional mask.
 #[derive(Clone, Debug)]
@@ -9,6 +10,20 @@ pub struct Raw {
     pub strides: Vec<i64>,
     pub offset: i64,
     pub mask: Option<Vec<(i64, i64)>>,
+}
+
+impl Raw {
+    /// The concrete view of these fields, or `None` where `ConcreteView::create`
+    /// refuses them.
+    pub fn concrete_view(&self) -> Option<ConcreteView> {
+        ConcreteView::create(
+            &self.shape,
+            Some(&self.strides),
+            self.offset,
+            self.mask.as_deref(),
+        )
+        .ok()
+    }
 }
 
 pub fn arb_raw(max_rank: usize, min_size: i64, max_size: i64) -> impl Strategy<Value = Raw> {

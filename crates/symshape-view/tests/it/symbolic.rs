@@ -3,6 +3,8 @@
 use symshape::{Bindings, Expr, Scope};
 use symshape_view::{infer, parse_index_in, Op, PreparedView, Trace, View, ViewOps};
 
+use crate::scope_with;
+
 /// Splits `[a, (b, c), d]` at top-level commas.
 fn items(text: &str) -> Vec<String> {
     let t = text.trim();
@@ -228,13 +230,10 @@ fn run(script: &str) -> String {
     out
 }
 
-fn check(script: &str) -> String {
-    run(script)
-}
-
-#[test]
-fn attention_heads_split_and_merge_with_symbolic_sequence() {
-    insta::assert_snapshot!(check(
+/// Scripts for [`run`], each named after the snapshot of its output.
+const SCRIPTS: &[(&str, &str)] = &[
+    (
+        "attention_heads_split_and_merge_with_symbolic_sequence",
         "
         sym b 1..=8
         sym s 1..=2048
@@ -250,15 +249,12 @@ fn attention_heads_split_and_merge_with_symbolic_sequence() {
         lower
         guards
         infer [2, 5, 768]
-        "
-    ));
-}
-
-#[test]
-fn conv_padding_and_sliding_windows_with_symbolic_width() {
+        ",
+    ),
     // Windows of 3 along a padded row: expand, flatten, pad by one row, re-split
     // with one more column (each row shifts by one), keep the valid starts.
-    insta::assert_snapshot!(check(
+    (
+        "conv_padding_and_sliding_windows_with_symbolic_width",
         "
         sym w 1..=64
         view [w]
@@ -274,13 +270,10 @@ fn conv_padding_and_sliding_windows_with_symbolic_width() {
         lower
         bind w=2
         bind w=3
-        "
-    ));
-}
-
-#[test]
-fn conv_padding_with_symbolic_height_and_width() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "conv_padding_with_symbolic_height_and_width",
         "
         sym h 1..=512
         sym w 1..=512
@@ -294,13 +287,10 @@ fn conv_padding_with_symbolic_height_and_width() {
         lower
         strides
         bind h=3, w=2
-        "
-    ));
-}
-
-#[test]
-fn kv_cache_sliced_at_symbolic_position() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "kv_cache_sliced_at_symbolic_position",
         "
         sym p 0..=2047
         view [2048, 8, 64]
@@ -312,13 +302,10 @@ fn kv_cache_sliced_at_symbolic_position() {
         lower
         guards
         bind p=0
-        "
-    ));
-}
-
-#[test]
-fn kv_cache_write_slot_guarded() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "kv_cache_write_slot_guarded",
         "
         sym p 0..=4096
         view [2048, 64]
@@ -327,13 +314,10 @@ fn kv_cache_write_slot_guarded() {
         lower
         bind p=2047
         bind p=2048
-        "
-    ));
-}
-
-#[test]
-fn bias_broadcast_over_symbolic_batch() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "bias_broadcast_over_symbolic_batch",
         "
         sym b 0..=64
         view [768]
@@ -343,13 +327,10 @@ fn bias_broadcast_over_symbolic_batch() {
         strides
         contiguous
         bind b=0
-        "
-    ));
-}
-
-#[test]
-fn deferred_reshape_merges_at_bind() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "deferred_reshape_merges_at_bind",
         "
         sym n 1..=16
         sym m 1..=16
@@ -362,13 +343,10 @@ fn deferred_reshape_merges_at_bind() {
         reshape [m, n]
         lower
         bind n=2, m=3
-        "
-    ));
-}
-
-#[test]
-fn reshape_with_unknown_element_counts_is_guarded() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "reshape_with_unknown_element_counts_is_guarded",
         "
         sym n 1..=4096
         sym m 1..=4096
@@ -377,13 +355,10 @@ fn reshape_with_unknown_element_counts_is_guarded() {
         guards
         bind n=2, m=24
         bind n=2, m=25
-        "
-    ));
-}
-
-#[test]
-fn placeholder_strides_and_queries() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "placeholder_strides_and_queries",
         "
         sym n 1..=64
         sym m 0..=64
@@ -397,13 +372,10 @@ fn placeholder_strides_and_queries() {
         unit
         infer [3, 5, 4]
         infer [3, 5, 5]
-        "
-    ));
-}
-
-#[test]
-fn proven_false_preconditions_fail_at_once() {
-    insta::assert_snapshot!(check(
+        ",
+    ),
+    (
+        "proven_false_preconditions_fail_at_once",
         "
         sym n 1..=64
         view [n, 4]
@@ -414,15 +386,175 @@ fn proven_false_preconditions_fail_at_once() {
         index [:, 4]
         permute [0, 0]
         lower
+        ",
+    ),
+    // Pinned from `symprop`: a reversed slice that keeps nothing gives a provably
+    // empty axis, which lowers to `valid: false` instead of an empty index range.
+    (
+        "empty_reversed_slice_lowers_to_invalid",
         "
-    ));
+        sym n 0..=4
+        view [n, 3]
+        index [:-1:-1]
+        lower
+        bind n=2
+        ",
+    ),
+    // `cache[:, :pos]` then the newest row `[:, pos - 1]`, with `pos >= 1` proven.
+    (
+        "kv_cache_prefix_and_last_row_at_symbolic_position",
+        "
+        sym pos 1..=2048
+        view [8, 2048, 64]
+        index [:, :pos]
+        lower
+        index [:, pos - 1]
+        lower
+        guards
+        bind pos=1
+        bind pos=2048
+        ",
+    ),
+    // `pos - 1` may be -1: taken as written (from the start), under a guard.
+    (
+        "kv_cache_position_that_may_be_zero_is_guarded",
+        "
+        sym pos 0..=2048
+        view [2048, 64]
+        index [pos - 1]
+        guards
+        bind pos=5
+        bind pos=0
+        ",
+    ),
+    (
+        "symbolic_indices_bounds_and_steps_follow_numpy",
+        "
+        sym n 0..=8
+        sym k 0..=3
+        sym s 1..=3
+        view [n, n + 2, 4]
+        index [1:n - 1, ::s, -k - 1]
+        guards
+        lower
+        bind n=4, k=1, s=2
+        bind n=4, k=3, s=1
+        index [::-s, -k:]
+        guards
+        bind n=5, k=1, s=2
+        bind n=5, k=0, s=2
+        index [::k - 1]
+        index [::s - s]
+        index [k, k, k, k]
+        index [n + 1]
+        index [min(k, n), ..., None]
+        index [:(n + 1) // 2]
+        ",
+    ),
+    // 3x3 windows with stride 2 over an unpadded image: one view. Padded rows
+    // cut the windows' mask unevenly, so the stack reads the padded view through
+    // a row-major one.
+    (
+        "conv_windows_by_unfold_with_symbolic_height",
+        "
+        sym h 3..=512
+        sym w 3..=512
+        view [h, w, 16]
+        unfold 0, 3, 2
+        unfold 1, 3, 2
+        lower
+        guards
+        bind h=5, w=3
+        view [h, w]
+        pad [(1, 1), (1, 1)]
+        unfold 0, 3, 1
+        lower
+        bind h=3, w=3
+        ",
+    ),
+    (
+        "unfold_preconditions_become_guards_or_errors",
+        "
+        sym n 0..=64
+        sym k 0..=8
+        view [n, 4]
+        unfold 0, k, k
+        guards
+        bind n=5, k=2
+        bind n=5, k=0
+        bind n=1, k=2
+        unfold 1, 5, 1
+        unfold 1, 2, 0
+        unfold 3, 1, 1
+        ",
+    ),
+    (
+        "diagonal_with_symbolic_sizes_and_offsets",
+        "
+        sym n 1..=64
+        sym k 0..=64
+        view [n, n, 3]
+        diagonal 1, 0, 1
+        lower
+        view [n, n, 3]
+        diagonal -k - 1, 1, 0
+        lower
+        guards
+        bind n=3, k=0
+        view [n, n]
+        pad [(1, 0), (0, 0)]
+        diagonal -1, 0, 1
+        lower
+        view [n, n]
+        diagonal n - k, 0, 1
+        guards
+        diagonal 0, 0, 0
+        ",
+    ),
+    (
+        "split_pieces_with_symbolic_counts",
+        "
+        sym n 1..=64
+        sym m 1..=16
+        view [4*m, n]
+        split 0, m
+        split 1, 4
+        piece 1, 4, 2
+        piece 0, m, 4
+        piece 1, n, 0
+        view [n, 3]
+        split 1, 1
+        piece 0, 0, 0
+        ",
+    ),
+    (
+        "canonical_forms_of_symbolic_views",
+        "
+        sym n 1..=64
+        sym m 0..=64
+        view [n, 1, m]
+        canonical
+        shrink [(0, 1), (0, 1), (0, m)]
+        canonical
+        pad [(0, 0), (1, 0), (0, 0)]
+        canonical
+        reshape [0 * m, n]
+        canonical
+        ",
+    ),
+];
+
+/// Every script of [`SCRIPTS`] prints its traces and query results as pinned.
+#[test]
+fn scripts_print_their_traces_and_queries() {
+    for (name, script) in SCRIPTS {
+        insta::assert_snapshot!(*name, run(script));
+    }
 }
 
 #[test]
 fn inference() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=100").expect("n");
-    let m = cx.declare_str("m 1..=100").expect("m");
+    let (cx, [n, m]) = scope_with(["n 1..=100", "m 1..=100"]);
     let shape = [n, m * 2];
     let mut b = Bindings::new();
     let found = infer(&cx, &shape, &[7, 10], &mut b).expect("infer");
@@ -437,10 +569,7 @@ fn inference() {
 
 #[test]
 fn prepared_binding() {
-    let mut cx = Scope::new();
-    let b = cx.declare_str("b 1..=64").expect("b");
-    let h = cx.declare_str("h 1..=1024").expect("h");
-    let w = cx.declare_str("w 1..=1024").expect("w");
+    let (mut cx, [b, h, w]) = scope_with(["b 1..=64", "h 1..=1024", "w 1..=1024"]);
     cx.assume_str("h <= w").expect("assume");
     let z = Expr::from(0);
     let v = View::create(&cx, &[b, h, w, Expr::from(3)], None, z, None)
@@ -488,27 +617,10 @@ fn prepared_binding() {
     insta::assert_snapshot!(lines.join("\n"));
 }
 
-/// Pinned from `symprop`: a reversed slice that keeps nothing gives a provably
-/// empty axis, which lowers to `valid: false` instead of an empty index range.
-#[test]
-fn empty_reversed_slice_lowers_to_invalid() {
-    insta::assert_snapshot!(check(
-        "
-        sym n 0..=4
-        view [n, 3]
-        index [:-1:-1]
-        lower
-        bind n=2
-        "
-    ));
-}
-
 /// The axis helpers work on symbolic views and agree with the concrete ops after binding.
 #[test]
 fn axis_helpers_on_symbolic_views() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 0..=3").expect("n");
-    let m = cx.declare_str("m 1..=2").expect("m");
+    let (cx, [n, m]) = scope_with(["n 0..=3", "m 1..=2"]);
     let z = Expr::from(0);
     let v = View::create(&cx, &[n, m * 2], None, z, None)
         .and_then(|v| v.pad(&cx, &[(Expr::from(1), z), (z, m)]))
@@ -549,9 +661,7 @@ fn axis_helpers_on_symbolic_views() {
 /// stacks agree with the concrete ops after binding.
 #[test]
 fn reshaping_helpers_on_symbolic_views_and_stacks() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 0..=3").expect("n");
-    let m = cx.declare_str("m 1..=2").expect("m");
+    let (cx, [n, m]) = scope_with(["n 0..=3", "m 1..=2"]);
     let (z, one) = (Expr::from(0), Expr::from(1));
     let v = View::create(&cx, &[n, one, m * 2], None, z, None).expect("view");
     type Chain = fn(
@@ -614,179 +724,11 @@ fn reshaping_helpers_on_symbolic_views_and_stacks() {
     insta::assert_snapshot!(lines.join("\n"));
 }
 
-#[test]
-fn kv_cache_prefix_and_last_row_at_symbolic_position() {
-    // `cache[:, :pos]` then the newest row `[:, pos - 1]`, with `pos >= 1` proven.
-    insta::assert_snapshot!(check(
-        "
-        sym pos 1..=2048
-        view [8, 2048, 64]
-        index [:, :pos]
-        lower
-        index [:, pos - 1]
-        lower
-        guards
-        bind pos=1
-        bind pos=2048
-        "
-    ));
-}
-
-#[test]
-fn kv_cache_position_that_may_be_zero_is_guarded() {
-    // `pos - 1` may be -1: taken as written (from the start), under a guard.
-    insta::assert_snapshot!(check(
-        "
-        sym pos 0..=2048
-        view [2048, 64]
-        index [pos - 1]
-        guards
-        bind pos=5
-        bind pos=0
-        "
-    ));
-}
-
-#[test]
-fn symbolic_indices_bounds_and_steps_follow_numpy() {
-    insta::assert_snapshot!(check(
-        "
-        sym n 0..=8
-        sym k 0..=3
-        sym s 1..=3
-        view [n, n + 2, 4]
-        index [1:n - 1, ::s, -k - 1]
-        guards
-        lower
-        bind n=4, k=1, s=2
-        bind n=4, k=3, s=1
-        index [::-s, -k:]
-        guards
-        bind n=5, k=1, s=2
-        bind n=5, k=0, s=2
-        index [::k - 1]
-        index [::s - s]
-        index [k, k, k, k]
-        index [n + 1]
-        index [min(k, n), ..., None]
-        index [:(n + 1) // 2]
-        "
-    ));
-}
-
-#[test]
-fn conv_windows_by_unfold_with_symbolic_height() {
-    // 3x3 windows with stride 2 over an unpadded image: one view. Padded rows
-    // cut the windows' mask unevenly, so the stack reads the padded view through
-    // a row-major one.
-    insta::assert_snapshot!(check(
-        "
-        sym h 3..=512
-        sym w 3..=512
-        view [h, w, 16]
-        unfold 0, 3, 2
-        unfold 1, 3, 2
-        lower
-        guards
-        bind h=5, w=3
-        view [h, w]
-        pad [(1, 1), (1, 1)]
-        unfold 0, 3, 1
-        lower
-        bind h=3, w=3
-        "
-    ));
-}
-
-#[test]
-fn unfold_preconditions_become_guards_or_errors() {
-    insta::assert_snapshot!(check(
-        "
-        sym n 0..=64
-        sym k 0..=8
-        view [n, 4]
-        unfold 0, k, k
-        guards
-        bind n=5, k=2
-        bind n=5, k=0
-        bind n=1, k=2
-        unfold 1, 5, 1
-        unfold 1, 2, 0
-        unfold 3, 1, 1
-        "
-    ));
-}
-
-#[test]
-fn diagonal_with_symbolic_sizes_and_offsets() {
-    insta::assert_snapshot!(check(
-        "
-        sym n 1..=64
-        sym k 0..=64
-        view [n, n, 3]
-        diagonal 1, 0, 1
-        lower
-        view [n, n, 3]
-        diagonal -k - 1, 1, 0
-        lower
-        guards
-        bind n=3, k=0
-        view [n, n]
-        pad [(1, 0), (0, 0)]
-        diagonal -1, 0, 1
-        lower
-        view [n, n]
-        diagonal n - k, 0, 1
-        guards
-        diagonal 0, 0, 0
-        "
-    ));
-}
-
-#[test]
-fn split_pieces_with_symbolic_counts() {
-    insta::assert_snapshot!(check(
-        "
-        sym n 1..=64
-        sym m 1..=16
-        view [4*m, n]
-        split 0, m
-        split 1, 4
-        piece 1, 4, 2
-        piece 0, m, 4
-        piece 1, n, 0
-        view [n, 3]
-        split 1, 1
-        piece 0, 0, 0
-        "
-    ));
-}
-
-#[test]
-fn canonical_forms_of_symbolic_views() {
-    insta::assert_snapshot!(check(
-        "
-        sym n 1..=64
-        sym m 0..=64
-        view [n, 1, m]
-        canonical
-        shrink [(0, 1), (0, 1), (0, m)]
-        canonical
-        pad [(0, 0), (1, 0), (0, 0)]
-        canonical
-        reshape [0 * m, n]
-        canonical
-        "
-    ));
-}
-
 /// chunk and unbind on symbolic views: constant piece counts only, and the
 /// pieces agree with the concrete ops after binding.
 #[test]
 fn chunk_unbind_and_split_sizes_on_symbolic_views() {
-    let mut cx = Scope::new();
-    let m = cx.declare_str("m 1..=3").expect("m");
-    let n = cx.declare_str("n 0..=3").expect("n");
+    let (cx, [m, n]) = scope_with(["m 1..=3", "n 0..=3"]);
     let z = Expr::from(0);
     let v = View::create(&cx, &[m * 4, Expr::from(2), n], None, z, None).expect("view");
     let mut lines = Vec::new();
@@ -852,10 +794,7 @@ fn chunk_unbind_and_split_sizes_on_symbolic_views() {
 
 /// The symbols and start view of `symprop`'s transposed, offset and masked case.
 fn masked_start() -> (Scope, [Expr; 3], View) {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 0..=4").expect("n");
-    let m = cx.declare_str("m 1..=3").expect("m");
-    let k = cx.declare_str("k 0..=2").expect("k");
+    let (cx, [n, m, k]) = scope_with(["n 0..=4", "m 1..=3", "k 0..=2"]);
     let (zero, one) = (Expr::from(0), Expr::from(1));
     let v = View::create(
         &cx,
@@ -959,8 +898,7 @@ fn traces_replay_their_ops_on_another_input() {
     // Record attention-head ops once on a row-major [n, 8] input, replay them on
     // a strided [n, 8] input (every other column of rows of 16, at offset 3):
     // element (r, c) of the first input is element (r, c) of the second.
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=64").unwrap();
+    let (cx, [n]) = scope_with(["n 1..=64"]);
     let eight = Expr::from(8);
     let x = View::create(&cx, &[n, eight], None, Expr::from(0), None).unwrap();
     let mut t = Trace::new(x);

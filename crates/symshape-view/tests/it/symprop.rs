@@ -10,7 +10,7 @@ use symshape_view::{
 };
 
 use crate::engine::model_of_view;
-use crate::model::{Model, Pick};
+use crate::model::{self, Model, Pick};
 
 /// Symbols with small ranges, so that every binding can be enumerated cheaply.
 struct Syms {
@@ -347,32 +347,11 @@ fn reference(start: &ConcreteView, steps: &[Step], b: &Bindings) -> Option<Vec<O
     st.to_concrete("offsets").and_then(|c| c.offsets()).ok()
 }
 
-/// NumPy's slice of an axis of size `d`, as the list of selected indices.
+/// NumPy's slice of an axis of size `d`, as the list of selected indices;
+/// `None` for a step of 0, which NumPy refuses.
 fn py_slice(d: i64, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Option<Vec<i64>> {
     let step = step.unwrap_or(1);
-    if step == 0 {
-        return None;
-    }
-    let norm = |x: i64, lo: i64, hi: i64| if x < 0 { x + d } else { x }.clamp(lo, hi);
-    let mut out = Vec::new();
-    if step > 0 {
-        let (mut i, end) = (
-            start.map_or(0, |x| norm(x, 0, d)),
-            stop.map_or(d, |x| norm(x, 0, d)),
-        );
-        while i < end {
-            out.push(i);
-            i += step;
-        }
-    } else {
-        let mut i = start.map_or(d - 1, |x| norm(x, -1, d - 1));
-        let end = stop.map_or(-1, |x| norm(x, -1, d - 1));
-        while i > end {
-            out.push(i);
-            i += step;
-        }
-    }
-    Some(out)
+    (step != 0).then(|| model::py_slice(d, start, stop, step))
 }
 
 /// The naive model of NumPy basic indexing; `None` where NumPy raises.
@@ -514,24 +493,7 @@ fn model_step(m: &Model, step: &Step, b: &Bindings) -> Option<Model> {
                 Some(src)
             }))
         }
-        Op::Diagonal { offset, dim1, dim2 } => {
-            let (off, a, c) = (e(offset), *dim1, *dim2);
-            let (r0, c0) = if off >= 0 { (0, off) } else { (-off, 0) };
-            let len = (shape[a] - r0).min(shape[c] - c0).max(0);
-            let keep: Vec<usize> = (0..rank).filter(|&x| x != a && x != c).collect();
-            let mut out: Vec<i64> = keep.iter().map(|&x| shape[x]).collect();
-            out.push(len);
-            Some(m.map(out, |idx| {
-                let mut src = vec![0; rank];
-                for (k, &x) in keep.iter().enumerate() {
-                    src[x] = idx[k];
-                }
-                let t = idx[idx.len() - 1];
-                src[a] = t + r0;
-                src[c] = t + c0;
-                Some(src)
-            }))
-        }
+        Op::Diagonal { offset, dim1, dim2 } => Some(m.diagonal(e(offset), *dim1, *dim2)),
         other => panic!("no model for {other}"),
     }
 }
@@ -669,28 +631,32 @@ fn reference_start(
     .ok()
 }
 
+/// A view error as a failed test case.
+fn fail(e: symshape_view::Error) -> TestCaseError {
+    TestCaseError::fail(e.to_string())
+}
+
+/// The values `b` gives `symbols`, in their order (0 for an unbound one).
+fn values_of(symbols: &[Expr], b: &Bindings) -> Vec<i64> {
+    symbols.iter().map(|&x| b.get(x).unwrap_or(0)).collect()
+}
+
 /// Binds a stack through a prepared program.
 fn prepared_stack_offsets(
     s: &Syms,
     st: &ViewStack,
     b: &Bindings,
 ) -> Result<Vec<Option<i64>>, TestCaseError> {
-    let fail = |e: symshape_view::Error| TestCaseError::fail(e.to_string());
     let p = PreparedStack::new(&s.cx, st).map_err(fail)?;
-    let vals: Vec<i64> = p.symbols().iter().map(|&x| b.get(x).unwrap_or(0)).collect();
-    p.bind(&mut p.cache(), &vals)
-        .and_then(|x| x.offsets())
-        .map_err(fail)
+    let bound = p.bind(&mut p.cache(), &values_of(p.symbols(), b));
+    bound.and_then(|x| x.offsets()).map_err(fail)
 }
 
 /// Binds one view through a prepared program.
 fn prepared_offsets(s: &Syms, v: &View, b: &Bindings) -> Result<Vec<Option<i64>>, TestCaseError> {
-    let fail = |e: symshape_view::Error| TestCaseError::fail(e.to_string());
     let p = PreparedView::new(&s.cx, v).map_err(fail)?;
-    let vals: Vec<i64> = p.symbols().iter().map(|&x| b.get(x).unwrap_or(0)).collect();
-    p.bind(&mut p.cache(), &vals)
-        .and_then(|x| x.offsets())
-        .map_err(fail)
+    let bound = p.bind(&mut p.cache(), &values_of(p.symbols(), b));
+    bound.and_then(|x| x.offsets()).map_err(fail)
 }
 
 proptest! {

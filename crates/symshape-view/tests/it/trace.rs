@@ -47,6 +47,11 @@ fn view_statement(rest: &str) -> Result<View, symshape_view::Error> {
     )
 }
 
+/// Parses `[a, b, ...]` as a list of axes.
+fn axes(text: &str) -> Vec<usize> {
+    list(text).iter().map(|&a| a as usize).collect()
+}
+
 /// Runs a trace; each `show`/`offsets` prints its lines, an error prints `error: ...` and stops.
 fn run(trace: &str) -> String {
     let mut out = Vec::new();
@@ -63,16 +68,10 @@ fn run(trace: &str) -> String {
             let next = match cmd {
                 "reshape" => s.reshape(&cx, &list(rest))?,
                 "expand" => s.expand(&cx, &list(rest))?,
-                "permute" => s.permute(
-                    &cx,
-                    &list(rest).iter().map(|&a| a as usize).collect::<Vec<_>>(),
-                )?,
+                "permute" => s.permute(&cx, &axes(rest))?,
                 "shrink" => s.shrink(&cx, &pairs(rest))?,
                 "pad" => s.pad(&cx, &pairs(rest))?,
-                "flip" => s.flip(
-                    &cx,
-                    &list(rest).iter().map(|&a| a as usize).collect::<Vec<_>>(),
-                )?,
+                "flip" => s.flip(&cx, &axes(rest))?,
                 "slice" => s.index(&cx, &parse_index(rest)?)?,
                 "show" => {
                     out.push(s.to_string());
