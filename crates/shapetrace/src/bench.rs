@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use symshape_kernels::{plan_materialize, ConcreteStack};
+use symshape_kernels::{filled_vec, plan_materialize, ConcreteStack};
 
 /// Figures of one timing: median time of the materialize, bytes written, throughput and the
 /// ratio to a single-threaded `copy_from_slice` of the same number of bytes timed in the same call.
@@ -46,6 +46,29 @@ pub fn buffer_len(stmt: &str, stack: &ConcreteStack) -> Result<usize, String> {
     }
 }
 
+/// The buffer `stack` reads, holding `0, 1, 2, ...` up to its highest reachable offset,
+/// reserved fallibly within the kernels' allocation limit.
+///
+/// # Errors
+/// As [`buffer_len`], and a message naming `stmt` when the buffer exceeds the limit.
+pub fn counting_buffer<T: symshape_kernels::Element>(
+    stmt: &'static str,
+    stack: &ConcreteStack,
+    from_index: impl Fn(usize) -> T,
+) -> Result<Vec<T>, String> {
+    let len = buffer_len(stmt, stack)?;
+    let mut buf = filled_vec(stmt, len, from_index(0)).map_err(|e| {
+        format!(
+            "{e}; the view reads up to offset {}, so the source buffer needs {len} elements",
+            len.saturating_sub(1)
+        )
+    })?;
+    for (i, x) in buf.iter_mut().enumerate() {
+        *x = from_index(i);
+    }
+    Ok(buf)
+}
+
 /// Median of `runs` timings of `f`, in nanoseconds (at least 1).
 fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
     let mut times: Vec<u64> = (0..runs.max(1))
@@ -67,11 +90,13 @@ fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
 /// once, outside the timings, for both.
 pub fn bench_materialize_f32(view: &ConcreteStack, runs: usize) -> Result<BenchFigures, String> {
     let plan = plan_materialize::<f32>(view).map_err(|e| e.to_string())?;
-    let len = buffer_len("bench", view)?;
-    let buf: Vec<f32> = (0..len).map(|i| i as f32).collect();
+    let buf = counting_buffer("bench", view, |i| i as f32)?;
     let n = usize::try_from(plan.dst().numel()).unwrap_or(0);
-    let mut out = vec![0f32; n];
-    let copy_src: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut out = filled_vec("bench", n, 0f32).map_err(|e| e.to_string())?;
+    let mut copy_src = filled_vec("bench", n, 0f32).map_err(|e| e.to_string())?;
+    for (i, x) in copy_src.iter_mut().enumerate() {
+        *x = i as f32;
+    }
     plan.run_materialize(&buf, &mut out, 0.0)
         .map_err(|e| e.to_string())?;
     let mut t_op = Vec::with_capacity(runs);

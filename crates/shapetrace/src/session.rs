@@ -2,9 +2,9 @@
 
 use symshape::{Bindings, Expr, Scope};
 use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
-use symshape_view::{infer, parse_index_in, Op, View, ViewStack};
+use symshape_view::{infer, parse_index_in, Op, View, ViewStack, MAX_OFFSETS};
 
-use crate::bench::{bench_materialize_f32, buffer_len};
+use crate::bench::{bench_materialize_f32, counting_buffer};
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
 
 /// A statement that failed: the 1-based line and the message.
@@ -190,6 +190,15 @@ impl Session {
     }
 }
 
+/// Binds `stack` under `b` when every symbol it uses is bound, so that a guard that fails
+/// is reported by the statement that made it fail.
+fn check_bound(stack: &ViewStack, scope: &Scope, b: &Bindings) -> Result<(), String> {
+    match stack.bind(scope, b) {
+        Ok(_) | Err(symshape_view::Error::Symshape(symshape::Error::Unbound { .. })) => Ok(()),
+        Err(e) => Err(err(e)),
+    }
+}
+
 impl Session {
     fn view(&mut self, rest: &str) -> StmtResult {
         need(rest, "view", "a shape, e.g. `view [2, 3, 4]`")?;
@@ -213,7 +222,11 @@ impl Session {
             mask.as_deref(),
         )
         .map_err(err)?;
-        self.stack = Some(ViewStack::new(v));
+        let stack = ViewStack::new(v);
+        if !self.bindings.is_empty() && !stack.guards().is_empty() {
+            check_bound(&stack, &self.scope, &self.bindings)?;
+        }
+        self.stack = Some(stack);
         Ok(Vec::new())
     }
 
@@ -227,7 +240,12 @@ impl Session {
     ) -> StmtResult {
         need(rest, stmt, "arguments")?;
         let op = parse(self, rest)?;
-        let next = self.current(stmt)?.apply(&self.scope, &op).map_err(err)?;
+        let cur = self.current(stmt)?;
+        let next = cur.apply(&self.scope, &op).map_err(err)?;
+        // A guard the op adds that the values already bound break is this line's error.
+        if !self.bindings.is_empty() && next.guards() != cur.guards() {
+            check_bound(&next, &self.scope, &self.bindings)?;
+        }
         self.stack = Some(next);
         Ok(Vec::new())
     }
@@ -313,12 +331,9 @@ impl Session {
     /// Binds the current stack under `b` when every symbol it uses is bound, so that a
     /// guard that fails is reported by the statement that bound the last value.
     fn bind_stack(&self, b: &Bindings) -> Result<(), String> {
-        let Some(stack) = &self.stack else {
-            return Ok(());
-        };
-        match stack.bind(&self.scope, b) {
-            Ok(_) | Err(symshape_view::Error::Symshape(symshape::Error::Unbound { .. })) => Ok(()),
-            Err(e) => Err(err(e)),
+        match &self.stack {
+            Some(stack) => check_bound(stack, &self.scope, b),
+            None => Ok(()),
         }
     }
 
@@ -348,13 +363,14 @@ impl Session {
                 .map_err(|_| format!("values: the pad value `{rest}` is not an integer"))?
         };
         let bound = self.bound("values")?;
-        let len = buffer_len("values", &bound)?;
-        let buf: Vec<i64> = (0..len)
-            .map(|i| {
-                i64::try_from(i)
-                    .map_err(|_| format!("values: buffer of {len} elements is too long"))
-            })
-            .collect::<Result<_, _>>()?;
+        if bound.numel() > MAX_OFFSETS {
+            return Err(format!(
+                "values: the view has {} elements, more than the {MAX_OFFSETS} a `values` line prints; shrink it first",
+                bound.numel()
+            ));
+        }
+        // Offsets are i64, so every index of the buffer fits in one.
+        let buf = counting_buffer("values", &bound, |i| i as i64)?;
         let vals = materialize(Input::new(&buf, &bound).pad(pad)).map_err(err)?;
         let mut line = format!("values {:?}:", bound.shape());
         for v in vals.values {

@@ -82,10 +82,10 @@ pub fn clauses<'a>(s: &'a str, keywords: &[&'static str]) -> Result<Clauses<'a>,
             b')' | b']' => depth = depth.saturating_sub(1),
             _ if depth == 0 && (at == 0 || !is_word_byte(bytes[at - 1])) => {
                 if let Some(kw) = keywords.iter().find(|kw| {
-                    s[at..].starts_with(**kw)
-                        && s.as_bytes()
-                            .get(at + kw.len())
-                            .is_none_or(|b| !is_word_byte(*b))
+                    // Bytes, not `str` slices: `at` may fall inside a multi-byte character,
+                    // and an ASCII keyword only matches at a character boundary.
+                    bytes[at..].starts_with(kw.as_bytes())
+                        && bytes.get(at + kw.len()).is_none_or(|b| !is_word_byte(*b))
                 }) {
                     cuts.push((at, kw));
                     at += kw.len();

@@ -24,8 +24,13 @@ pub fn alloc_limit() -> usize {
     LIMIT.load(Ordering::Relaxed)
 }
 
-/// A vector of `n` copies of `value`, within the limit and reserved fallibly.
-pub(crate) fn filled<T: Copy>(op: &'static str, n: usize, value: T) -> Result<Vec<T>> {
+/// A vector of `n` copies of `value`, within the [allocation limit](set_alloc_limit) and
+/// reserved fallibly: how a caller sizes a buffer from its input the way the kernels do.
+///
+/// # Errors
+/// [`Error::Alloc`] naming `op` when `n` elements exceed the limit or the allocator
+/// refuses them.
+pub fn filled_vec<T: Copy>(op: &'static str, n: usize, value: T) -> Result<Vec<T>> {
     let mut v = reserve(op, n)?;
     v.resize(n, value);
     Ok(v)

@@ -77,7 +77,7 @@ mod ops;
 mod plan;
 mod reduce;
 
-pub use alloc::{alloc_limit, set_alloc_limit, DEFAULT_ALLOC_LIMIT};
+pub use alloc::{alloc_limit, filled_vec, set_alloc_limit, DEFAULT_ALLOC_LIMIT};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use operand::{Input, Output};

@@ -107,7 +107,7 @@ const SMALL_VIEW: usize = 1024;
 pub fn materialize<T: Element>(src: Input<'_, T>) -> Result<Dense<T>> {
     let shape = shape_of("materialize", src.levels)?;
     let n = alloc::count("materialize", &shape, std::mem::size_of::<T>())?;
-    let mut values = alloc::filled("materialize", n, src.pad)?;
+    let mut values = alloc::filled_vec("materialize", n, src.pad)?;
     if !small_gather(src, &mut values)? {
         let plan = materialize_plan::<T>(src.levels)?;
         plan.run_materialize(src.buf, &mut values, src.pad)?;
@@ -277,7 +277,7 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
             &shape_of("fill", dst.levels)?,
             std::mem::size_of::<T>(),
         )?;
-        let values = alloc::filled("fill", n, value)?;
+        let values = alloc::filled_vec("fill", n, value)?;
         return scatter("fill", &values, dst);
     };
     check_no_self_overlap("fill", dst.levels)?;
@@ -353,7 +353,7 @@ pub fn map_into<T: Element, U: Element>(
         Some(m) => map_rows(src, dst.buf, &m, &f),
         None => {
             let n = alloc::count("map", &shape, std::mem::size_of::<U>())?;
-            let mut values = alloc::filled("map", n, U::ZERO)?;
+            let mut values = alloc::filled_vec("map", n, U::ZERO)?;
             let m = Machine::row_major("map", &shape)?;
             map_rows(src, &mut values, &m, &f)?;
             let rm = ConcreteView::contiguous(top(src.levels).shape())?;
@@ -439,7 +439,7 @@ pub fn map<T: Element, U: Element>(
 ) -> Result<Dense<U>> {
     let shape = shape_of("map", src.levels)?;
     let n = alloc::count("map", &shape, std::mem::size_of::<U>())?;
-    let mut values = alloc::filled("map", n, U::ZERO)?;
+    let mut values = alloc::filled_vec("map", n, U::ZERO)?;
     let m = Machine::row_major("map", &shape)?;
     map_rows(src, &mut values, &m, &f)?;
     Ok(Dense { shape, values })
@@ -502,7 +502,7 @@ pub fn zip_into<A: Element, B: Element, C: Element>(
         Some(m) => zip_rows(a, b, dst.buf, &m, &f),
         None => {
             let n = alloc::count("zip", &shape, std::mem::size_of::<C>())?;
-            let mut values = alloc::filled("zip", n, C::ZERO)?;
+            let mut values = alloc::filled_vec("zip", n, C::ZERO)?;
             let m = Machine::row_major("zip", &shape)?;
             zip_rows(a, b, &mut values, &m, &f)?;
             let rm = ConcreteView::contiguous(top(dst.levels).shape())?;
@@ -618,7 +618,7 @@ pub fn zip<A: Element, B: Element, C: Element>(
 ) -> Result<Dense<C>> {
     let shape = broadcast("zip", a.shape(), b.shape())?;
     let n = alloc::count("zip", &shape, std::mem::size_of::<C>())?;
-    let mut values = alloc::filled("zip", n, C::ZERO)?;
+    let mut values = alloc::filled_vec("zip", n, C::ZERO)?;
     let m = Machine::row_major("zip", &shape)?;
     zip_rows(a, b, &mut values, &m, &f)?;
     Ok(Dense { shape, values })

@@ -207,7 +207,7 @@ fn reduce_impl<T: Element, F: Fold<T>>(
             let numel = if r { out_shape.iter().product() } else { 0 };
             return Ok(Dense {
                 shape: out_shape,
-                values: crate::alloc::filled("reduce", numel, fold.identity())?,
+                values: crate::alloc::filled_vec("reduce", numel, fold.identity())?,
             });
         }
         let list = if r { &mut red } else { &mut kept };
@@ -221,7 +221,7 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     }
     let n_out: usize = kept.iter().map(|a| a.0).product();
     let n_red: usize = red.iter().map(|a| a.0).product();
-    let mut values = crate::alloc::filled("reduce", n_out, fold.identity())?;
+    let mut values = crate::alloc::filled_vec("reduce", n_out, fold.identity())?;
     let parallel = n_out.saturating_mul(n_red) >= PARALLEL_ELEMS;
     let sp = Ptr(src.as_ptr() as *mut T);
     let base = layout.offset;

@@ -119,7 +119,9 @@ mod view;
 mod view_ops;
 
 pub use bind::{infer, BindCache, Inferred, PreparedStack, PreparedView};
-pub use concrete::{ConcreteStack, ConcreteView, Levels};
+pub use concrete::{
+    ConcreteStack, ConcreteView, Levels, INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_PIECES,
+};
 pub use dim::Dim;
 pub use error::{Error, Result};
 pub use guard::Guard;

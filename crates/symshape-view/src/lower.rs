@@ -13,9 +13,13 @@ use crate::view::View;
 ///
 /// `index[k]` is the symbol `ik` declared with range `0..dim_k` (its declaration
 /// carries the range, so simplification knows `0 <= ik < dim_k`).
+///
+/// Loop indices never take the name of a symbol the scope declares or the stack
+/// mentions: when one of `i0, i1, ...` is taken, every index name gets one more leading
+/// `_` (`_i0, _i1, ...`, then `__i0, ...`) until none is.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Lowered {
-    /// The loop-index symbols `i0, i1, ...`, one per axis.
+    /// The loop-index symbols `i0, i1, ...` (see the naming rule above), one per axis.
     pub index: Vec<Expr>,
     /// The buffer offset of element `index`, meaningful where `valid` holds.
     pub offset: Expr,
@@ -32,7 +36,14 @@ impl fmt::Display for Lowered {
 
 /// The loop-index symbols of `shape`; an axis that is provably empty gets the
 /// range `0..1` (no index exists, and the lowering says so with `valid: false`).
-fn index_symbols(cx: &Scope, shape: &[Expr]) -> Result<Vec<Expr>> {
+fn index_symbols(cx: &Scope, shape: &[Expr], taken: &[Expr]) -> Result<Vec<Expr>> {
+    let is_taken = |name: &str| {
+        cx.symbol(name).is_some() || taken.iter().any(|t| t.symbol_name() == Some(name))
+    };
+    let mut prefix = String::new();
+    while (0..shape.len()).any(|k| is_taken(&format!("{prefix}i{k}"))) {
+        prefix.push('_');
+    }
     shape
         .iter()
         .enumerate()
@@ -42,9 +53,29 @@ fn index_symbols(cx: &Scope, shape: &[Expr]) -> Result<Vec<Expr>> {
             } else {
                 d
             };
-            Ok(SymbolSpec::new(&format!("i{k}")).below(d).build()?)
+            Ok(SymbolSpec::new(&format!("{prefix}i{k}")).below(d).build()?)
         })
         .collect()
+}
+
+/// The symbols the fields of `views` mention (with repeats).
+fn mentioned_symbols(views: &[View]) -> Vec<Expr> {
+    let mut out = Vec::new();
+    for v in views {
+        let masks = v.mask().unwrap_or(&[]).iter().flat_map(|&(b, e)| [b, e]);
+        let fields = v
+            .shape()
+            .iter()
+            .chain(v.strides())
+            .copied()
+            .chain([v.offset()]);
+        for e in fields.chain(masks) {
+            if !e.is_const() {
+                out.extend(e.symbols());
+            }
+        }
+    }
+    out
 }
 
 fn is_empty_dim(cx: &Scope, d: Expr) -> bool {
@@ -102,7 +133,7 @@ impl ViewStack {
     /// # Errors
     /// [`crate::Error::Symshape`] when an expression exceeds symshape's limits.
     pub fn lower(&self, cx: &Scope) -> Result<Lowered> {
-        let index = index_symbols(cx, self.shape())?;
+        let index = index_symbols(cx, self.shape(), &mentioned_symbols(self.views()))?;
         let (offset, valid) = if self.is_provably_empty(cx) {
             (Expr::from(0), Cond::constant(false))
         } else {
@@ -122,7 +153,7 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::lower`].
     pub fn axis_strides(&self, cx: &Scope) -> Result<Vec<Option<Expr>>> {
-        let index = index_symbols(cx, self.shape())?;
+        let index = index_symbols(cx, self.shape(), &mentioned_symbols(self.views()))?;
         if self.is_provably_empty(cx) {
             return Ok(vec![Some(Expr::from(0)); index.len()]);
         }

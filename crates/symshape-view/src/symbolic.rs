@@ -608,18 +608,27 @@ pub(crate) fn index_keepdims(
                         (true, false) => x.min(d - 1),
                     })
                 };
-                if !neg_step {
+                let step = if !neg_step {
                     let st = start.map_or(Ok(lit(0)), |x| norm(x, "start"))?;
                     let sp = stop.map_or(Ok(d), |x| norm(x, "stop"))?;
                     f.shrink_axis(axis, st, sp.max(st));
-                    f.step_axis(axis, step);
+                    step
                 } else {
                     let st = start.map_or(Ok(d - 1), |x| norm(x, "start"))?;
                     let sp = stop.map_or(Ok(lit(-1)), |x| norm(x, "stop"))?;
                     let (fst, fsp) = (d - 1 - st, d - 1 - sp);
                     f.flip_axis(axis);
                     f.shrink_axis(axis, fst, fsp.max(fst));
-                    f.step_axis(axis, -step);
+                    -step
+                };
+                // A step no shorter than the axis keeps at most its first element, as a
+                // unit step would: its stride stays the axis's own (NumPy's `a[::10**20]`
+                // is `a[0:1]`), free of a product that need not fit in i64.
+                let len = f.shape[axis];
+                if cx.prove(len, CmpOp::Le, step).is_true() {
+                    f.shrink_axis(axis, lit(0), len.min(1));
+                } else {
+                    f.step_axis(axis, step);
                 }
                 out_shape.push(f.shape[axis]);
                 keep_axes.push(Some(axis));

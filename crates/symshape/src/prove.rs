@@ -17,7 +17,19 @@ const MAX_CONSTRAINTS: usize = 400;
 /// Whether `goal <= 0` follows from the ranges `fx` knows and the linear `facts`
 /// (`p <= 0` each), by refuting `goal >= 1`.
 pub(crate) fn le0(fx: &dyn Facts, facts: &[Poly], goal: &Poly) -> bool {
-    let mut cons: Vec<Poly> = vec![goal.clone().scale(&-BigInt::one()).plus_const(1)];
+    let negated = goal.clone().scale(&-BigInt::one()).plus_const(1);
+    refute_around(fx, facts, vec![negated], goal)
+}
+
+/// Whether the ranges `fx` knows and the linear `facts` contradict each other around the
+/// monomials of `seed` (the facts that mention them, and transitively the facts those
+/// mention): no integer binding satisfies them all.
+pub(crate) fn inconsistent(fx: &dyn Facts, facts: &[Poly], seed: &Poly) -> bool {
+    refute_around(fx, facts, Vec::new(), seed)
+}
+
+/// Refutes `cons` together with the facts reachable from the monomials of `seed`.
+fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Poly) -> bool {
     let mut used = vec![false; facts.len()];
     let mut seen: HashSet<Id> = HashSet::new();
     // Terms are visited in structural order (not interning order), so which monomials
@@ -27,7 +39,7 @@ pub(crate) fn le0(fx: &dyn Facts, facts: &[Poly], goal: &Poly) -> bool {
         ids.sort_by(|a, b| crate::order::cmp(*b, *a));
         ids
     };
-    let mut work: Vec<Id> = by_structure(goal);
+    let mut work: Vec<Id> = by_structure(seed);
     while let Some(m) = work.pop() {
         if seen.len() >= MAX_VARS {
             break;

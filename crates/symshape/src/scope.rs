@@ -103,6 +103,10 @@ impl Scope {
     }
 
     /// Declares a symbol; declaring the same name again must repeat the same declaration.
+    ///
+    /// # Errors
+    /// [`Error::Declare`] for a name declared before with another range, a bound over
+    /// symbols this scope does not declare, or a range proven empty (`m + 1..=m`).
     pub fn declare(&mut self, spec: &SymbolSpec) -> Result<Expr, Error> {
         let e = spec.build()?;
         if let Some(&old) = self.names.get(spec.name()) {
@@ -122,6 +126,16 @@ impl Scope {
                 return Err(Error::Declare {
                     name: spec.name().to_string(),
                     message: format!("bound uses `{}`, which this scope does not declare", b),
+                });
+            }
+        }
+        if let (Some(lo), Some(hi)) = (spec.lo, spec.hi) {
+            if self.prove(lo, CmpOp::Le, hi) == Proof::False {
+                return Err(Error::Declare {
+                    name: spec.name().to_string(),
+                    message: format!(
+                        "the range {lo}..={hi} is empty for every value of the symbols it uses"
+                    ),
                 });
             }
         }
@@ -217,16 +231,48 @@ impl Scope {
     }
 
     /// Adds an assumption; refused when it contradicts what is already known.
+    ///
+    /// A contradiction is found when the assumption simplifies to `false`, when it
+    /// leaves a symbol's range empty, or when a linear combination of it with the
+    /// earlier facts and the ranges is impossible over the integers (the refutation the
+    /// prover runs, with its budgets): `n + m == 7` after `n - m == 2` is refused.
+    /// Repeating an assumption already made changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::Contradiction`] naming the assumption; the scope is then unchanged.
     pub fn assume(&mut self, c: Cond) -> Result<(), Error> {
         check_id(c.0)?;
-        if self.simplify_cond(c).as_bool() == Some(false) {
-            return Err(Error::Contradiction {
-                assumption: c.to_string(),
-            });
+        if self.assumptions.contains(&c) {
+            return Ok(());
         }
-        self.assumptions.push(c);
-        self.absorb(c.0);
+        let contradiction = || Error::Contradiction {
+            assumption: c.to_string(),
+        };
+        if self.simplify_cond(c).as_bool() == Some(false) {
+            return Err(contradiction());
+        }
+        let mut next = self.clone();
+        next.assumptions.push(c);
+        let facts_before = next.facts.len();
+        next.absorb(c.0);
+        if !next.consistent(facts_before) {
+            return Err(contradiction());
+        }
+        *self = next;
         Ok(())
+    }
+
+    /// Whether no contradiction shows among the bounds, and among the linear facts from
+    /// index `new_from` on together with the earlier facts they reach.
+    fn consistent(&self, new_from: usize) -> bool {
+        let empty = |r: &Interval| matches!((&r.lo, &r.hi), (Some(lo), Some(hi)) if lo > hi);
+        if self.bounds.values().any(empty) {
+            return false;
+        }
+        let fx = self.facts();
+        self.facts[new_from..]
+            .iter()
+            .all(|seed| !prove::inconsistent(&fx, &self.facts, seed))
     }
 
     /// Parses and adds an assumption, e.g. `n % 8 == 0`.
