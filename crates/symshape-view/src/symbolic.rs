@@ -612,6 +612,14 @@ pub(crate) fn index_keepdims(
                     let st = start.map_or(Ok(lit(0)), |x| norm(x, "start"))?;
                     let sp = stop.map_or(Ok(d), |x| norm(x, "stop"))?;
                     f.shrink_axis(axis, st, sp.max(st));
+                    if let (Some(x), None) = (start, stop) {
+                        // `[x:]` with `x >= 0` keeps `max(d - x, 0)` indices: the same as
+                        // `d - min(x, d)`, in a form that stays one clamp deep when
+                        // slices repeat (`d` is itself such a clamp).
+                        if st == x.min(d) {
+                            f.shape[axis] = count_from(d, x);
+                        }
+                    }
                     step
                 } else {
                     let st = start.map_or(Ok(d - 1), |x| norm(x, "start"))?;
@@ -663,6 +671,17 @@ pub(crate) fn index_keepdims(
     }
     let out_shape: Vec<Expr> = out_shape.into_iter().map(|e| cx.simplify(e)).collect();
     Ok((g.finish(ck)?, out_shape))
+}
+
+/// `max(d - x, 0)`, the indices `x, x + 1, ...` of an axis of size `d`, with `x`
+/// subtracted inside `d` when `d` is itself a `max` (`max(a, b) - x` is
+/// `max(a - x, b - x)`), so that repeated `[x:]` slices keep one flat `max`.
+fn count_from(d: Expr, x: Expr) -> Expr {
+    let parts = match d.kind() {
+        ExprKind::Max(args) => args,
+        _ => vec![d],
+    };
+    parts.into_iter().fold(lit(0), |acc, a| acc.max(a - x))
 }
 
 fn axis_error(op: &'static str, v: &View, axis: usize) -> crate::Error {
