@@ -11,7 +11,7 @@ use crate::num::Interval;
 use crate::order;
 pub(crate) use crate::poly::{
     add, boolean, constant, exact_multiple_with, factors, first_invalid, from_poly, mk,
-    mono_from_factors, mul, neg, scale, sub, Poly,
+    mono_from_factors, mul, neg, product_without, scale, sub, Poly,
 };
 
 /// Longest `min`/`max` argument list pruned pairwise by dominance.

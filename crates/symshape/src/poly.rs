@@ -235,6 +235,21 @@ pub(crate) fn mono_from_factors(mut f: Vec<(Id, u32)>) -> Id {
     mk(Node::Prod(out.into_boxed_slice()))
 }
 
+/// The product of the canonical factors `fs` (of a product node) with one copy of
+/// factor `idx` taken out. The factors stay in order, so this costs no sort.
+pub(crate) fn product_without(fs: &[(Id, u32)], idx: usize) -> Id {
+    let mut out: Vec<(Id, u32)> = fs.to_vec();
+    if let Some(f) = out.get_mut(idx) {
+        f.1 = f.1.saturating_sub(1);
+    }
+    out.retain(|f| f.1 > 0);
+    match out.as_slice() {
+        [] => constant(BigInt::one()),
+        [(a, 1)] => *a,
+        _ => mk(Node::Prod(out.into_boxed_slice())),
+    }
+}
+
 pub(crate) fn mul(a: Id, b: Id) -> Id {
     if let Some(i) = first_invalid(&[a, b]) {
         return i;

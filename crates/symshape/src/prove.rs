@@ -11,6 +11,8 @@ use crate::node::{const_of, node, Id, Node};
 
 /// Most distinct monomials pulled into one refutation.
 const MAX_VARS: usize = 24;
+/// Most distinct factors of a product that the refutation bounds factor by factor.
+const MAX_BOUNDED_FACTORS: usize = 8;
 /// Most constraints alive during elimination before giving up (unknown, never wrong).
 const MAX_CONSTRAINTS: usize = 400;
 
@@ -106,14 +108,14 @@ fn atom_facts(fx: &dyn Facts, m: Id) -> Vec<Poly> {
                 out.push(e);
             }
         }
-        Node::Prod(fs) => {
+        // Products of more factors get no bounds: each bound costs a product of all the
+        // other factors' ranges, so K factors would cost K^2 wide multiplications.
+        Node::Prod(fs) if fs.len() <= MAX_BOUNDED_FACTORS => {
             // s * r between lo_s * r and hi_s * r when r has a known sign (for a power,
             // r holds the other copies: n*n >= 1*n for n >= 1).
             for (idx, (s, _)) in fs.iter().enumerate() {
                 let Node::Sym(sd) = node(*s) else { continue };
-                let mut rest = fs.to_vec();
-                rest[idx].1 -= 1;
-                let r = build::mul(build::constant(BigInt::one()), mono(rest));
+                let r = build::product_without(fs, idx);
                 let rr = fx.range(r);
                 let (nonneg, nonpos) = (rr.is_nonneg(), rr.is_nonpos());
                 if !nonneg && !nonpos {
@@ -241,10 +243,3 @@ fn insert(map: &mut HashMap<Vec<(Id, BigInt)>, BigInt>, p: Poly) {
     }
 }
 
-fn mono(factors: Vec<(Id, u32)>) -> Id {
-    factors
-        .into_iter()
-        .fold(build::constant(BigInt::one()), |acc, (a, k)| {
-            (0..k).fold(acc, |acc, _| build::mul(acc, a))
-        })
-}
