@@ -1,0 +1,6 @@
+//! Integration tests of symshape-codegen: emitted C compiled and run against the kernels,
+//! and snapshots of plans and sources.
+
+mod compiled;
+mod harness;
+mod snapshots;
