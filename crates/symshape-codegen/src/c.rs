@@ -20,6 +20,13 @@ use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope};
 
 use crate::error::{Error, Result};
 use crate::plan::{CheckKind, Plan, PlanKind};
+use crate::subst::subst;
+
+/// Writes the innermost statement: output index, predicate (if any), indentation, output.
+type Leaf<'f> = dyn Fn(&str, Option<&str>, &str, &mut String) + 'f;
+
+/// Side of the square tiles that transpose-like loop pairs are walked in.
+const TILE: usize = 32;
 
 /// How the entry points are named and, for elementwise plans, what they compute.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -394,7 +401,6 @@ impl<'a> Emitter<'a> {
 
     /// Renders loop `k` and everything inside it; `base` is the output index of the
     /// enclosing iteration, `depth` the indentation level, `leaf` the innermost statement.
-    #[allow(clippy::type_complexity)]
     fn level(
         &mut self,
         plan: &Plan,
@@ -402,7 +408,7 @@ impl<'a> Emitter<'a> {
         base: &str,
         depth: usize,
         out: &mut String,
-        leaf: &dyn Fn(&str, Option<&str>, &str, &mut String),
+        leaf: &Leaf<'_>,
     ) -> Result<()> {
         let ind = "    ".repeat(depth);
         let Some(l) = plan.loops().get(k) else {
@@ -410,6 +416,9 @@ impl<'a> Emitter<'a> {
             return Ok(());
         };
         let last = k + 1 == plan.loops().len();
+        if self.tiles(plan, k) {
+            return self.tiled(plan, k, base, depth, out, leaf);
+        }
         let i = format!("i{k}");
         let stride = bare(&self.expr(l.dst_stride)?);
         let full = l.is_full();
@@ -474,6 +483,92 @@ impl<'a> Emitter<'a> {
                 plus(base, &times(&format!("hi{k}"), &stride)),
                 times(&format!("({extent} - hi{k})"), &stride)
             );
+        }
+        Ok(())
+    }
+
+    /// Whether loops `k` and `k + 1` are the innermost pair, both whole and without
+    /// predicates, and the innermost loop reads with a step other than 0 or 1: a
+    /// transpose-like pair, walked in square tiles so that reads stay in cache.
+    fn tiles(&self, plan: &Plan, k: usize) -> bool {
+        let loops = plan.loops();
+        if k + 2 != loops.len() || plan.kind() != PlanKind::Materialize {
+            return false;
+        }
+        let (a, b) = (&loops[k], &loops[k + 1]);
+        if !(a.is_full() && b.is_full() && a.predicates.is_empty() && b.predicates.is_empty()) {
+            return false;
+        }
+        let off = plan.accesses()[0].offset;
+        let moved = subst(off, &|x| (x == b.index).then_some(b.index + 1));
+        let step = self.cx.simplify(moved - off);
+        let unit = |v: i64| self.cx.prove_eq(step, Expr::from(v)).is_true();
+        !unit(0) && !unit(1)
+    }
+
+    /// Loops `k` and `k + 1` in tiles of `TILE` x `TILE`.
+    fn tiled(
+        &mut self,
+        plan: &Plan,
+        k: usize,
+        base: &str,
+        depth: usize,
+        out: &mut String,
+        leaf: &Leaf<'_>,
+    ) -> Result<()> {
+        self.helpers.insert(Helper::Min);
+        let (a, b) = (&plan.loops()[k], &plan.loops()[k + 1]);
+        let ea = paren(&self.expr(a.extent)?);
+        let eb = paren(&self.expr(b.extent)?);
+        let stride = bare(&self.expr(a.dst_stride)?);
+        let ind = |d: usize| "    ".repeat(d);
+        let (ia, ib) = (format!("i{k}"), format!("i{}", k + 1));
+        let (ta, tb) = (format!("t{k}"), format!("t{}", k + 1));
+        let (oa, ob) = (format!("o{k}"), format!("o{}", k + 1));
+        let _ = writeln!(
+            out,
+            "{}for (int64_t {ta} = 0; {ta} < {ea}; {ta} += {TILE}) {{",
+            ind(depth)
+        );
+        let _ = writeln!(
+            out,
+            "{}const int64_t e{k} = sx_min({ta} + {TILE}, {});",
+            ind(depth + 1),
+            bare(&ea)
+        );
+        let _ = writeln!(
+            out,
+            "{}for (int64_t {tb} = 0; {tb} < {eb}; {tb} += {TILE}) {{",
+            ind(depth + 1)
+        );
+        let _ = writeln!(
+            out,
+            "{}const int64_t e{} = sx_min({tb} + {TILE}, {});",
+            ind(depth + 2),
+            k + 1,
+            bare(&eb)
+        );
+        let _ = writeln!(
+            out,
+            "{}for (int64_t {ia} = {ta}; {ia} < e{k}; ++{ia}) {{",
+            ind(depth + 2)
+        );
+        let _ = writeln!(
+            out,
+            "{}const int64_t {oa} = {};",
+            ind(depth + 3),
+            plus(base, &times(&ia, &stride))
+        );
+        let _ = writeln!(
+            out,
+            "{}for (int64_t {ib} = {tb}; {ib} < e{}; ++{ib}) {{",
+            ind(depth + 3),
+            k + 1
+        );
+        let _ = writeln!(out, "{}const int64_t {ob} = {oa} + {ib};", ind(depth + 4));
+        leaf(&ob, None, &ind(depth + 4), out);
+        for d in (depth..depth + 4).rev() {
+            let _ = writeln!(out, "{}}}", ind(d));
         }
         Ok(())
     }
