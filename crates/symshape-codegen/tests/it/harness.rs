@@ -142,6 +142,24 @@ pub fn compile_with(unit: &str, driver: &str) -> Result<Compiled, String> {
 }
 
 impl Compiled {
+    /// Runs the program on `input` and returns what it prints.
+    pub fn run_text(&self, input: &str) -> String {
+        let mut child = Command::new(&self.exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the compiled driver starts");
+        child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(input.as_bytes())
+            .expect("the driver reads its input");
+        let out = child.wait_with_output().expect("the driver finishes");
+        assert!(out.status.success(), "the driver failed: {:?}", out.status);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Runs every record; for each, the guard result and (when 0) the output.
     pub fn run(&self, records: &[Record]) -> Vec<(i64, Vec<i64>)> {
         let mut input = String::new();
@@ -162,20 +180,7 @@ impl Compiled {
                 r.dst_len
             ));
         }
-        let mut child = Command::new(&self.exe)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the compiled driver starts");
-        child
-            .stdin
-            .take()
-            .expect("stdin is piped")
-            .write_all(input.as_bytes())
-            .expect("the driver reads its input");
-        let out = child.wait_with_output().expect("the driver finishes");
-        assert!(out.status.success(), "the driver failed: {:?}", out.status);
-        String::from_utf8_lossy(&out.stdout)
+        self.run_text(&input)
             .lines()
             .map(|l| {
                 let mut it = l

@@ -2,5 +2,6 @@
 //! and snapshots of plans and sources.
 
 mod compiled;
+mod elementwise;
 mod harness;
 mod snapshots;
