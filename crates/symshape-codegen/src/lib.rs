@@ -38,6 +38,11 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The example of `docs/codegen.md`, compiled and run as a doc test.
+#[doc = include_str!("../../../docs/codegen.md")]
+#[cfg(doctest)]
+pub struct CodegenDocDoctests;
+
 mod c;
 mod error;
 mod plan;
