@@ -144,3 +144,19 @@ fn snapshotted_stacks_compile_and_agree() {
 fn check_with_syms(cx: &Scope, s: &ViewStack) {
     check_stack(cx, s, 7, 8);
 }
+
+#[test]
+fn errors_name_the_op_and_the_argument() {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n 1..=8").expect("n");
+    let s = ViewStack::new(symshape_view::View::row_major(&cx, &[n]).expect("a view"));
+    let plan = Plan::materialize(&cx, &s).expect("a plan");
+    let bad = render_c(&cx, &plan, &CConfig::new("2x")).expect_err("not an identifier");
+    assert_snapshot!(bad, @"render_c: prefix `2x` is not a C identifier");
+    let empty = Scope::new();
+    let plan = Plan::materialize(&empty, &s).expect("a plan");
+    let undeclared = render_c(&empty, &plan, &CConfig::new("k")).expect_err("n is undeclared");
+    assert_snapshot!(undeclared, @"render_c: symbol `n` is not declared in the scope; declare every symbol the stack uses");
+    let none = Plan::elementwise(&cx, &[], &[n]).expect_err("no inputs");
+    assert_snapshot!(none, @"plan_elementwise: no inputs to broadcast to [n]");
+}
