@@ -18,6 +18,7 @@
 pub struct ReadmeDoctests;
 
 mod bench;
+mod emit;
 mod json;
 mod session;
 mod syntax;
@@ -61,7 +62,7 @@ pub fn run(script: &str) -> Output {
 pub const STATEMENTS: &[&str] = &[
     "sym", "assume", "simplify", "prove", "range", "bind", "solve", "eval", "view", "reshape",
     "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal", "show", "offsets",
-    "plan", "values", "bench",
+    "plan", "values", "bench", "emit",
 ];
 
 /// The text printed by `shapetrace --help`.
@@ -130,6 +131,16 @@ kernels (the stack must be bound: every field a constant)
                                      elements take PAD (default 0)
   bench f32                          time materializing over an f32 buffer and print
                                      `bench: median_ns=N bytes=B gbps=G memcpy_ratio=R`
+
+code generation (symbolic or bound; symbols need not be bound)
+  emit c                             print a C99 unit that materializes the stack into a
+                                     contiguous int64_t output, with exactly two entry points:
+                                     int shapetrace_guards(const int64_t *syms);
+                                     void shapetrace_materialize(const int64_t *src,
+                                         int64_t *dst, const int64_t *syms, int64_t pad);
+                                     syms: every declared symbol in `sym` order; guards
+                                     returns 0 or the number of the first failing guard
+                                     (the order `guards` prints them; then ranges, assumptions)
 
 expressions
   integers, symbols, + - *, // (floor division), % (floor modulo), cdiv(a, b),

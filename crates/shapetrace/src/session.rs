@@ -93,6 +93,7 @@ impl Session {
             "values" => self.values(rest),
             "bench" => self.bench(rest),
             "offsets" => self.offsets(rest),
+            "emit" => crate::emit::emit(&self.scope, self.current("emit")?, rest),
             _ => Err(format!(
                 "unknown statement `{kw}`; run `shapetrace --help` for the list"
             )),

@@ -1,0 +1,96 @@
+//! The `emit c` statement: snapshots of the unit, its errors, and every stack of the
+//! example scripts compiled with `cc -std=c99 -O2 -Wall -Werror`.
+
+use std::path::Path;
+use std::process::Command;
+
+use insta::assert_snapshot;
+
+use crate::trace;
+
+#[test]
+fn emit_c_prints_a_materialize_unit() {
+    assert_snapshot!(trace(
+        "
+        sym h 3..=1024
+        sym w 3..=1024
+        view [h, w]
+        pad [(1, 1), (1, 1)]
+        emit c
+    "
+    ));
+}
+
+#[test]
+fn emit_c_numbers_guards_as_guards_prints_them() {
+    assert_snapshot!(trace(
+        "
+        sym s 1..=4096
+        sym p 0..=4096
+        view [s, 64]
+        shrink [(0, p), (0, 64)]
+        guards
+        emit c
+    "
+    ));
+}
+
+#[test]
+fn emit_errors_name_the_statement() {
+    assert_snapshot!(trace("emit c"), @"error: line 1: emit: no current view; start with `view [SHAPE]`");
+    assert_snapshot!(trace("view [2, 3]\nemit rust"), @"error: line 2: emit: expected the target language `c`, found `rust`");
+}
+
+/// Statements that replace or change the current stack.
+const STACK_STATEMENTS: &[&str] = &[
+    "view", "reshape", "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal",
+];
+
+#[test]
+fn every_stack_of_the_example_scripts_compiles_without_warnings() {
+    if Command::new("cc").arg("--version").output().is_err() {
+        eprintln!("skipping: no C compiler (`cc`) found on PATH");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the examples folder exists")
+        .map(|e| e.expect("a readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "shapes"))
+        .collect();
+    paths.sort();
+    let tmp = std::env::temp_dir().join(format!("shapetrace-emit-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("a temporary folder");
+    let mut compiled = 0;
+    for path in paths {
+        let script = std::fs::read_to_string(&path).expect("a readable script");
+        let mut session = shapetrace::Session::new();
+        for (k, line) in script.lines().enumerate() {
+            session.exec(line).expect("the example runs");
+            let kw = line.split_whitespace().next().unwrap_or("");
+            if !STACK_STATEMENTS.contains(&kw) {
+                continue;
+            }
+            let unit = session.exec("emit c").expect("emit c succeeds").join("\n");
+            let file = tmp.join(format!("unit{compiled}.c"));
+            std::fs::write(&file, &unit).expect("a writable file");
+            let out = Command::new("cc")
+                .args(["-std=c99", "-O2", "-Wall", "-Werror", "-c"])
+                .arg(&file)
+                .arg("-o")
+                .arg(tmp.join(format!("unit{compiled}.o")))
+                .output()
+                .expect("cc runs");
+            assert!(
+                out.status.success(),
+                "{} line {}: cc fails:\n{}\n{unit}",
+                path.display(),
+                k + 1,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            compiled += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(compiled > 20, "only {compiled} stacks compiled");
+}

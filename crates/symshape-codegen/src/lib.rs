@@ -1,0 +1,53 @@
+//! Code generation for view stacks: a symbolic loop plan, built once and valid for every
+//! binding, and a C99 renderer for it.
+//!
+//! - [`Plan`]: the loop nest of a kernel over symbolic extents. [`Plan::materialize`]
+//!   copies one [`symshape_view::ViewStack`] into a contiguous output;
+//!   [`Plan::elementwise`] reads several stacks broadcast to one shape. Adjacent axes
+//!   are merged where the merge is proven, masks that are boxes become loop bounds and
+//!   the other masks predicates, index expressions are simplified with the loop
+//!   ranges, and every condition a binding must meet is collected in [`Plan::checks`].
+//! - [`render_c`]: one self-contained C99 translation unit with a guard function and the
+//!   kernel, configured by [`CConfig`]. Floor division is native only where both operands
+//!   are proven non-negative.
+//!
+//! ```
+//! use symshape::Scope;
+//! use symshape_codegen::{render_c, CConfig, Plan};
+//! use symshape_view::{View, ViewOps, ViewStack};
+//!
+//! let mut cx = Scope::new();
+//! let n = cx.declare_str("n 1..=4096")?;
+//! let m = cx.declare_str("m 1..=4096")?;
+//! let t = ViewStack::new(View::row_major(&cx, &[n, m])?).permute(&cx, &[1, 0])?;
+//! let plan = Plan::materialize(&cx, &t)?;
+//! assert_eq!(plan.loops().len(), 2);
+//! let c = render_c(&cx, &plan, &CConfig::new("transpose"))?;
+//! assert!(c.contains("dst[o1] = src[i1*s_m + i0];"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Dependencies: `symshape` and `symshape-view` for the expressions and views,
+//! `thiserror` for [`Error`].
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+/// The example of the crate's README, compiled and run as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+/// The example of `docs/codegen.md`, compiled and run as a doc test.
+#[doc = include_str!("../../../docs/codegen.md")]
+#[cfg(doctest)]
+pub struct CodegenDocDoctests;
+
+mod c;
+mod error;
+mod plan;
+mod subst;
+
+pub use c::{render_c, CConfig};
+pub use error::{Error, Result};
+pub use plan::{Access, Check, CheckKind, Loop, Plan, PlanKind};

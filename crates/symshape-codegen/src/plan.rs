@@ -1,0 +1,519 @@
+//! The symbolic loop plan: one loop nest, built once from a view stack (or several
+//! broadcast stacks) and valid for every binding that passes its checks.
+//!
+//! Invariants of a [`Plan`]:
+//!
+//! 1. Loop `k` runs its index `i{k}` over `lo..hi` with `0 <= lo <= hi <= extent`;
+//!    the output axis of the loop is `0..extent`, and the indices outside `lo..hi`
+//!    are masked out (they take the pad value). Only a materialize plan narrows loops.
+//! 2. The loop symbols are declared with the range `lo..=hi - 1`, so every
+//!    expression of the plan is simplified with the range its loop actually runs.
+//! 3. A predicate of loop `k` mentions no loop index deeper than `k`; when it is false
+//!    the whole sub-nest of that iteration is masked out.
+//! 4. The output is row-major over the loops: element `(i0, i1, ...)` of the nest is
+//!    `dst[sum(i_k * dst_stride_k)]`, and `dst_stride_k` is the product of the extents
+//!    of the loops inside `k`.
+//! 5. `checks` starts with the stack's guards in the order `ViewStack::guards` gives
+//!    them, then one range check per declared symbol, then the scope's assumptions.
+
+use std::fmt;
+
+use symshape::{CmpOp, Cond, CondKind, Expr, Scope, SymbolSpec};
+use symshape_view::{ViewOps, ViewStack};
+
+use crate::error::{Error, Result};
+use crate::subst::{conjuncts, subst, subst_cond};
+
+/// One loop of the nest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loop {
+    /// The loop index, a symbol declared `lo..=hi - 1`.
+    pub index: Expr,
+    /// Extent of the output axis this loop walks (several merged axes give their product).
+    pub extent: Expr,
+    /// First index that runs.
+    pub lo: Expr,
+    /// One past the last index that runs.
+    pub hi: Expr,
+    /// Output elements per step of this loop.
+    pub dst_stride: Expr,
+    /// Conditions tested once the index is set; a false one masks the iteration out.
+    pub predicates: Vec<Cond>,
+}
+
+impl Loop {
+    /// Whether the loop runs its whole axis (no mask became its bounds).
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        self.lo == Expr::from(0) && self.hi == self.extent
+    }
+}
+
+/// How one input is read inside the innermost loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The buffer offset read, in loop indices and symbols; only evaluated where valid.
+    pub offset: Expr,
+    /// Per-element validity left after bounds and hoisted predicates (`true` if none).
+    pub valid: Cond,
+}
+
+/// What a check is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckKind {
+    /// A pending guard of the stack, `lhs OP rhs`.
+    Guard {
+        /// The guard as a condition.
+        cond: Cond,
+    },
+    /// A declared symbol within its range (and a multiple of its divisor).
+    Range {
+        /// The symbol.
+        symbol: Expr,
+        /// Inclusive lower bound, `None` for minus infinity.
+        lo: Option<Expr>,
+        /// Inclusive upper bound, `None` for plus infinity.
+        hi: Option<Expr>,
+        /// Every value is a multiple of this.
+        divisor: u64,
+    },
+    /// An assumption of the scope.
+    Assumption {
+        /// The assumed condition.
+        cond: Cond,
+    },
+}
+
+/// One condition on the symbols that must hold before the kernel runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// The condition.
+    pub kind: CheckKind,
+    /// How it prints: the guard's text, `n in 1..=4096`, or the assumption.
+    pub text: String,
+}
+
+/// What the kernel computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanKind {
+    /// Copy one view stack into a contiguous output, masked elements taking the pad.
+    Materialize,
+    /// Combine several broadcast inputs element by element.
+    Elementwise,
+}
+
+/// A loop nest over symbolic extents, valid for every binding that passes `checks`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    kind: PlanKind,
+    params: Vec<Expr>,
+    shape: Vec<Expr>,
+    numel: Expr,
+    prelude: Vec<Cond>,
+    loops: Vec<Loop>,
+    accesses: Vec<Access>,
+    checks: Vec<Check>,
+}
+
+impl Plan {
+    /// The plan that copies `stack` into a row-major output of its shape, masked-out
+    /// elements taking the pad value.
+    ///
+    /// Adjacent axes are merged where the merge is proven under `cx`, mask bounds that
+    /// form a box become loop bounds, the other validity conditions become predicates
+    /// at the outermost loop that decides them, and every index expression is simplified
+    /// with the range its loop runs.
+    ///
+    /// # Errors
+    /// [`Error::View`] when the stack cannot be lowered; [`Error::Symshape`] when an
+    /// expression exceeds symshape's limits.
+    pub fn materialize(cx: &Scope, stack: &ViewStack) -> Result<Plan> {
+        let shape = stack.shape().to_vec();
+        let lowered = stack.lower(cx)?;
+        let mut checks = guard_checks(stack);
+        checks.extend(scope_checks(cx));
+        Plan::build(
+            cx,
+            PlanKind::Materialize,
+            &shape,
+            &lowered.index,
+            &[(lowered.offset, lowered.valid)],
+            checks,
+        )
+    }
+
+    /// The plan of an elementwise kernel over `inputs`, each broadcast to `shape`
+    /// (NumPy's rules). Each input is read at its own offset where its own validity
+    /// holds and takes its pad value elsewhere; loops always run whole axes.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] without inputs; [`Error::View`] when an input does not
+    /// broadcast to `shape` or cannot be lowered; [`Error::Symshape`] as for
+    /// [`Plan::materialize`].
+    pub fn elementwise(cx: &Scope, inputs: &[ViewStack], shape: &[Expr]) -> Result<Plan> {
+        if inputs.is_empty() {
+            return Err(Error::Unsupported {
+                op: "plan_elementwise",
+                message: format!("no inputs to broadcast to {}", list(shape)),
+            });
+        }
+        let mut index = Vec::new();
+        let mut reads = Vec::new();
+        let mut checks = Vec::new();
+        for input in inputs {
+            let b = input.broadcast_to(cx, shape)?;
+            let lowered = b.lower(cx)?;
+            index = lowered.index;
+            reads.push((lowered.offset, lowered.valid));
+            for c in guard_checks(&b) {
+                if !checks.contains(&c) {
+                    checks.push(c);
+                }
+            }
+        }
+        checks.extend(scope_checks(cx));
+        Plan::build(cx, PlanKind::Elementwise, shape, &index, &reads, checks)
+    }
+
+    fn build(
+        cx: &Scope,
+        kind: PlanKind,
+        shape: &[Expr],
+        index: &[Expr],
+        reads: &[(Expr, Cond)],
+        checks: Vec<Check>,
+    ) -> Result<Plan> {
+        let mut offsets: Vec<Expr> = reads.iter().map(|r| r.0).collect();
+        let mut valids: Vec<Cond> = reads.iter().map(|r| r.1).collect();
+        let groups = merge_axes(cx, index, shape, &mut offsets, &valids)?;
+        let group_syms: Vec<Expr> = groups.iter().map(|g| g.0).collect();
+
+        // Bounds: only a single input's mask can narrow the loops.
+        let n = groups.len();
+        let mut lo_cands: Vec<Vec<Expr>> = vec![Vec::new(); n];
+        let mut hi_cands: Vec<Vec<Expr>> = vec![Vec::new(); n];
+        let mut rest = Vec::new();
+        if kind == PlanKind::Materialize {
+            for atom in conjuncts(valids[0]) {
+                match box_bound(atom, &group_syms) {
+                    Some((k, Bound::Lo(e))) => lo_cands[k].push(e),
+                    Some((k, Bound::Hi(e))) => hi_cands[k].push(e),
+                    Some((k, Bound::At(e))) => {
+                        lo_cands[k].push(e);
+                        hi_cands[k].push(e + 1);
+                    }
+                    None => rest.push(atom),
+                }
+            }
+            valids[0] = Cond::constant(true);
+        }
+
+        let mut loops = Vec::with_capacity(n);
+        let mut renamed = Vec::with_capacity(n);
+        for (k, &(_, extent)) in groups.iter().enumerate() {
+            let zero = Expr::from(0);
+            let lo = lo_cands[k].iter().fold(zero, |a, &b| a.max(b));
+            let lo = cx.simplify(lo.min(extent)).check()?;
+            let hi = hi_cands[k].iter().fold(extent, |a, &b| a.min(b));
+            let hi = cx.simplify(hi.max(lo)).check()?;
+            let index = loop_symbol(k, lo, hi)?;
+            renamed.push(index);
+            loops.push(Loop {
+                index,
+                extent,
+                lo,
+                hi,
+                dst_stride: Expr::from(1),
+                predicates: Vec::new(),
+            });
+        }
+        for k in 0..n {
+            let inner: Expr = groups[k + 1..].iter().map(|g| g.1).product();
+            loops[k].dst_stride = cx.simplify(inner).check()?;
+        }
+
+        let map = |s: Expr| group_syms.iter().position(|&g| g == s).map(|k| renamed[k]);
+        let mut accesses = Vec::with_capacity(offsets.len());
+        for (&off, &valid) in offsets.iter().zip(&valids) {
+            accesses.push(Access {
+                offset: cx.simplify(subst(off, &map)).check()?,
+                valid: cx.simplify_cond(subst_cond(valid, &map)).check()?,
+            });
+        }
+        let mut prelude = Vec::new();
+        for atom in rest {
+            let c = cx.simplify_cond(subst_cond(atom, &map)).check()?;
+            if c.as_bool() == Some(true) {
+                continue;
+            }
+            let syms = c.symbols();
+            match renamed.iter().rposition(|r| syms.contains(r)) {
+                Some(k) => loops[k].predicates.push(c),
+                None => prelude.push(c),
+            }
+        }
+        Ok(Plan {
+            kind,
+            params: cx.symbols().to_vec(),
+            shape: shape.to_vec(),
+            numel: cx.simplify(shape.iter().copied().product()).check()?,
+            prelude,
+            loops,
+            accesses,
+            checks,
+        })
+    }
+
+    /// What the kernel computes.
+    #[must_use]
+    pub fn kind(&self) -> PlanKind {
+        self.kind
+    }
+
+    /// The kernel's symbol parameters: every symbol declared in the scope, in
+    /// declaration order.
+    #[must_use]
+    pub fn params(&self) -> &[Expr] {
+        &self.params
+    }
+
+    /// The output shape.
+    #[must_use]
+    pub fn shape(&self) -> &[Expr] {
+        &self.shape
+    }
+
+    /// The number of output elements.
+    #[must_use]
+    pub fn numel(&self) -> Expr {
+        self.numel
+    }
+
+    /// Conditions free of loop indices: when one is false, every element is masked out.
+    #[must_use]
+    pub fn prelude(&self) -> &[Cond] {
+        &self.prelude
+    }
+
+    /// The loops, outermost first.
+    #[must_use]
+    pub fn loops(&self) -> &[Loop] {
+        &self.loops
+    }
+
+    /// One access per input, read in the innermost loop.
+    #[must_use]
+    pub fn accesses(&self) -> &[Access] {
+        &self.accesses
+    }
+
+    /// Every check, numbered from 1 in this order by the rendered guard function.
+    #[must_use]
+    pub fn checks(&self) -> &[Check] {
+        &self.checks
+    }
+}
+
+impl fmt::Display for Plan {
+    /// One line per check, loop and access, indented by nesting.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            PlanKind::Materialize => "materialize",
+            PlanKind::Elementwise => "elementwise",
+        };
+        writeln!(f, "plan {kind} {}", list(&self.shape))?;
+        for (k, c) in self.checks.iter().enumerate() {
+            writeln!(f, "check {}: {}", k + 1, c.text)?;
+        }
+        for c in &self.prelude {
+            writeln!(f, "if {c}")?;
+        }
+        let mut indent = String::new();
+        for l in &self.loops {
+            write!(f, "{indent}for {} in {}..{}", l.index, l.lo, l.hi)?;
+            if !l.is_full() {
+                write!(f, " of 0..{}", l.extent)?;
+            }
+            writeln!(f, " (dst stride {})", l.dst_stride)?;
+            indent.push_str("  ");
+            for c in &l.predicates {
+                writeln!(f, "{indent}if {c}")?;
+            }
+        }
+        for (k, a) in self.accesses.iter().enumerate() {
+            write!(f, "{indent}read {k} at {}", a.offset)?;
+            if a.valid.as_bool() != Some(true) {
+                write!(f, " if {}", a.valid)?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+fn list(xs: &[Expr]) -> String {
+    let parts: Vec<String> = xs.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The guards of `stack` as checks, in the order `ViewStack::guards` gives them.
+fn guard_checks(stack: &ViewStack) -> Vec<Check> {
+    stack
+        .guards()
+        .iter()
+        .map(|g| Check {
+            kind: CheckKind::Guard { cond: g.cond() },
+            text: g.to_string(),
+        })
+        .collect()
+}
+
+/// One range check per declared symbol, then one check per assumption.
+fn scope_checks(cx: &Scope) -> Vec<Check> {
+    let mut res = Vec::new();
+    for &s in cx.symbols() {
+        let Some(spec) = s.symbol_spec() else {
+            continue;
+        };
+        res.push(Check {
+            kind: CheckKind::Range {
+                symbol: s,
+                lo: spec.lower(),
+                hi: spec.upper(),
+                divisor: spec.divisor(),
+            },
+            text: format!("{s} in {}", spec.range_text()),
+        });
+    }
+    for &a in cx.assumptions() {
+        res.push(Check {
+            kind: CheckKind::Assumption { cond: a },
+            text: format!("assume {a}"),
+        });
+    }
+    res
+}
+
+/// Merges adjacent axes, outermost first, where the merge is proven for every binding:
+/// every offset is affine in both indices `a` and `b` (stepping either changes it by an
+/// amount free of both), the step of `a` is provably `d_b` times the step of `b`, and no
+/// validity condition mentions either. Then `offset(a, b) = offset(0, a*d_b + b)`, so the
+/// merged index `j` replaces `b` and `a` becomes 0. Returns each loop's index symbol and
+/// extent; `offsets` and `valids` are rewritten in them.
+fn merge_axes(
+    cx: &Scope,
+    index: &[Expr],
+    shape: &[Expr],
+    offsets: &mut [Expr],
+    valids: &[Cond],
+) -> Result<Vec<(Expr, Expr)>> {
+    let mut groups: Vec<(Expr, Expr)> = Vec::new();
+    for (&b, &db) in index.iter().zip(shape) {
+        let Some(&(a, da)) = groups.last() else {
+            groups.push((b, db));
+            continue;
+        };
+        if !mergeable(cx, offsets, valids, a, b, db) {
+            groups.push((b, db));
+            continue;
+        }
+        let extent = cx.simplify(da * db).check()?;
+        let j = merge_symbol(groups.len(), extent)?;
+        let map = |s: Expr| {
+            if s == a {
+                Some(Expr::from(0))
+            } else if s == b {
+                Some(j)
+            } else {
+                None
+            }
+        };
+        for o in offsets.iter_mut() {
+            *o = cx.simplify(subst(*o, &map)).check()?;
+        }
+        if let Some(g) = groups.last_mut() {
+            *g = (j, extent);
+        }
+    }
+    Ok(groups)
+}
+
+fn mergeable(cx: &Scope, offsets: &[Expr], valids: &[Cond], a: Expr, b: Expr, db: Expr) -> bool {
+    let free = |e: Expr| {
+        let syms = e.symbols();
+        !syms.contains(&a) && !syms.contains(&b) && e.check().is_ok()
+    };
+    let step = |o: Expr, s: Expr| {
+        let moved = subst(o, &|x| (x == s).then_some(s + 1));
+        cx.simplify(moved - o)
+    };
+    valids.iter().all(|v| {
+        let syms = v.symbols();
+        !syms.contains(&a) && !syms.contains(&b)
+    }) && offsets.iter().all(|&o| {
+        let (sa, sb) = (step(o, a), step(o, b));
+        free(sa) && free(sb) && cx.prove_eq(sa, sb * db).is_true()
+    })
+}
+
+/// The symbol of a merged axis: `__m{k}` over `0..extent`.
+fn merge_symbol(k: usize, extent: Expr) -> Result<Expr> {
+    let spec = SymbolSpec::new(&format!("__m{k}")).below(extent);
+    Ok(spec
+        .build()
+        .or_else(|_| SymbolSpec::new(&format!("__m{k}")).below(1).build())?)
+}
+
+/// The index of loop `k`, declared `lo..=hi - 1` (or `lo..=lo` when that range is
+/// provably empty, so the symbol can still be built; the loop never runs then).
+fn loop_symbol(k: usize, lo: Expr, hi: Expr) -> Result<Expr> {
+    let name = format!("i{k}");
+    match SymbolSpec::new(&name).range(lo, hi - 1).build() {
+        Ok(s) => Ok(s),
+        Err(_) => Ok(SymbolSpec::new(&name).range(lo, lo).build()?),
+    }
+}
+
+enum Bound {
+    /// `index >= e`.
+    Lo(Expr),
+    /// `index < e`.
+    Hi(Expr),
+    /// `index == e`.
+    At(Expr),
+}
+
+/// `Some((k, bound))` when `atom` bounds the loop symbol `syms[k]` alone: `±i + r`
+/// compared with 0, `r` free of every loop symbol.
+fn box_bound(atom: Cond, syms: &[Expr]) -> Option<(usize, Bound)> {
+    let CondKind::Compare(d, op) = atom.kind() else {
+        return None;
+    };
+    let used = d.symbols();
+    let mut found = syms.iter().enumerate().filter(|(_, s)| used.contains(s));
+    let (k, &s) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let c = d.coefficient_of(s);
+    let sign: i64 = if c == 1.into() {
+        1
+    } else if c == (-1).into() {
+        -1
+    } else {
+        return None;
+    };
+    let r = d - s * sign;
+    if r.symbols().iter().any(|x| syms.contains(x)) {
+        return None;
+    }
+    // `sign*i + r OP 0`.
+    let bound = match (op, sign) {
+        (CmpOp::Le, 1) => Bound::Hi(1 - r),
+        (CmpOp::Le, _) => Bound::Lo(r),
+        (CmpOp::Eq, 1) => Bound::At(-r),
+        (CmpOp::Eq, _) => Bound::At(r),
+        _ => return None,
+    };
+    Some((k, bound))
+}

@@ -1,0 +1,312 @@
+//! The emitted C, compiled with `cc -std=c99 -O2 -Wall -Werror`, against
+//! `symshape_kernels::materialize` element by element, for random stacks and bindings.
+
+use proptest::prelude::*;
+use symshape::{Bindings, Expr, Scope};
+use symshape_codegen::{render_c, CConfig, Plan};
+use symshape_kernels::{materialize, Input};
+use symshape_view::{IndexItem, Op, View, ViewStack};
+
+use crate::harness::{compile, have_cc, Record};
+
+/// The symbols every case declares, in order, with their ranges.
+const SYMS: &[(&str, i64, i64)] = &[("n", 1, 5), ("m", 1, 4), ("p", 0, 3)];
+
+pub fn scope() -> Scope {
+    let mut cx = Scope::new();
+    for (name, lo, hi) in SYMS {
+        cx.declare_str(&format!("{name} {lo}..={hi}"))
+            .expect("a valid declaration");
+    }
+    cx
+}
+
+fn sym(cx: &Scope, name: &str) -> Expr {
+    cx.symbol(name).expect("declared")
+}
+
+/// The bottom view of case `base`: symbolic, concrete, and concrete with negative strides.
+fn base_view(cx: &Scope, base: u8) -> View {
+    let (n, m) = (sym(cx, "n"), sym(cx, "m"));
+    let v = match base % 5 {
+        0 => View::row_major(cx, &[n, m]),
+        1 => View::contiguous(&[4, 6]),
+        2 => View::row_major(cx, &[n, Expr::from(3), m]),
+        3 => View::create(
+            cx,
+            &[3.into(), 4.into()],
+            Some(&[Expr::from(-4), Expr::from(1)]),
+            Expr::from(8),
+            None,
+        ),
+        _ => View::row_major(cx, &[Expr::from(2), n]),
+    };
+    v.expect("a valid base view")
+}
+
+/// Op `kind` with arguments `a`, `b` for a stack of shape `shape`.
+fn op(cx: &Scope, shape: &[Expr], kind: u8, a: u8, b: u8) -> Op {
+    let r = shape.len().max(1);
+    let ax = usize::from(a) % r;
+    let (zero, p) = (Expr::from(0), sym(cx, "p"));
+    let full = |f: &dyn Fn(usize, Expr) -> (Expr, Expr)| -> Vec<(Expr, Expr)> {
+        shape
+            .iter()
+            .enumerate()
+            .map(|(k, &d)| if k == ax { f(k, d) } else { (zero, d) })
+            .collect()
+    };
+    match kind % 10 {
+        0 => Op::Transpose(ax, usize::from(b) % r),
+        1 => Op::Flip(vec![ax]),
+        2 => {
+            let pads = shape
+                .iter()
+                .enumerate()
+                .map(|(k, _)| {
+                    if k != ax {
+                        (zero, zero)
+                    } else if b % 5 == 4 {
+                        (p, Expr::from(1))
+                    } else {
+                        (
+                            Expr::from(i64::from(b % 3)),
+                            Expr::from(i64::from(b / 3 % 3)),
+                        )
+                    }
+                })
+                .collect();
+            Op::Pad(pads)
+        }
+        3 => Op::Shrink(full(&|_, d| {
+            if b % 2 == 0 {
+                (Expr::from(1), d)
+            } else {
+                (zero, d - 1)
+            }
+        })),
+        4 => Op::Reshape(vec![shape.iter().copied().product()]),
+        5 => Op::Flatten {
+            start: 0,
+            end: usize::from(b) % r,
+        },
+        6 => {
+            let mut to = vec![Expr::from(2)];
+            to.extend_from_slice(shape);
+            Op::BroadcastTo(to)
+        }
+        7 => {
+            let step = [2, -1, -2, 3][usize::from(b) % 4];
+            let mut items = vec![IndexItem::FULL; ax];
+            items.push(IndexItem::Slice {
+                start: None,
+                stop: None,
+                step: Some(Expr::from(step)),
+            });
+            Op::Index(items)
+        }
+        8 => Op::Unfold {
+            axis: ax,
+            size: Expr::from(2),
+            step: Expr::from(1 + i64::from(b % 2)),
+        },
+        _ => Op::Shrink(full(&|_, _| (zero, p + 1))),
+    }
+}
+
+/// The stack of a case; ops that fail on the current stack are skipped.
+pub fn build(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
+    let mut s = ViewStack::new(base_view(cx, base));
+    for &(kind, a, b) in ops {
+        let o = op(cx, s.shape(), kind, a, b);
+        if let Ok(next) = s.apply(cx, &o) {
+            if next.ndim() <= 5 {
+                s = next;
+            }
+        }
+    }
+    s
+}
+
+/// A small deterministic generator for bindings and buffers.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = u64::try_from(hi - lo + 1).expect("a non-empty range");
+        lo + i64::try_from(self.next() % span).expect("small")
+    }
+}
+
+/// What the Rust side expects for one binding: the guard number (0 when the stack binds)
+/// and the materialized values.
+struct Expected {
+    guard: Option<String>,
+    values: Vec<i64>,
+}
+
+/// Checks the emitted C of `stack` against the kernels for `bindings` random bindings.
+pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
+    if !have_cc() {
+        return;
+    }
+    let plan = Plan::materialize(cx, stack).expect("a plan");
+    let unit = render_c(cx, &plan, &CConfig::new("shapetrace")).expect("C source");
+    let compiled = compile(&unit).unwrap_or_else(|e| panic!("{e}\n{plan}"));
+    let mut rng = Lcg(seed);
+    let mut records = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..bindings {
+        let syms: Vec<i64> = cx
+            .symbols()
+            .iter()
+            .map(|s| {
+                let spec = s.symbol_spec().expect("a symbol");
+                let lo = spec
+                    .lower()
+                    .and_then(Expr::as_i64)
+                    .expect("a constant bound");
+                let hi = spec
+                    .upper()
+                    .and_then(Expr::as_i64)
+                    .expect("a constant bound");
+                rng.range(lo, hi.min(lo + 5))
+            })
+            .collect();
+        let mut b = Bindings::new();
+        for (&s, &v) in cx.symbols().iter().zip(&syms) {
+            b.set(s, v).expect("in range");
+        }
+        let pad = rng.range(-1000, -1);
+        let (src, exp, dst_len) = match stack.bind(cx, &b) {
+            Ok(bound) => {
+                let len = match bound.levels()[0].extent() {
+                    Some((lo, _)) if lo < 0 => continue,
+                    Some((_, hi)) => usize::try_from(hi + 1).expect("small"),
+                    None => 0,
+                };
+                let src: Vec<i64> = (0..len).map(|_| rng.range(0, 999)).collect();
+                let values = materialize(Input::new(&src, &bound).pad(pad))
+                    .expect("the kernels materialize")
+                    .values;
+                let n = values.len();
+                let e = Expected {
+                    guard: None,
+                    values,
+                };
+                (src, e, n)
+            }
+            Err(symshape_view::Error::Guard { guard, .. }) => {
+                let e = Expected {
+                    guard: Some(guard),
+                    values: Vec::new(),
+                };
+                (Vec::new(), e, 0)
+            }
+            Err(e) => panic!("binding {syms:?} fails outside the guards: {e}\n{plan}"),
+        };
+        records.push(Record {
+            syms,
+            src,
+            pad,
+            dst_len,
+        });
+        expected.push(exp);
+    }
+    let got = compiled.run(&records);
+    if std::env::var("CODEGEN_STATS").is_ok() {
+        let fails = expected.iter().filter(|e| e.guard.is_some()).count();
+        eprintln!(
+            "views {} guards {} loops {} records {} guard-fails {fails} numel {}",
+            stack.views().len(),
+            stack.guards().len(),
+            plan.loops().len(),
+            records.len(),
+            plan.numel()
+        );
+    }
+    assert_eq!(got.len(), records.len(), "one result per record");
+    for ((rec, exp), (g, values)) in records.iter().zip(&expected).zip(&got) {
+        match &exp.guard {
+            None => {
+                assert_eq!(
+                    *g, 0,
+                    "syms {:?}: C guard {g} fails\n{plan}\n{unit}",
+                    rec.syms
+                );
+                assert_eq!(
+                    values, &exp.values,
+                    "syms {:?} pad {}: C differs from the kernels\n{plan}\n{unit}",
+                    rec.syms, rec.pad
+                );
+            }
+            Some(text) => {
+                assert!(
+                    *g > 0,
+                    "syms {:?}: guard `{text}` fails in Rust, not in C\n{unit}",
+                    rec.syms
+                );
+                let check = &plan.checks()[usize::try_from(*g - 1).expect("positive")];
+                assert!(
+                    check.text.contains(text.as_str()),
+                    "syms {:?}: Rust fails `{text}`, C check {g} `{}`",
+                    rec.syms,
+                    check.text
+                );
+            }
+        }
+    }
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn emitted_c_equals_the_kernels(
+        base in 0u8..5,
+        ops in prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..6),
+        seed in any::<u64>(),
+    ) {
+        let cx = scope();
+        let stack = build(&cx, base, &ops);
+        check_stack(&cx, &stack, seed, 12);
+    }
+}
+
+#[test]
+fn out_of_range_symbols_fail_their_range_check() {
+    if !have_cc() {
+        return;
+    }
+    let cx = scope();
+    let stack = build(&cx, 0, &[(9, 0, 0)]);
+    let plan = Plan::materialize(&cx, &stack).expect("a plan");
+    let unit = render_c(&cx, &plan, &CConfig::new("shapetrace")).expect("C source");
+    let compiled = compile(&unit).expect("compiles");
+    let guards = stack.guards().len();
+    let rec = |syms: Vec<i64>| Record {
+        syms,
+        src: Vec::new(),
+        pad: 0,
+        dst_len: 0,
+    };
+    let got = compiled.run(&[rec(vec![6, 1, 0]), rec(vec![5, 9, 0]), rec(vec![5, 1, 4])]);
+    let numbers: Vec<i64> = got.iter().map(|r| r.0).collect();
+    let first = i64::try_from(guards).expect("small") + 1;
+    assert_eq!(numbers, [first, first + 1, first + 2]);
+}

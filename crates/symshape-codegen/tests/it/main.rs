@@ -1,0 +1,7 @@
+//! Integration tests of symshape-codegen: emitted C compiled and run against the kernels,
+//! and snapshots of plans and sources.
+
+mod compiled;
+mod elementwise;
+mod harness;
+mod snapshots;
