@@ -18,7 +18,7 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use symshape::Expr;
 
@@ -43,8 +43,9 @@ pub struct View {
 enum Repr {
     /// Invariant 2: the exact engine's form, with its fields as expressions once asked for.
     Concrete(ConcreteView, OnceLock<Box<Fields>>),
-    /// A symbolic field or a pending guard.
-    Symbolic(Box<Fields>, Vec<Guard>),
+    /// A symbolic field or a pending guard; shared, so that a stack of many views is
+    /// cloned (by every op, which returns a new stack) for the price of its length.
+    Symbolic(Arc<Fields>, Arc<[Guard]>),
 }
 
 /// The fields of a view as expressions.
@@ -173,7 +174,7 @@ impl View {
             }
         }
         View {
-            repr: Repr::Symbolic(Box::new(f), guards),
+            repr: Repr::Symbolic(Arc::new(f), guards.into()),
         }
     }
 
@@ -196,7 +197,7 @@ impl View {
                     .map_or_else(|| Fields::of_concrete(&c), |b| *b),
                 Vec::new(),
             ),
-            Repr::Symbolic(f, g) => (*f, g),
+            Repr::Symbolic(f, g) => (Arc::unwrap_or_clone(f), g.to_vec()),
         }
     }
 
