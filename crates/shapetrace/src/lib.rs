@@ -48,6 +48,38 @@ impl std::fmt::Display for Output {
     }
 }
 
+/// The text of a script read as bytes: UTF-8, with a leading byte-order mark removed.
+///
+/// # Errors
+/// A [`ScriptError`] naming the first line that is not valid UTF-8 and the byte where it
+/// stops being so.
+pub fn script_text(bytes: Vec<u8>) -> Result<String, ScriptError> {
+    match String::from_utf8(bytes) {
+        Ok(mut s) => {
+            if s.starts_with('\u{feff}') {
+                s.drain(..'\u{feff}'.len_utf8());
+            }
+            Ok(s)
+        }
+        Err(e) => {
+            let good = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = 1 + bytes[..good].iter().filter(|&&b| b == b'\n').count();
+            let line_start = bytes[..good]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            Err(ScriptError {
+                line,
+                message: format!(
+                    "byte {} of the line is not valid UTF-8; save the script as UTF-8",
+                    good - line_start + 1
+                ),
+            })
+        }
+    }
+}
+
 /// Runs `script` in a new session.
 #[must_use]
 pub fn run(script: &str) -> Output {

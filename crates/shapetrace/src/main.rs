@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     let script = match read_script(&path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read `{path}`: {e}");
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
@@ -56,12 +56,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn read_script(path: &str) -> std::io::Result<String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
-        Ok(s)
+/// The script's text; bytes that are not UTF-8 are an error naming their line.
+fn read_script(path: &str) -> Result<String, String> {
+    let bytes = if path == "-" {
+        let mut b = Vec::new();
+        std::io::stdin().read_to_end(&mut b).map(|_| b)
     } else {
-        std::fs::read_to_string(path)
+        std::fs::read(path)
     }
+    .map_err(|e| format!("error: cannot read `{path}`: {e}"))?;
+    shapetrace::script_text(bytes).map_err(|e| e.to_string())
 }

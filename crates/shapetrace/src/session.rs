@@ -28,6 +28,10 @@ pub struct Session {
     scope: Scope,
     bindings: Bindings,
     stack: Option<ViewStack>,
+    /// The line being executed, and the address of its first byte: statement parts are
+    /// slices of it, so an error inside one can name its column in the line.
+    line: String,
+    line_at: usize,
 }
 
 /// Timed runs of a `bench` statement; the median is reported.
@@ -45,6 +49,7 @@ impl Session {
     /// Runs every line of `script`, handing each printed line to `out` as soon as it is
     /// produced, and stops at the first failing statement.
     pub fn run(&mut self, script: &str, out: &mut dyn FnMut(&str)) -> Result<(), ScriptError> {
+        let script = script.strip_prefix('\u{feff}').unwrap_or(script);
         for (k, line) in script.lines().enumerate() {
             let lines = self.exec(line).map_err(|message| ScriptError {
                 line: k + 1,
@@ -57,8 +62,16 @@ impl Session {
         Ok(())
     }
 
-    /// Executes one line and returns what it prints.
+    /// Executes one line and returns what it prints. Control characters in an error
+    /// message are escaped (`\u{0}`), so that a message prints as one visible line.
     pub fn exec(&mut self, line: &str) -> StmtResult {
+        self.line.clear();
+        self.line.push_str(line);
+        self.line_at = line.as_ptr() as usize;
+        self.exec_line(line).map_err(|m| escape_controls(&m))
+    }
+
+    fn exec_line(&mut self, line: &str) -> StmtResult {
         let stmt = strip_comment(line);
         if stmt.is_empty() {
             return Ok(Vec::new());
@@ -102,13 +115,17 @@ impl Session {
 
     fn sym(&mut self, rest: &str) -> StmtResult {
         need(rest, "sym", "a name and a range, e.g. `sym n 1..=4096`")?;
-        self.scope.declare_str(rest).map_err(err)?;
+        self.scope
+            .declare_str(rest)
+            .map_err(|e| self.located(rest, e))?;
         Ok(Vec::new())
     }
 
     fn assume(&mut self, rest: &str) -> StmtResult {
         need(rest, "assume", "a condition, e.g. `assume n % 8 == 0`")?;
-        self.scope.assume_str(rest).map_err(err)?;
+        self.scope
+            .assume_str(rest)
+            .map_err(|e| self.located(rest, e))?;
         // A fact added after values were bound must hold for them too.
         self.scope.check(&self.bindings).map_err(err)?;
         Ok(Vec::new())
@@ -120,7 +137,7 @@ impl Session {
             Ok(e) => self.scope.simplify(e).to_string(),
             Err(expr_err) => match self.scope.parse_cond(rest) {
                 Ok(c) => self.scope.simplify_cond(c).to_string(),
-                Err(_) => return Err(err(expr_err)),
+                Err(_) => return Err(self.located(rest, expr_err)),
             },
         };
         Ok(vec![text])
@@ -128,7 +145,10 @@ impl Session {
 
     fn prove(&mut self, rest: &str) -> StmtResult {
         need(rest, "prove", "a comparison, e.g. `prove n <= m`")?;
-        let c = self.scope.parse_cond(rest).map_err(err)?;
+        let c = self
+            .scope
+            .parse_cond(rest)
+            .map_err(|e| self.located(rest, e))?;
         let proof = self.scope.prove_cond(c);
         let word = match proof.as_bool() {
             Some(true) => "true",
@@ -140,7 +160,10 @@ impl Session {
 
     fn range(&mut self, rest: &str) -> StmtResult {
         need(rest, "range", "an expression")?;
-        let e = self.scope.parse_expr(rest).map_err(err)?;
+        let e = self
+            .scope
+            .parse_expr(rest)
+            .map_err(|e| self.located(rest, e))?;
         Ok(vec![self.scope.range(e).to_string()])
     }
 
@@ -165,7 +188,10 @@ impl Session {
 
     fn solve(&mut self, rest: &str) -> StmtResult {
         need(rest, "solve", "an equation, e.g. `solve 2*n + 1 == 9`")?;
-        let (sym, value) = self.scope.solve_str(rest, &self.bindings).map_err(err)?;
+        let (sym, value) = self
+            .scope
+            .solve_str(rest, &self.bindings)
+            .map_err(|e| self.located(rest, e))?;
         let mut next = self.bindings.clone();
         next.set(sym, value).map_err(err)?;
         self.scope.check(&next).map_err(err)?;
@@ -184,7 +210,7 @@ impl Session {
                     .eval_cond(c, &self.bindings)
                     .map_err(err)?
                     .to_string(),
-                Err(_) => return Err(err(expr_err)),
+                Err(_) => return Err(self.located(rest, expr_err)),
             },
         };
         Ok(vec![text])
@@ -401,7 +427,22 @@ impl Session {
     fn expr(&self, text: &str) -> Result<Expr, String> {
         self.scope
             .parse_expr(text)
-            .map_err(|e| format!("in `{text}`: {e}"))
+            .map_err(|e| self.located(text, e))
+    }
+
+    /// `e` as a message; a parse error names its column in the line (not in `text`, the
+    /// part of the line that was parsed) and quotes `text`.
+    fn located(&self, text: &str, e: symshape::Error) -> String {
+        match e {
+            symshape::Error::Parse { column, message } => {
+                let before = (text.as_ptr() as usize)
+                    .checked_sub(self.line_at)
+                    .and_then(|at| self.line.get(..at))
+                    .map_or(0, |s| s.chars().count());
+                format!("parse: column {}: {message} (in `{text}`)", before + column)
+            }
+            e => e.to_string(),
+        }
     }
 
     fn exprs(&self, text: &str) -> Result<Vec<Expr>, String> {
@@ -441,6 +482,23 @@ fn need(rest: &str, stmt: &str, what: &str) -> Result<(), String> {
     } else {
         Ok(())
     }
+}
+
+/// `message` with every control character but the tab written as an escape (`\u{0}`).
+fn escape_controls(message: &str) -> String {
+    if !message.contains(|c: char| c.is_control() && c != '\t') {
+        return message.to_owned();
+    }
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn err(e: impl std::fmt::Display) -> String {

@@ -34,19 +34,31 @@ impl View {
         for g in self.guards() {
             g.check(b)?;
         }
-        let ev = |e: Expr| e.eval(b).map_err(Error::from);
-        let shape: Vec<i64> = self.shape().iter().map(|&e| ev(e)).collect::<Result<_>>()?;
-        let strides: Vec<i64> = self
-            .strides()
-            .iter()
-            .map(|&e| ev(e))
+        // A field whose value leaves i64 is named, with the values that made it so.
+        let ev = |what: &dyn Fn() -> String, e: Expr| {
+            e.eval(b).map_err(|err| match err {
+                symshape::Error::Overflow { expr, .. } => crate::error::overflow(
+                    "bind",
+                    format!("the {} (`{expr}`) exceeds i64 with the values bound; bind smaller values", what()),
+                ),
+                err => Error::from(err),
+            })
+        };
+        let shape: Vec<i64> = (self.shape().iter().enumerate())
+            .map(|(k, &e)| ev(&|| format!("size of axis {k}"), e))
             .collect::<Result<_>>()?;
-        let offset = ev(self.offset())?;
+        let strides: Vec<i64> = (self.strides().iter().enumerate())
+            .map(|(k, &e)| ev(&|| format!("stride of axis {k}"), e))
+            .collect::<Result<_>>()?;
+        let offset = ev(&|| "offset".to_owned(), self.offset())?;
         let mask = match self.mask() {
             None => None,
             Some(m) => Some(
-                m.iter()
-                    .map(|&(lo, hi)| Ok((ev(lo)?, ev(hi)?)))
+                (m.iter().enumerate())
+                    .map(|(k, &(lo, hi))| {
+                        let end = |side: &'static str| move || format!("mask {side} of axis {k}");
+                        Ok((ev(&end("start"), lo)?, ev(&end("end"), hi)?))
+                    })
                     .collect::<Result<Vec<_>>>()?,
             ),
         };
@@ -119,11 +131,15 @@ pub fn infer(cx: &Scope, shape: &[Expr], concrete: &[i64], b: &mut Bindings) -> 
         let mut progress = false;
         for (axis, (&e, &c)) in shape.iter().zip(concrete).enumerate() {
             let s = cx.substitute(e, b);
-            if let [_] = s.symbols().as_slice() {
-                let (sym, v) = cx.solve(s.equals(c), b).map_err(|err| {
+            if let [unknown] = s.symbols().as_slice() {
+                let (sym, v) = cx.solve(s.equals(c), b).map_err(|_| {
                     invalid(
                         OP,
-                        format!("axis {axis}: {e} == {c} has no solution: {err} (shape {} against {concrete:?})", fmt_list(shape)),
+                        format!(
+                            "axis {axis} has size {e}, which is never {c} for {unknown} in {}: shape {} cannot take the sizes {concrete:?}",
+                            cx.range(*unknown),
+                            fmt_list(shape)
+                        ),
                     )
                 })?;
                 b.set(sym, v)?;

@@ -234,6 +234,27 @@ impl fmt::Debug for Cond {
     }
 }
 
+/// Longest expression text an error message quotes whole.
+const MAX_QUOTED_CHARS: usize = 100;
+
+/// The text of `id` for an error message: whole when short, otherwise its start and end
+/// around ` ... ` with the full length named.
+pub(crate) fn short_text(id: Id) -> String {
+    abbreviate(&id_text(id))
+}
+
+/// `text` when at most [`MAX_QUOTED_CHARS`] characters long, otherwise its first 60 and
+/// last 30 characters around ` ... `, followed by the full length.
+pub(crate) fn abbreviate(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= MAX_QUOTED_CHARS {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(60).collect();
+    let tail: String = text.chars().skip(n - 30).collect();
+    format!("{head} ... {tail} ({n} characters)")
+}
+
 pub(crate) fn id_text(id: Id) -> String {
     let mut s = String::new();
     write_int(&mut s, id, 0);

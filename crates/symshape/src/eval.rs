@@ -9,7 +9,7 @@ use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::build::Poly;
-use crate::display::{id_text, write_term};
+use crate::display::{short_text, write_term};
 use crate::expr::{check_id, describe_range, spec_of, Cond, Expr};
 use crate::node::{node, CmpKind, Id, Node};
 use crate::rebuild::Rebuild;
@@ -247,7 +247,7 @@ impl<'a> BigEval<'a> {
                 if y.is_zero() {
                     return Err(Error::DivisionByZero {
                         op: "eval",
-                        expr: id_text(id),
+                        expr: short_text(id),
                     });
                 }
                 match node(id) {
@@ -284,7 +284,7 @@ struct Eval<'a> {
 fn overflow(id: Id) -> Error {
     Error::Overflow {
         op: "eval",
-        expr: id_text(id),
+        expr: short_text(id),
     }
 }
 
@@ -366,7 +366,7 @@ impl Eval<'_> {
                 if y == 0 {
                     return Err(Error::DivisionByZero {
                         op: "eval",
-                        expr: id_text(id),
+                        expr: short_text(id),
                     });
                 }
                 let r = match node(id) {
@@ -451,7 +451,7 @@ fn eval_cond(ev: &mut impl IntEval, id: Id) -> Result<bool, Error> {
         _ => Err(Error::Kind {
             op: "eval",
             expected: "a condition",
-            found: id_text(id),
+            found: short_text(id),
         }),
     }
 }

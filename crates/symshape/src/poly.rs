@@ -116,7 +116,7 @@ pub(crate) fn mk(n: Node) -> Id {
     let id = intern(n);
     if info(id).depth > MAX_DEPTH {
         return invalid(format!(
-            "limit: expression nests deeper than {MAX_DEPTH} levels"
+            "limit: expression nests deeper than {MAX_DEPTH} levels, counting the bounds of its symbols (a symbol bounded by another holds that one's bounds too)"
         ));
     }
     id

@@ -5,7 +5,7 @@ use hashbrown::HashMap;
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
-use crate::display::id_text;
+use crate::display::{id_text, short_text};
 use crate::eval::{ceil_div_i64, check_with, floor_div_i64, floor_mod_i64, violated, Bindings};
 use crate::expr::{check_id, describe_range, spec_of, Cond, Expr, SymbolSpec};
 use crate::node::{info, node, CmpKind, Id, Node};
@@ -166,7 +166,7 @@ impl Compiler {
     fn big(&self, v: &BigInt, id: Id) -> Result<i64, Error> {
         v.to_i64().ok_or_else(|| Error::Overflow {
             op: "compile",
-            expr: id_text(id),
+            expr: short_text(id),
         })
     }
 
