@@ -93,8 +93,8 @@ pub fn run(script: &str) -> Output {
 /// Every statement keyword the runner knows, in the order `--help` lists them.
 pub const STATEMENTS: &[&str] = &[
     "sym", "assume", "simplify", "prove", "range", "bind", "solve", "eval", "view", "reshape",
-    "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal", "show", "offsets",
-    "plan", "values", "bench", "emit",
+    "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal", "lower", "guards",
+    "infer", "show", "offsets", "plan", "values", "bench", "emit",
 ];
 
 /// The text printed by `shapetrace --help`.

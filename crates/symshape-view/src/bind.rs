@@ -39,7 +39,10 @@ impl View {
             e.eval(b).map_err(|err| match err {
                 symshape::Error::Overflow { expr, .. } => crate::error::overflow(
                     "bind",
-                    format!("the {} (`{expr}`) exceeds i64 with the values bound; bind smaller values", what()),
+                    format!(
+                        "the {} (`{expr}`) exceeds i64 with the values bound; bind smaller values",
+                        what()
+                    ),
                 ),
                 err => Error::from(err),
             })

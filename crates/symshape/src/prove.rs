@@ -71,6 +71,27 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
             }
         }
     }
+    // A monomial with one possible value is that value everywhere: substituting it keeps
+    // the integer content of the others (`2*n + 3*m == 12` with `n == 1` is `3*m == 10`,
+    // refuted by rounding), which eliminating it first would lose.
+    let points: HashMap<Id, BigInt> = seen
+        .iter()
+        .filter_map(|&m| fx.range(m).as_point().map(|v| (m, v.clone())))
+        .collect();
+    if !points.is_empty() {
+        for p in &mut cons {
+            if p.terms.iter().any(|(m, _)| points.contains_key(m)) {
+                let mut q = Poly::constant(p.c.clone());
+                for (m, k) in &p.terms {
+                    match points.get(m) {
+                        Some(v) => q.c += k * v,
+                        None => q.terms.push((*m, k.clone())),
+                    }
+                }
+                *p = q;
+            }
+        }
+    }
     refute(cons)
 }
 
@@ -242,4 +263,3 @@ fn insert(map: &mut HashMap<Vec<(Id, BigInt)>, BigInt>, p: Poly) {
         *e = p.c;
     }
 }
-

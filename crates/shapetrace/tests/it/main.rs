@@ -3,6 +3,7 @@
 mod cli;
 mod emit;
 mod examples;
+mod hostile;
 mod kernels;
 mod symbolic;
 mod views;

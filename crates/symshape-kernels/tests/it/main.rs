@@ -5,6 +5,7 @@ mod alloc;
 mod errors;
 mod examples;
 mod gen;
+mod hostile;
 mod interop;
 #[cfg(feature = "ndarray")]
 mod nd;

@@ -23,7 +23,7 @@ fn deep_operator_nesting_becomes_invalid() {
         e = (e + x).floor_div(3 + i % 5) * x;
     }
     let err = e.check().unwrap_err().to_string();
-    insta::assert_snapshot!(err, @"limit: expression nests deeper than 200 levels");
+    insta::assert_snapshot!(err, @"limit: expression nests deeper than 200 levels, counting the bounds of its symbols (a symbol bounded by another holds that one's bounds too)");
     // Invalid expressions propagate through every operator and fallible call.
     let f = e + 1;
     assert_eq!(f.check().unwrap_err().to_string(), err);

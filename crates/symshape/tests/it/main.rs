@@ -30,6 +30,7 @@ macro_rules! text_tables_test {
 
 mod adversarial;
 mod eval;
+mod facts;
 mod fuzz;
 mod limits;
 mod parse;

@@ -1,0 +1,131 @@
+//! Facts that contradict each other are refused where they are stated, so that no proof is
+//! vacuous; a refusal is never wrong (checked against every binding of small ranges).
+
+use proptest::prelude::*;
+use symshape::{Bindings, Error, Scope};
+
+#[test]
+fn contradictions_are_refused_where_they_are_stated() {
+    let cases = [
+        ("n + m == 7", "n - m == 2"),
+        ("n <= m", "m + 1 <= n"),
+        ("n % 8 == 5", "n <= 3"),
+        ("2*n + 3*m == 12", "n == 1"),
+    ];
+    for (first, second) in cases {
+        let mut cx = Scope::new();
+        cx.declare_str("n 0..=100").expect("n");
+        cx.declare_str("m 0..=100").expect("m");
+        cx.assume_str(first).expect(first);
+        let err = cx.assume_str(second).expect_err(second);
+        assert!(
+            matches!(err, Error::Contradiction { .. }),
+            "{first}; {second}: {err}"
+        );
+        // The refused fact left the scope as it was.
+        assert_eq!(cx.assumptions().len(), 1);
+    }
+}
+
+#[test]
+fn an_empty_symbolic_range_is_refused() {
+    let mut cx = Scope::new();
+    cx.declare_str("m 0..=10").expect("m");
+    let err = cx.declare_str("n m+1..=m").expect_err("empty for every m");
+    assert_eq!(
+        err.to_string(),
+        "declare: symbol `n`: the range m + 1..=m is empty for every value of the symbols it uses"
+    );
+    // A range empty only for some values is kept: binding checks it.
+    cx.declare_str("k m-1..=2*m - 3")
+        .expect("non-empty for m >= 2");
+}
+
+#[test]
+fn repeated_assumptions_are_kept_once() {
+    let mut cx = Scope::new();
+    cx.declare_str("n 0..=100").expect("n");
+    cx.declare_str("m 0..=100").expect("m");
+    for _ in 0..10_000 {
+        cx.assume_str("n <= m + 1").expect("assume");
+    }
+    assert_eq!(cx.assumptions().len(), 1);
+}
+
+/// Every binding of `n` and `m` in `0..=6` that satisfies `facts`.
+fn models(facts: &[String]) -> Vec<(i64, i64)> {
+    let mut cx = Scope::new();
+    cx.declare_str("n 0..=6").expect("n");
+    cx.declare_str("m 0..=6").expect("m");
+    let conds: Vec<_> = facts
+        .iter()
+        .map(|f| cx.parse_cond(f).expect("fact"))
+        .collect();
+    let mut out = Vec::new();
+    for n in 0..=6 {
+        for m in 0..=6 {
+            let mut b = Bindings::new();
+            cx.bind(&mut b, "n", n).expect("n");
+            cx.bind(&mut b, "m", m).expect("m");
+            if conds.iter().all(|c| c.eval(&b) == Ok(true)) {
+                out.push((n, m));
+            }
+        }
+    }
+    out
+}
+
+fn linear_fact() -> impl Strategy<Value = String> {
+    (
+        -3i64..=3,
+        -3i64..=3,
+        -8i64..=8,
+        prop::sample::select(vec!["<=", "==", ">=", "!="]),
+    )
+        .prop_map(|(a, b, c, op)| format!("{a}*n + {b}*m {op} {c}"))
+}
+
+proptest! {
+    #[test]
+    fn a_refused_fact_really_contradicts_and_proofs_hold_on_every_model(
+        facts in prop::collection::vec(linear_fact(), 1..5),
+        goal in linear_fact(),
+    ) {
+        let mut cx = Scope::new();
+        cx.declare_str("n 0..=6").expect("n");
+        cx.declare_str("m 0..=6").expect("m");
+        let mut kept: Vec<String> = Vec::new();
+        for f in &facts {
+            match cx.assume_str(f) {
+                Ok(()) => kept.push(f.clone()),
+                Err(Error::Contradiction { .. }) => {
+                    let mut with = kept.clone();
+                    with.push(f.clone());
+                    prop_assert!(models(&with).is_empty(), "{f} refused after {kept:?}, which it does not contradict");
+                }
+                Err(e) => prop_assert!(false, "{f}: {e}"),
+            }
+        }
+        let ms = models(&kept);
+        let range_n = cx.range(cx.parse_expr("n").expect("n"));
+        if let (Some(lo), Some(hi)) = (&range_n.lo, &range_n.hi) {
+            prop_assert!(lo <= hi, "range of n is [{lo}, {hi}] under {kept:?}");
+        }
+        if ms.is_empty() {
+            // Undetected contradiction: nothing to check a proof against.
+            return Ok(());
+        }
+        let g = cx.parse_cond(&goal).expect("goal");
+        let holds: Vec<bool> = ms.iter().map(|&(n, m)| {
+            let mut b = Bindings::new();
+            cx.bind(&mut b, "n", n).expect("n");
+            cx.bind(&mut b, "m", m).expect("m");
+            g.eval(&b) == Ok(true)
+        }).collect();
+        match cx.prove_cond(g).as_bool() {
+            Some(true) => prop_assert!(holds.iter().all(|&h| h), "{goal} proven under {kept:?}"),
+            Some(false) => prop_assert!(holds.iter().all(|&h| !h), "{goal} refuted under {kept:?}"),
+            None => {}
+        }
+    }
+}
