@@ -5,6 +5,7 @@ mod emit;
 mod examples;
 mod kernels;
 mod symbolic;
+mod viewlist;
 mod views;
 mod windows;
 
