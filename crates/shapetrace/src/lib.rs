@@ -58,6 +58,17 @@ pub fn run(script: &str) -> Output {
     Output { lines, error }
 }
 
+/// Runs `script` in a new session as a transcript ([`Session::run_echo`], `--echo`):
+/// each statement as `> STATEMENT` before what it prints.
+#[must_use]
+pub fn run_echo(script: &str) -> Output {
+    let mut lines = Vec::new();
+    let error = Session::new()
+        .run_echo(script, &mut |l| lines.push(l.to_owned()))
+        .err();
+    Output { lines, error }
+}
+
 /// Every statement keyword the runner knows, in the order `--help` lists them.
 pub const STATEMENTS: &[&str] = &[
     "sym",
@@ -93,9 +104,12 @@ pub const STATEMENTS: &[&str] = &[
 ];
 
 /// The text printed by `shapetrace --help`.
-pub const HELP: &str = r##"usage: shapetrace [--json] FILE
-       shapetrace [--json] -     (read the script from standard input)
+pub const HELP: &str = r##"usage: shapetrace [--json | --echo] FILE
+       shapetrace [--json | --echo] -     (read the script from standard input)
        shapetrace --help
+
+--echo prints each statement as `> STATEMENT` before its output (comment lines as
+  they are, blank lines blank), so a script reads as a transcript
 
 --json prints one JSON object per statement instead of plain lines:
   {"line":N,"statement":"KEYWORD","output":["..."]}  or, for the failing one,

@@ -57,6 +57,28 @@ impl Session {
         Ok(())
     }
 
+    /// [`Session::run`] as a transcript: each non-blank line of the script is handed to
+    /// `out` before what it prints, a statement as `> STATEMENT` and a comment line as it
+    /// is; blank lines stay blank.
+    pub fn run_echo(&mut self, script: &str, out: &mut dyn FnMut(&str)) -> Result<(), ScriptError> {
+        for (k, line) in script.lines().enumerate() {
+            let text = line.trim();
+            if text.is_empty() || text.starts_with('#') {
+                out(text);
+            } else {
+                out(&format!("> {text}"));
+            }
+            let lines = self.exec(line).map_err(|message| ScriptError {
+                line: k + 1,
+                message,
+            })?;
+            for l in &lines {
+                out(l);
+            }
+        }
+        Ok(())
+    }
+
     /// Executes one line and returns what it prints.
     pub fn exec(&mut self, line: &str) -> StmtResult {
         let stmt = strip_comment(line);
