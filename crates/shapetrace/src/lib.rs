@@ -90,17 +90,61 @@ pub fn run(script: &str) -> Output {
     Output { lines, error }
 }
 
+/// Runs `script` in a new session as a transcript ([`Session::run_echo`], `--echo`):
+/// each statement as `> STATEMENT` before what it prints.
+#[must_use]
+pub fn run_echo(script: &str) -> Output {
+    let mut lines = Vec::new();
+    let error = Session::new()
+        .run_echo(script, &mut |l| lines.push(l.to_owned()))
+        .err();
+    Output { lines, error }
+}
+
 /// Every statement keyword the runner knows, in the order `--help` lists them.
 pub const STATEMENTS: &[&str] = &[
-    "sym", "assume", "simplify", "prove", "range", "bind", "solve", "eval", "view", "reshape",
-    "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal", "lower", "guards",
-    "infer", "show", "offsets", "plan", "values", "bench", "emit",
+    "sym",
+    "assume",
+    "simplify",
+    "prove",
+    "range",
+    "bind",
+    "solve",
+    "eval",
+    "view",
+    "reshape",
+    "expand",
+    "permute",
+    "shrink",
+    "pad",
+    "flip",
+    "slice",
+    "unfold",
+    "diagonal",
+    "tensor_split",
+    "T",
+    "mT",
+    "reinterpret",
+    "lower",
+    "guards",
+    "infer",
+    "show",
+    "offsets",
+    "flags",
+    "bytes",
+    "plan",
+    "values",
+    "bench",
+    "emit",
 ];
 
 /// The text printed by `shapetrace --help`.
-pub const HELP: &str = r##"usage: shapetrace [--json] FILE
-       shapetrace [--json] -     (read the script from standard input)
+pub const HELP: &str = r##"usage: shapetrace [--json | --echo] FILE
+       shapetrace [--json | --echo] -     (read the script from standard input)
        shapetrace --help
+
+--echo prints each statement as `> STATEMENT` before its output (comment lines as
+  they are, blank lines blank), so a script reads as a transcript
 
 --json prints one JSON object per statement instead of plain lines:
   {"line":N,"statement":"KEYWORD","output":["..."]}  or, for the failing one,
@@ -126,6 +170,9 @@ views (statements act on the current view stack)
   view [SHAPE] [strides [S..]] [offset E] [mask [(b, e), ..]]
                                      start a new stack with one view; strides default
                                      to row-major, offset to 0
+  view [SHAPE] byte_strides [B..] byte_offset N itemsize K
+                                     start a new stack from NumPy's byte strides and
+                                     byte offset; each must be a multiple of K
   reshape [SHAPE]                    reshape; stacks a view when one view cannot express it
   expand [SHAPE]                     broadcast size-1 axes (stride 0)
   permute [AXES]                     reorder axes: new axis i is old axis AXES[i]
@@ -139,6 +186,15 @@ views (statements act on the current view stack)
                                      the window axis is appended last
   diagonal [A, B] [offset K]         the diagonal of axes A and B shifted by K (above
                                      the main diagonal when K > 0), appended last
+  tensor_split AXIS sections N PIECE keep piece PIECE of PyTorch's tensor_split of AXIS
+                                     into N pieces (the first dim % N one longer)
+  tensor_split AXIS at [I, ..] PIECE keep piece PIECE of tensor_split at the indices
+                                     (piece k is the slice I[k-1]:I[k])
+  T                                  reverse all axes
+  mT                                 swap the last two axes (also PyTorch's mH, adjoint)
+  reinterpret FROM TO                PyTorch's view(dtype): FROM-byte elements read as
+                                     TO-byte ones; offsets are then in TO-byte elements
+                                     (a one-view stack without a mask)
   show                               print each view of the stack, bottom first:
                                      view shape=[..] strides=[..] offset=E mask=..
   offsets                            print `offsets [SHAPE]:` and the buffer offset of
@@ -148,6 +204,10 @@ views (statements act on the current view stack)
                                      expressions in loop indices i0, i1, ...
   guards                             print the pending guards, one a line, or
                                      `guards: none`
+  flags                              print NumPy's `flags: c_contiguous=B f_contiguous=B`
+  bytes ITEMSIZE                     print `bytes shape=[..] strides=[..] offset=N` in
+                                     bytes (flags and bytes: a one-view stack without a
+                                     mask, every symbol bound)
   infer [INTS]                       solve the current shape against a concrete one,
                                      bind the symbols and print them (`n = 7, m = 5`)
 

@@ -9,13 +9,14 @@ use shapetrace::{run_json, Session, HELP};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (json, path) = match args.as_slice() {
+    let (json, echo, path) = match args.as_slice() {
         [flag] if flag == "--help" || flag == "-h" => {
             print!("{HELP}");
             return ExitCode::SUCCESS;
         }
-        [flag, path] if flag == "--json" => (true, path.clone()),
-        [path] if !path.starts_with("--") => (false, path.clone()),
+        [flag, path] if flag == "--json" => (true, false, path.clone()),
+        [flag, path] if flag == "--echo" => (false, true, path.clone()),
+        [path] if !path.starts_with("--") => (false, false, path.clone()),
         _ => {
             eprint!("{HELP}");
             return ExitCode::from(2);
@@ -42,9 +43,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         };
     }
-    let res = Session::new().run(&script, &mut |line| {
+    let mut print = |line: &str| {
         write_failed |= writeln!(out, "{line}").is_err();
-    });
+    };
+    let mut session = Session::new();
+    let res = if echo {
+        session.run_echo(&script, &mut print)
+    } else {
+        session.run(&script, &mut print)
+    };
     let _ = out.flush();
     match res {
         Ok(()) if !write_failed => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 
 use symshape::{Bindings, Expr, Scope};
 use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
-use symshape_view::{infer, parse_index_in, Op, View, ViewStack, MAX_OFFSETS};
+use symshape_view::{infer, parse_index_in, ConcreteView, Op, View, ViewStack, MAX_OFFSETS};
 
 use crate::bench::{bench_materialize_f32, counting_buffer};
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
@@ -49,8 +49,32 @@ impl Session {
     /// Runs every line of `script`, handing each printed line to `out` as soon as it is
     /// produced, and stops at the first failing statement.
     pub fn run(&mut self, script: &str, out: &mut dyn FnMut(&str)) -> Result<(), ScriptError> {
+        self.run_lines(script, out, false)
+    }
+
+    /// [`Session::run`] as a transcript: each non-blank line of the script is handed to
+    /// `out` before what it prints, a statement as `> STATEMENT` and a comment line as it
+    /// is; blank lines stay blank.
+    pub fn run_echo(&mut self, script: &str, out: &mut dyn FnMut(&str)) -> Result<(), ScriptError> {
+        self.run_lines(script, out, true)
+    }
+
+    fn run_lines(
+        &mut self,
+        script: &str,
+        out: &mut dyn FnMut(&str),
+        echo: bool,
+    ) -> Result<(), ScriptError> {
         let script = script.strip_prefix('\u{feff}').unwrap_or(script);
         for (k, line) in script.lines().enumerate() {
+            if echo {
+                let text = line.trim();
+                if text.is_empty() || text.starts_with('#') {
+                    out(text);
+                } else {
+                    out(&format!("> {text}"));
+                }
+            }
             let lines = self.exec(line).map_err(|message| ScriptError {
                 line: k + 1,
                 message,
@@ -98,6 +122,12 @@ impl Session {
             }),
             "unfold" => self.apply(rest, "unfold", Session::unfold_op),
             "diagonal" => self.apply(rest, "diagonal", Session::diagonal_op),
+            "tensor_split" => self.apply(rest, "tensor_split", Session::tensor_split_op),
+            "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
+            "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
+            "reinterpret" => self.apply(rest, "reinterpret", |_, a| reinterpret_op(a)),
+            "flags" => self.flags(rest),
+            "bytes" => self.bytes(rest),
             "lower" => self.lower(rest),
             "guards" => self.guards(rest),
             "infer" => self.infer(rest),
@@ -229,7 +259,23 @@ fn check_bound(stack: &ViewStack, scope: &Scope, b: &Bindings) -> Result<(), Str
 impl Session {
     fn view(&mut self, rest: &str) -> StmtResult {
         need(rest, "view", "a shape, e.g. `view [2, 3, 4]`")?;
-        let (lead, opts) = clauses(rest, &["strides", "offset", "mask"])?;
+        let (lead, opts) = clauses(
+            rest,
+            &[
+                "strides",
+                "offset",
+                "mask",
+                "byte_strides",
+                "byte_offset",
+                "itemsize",
+            ],
+        )?;
+        if opts
+            .iter()
+            .any(|(kw, _)| kw.starts_with("byte") || *kw == "itemsize")
+        {
+            return self.view_from_bytes(lead, &opts);
+        }
         let shape = self.exprs(lead)?;
         let mut strides = None;
         let mut offset = Expr::from(0);
@@ -238,7 +284,8 @@ impl Session {
             match kw {
                 "strides" => strides = Some(self.exprs(value)?),
                 "offset" => offset = self.expr(value)?,
-                _ => mask = Some(self.pairs(value)?),
+                "mask" => mask = Some(self.pairs(value)?),
+                _ => {}
             }
         }
         let v = View::create(
@@ -267,8 +314,18 @@ impl Session {
     ) -> StmtResult {
         need(rest, stmt, "arguments")?;
         let op = parse(self, rest)?;
+        self.run_op(stmt, &op)
+    }
+
+    /// Applies `op`, a statement without arguments.
+    fn apply_bare(&mut self, rest: &str, stmt: &str, op: &Op) -> StmtResult {
+        no_args(rest, stmt)?;
+        self.run_op(stmt, op)
+    }
+
+    fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
         let cur = self.current(stmt)?;
-        let next = cur.apply(&self.scope, &op).map_err(err)?;
+        let next = cur.apply(&self.scope, op).map_err(err)?;
         // A guard the op adds that the values already bound break is this line's error.
         if !self.bindings.is_empty() && next.guards() != cur.guards() {
             check_bound(&next, &self.scope, &self.bindings)?;
@@ -310,6 +367,112 @@ impl Session {
             None => Expr::from(0),
         };
         Ok(Op::Diagonal { offset, dim1, dim2 })
+    }
+
+    /// `tensor_split AXIS sections N PIECE` or `tensor_split AXIS at [I, ...] PIECE`.
+    fn tensor_split_op(&self, rest: &str) -> Result<Op, String> {
+        const USAGE: &str =
+            "expected `tensor_split AXIS sections N PIECE` or `tensor_split AXIS at [I, ...] PIECE`";
+        let (lead, opts) = clauses(rest, &["sections", "at"])?;
+        let axis = lead
+            .parse::<usize>()
+            .map_err(|_| format!("tensor_split: `{lead}` is not an axis number; {USAGE}"))?;
+        let [(kw, value)] = opts[..] else {
+            return Err(format!("tensor_split: {USAGE}, found `{rest}`"));
+        };
+        // The piece is the last word; the rest is the count or the list.
+        let (arg, piece) = value
+            .rsplit_once(char::is_whitespace)
+            .ok_or_else(|| format!("tensor_split: the piece is missing; {USAGE}"))?;
+        let piece = piece
+            .parse::<usize>()
+            .map_err(|_| format!("tensor_split: `{piece}` is not a piece number; {USAGE}"))?;
+        let arg = arg.trim();
+        if kw == "sections" {
+            let sections = arg.parse::<usize>().map_err(|_| {
+                format!("tensor_split: `{arg}` is not a number of sections; {USAGE}")
+            })?;
+            return Ok(Op::TensorSplit {
+                axis,
+                sections,
+                piece,
+            });
+        }
+        Ok(Op::TensorSplitAt {
+            axis,
+            indices: self.exprs(arg)?,
+            piece,
+        })
+    }
+
+    /// The bound current stack as one unmasked view, for `flags` and `bytes`.
+    fn one_view(&self, stmt: &str) -> Result<ConcreteView, String> {
+        let bound = self.bound(stmt)?;
+        let [v] = bound.levels() else {
+            return Err(format!(
+                "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask",
+                bound.levels().len()
+            ));
+        };
+        if v.mask().is_some() {
+            return Err(format!(
+                "{stmt}: the current view has a mask ({v}); {stmt} works on a one-view stack without a mask"
+            ));
+        }
+        Ok(v.clone())
+    }
+
+    fn flags(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "flags")?;
+        let flags = self.one_view("flags")?.numpy_flags().map_err(err)?;
+        Ok(vec![flags.to_string()])
+    }
+
+    fn bytes(&mut self, rest: &str) -> StmtResult {
+        need(rest, "bytes", "an item size in bytes, e.g. `bytes 4`")?;
+        let itemsize = rest
+            .parse::<i64>()
+            .map_err(|_| format!("bytes: the item size `{rest}` is not an integer"))?;
+        let layout = self.one_view("bytes")?.byte_layout(itemsize).map_err(err)?;
+        Ok(vec![layout.to_string()])
+    }
+
+    /// `view [SHAPE] byte_strides [..] byte_offset N itemsize K`.
+    fn view_from_bytes(&mut self, lead: &str, opts: &[(&str, &str)]) -> StmtResult {
+        const USAGE: &str = "expected `view [SHAPE] byte_strides [..] byte_offset N itemsize K`";
+        let ints = |text: &str| -> Result<Vec<i64>, String> {
+            list(text)?.into_iter().map(|t| self.const_int(t)).collect()
+        };
+        let (mut strides, mut offset, mut itemsize) = (None, None, None);
+        for &(kw, value) in opts {
+            match kw {
+                "byte_strides" => strides = Some(ints(value)?),
+                "byte_offset" => offset = Some(self.const_int(value)?),
+                "itemsize" => itemsize = Some(self.const_int(value)?),
+                _ => {
+                    return Err(format!(
+                        "view: `{kw}` cannot be combined with byte strides; {USAGE}"
+                    ))
+                }
+            }
+        }
+        let (Some(strides), Some(offset), Some(itemsize)) = (strides, offset, itemsize) else {
+            return Err(format!(
+                "view: a byte layout needs all three clauses; {USAGE}"
+            ));
+        };
+        let shape = ints(lead)?;
+        let v = ConcreteView::from_byte_strides(&shape, &strides, offset, itemsize).map_err(err)?;
+        self.stack = Some(ViewStack::new(View::from(v)));
+        Ok(Vec::new())
+    }
+
+    /// An integer: an expression that evaluates under the bindings.
+    fn const_int(&self, text: &str) -> Result<i64, String> {
+        let e = self.expr(text)?;
+        self.scope
+            .eval(e, &self.bindings)
+            .map_err(|e| format!("in `{text}`: {e}"))
     }
 
     fn lower(&mut self, rest: &str) -> StmtResult {
@@ -455,6 +618,23 @@ impl Session {
             .map(|(a, b)| Ok((self.expr(a)?, self.expr(b)?)))
             .collect()
     }
+}
+
+/// `reinterpret FROM_BYTES TO_BYTES`.
+fn reinterpret_op(rest: &str) -> Result<Op, String> {
+    const USAGE: &str = "expected `reinterpret FROM_BYTES TO_BYTES`";
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let [from, to] = words[..] else {
+        return Err(format!("reinterpret: {USAGE}, found `{rest}`"));
+    };
+    let size = |w: &str| {
+        w.parse::<usize>()
+            .map_err(|_| format!("reinterpret: `{w}` is not a number of bytes; {USAGE}"))
+    };
+    Ok(Op::Reinterpret {
+        from: size(from)?,
+        to: size(to)?,
+    })
 }
 
 /// Parses a list of axis numbers.

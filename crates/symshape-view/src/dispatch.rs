@@ -165,7 +165,7 @@ impl View {
                 Ok(self.reshape_symbolic(cx, &shape)?.with_guards(&guards))
             }
             Op::Unsqueeze(axis) => symbolic::unsqueeze(cx, self, *axis),
-            Op::Transpose(..) | Op::Movedim { .. } => {
+            Op::Transpose(..) | Op::Movedim { .. } | Op::ReverseAxes | Op::MatrixTranspose => {
                 let axes = self.permutation_of(op)?;
                 symbolic::permute(cx, self, &axes)
             }
@@ -205,7 +205,48 @@ impl View {
                 let piece = Expr::from(i64::try_from(*piece).unwrap_or(i64::MAX));
                 symbolic::split_piece(cx, self, "chunk", *axis, size, piece)
             }
+            Op::TensorSplit {
+                axis,
+                sections,
+                piece,
+            } => symbolic::tensor_split_piece(cx, self, *axis, *sections, *piece),
+            Op::TensorSplitAt {
+                axis,
+                indices,
+                piece,
+            } => {
+                let items = self.tensor_split_items(*axis, indices, *piece)?;
+                self.apply_symbolic(cx, &Op::Index(items))
+            }
+            Op::Reinterpret { from, to } => symbolic::reinterpret(cx, self, *from, *to),
         }
+    }
+
+    /// The index items of piece `piece` of `tensor_split` at `indices`: a slice
+    /// `indices[piece - 1]:indices[piece]` of `axis` (Python's slice rules).
+    pub(crate) fn tensor_split_items(
+        &self,
+        axis: usize,
+        indices: &[Expr],
+        piece: usize,
+    ) -> Result<Vec<IndexItem<Expr>>> {
+        self.dim_for("tensor_split", axis)?;
+        if piece > indices.len() {
+            return Err(crate::error::bad_piece(
+                "tensor_split",
+                &self.ctx(),
+                axis,
+                piece,
+                indices.len() + 1,
+            ));
+        }
+        let mut items = vec![IndexItem::<Expr>::FULL; axis];
+        items.push(IndexItem::Slice {
+            start: piece.checked_sub(1).map(|k| indices[k]),
+            stop: indices.get(piece).copied(),
+            step: None,
+        });
+        Ok(items)
     }
 
     fn reshape_symbolic(&self, cx: &Scope, shape: &[Expr]) -> Result<View> {
@@ -274,6 +315,19 @@ impl View {
                 }
                 let x = axes.remove(src);
                 axes.insert(dst, x);
+            }
+            Op::ReverseAxes => axes.reverse(),
+            Op::MatrixTranspose => {
+                if n < 2 {
+                    return Err(invalid(
+                        "mT",
+                        format!(
+                            "tensor.mT is only supported on matrices or batches of matrices; {} has rank {n}, not at least 2",
+                            self.ctx()
+                        ),
+                    ));
+                }
+                axes.swap(n - 2, n - 1);
             }
             _ => {}
         }

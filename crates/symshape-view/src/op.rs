@@ -143,6 +143,45 @@ pub enum Op<D = Expr> {
         /// The index kept.
         index: D,
     },
+    /// Piece `piece` of PyTorch's `tensor_split` of `axis` into `sections` pieces:
+    /// the first `dim % sections` pieces have `dim / sections + 1` indices, the
+    /// others `dim / sections` (pieces may be empty).
+    TensorSplit {
+        /// The axis to cut.
+        axis: usize,
+        /// The number of pieces (at least 1).
+        sections: usize,
+        /// Which piece to keep, from 0.
+        piece: usize,
+    },
+    /// Piece `piece` of PyTorch's `tensor_split` of `axis` at the given indices:
+    /// piece `k` is the slice `indices[k - 1]:indices[k]` (Python's slice rules,
+    /// so negative indices count from the end and bounds clamp), the first piece
+    /// starts at 0 and the last ends at the end of the axis.
+    TensorSplitAt {
+        /// The axis to cut.
+        axis: usize,
+        /// Where pieces start (one more piece than indices).
+        indices: Vec<D>,
+        /// Which piece to keep, from 0.
+        piece: usize,
+    },
+    /// Every axis reversed (`T` in NumPy and PyTorch).
+    #[cfg_attr(feature = "serde", serde(rename = "T"))]
+    ReverseAxes,
+    /// The last two axes swapped (PyTorch's `mT`; also `mH` and `adjoint`,
+    /// which equal it on real data).
+    #[cfg_attr(feature = "serde", serde(rename = "mT"))]
+    MatrixTranspose,
+    /// PyTorch's `view(dtype)`: the element size changes from `from` bytes to `to`
+    /// bytes, so the last axis and the other strides and the offset are rescaled
+    /// by the ratio (offsets are then counted in `to`-byte elements).
+    Reinterpret {
+        /// Bytes per element before.
+        from: usize,
+        /// Bytes per element after.
+        to: usize,
+    },
 }
 
 impl<D> Op<D> {
@@ -170,6 +209,10 @@ impl<D> Op<D> {
             Op::SplitSizes { .. } => "split_sizes",
             Op::Chunk { .. } => "chunk",
             Op::Select { .. } => "select",
+            Op::TensorSplit { .. } | Op::TensorSplitAt { .. } => "tensor_split",
+            Op::ReverseAxes => "T",
+            Op::MatrixTranspose => "mT",
+            Op::Reinterpret { .. } => "reinterpret",
         }
     }
 }
@@ -246,6 +289,30 @@ impl<D: Copy> Op<D> {
                 axis: *axis,
                 index: f(*index),
             },
+            Op::TensorSplit {
+                axis,
+                sections,
+                piece,
+            } => Op::TensorSplit {
+                axis: *axis,
+                sections: *sections,
+                piece: *piece,
+            },
+            Op::TensorSplitAt {
+                axis,
+                indices,
+                piece,
+            } => Op::TensorSplitAt {
+                axis: *axis,
+                indices: list(indices, &mut f),
+                piece: *piece,
+            },
+            Op::ReverseAxes => Op::ReverseAxes,
+            Op::MatrixTranspose => Op::MatrixTranspose,
+            Op::Reinterpret { from, to } => Op::Reinterpret {
+                from: *from,
+                to: *to,
+            },
         }
     }
 }
@@ -295,7 +362,8 @@ fn join<T>(v: &[T], f: impl Fn(&T) -> String) -> String {
 impl<D: fmt::Display> fmt::Display for Op<D> {
     /// The op as the `shapetrace` runner writes it: `reshape [n, 12, 64]`,
     /// `shrink [(1, n - 1), (0, 64)]`, `index [1:, None]`, `unfold 0 size 3 step 1`,
-    /// `diagonal [0, 1] offset k`, `split 0 size 4 piece 1`, ...
+    /// `diagonal [0, 1] offset k`, `split 0 size 4 piece 1`,
+    /// `tensor_split 0 at [2, n] 1`, `mT`, `reinterpret 4 2`, ...
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pairs = |v: &[(D, D)]| join(v, |(a, b)| format!("({a}, {b})"));
         let name = self.name();
@@ -336,6 +404,22 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 piece,
             } => write!(f, "{name} {axis} chunks {chunks} piece {piece}"),
             Op::Select { axis, index } => write!(f, "{name} {axis} index {index}"),
+            Op::TensorSplit {
+                axis,
+                sections,
+                piece,
+            } => write!(f, "{name} {axis} sections {sections} {piece}"),
+            Op::TensorSplitAt {
+                axis,
+                indices,
+                piece,
+            } => write!(
+                f,
+                "{name} {axis} at {} {piece}",
+                join(indices, ToString::to_string)
+            ),
+            Op::ReverseAxes | Op::MatrixTranspose => write!(f, "{name}"),
+            Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
         }
     }
 }

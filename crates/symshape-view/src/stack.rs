@@ -214,6 +214,17 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
+        if let Op::Reinterpret { from, to } = op {
+            if from != to && self.views.len() > 1 {
+                return Err(invalid(
+                    "reinterpret",
+                    format!(
+                        "a stack of {} views cannot be reinterpreted from {from}-byte to {to}-byte elements: only a one-view stack has element strides to rescale; materialize it first",
+                        self.views.len()
+                    ),
+                ));
+            }
+        }
         if let Some(top) = self.top().as_concrete() {
             if let Some(k) = const_op(op) {
                 return self.apply_concrete(cx, top, &k);

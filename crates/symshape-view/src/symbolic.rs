@@ -832,6 +832,128 @@ pub(crate) fn split_piece(
     f.finish(ck)
 }
 
+/// Piece `piece` of `tensor_split(axis, sections)`: with `q = d // n` and
+/// `r = d % n`, indices `[i*q + min(i, r), (i + 1)*q + min(i + 1, r))`, always
+/// inside the axis, so no guard is needed.
+pub(crate) fn tensor_split_piece(
+    cx: &Scope,
+    v: &View,
+    axis: usize,
+    sections: usize,
+    piece: usize,
+) -> Result<View> {
+    const OP: &str = "tensor_split";
+    let Some(&d) = v.shape().get(axis) else {
+        return Err(axis_error(OP, v, axis));
+    };
+    let n = i64::try_from(sections).unwrap_or(i64::MAX);
+    if n == 0 {
+        return Err(invalid(
+            OP,
+            format!(
+                "number of sections must be larger than 0, got 0, for axis {axis} of {}",
+                v.ctx()
+            ),
+        ));
+    }
+    if piece >= sections {
+        return Err(crate::error::bad_piece(OP, &v.ctx(), axis, piece, sections));
+    }
+    let i = i64::try_from(piece).unwrap_or(i64::MAX);
+    let (q, r) = (d.floor_div(n), d.floor_mod(n));
+    let start = lit(i) * q + r.min(i);
+    let end = lit(i + 1) * q + r.min(i + 1);
+    let mut f = Fields::of(v);
+    f.shrink_axis(axis, start, end);
+    f.finish(checker(cx, OP, v))
+}
+
+/// PyTorch's `view(dtype)` on a symbolic view: the rules of
+/// `ConcreteView::reinterpret`, with stride 1 of the last axis (unless it is
+/// provably of size 1) and the divisibility of sizes, strides and offset proven or
+/// kept as guards.
+pub(crate) fn reinterpret(cx: &Scope, v: &View, from: usize, to: usize) -> Result<View> {
+    const OP: &str = "reinterpret";
+    if from == 0 || to == 0 {
+        return Err(invalid(
+            OP,
+            format!(
+                "element sizes {from} and {to} bytes must be positive, for {}",
+                v.ctx()
+            ),
+        ));
+    }
+    if from == to {
+        return Ok(v.clone());
+    }
+    let what = format!("{from}-byte elements as {to}-byte elements");
+    if v.mask().is_some() {
+        return Err(invalid(
+            OP,
+            format!(
+                "{} has a mask, which a strided array in bytes cannot express; materialize it first",
+                v.ctx()
+            ),
+        ));
+    }
+    let Some(last) = v.ndim().checked_sub(1) else {
+        return Err(invalid(
+            OP,
+            format!(
+                "cannot view {what}: a view of rank 0 cannot be reinterpreted when the element sizes differ ({})",
+                v.ctx()
+            ),
+        ));
+    };
+    if from % to != 0 && to % from != 0 {
+        return Err(invalid(
+            OP,
+            format!(
+                "cannot view {what}: neither element size divides the other, for {}",
+                v.ctx()
+            ),
+        ));
+    }
+    let mut ck = checker(cx, OP, v);
+    let one = |ck: &Checker<'_>, d: Expr| ck.is(d, CmpOp::Eq, lit(1));
+    let (d, t) = (v.shape()[last], v.strides()[last]);
+    if !one(&ck, d) {
+        ck.require(t, CmpOp::Eq, lit(1), || {
+            "the last axis has stride 1 (the element sizes differ)".to_string()
+        })?;
+    }
+    let mut f = Fields::of(v);
+    if from > to {
+        let r = i64::try_from(from / to).unwrap_or(i64::MAX);
+        f.shape[last] = d * r;
+        for x in &mut f.strides[..last] {
+            *x *= r;
+        }
+        f.offset *= r;
+    } else {
+        let r = i64::try_from(to / from).unwrap_or(i64::MAX);
+        let divisible = |ck: &mut Checker<'_>, x: Expr, what: String| {
+            ck.require(x.floor_mod(r), CmpOp::Eq, lit(0), || {
+                format!("{what} is divisible by the ratio {r} of the element sizes")
+            })
+        };
+        divisible(&mut ck, d, "the size of the last axis".to_string())?;
+        divisible(&mut ck, v.offset(), "the offset".to_string())?;
+        for a in 0..last {
+            if !one(&ck, v.shape()[a]) {
+                divisible(&mut ck, v.strides()[a], format!("the stride of axis {a}"))?;
+            }
+        }
+        f.shape[last] = d.floor_div(r);
+        for x in &mut f.strides[..last] {
+            *x = x.floor_div(r);
+        }
+        f.offset = f.offset.floor_div(r);
+    }
+    f.strides[last] = lit(1);
+    f.finish(ck)
+}
+
 /// Piece `piece` of cutting `axis` into consecutive pieces of the given sizes,
 /// which must add up to it.
 pub(crate) fn split_sizes_piece(

@@ -317,6 +317,246 @@ pub trait ViewOps: Sized {
             .map(|i| self.apply_dim(cx, &Op::<i64>::Select { axis, index: i }))
             .collect()
     }
+
+    /// PyTorch's `tensor_split` into `sections` pieces ([`Op::TensorSplit`]): exactly
+    /// `sections` pieces, the first `dim % sections` one index longer; pieces may be
+    /// empty. Works on symbolic axes (the bounds are `min`/`//`/`%` expressions).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`]; [`Error::Invalid`] when `sections` is 0 or above
+    /// [`MAX_PIECES`].
+    fn tensor_split(&self, cx: &Scope, axis: usize, sections: usize) -> Result<Vec<Self>> {
+        let top = self.top_view();
+        top.dim_for("tensor_split", axis)?;
+        let n = i64::try_from(sections).unwrap_or(i64::MAX);
+        piece_count(top, "tensor_split", axis, Expr::from(n), || {
+            format!("Op::TensorSplit {{ axis: {axis}, sections: {sections}, piece }}")
+        })?;
+        if sections == 0 {
+            // The op itself reports it, with PyTorch's words.
+            return self
+                .apply_dim(
+                    cx,
+                    &Op::<i64>::TensorSplit {
+                        axis,
+                        sections,
+                        piece: 0,
+                    },
+                )
+                .map(|v| vec![v]);
+        }
+        (0..sections)
+            .map(|piece| {
+                self.apply_dim(
+                    cx,
+                    &Op::<i64>::TensorSplit {
+                        axis,
+                        sections,
+                        piece,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// PyTorch's `tensor_split` at `indices` ([`Op::TensorSplitAt`]): one more piece
+    /// than indices, piece `k` the slice `indices[k - 1]:indices[k]` with Python's
+    /// rules (negative indices count from the end, bounds clamp, a stop before its
+    /// start gives an empty piece).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn tensor_split_at<D: Dim>(&self, cx: &Scope, axis: usize, indices: &[D]) -> Result<Vec<Self>> {
+        (0..=indices.len())
+            .map(|piece| {
+                self.apply_dim(
+                    cx,
+                    &Op::TensorSplitAt {
+                        axis,
+                        indices: indices.to_vec(),
+                        piece,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// PyTorch's `hsplit` into `sections` equal pieces: along axis 1, or axis 0 of a
+    /// view of rank 1. The axis size must be provably divisible by `sections`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a view of rank 0 or a size not divisible; as
+    /// [`ViewOps::tensor_split`].
+    fn hsplit(&self, cx: &Scope, sections: usize) -> Result<Vec<Self>> {
+        directional_split(self, cx, "hsplit", sections)
+    }
+
+    /// PyTorch's `hsplit` at `indices` (axis 1, or 0 for rank 1), as
+    /// [`ViewOps::tensor_split_at`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a view of rank 0; as [`ViewOps::tensor_split_at`].
+    fn hsplit_at<D: Dim>(&self, cx: &Scope, indices: &[D]) -> Result<Vec<Self>> {
+        let axis = directional_axis(self.top_view(), "hsplit")?;
+        self.tensor_split_at(cx, axis, indices)
+    }
+
+    /// PyTorch's `vsplit` into `sections` equal pieces along axis 0 (rank at least 2).
+    ///
+    /// # Errors
+    /// As [`ViewOps::hsplit`], with rank at least 2.
+    fn vsplit(&self, cx: &Scope, sections: usize) -> Result<Vec<Self>> {
+        directional_split(self, cx, "vsplit", sections)
+    }
+
+    /// PyTorch's `vsplit` at `indices` along axis 0 (rank at least 2).
+    ///
+    /// # Errors
+    /// As [`ViewOps::hsplit_at`], with rank at least 2.
+    fn vsplit_at<D: Dim>(&self, cx: &Scope, indices: &[D]) -> Result<Vec<Self>> {
+        let axis = directional_axis(self.top_view(), "vsplit")?;
+        self.tensor_split_at(cx, axis, indices)
+    }
+
+    /// PyTorch's `dsplit` into `sections` equal pieces along axis 2 (rank at least 3).
+    ///
+    /// # Errors
+    /// As [`ViewOps::hsplit`], with rank at least 3.
+    fn dsplit(&self, cx: &Scope, sections: usize) -> Result<Vec<Self>> {
+        directional_split(self, cx, "dsplit", sections)
+    }
+
+    /// PyTorch's `dsplit` at `indices` along axis 2 (rank at least 3).
+    ///
+    /// # Errors
+    /// As [`ViewOps::hsplit_at`], with rank at least 3.
+    fn dsplit_at<D: Dim>(&self, cx: &Scope, indices: &[D]) -> Result<Vec<Self>> {
+        let axis = directional_axis(self.top_view(), "dsplit")?;
+        self.tensor_split_at(cx, axis, indices)
+    }
+
+    /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn reverse_axes(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::ReverseAxes)
+    }
+
+    /// The last two axes swapped: PyTorch's `mT` ([`Op::MatrixTranspose`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a view of rank below 2.
+    fn matrix_transpose(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::MatrixTranspose)
+    }
+
+    /// PyTorch's `adjoint` (and `mH`): the conjugate of [`ViewOps::matrix_transpose`];
+    /// views know nothing of element values, so for real and complex data alike the
+    /// view is `mT`'s (conjugation is the kernel's business).
+    ///
+    /// # Errors
+    /// As [`ViewOps::matrix_transpose`].
+    fn adjoint(&self, cx: &Scope) -> Result<Self> {
+        self.matrix_transpose(cx)
+    }
+
+    /// PyTorch's `expand_as`: [`ViewOps::expand`] to the shape of `other` (the top
+    /// view's shape for a stack).
+    ///
+    /// # Errors
+    /// As [`ViewOps::expand`].
+    fn expand_as<O: ViewOps>(&self, cx: &Scope, other: &O) -> Result<Self> {
+        self.expand(cx, other.top_view().shape())
+    }
+
+    /// PyTorch's `reshape_as`: [`ViewOps::reshape`] to the shape of `other`.
+    ///
+    /// # Errors
+    /// As [`ViewOps::reshape`].
+    fn reshape_as<O: ViewOps>(&self, cx: &Scope, other: &O) -> Result<Self> {
+        self.reshape(cx, other.top_view().shape())
+    }
+
+    /// PyTorch's `view_as`: the reshape to the shape of `other`, which must be one
+    /// view of the top view (PyTorch's `view` never copies); on a stack it never
+    /// pushes a view.
+    ///
+    /// # Errors
+    /// As [`View::apply`] of the reshape on the top view:
+    /// [`Error::NotRepresentable`] when the result is not one view.
+    fn view_as<O: ViewOps>(&self, cx: &Scope, other: &O) -> Result<Self> {
+        let op = Op::Reshape(other.top_view().shape().to_vec());
+        self.top_view().apply(cx, &op).map_err(|e| match e {
+            Error::NotRepresentable { detail, .. } => Error::NotRepresentable {
+                op: "view_as",
+                detail,
+            },
+            other => other,
+        })?;
+        self.apply_dim(cx, &op)
+    }
+
+    /// PyTorch's `view(dtype)`: elements of `from` bytes read as elements of `to`
+    /// bytes ([`Op::Reinterpret`]); a stack must hold one view.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming PyTorch's rule that fails (see
+    /// [`ConcreteView::reinterpret`](crate::ConcreteView::reinterpret)).
+    fn reinterpret(&self, cx: &Scope, from: usize, to: usize) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Reinterpret { from, to })
+    }
+}
+
+/// Which of `hsplit`, `vsplit` and `dsplit`: its name, the rank it needs and its axis.
+fn directional_axis(top: &View, op: &'static str) -> Result<usize> {
+    let n = top.ndim();
+    let (need, axis) = match op {
+        "hsplit" => (1, usize::from(n > 1)),
+        "vsplit" => (2, 0),
+        _ => (3, 2),
+    };
+    if n < need {
+        return Err(invalid(
+            op,
+            format!(
+                "torch.{op} requires a tensor with at least {need} dimension{}, but {} has {n}",
+                if need == 1 { "" } else { "s" },
+                top.ctx()
+            ),
+        ));
+    }
+    Ok(axis)
+}
+
+/// `hsplit`, `vsplit` or `dsplit` into `sections` equal pieces: the axis size must
+/// be (provably) divisible by `sections`, as PyTorch requires.
+fn directional_split<V: ViewOps>(
+    v: &V,
+    cx: &Scope,
+    op: &'static str,
+    sections: usize,
+) -> Result<Vec<V>> {
+    let top = v.top_view();
+    let axis = directional_axis(top, op)?;
+    let d = top.dim_for(op, axis)?;
+    let n = i64::try_from(sections).unwrap_or(i64::MAX);
+    if n == 0 {
+        // tensor_split reports it, with PyTorch's words.
+        return v.tensor_split(cx, axis, 0);
+    }
+    if !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
+        return Err(invalid(
+            op,
+            format!(
+                "torch.{op} attempted to split along dimension {axis}, but the size of the dimension {} is not {}divisible by the split_size {sections}, for {}",
+                cx.simplify(d),
+                if d.as_i64().is_some() { "" } else { "provably " },
+                top.ctx()
+            ),
+        ));
+    }
+    v.tensor_split(cx, axis, sections)
 }
 
 /// The constant number of pieces `count`, within [`MAX_PIECES`]; `one` says how to take

@@ -1,6 +1,8 @@
 //! The command-line behaviour: files, standard input, exit status and stderr.
 
 use std::io::Write;
+
+use insta::assert_snapshot;
 use std::process::{Command, Stdio};
 
 fn shapetrace(args: &[&str], stdin: &str) -> (String, String, i32) {
@@ -74,4 +76,27 @@ fn json_mode_prints_one_object_per_statement() {
          {\"line\":3,\"statement\":\"eval\",\"error\":\"eval: symbol `n` is unbound\"}\n"
     );
     assert_eq!((err.as_str(), code), ("", 1));
+}
+
+#[test]
+fn echo_prints_each_statement_before_its_output() {
+    let script = "# a tour\nsym n 1..=8\n\nrange n + 1\nview [2, 3]\nT\nshow\nbind n=9\nrange n\n";
+    let (out, err, code) = shapetrace(&["--echo", "-"], script);
+    assert_snapshot!(out, @"
+    # a tour
+    > sym n 1..=8
+
+    > range n + 1
+    [2, 9]
+    > view [2, 3]
+    > T
+    > show
+    view shape=[3, 2] strides=[1, 3] offset=0 mask=none
+    > bind n=9
+    ");
+    assert_eq!(
+        err,
+        "error: line 8: bind: n = 9 is outside its range 1..=8\n"
+    );
+    assert_eq!(code, 1);
 }

@@ -6,6 +6,7 @@ mod examples;
 mod hostile;
 mod kernels;
 mod symbolic;
+mod viewlist;
 mod views;
 mod windows;
 

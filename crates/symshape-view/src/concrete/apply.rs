@@ -47,6 +47,19 @@ impl ConcreteView {
                 piece,
             } => self.chunk_piece(*axis, *chunks, *piece),
             Op::Select { axis, index } => self.select(*axis, *index),
+            Op::TensorSplit {
+                axis,
+                sections,
+                piece,
+            } => self.tensor_split_piece(*axis, *sections, *piece),
+            Op::TensorSplitAt {
+                axis,
+                indices,
+                piece,
+            } => self.tensor_split_at_piece(*axis, indices, *piece),
+            Op::ReverseAxes => self.reverse_axes(),
+            Op::MatrixTranspose => self.matrix_transpose(),
+            Op::Reinterpret { from, to } => self.reinterpret(*from, *to),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The ops users expect beyond the core ones, expressed through them: squeeze,
 //! transpose, movedim, broadcast_to, narrow, flatten, unflatten, as_strided, and
-//! the pieces of an axis cut by split, split_sizes, chunk and select.
+//! the pieces of an axis cut by split, split_sizes, chunk, select and tensor_split,
+//! and the axis reversals `T` and `mT`.
 
 use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
 use crate::error::{invalid, overflow, Result};
@@ -320,6 +321,109 @@ impl ConcreteView {
         let mut items = vec![IndexItem::FULL; axis];
         items.push(IndexItem::Int(index));
         self.index(&items)
+    }
+
+    /// Piece `piece` of PyTorch's `tensor_split` of `axis` into `sections` pieces: the
+    /// first `dim % sections` pieces have `dim / sections + 1` indices, the others
+    /// `dim / sections`, so there are always exactly `sections` pieces (some may be
+    /// empty).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range,
+    /// `sections` is 0 or `piece` is not below it.
+    pub fn tensor_split_piece(&self, axis: usize, sections: usize, piece: usize) -> Result<Self> {
+        self.check_axis("tensor_split", axis)?;
+        let d = self.shape()[axis];
+        let n = i64::try_from(sections).unwrap_or(i64::MAX);
+        if n == 0 {
+            return Err(invalid(
+                "tensor_split",
+                format!(
+                    "number of sections must be larger than 0, got 0, for axis {axis} of {}",
+                    self.ctx()
+                ),
+            ));
+        }
+        if piece >= sections {
+            return Err(crate::error::bad_piece(
+                "tensor_split",
+                &self.ctx(),
+                axis,
+                piece,
+                sections,
+            ));
+        }
+        // piece < sections, so start <= d and nothing overflows.
+        let i = piece as i64;
+        let (q, r) = (d / n, d % n);
+        let start = i * q + i.min(r);
+        let len = q + i64::from(i < r);
+        self.narrow_checked("tensor_split", axis, start, len)
+    }
+
+    /// Piece `piece` of PyTorch's `tensor_split` of `axis` at `indices`: the slice
+    /// `indices[piece - 1]:indices[piece]` with Python's rules (a negative index
+    /// counts from the end, bounds clamp to the axis, a stop before the start gives
+    /// an empty piece); the first piece starts at 0, the last ends at the end.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
+    /// `piece > indices.len()`.
+    pub fn tensor_split_at_piece(
+        &self,
+        axis: usize,
+        indices: &[i64],
+        piece: usize,
+    ) -> Result<Self> {
+        self.check_axis("tensor_split", axis)?;
+        if piece > indices.len() {
+            return Err(crate::error::bad_piece(
+                "tensor_split",
+                &self.ctx(),
+                axis,
+                piece,
+                indices.len() + 1,
+            ));
+        }
+        let d = self.shape()[axis];
+        let clamp = |x: i64| {
+            if x < 0 {
+                x.saturating_add(d).max(0)
+            } else {
+                x.min(d)
+            }
+        };
+        let start = piece.checked_sub(1).map_or(0, |k| clamp(indices[k]));
+        let stop = indices.get(piece).map_or(d, |&x| clamp(x)).max(start);
+        self.narrow_checked("tensor_split", axis, start, stop - start)
+    }
+
+    /// Every axis reversed (`T` in NumPy and PyTorch); a view of rank 0 or 1 is
+    /// unchanged.
+    ///
+    /// # Errors
+    /// None in practice; the result is checked as any permute.
+    pub fn reverse_axes(&self) -> Result<Self> {
+        let axes: Vec<usize> = (0..self.ndim()).rev().collect();
+        self.permute(&axes)
+    }
+
+    /// The last two axes swapped (PyTorch's `mT`, and `mH`/`adjoint` on real data).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when the view has fewer than two axes.
+    pub fn matrix_transpose(&self) -> Result<Self> {
+        let n = self.ndim();
+        if n < 2 {
+            return Err(invalid(
+                "mT",
+                format!(
+                    "tensor.mT is only supported on matrices or batches of matrices; {} has rank {n}, not at least 2",
+                    self.ctx()
+                ),
+            ));
+        }
+        self.transpose(n - 2, n - 1)
     }
 
     /// Narrow with a start already known to be in range, reported under `op`.

@@ -4,19 +4,23 @@
 //! [`ConcreteView`] is what the public [`View`](crate::View) stores when all of its
 //! fields are constants; its invariants are listed in `view.rs`. The ops are
 //! written once here: the core ones in `core.rs`, reshape in `reshape.rs`, the
-//! derived ones (and the pieces of an axis cut into several) in `derived.rs`, and
+//! derived ones (and the pieces of an axis cut into several) in `derived.rs`, the
+//! memory models (element-size reinterpretation, byte strides, NumPy's flags) in
+//! `memory.rs`, and
 //! [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
 
 mod apply;
 mod core;
 mod decide;
 mod derived;
+mod memory;
 mod merge;
 mod reshape;
 mod stack;
 mod view;
 
 pub use derived::{broadcast_shapes, MAX_PIECES};
+pub use memory::{ByteLayout, Flags};
 pub(crate) use merge::check_stacked;
 pub use merge::{merge, merge_refined, Refined};
 pub(crate) use stack::merge_down;

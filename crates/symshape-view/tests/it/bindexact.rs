@@ -320,7 +320,7 @@ fn overflow_is_redone_exactly() {
     // path reports the overflow.
     let d = ["n 1..=12", "m 1..=n", "i -inf..=inf", "k 1..=8"];
     let v = [("i", i64::MAX), ("k", 8), ("m", 2), ("n", 3)];
-    insta::assert_snapshot!(check(d, &[], 2, &v), @"error: eval: `i*k` overflows i64");
+    insta::assert_snapshot!(check(d, &[], 2, &v), @"error: bind: overflow: the offset (`i*k`) exceeds i64 with the values bound; bind smaller values");
     // The assumption overflows i64 but is decided exactly.
     let a = ["i*i*i*i <= 100000 or m == 1"];
     let v = [("i", 1 << 20), ("k", 8), ("m", 2), ("n", 3)];

@@ -4,6 +4,7 @@ mod bindexact;
 mod chains;
 mod engine;
 mod errors;
+mod memory;
 mod midsize;
 mod model;
 mod ops;
@@ -15,6 +16,7 @@ mod strategy;
 mod symbolic;
 mod symprop;
 mod trace;
+mod viewlist;
 
 use symshape::{Expr, Scope};
 

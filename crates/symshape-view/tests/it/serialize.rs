@@ -144,6 +144,47 @@ fn ops_and_index_items_round_trip() {
     }
 }
 
+/// The ops of PyTorch's view list and the memory model, with their wire text.
+#[test]
+fn view_list_ops_round_trip() {
+    let s = syms();
+    let ops = [
+        Op::TensorSplit {
+            axis: 1,
+            sections: 3,
+            piece: 2,
+        },
+        Op::TensorSplitAt {
+            axis: 0,
+            indices: vec![s.p, (-1).into()],
+            piece: 1,
+        },
+        Op::ReverseAxes,
+        Op::MatrixTranspose,
+        Op::Reinterpret { from: 4, to: 2 },
+    ];
+    let out: Vec<String> = ops
+        .iter()
+        .map(|op| {
+            let text = serde_json::to_string(op).expect("ser");
+            let back: Op = serde_json::from_str(&text).expect("de");
+            assert_eq!(&back, op);
+            if op.to_const().is_some() {
+                format!("{op}: {text}")
+            } else {
+                op.to_string()
+            }
+        })
+        .collect();
+    insta::assert_snapshot!(out.join("\n"), @r#"
+    tensor_split 1 sections 3 2: {"tensor_split":{"axis":1,"sections":3,"piece":2}}
+    tensor_split 0 at [p, -1] 1
+    T: "T"
+    mT: "mT"
+    reinterpret 4 2: {"reinterpret":{"from":4,"to":2}}
+    "#);
+}
+
 #[test]
 fn wire_text_of_a_padded_view() {
     let v = View::contiguous(&[4])

@@ -1,0 +1,157 @@
+//! PyTorch's remaining view ops and the memory models: tensor_split, T, mT,
+//! reinterpret, flags, bytes and views from byte strides.
+
+use insta::assert_snapshot;
+
+use crate::{trace, trace_cases};
+
+#[test]
+fn tensor_split_keeps_one_piece() {
+    assert_snapshot!(trace(
+        "
+        view [7, 2]
+        tensor_split 0 sections 3 0
+        show
+        offsets
+        view [7, 2]
+        tensor_split 0 sections 3 2
+        show
+        offsets
+        view [7, 2]
+        tensor_split 0 at [2, -1] 1
+        offsets
+        view [7, 2]
+        tensor_split 0 at [5, 2] 1
+        show
+        view [7, 2]
+        tensor_split 1 at [1] 1
+        offsets
+        sym n 0..=9
+        view [n, 2]
+        tensor_split 0 sections 3 1
+        show
+        guards
+        bind n=7
+        offsets
+        view [n, 2]
+        tensor_split 0 at [1, n - 1] 1
+        show
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn axis_reversals() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3, 4]
+        T
+        show
+        view [2, 3, 4]
+        mT
+        show
+        offsets
+        view [5]
+        T
+        show
+        sym n 1..=8
+        view [n, 3]
+        mT
+        show
+    "
+    ));
+}
+
+#[test]
+fn reinterpret_rescales_the_last_axis() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3] offset 1
+        reinterpret 4 2
+        show
+        offsets
+        view [2, 4] offset 6
+        reinterpret 2 4
+        show
+        offsets
+        reinterpret 4 4
+        show
+        sym n 1..=8
+        view [3, n]
+        reinterpret 2 8
+        show
+        guards
+        bind n=8
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn flags_and_bytes() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3]
+        flags
+        bytes 4
+        T
+        flags
+        bytes 8
+        view [1, 3] strides [7, 1] offset 2
+        flags
+        bytes 2
+        view [0, 3] strides [5, 9]
+        flags
+        view [3] strides [-1] offset 2
+        flags
+        bytes 4
+        view [2, 3] byte_strides [4, 8] byte_offset 8 itemsize 4
+        show
+        flags
+        bytes 4
+        sym n 1..=4
+        view [n, 2]
+        bind n=3
+        flags
+        bytes 2
+    "
+    ));
+}
+
+#[test]
+fn memory_model_errors() {
+    assert_snapshot!(trace_cases(
+        &[
+            "view [2, 3]\nT\nreinterpret 4 2",
+            "view [2, 3]\nreinterpret 2 4",
+            "view [2, 4] offset 1\nreinterpret 2 4",
+            "view []\nreinterpret 4 2",
+            "view [2, 3]\nreinterpret 3 2",
+            "view [2, 3]\nreinterpret 4",
+            "view [2, 3]\npad [(1, 0), (0, 0)]\nreinterpret 4 2",
+            "view [2, 3]\nT\nreshape [6]\nreinterpret 4 2",
+            "view [2, 3]\nT\nreshape [6]\nflags",
+            "view [2, 3]\npad [(1, 0), (0, 0)]\nflags",
+            "view [2, 3]\npad [(1, 0), (0, 0)]\nbytes 4",
+            "view [2, 3]\nbytes 0",
+            "view [2, 3]\nbytes four",
+            "view [2, 3]\nflags now",
+            "sym n 1..=4\nview [n]\nflags",
+            "view [2, 3] byte_strides [12, 6] byte_offset 0 itemsize 4",
+            "view [2, 3] byte_strides [12, 4] byte_offset 2 itemsize 4",
+            "view [2, 3] byte_strides [12, 4] itemsize 4",
+            "view [2, 3] byte_strides [12, 4] byte_offset 0 itemsize 4 mask [(0, 1), (0, 3)]",
+            "view [2, 3] byte_strides [12, 4] byte_offset 0 itemsize 0",
+            "view [3]\nmT",
+            "view [3]\nT 0",
+            "view [7]\ntensor_split 0 sections 0 0",
+            "view [7]\ntensor_split 0 sections 3 3",
+            "view [7]\ntensor_split 0 at [2] 2",
+            "view [7]\ntensor_split 1 sections 2 0",
+            "view [7]\ntensor_split 0 sections 3",
+            "view [7]\ntensor_split 0 pieces 3 0",
+        ],
+        "=> ",
+    ));
+}

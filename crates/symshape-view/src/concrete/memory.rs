@@ -1,0 +1,302 @@
+//! The memory models of the references: PyTorch's `view(dtype)` (element-size
+//! reinterpretation), NumPy's byte strides and offsets, and NumPy's contiguity flags.
+
+use std::fmt;
+
+use super::{fmt_list, ConcreteView};
+use crate::error::{invalid, overflow, Result};
+
+/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
+/// ([`ConcreteView::numpy_flags`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub struct Flags {
+    /// Row-major: strides of the axes that are not of size 1 are row-major.
+    pub c_contiguous: bool,
+    /// Column-major: the same from the first axis.
+    pub f_contiguous: bool,
+}
+
+impl fmt::Display for Flags {
+    /// `flags: c_contiguous=true f_contiguous=false`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "flags: c_contiguous={} f_contiguous={}",
+            self.c_contiguous, self.f_contiguous
+        )
+    }
+}
+
+/// A view's layout in bytes, as NumPy stores it ([`ConcreteView::byte_layout`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub struct ByteLayout {
+    /// The sizes, unchanged.
+    pub shape: Vec<i64>,
+    /// The strides in bytes.
+    pub strides: Vec<i64>,
+    /// The offset of index `[0, ..., 0]` in bytes.
+    pub offset: i64,
+    /// Bytes per element.
+    pub itemsize: i64,
+}
+
+impl fmt::Display for ByteLayout {
+    /// `bytes shape=[2, 3] strides=[12, 4] offset=8`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bytes shape={} strides={} offset={}",
+            fmt_list(&self.shape),
+            fmt_list(&self.strides),
+            self.offset
+        )
+    }
+}
+
+fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> {
+    if itemsize >= 1 {
+        return Ok(());
+    }
+    Err(invalid(
+        op,
+        format!("{what} {itemsize} must be at least 1 byte"),
+    ))
+}
+
+impl ConcreteView {
+    /// The mask refusal of the memory-model queries, which have no masks.
+    fn unmasked(&self, op: &'static str) -> Result<()> {
+        match self.mask() {
+            None => Ok(()),
+            Some(_) => Err(invalid(
+                op,
+                format!(
+                    "{} has a mask, which a strided array in bytes cannot express; materialize it first",
+                    self.ctx()
+                ),
+            )),
+        }
+    }
+
+    /// NumPy's contiguity flags, with NumPy's exact rules: a view with an axis of
+    /// size 0 is both C- and F-contiguous; otherwise the strides of the axes that
+    /// are not of size 1 must be those of a dense row-major (C) or column-major (F)
+    /// layout. The offset does not matter (NumPy's data pointer may point anywhere
+    /// in its buffer), unlike [`ConcreteView::is_c_contiguous`]. Strides are in
+    /// elements, so the item size does not change the answer.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
+    pub fn numpy_flags(&self) -> Result<Flags> {
+        self.unmasked("flags")?;
+        if self.shape().contains(&0) {
+            return Ok(Flags {
+                c_contiguous: true,
+                f_contiguous: true,
+            });
+        }
+        let dense = |axes: &mut dyn Iterator<Item = (&i64, &i64)>| {
+            let mut expect = 1i64;
+            for (&d, &t) in axes {
+                if d != 1 {
+                    if t != expect {
+                        return false;
+                    }
+                    // Sizes multiply within i64 (invariant 2).
+                    expect = expect.saturating_mul(d);
+                }
+            }
+            true
+        };
+        let pairs = || self.shape().iter().zip(self.strides());
+        Ok(Flags {
+            c_contiguous: dense(&mut pairs().rev()),
+            f_contiguous: dense(&mut pairs()),
+        })
+    }
+
+    /// The layout in bytes for elements of `itemsize` bytes: strides and offset
+    /// multiplied by it (NumPy's `strides` and the data pointer's distance from
+    /// the buffer's start).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for a masked view or an item
+    /// size below 1; [`Error::Overflow`](crate::Error::Overflow) when a byte value
+    /// leaves `i64`.
+    pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout> {
+        positive_itemsize("bytes", "item size", itemsize)?;
+        self.unmasked("bytes")?;
+        let scale = |x: i64, what: &str| {
+            x.checked_mul(itemsize).ok_or_else(|| {
+                overflow(
+                    "bytes",
+                    format!("{what} {x} times item size {itemsize} of {}", self.ctx()),
+                )
+            })
+        };
+        let strides = self
+            .strides()
+            .iter()
+            .map(|&t| scale(t, "stride"))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ByteLayout {
+            shape: self.shape().to_vec(),
+            strides,
+            offset: scale(self.offset(), "offset")?,
+            itemsize,
+        })
+    }
+
+    /// A view from NumPy's byte strides and a byte offset for elements of
+    /// `itemsize` bytes: every stride and the offset must be a multiple of the item
+    /// size (NumPy allows unaligned strides; element strides cannot express them).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for an item size below 1 or a value
+    /// that is not a multiple of it; as [`ConcreteView::create`] otherwise.
+    pub fn from_byte_strides(
+        shape: &[i64],
+        byte_strides: &[i64],
+        byte_offset: i64,
+        itemsize: i64,
+    ) -> Result<Self> {
+        const OP: &str = "byte_strides";
+        positive_itemsize(OP, "item size", itemsize)?;
+        let whole = |x: i64, what: String| {
+            if x % itemsize == 0 {
+                Ok(x / itemsize)
+            } else {
+                Err(invalid(
+                    OP,
+                    format!(
+                        "{what} is not a multiple of the item size {itemsize} (shape {}, byte strides {}, byte offset {byte_offset})",
+                        fmt_list(shape),
+                        fmt_list(byte_strides),
+                    ),
+                ))
+            }
+        };
+        let strides = byte_strides
+            .iter()
+            .enumerate()
+            .map(|(a, &t)| whole(t, format!("byte stride {t} of axis {a}")))
+            .collect::<Result<Vec<_>>>()?;
+        let offset = whole(byte_offset, format!("byte offset {byte_offset}"))?;
+        Self::create(shape, Some(&strides), offset, None)
+    }
+
+    /// PyTorch's `view(dtype)`: reinterprets elements of `from` bytes as elements
+    /// of `to` bytes. With equal sizes nothing changes. Otherwise the view must have
+    /// at least one axis and no mask, the larger size must be a multiple of the
+    /// smaller, and the last axis must have stride 1; with the ratio `r`:
+    ///
+    /// - smaller elements (`from = r * to`): the last axis grows `r` times, the
+    ///   other strides and the offset are multiplied by `r`;
+    /// - larger elements (`to = r * from`): the last axis's size, the other strides
+    ///   and the offset must be multiples of `r`, and are divided by it.
+    ///
+    /// An axis of size 1 is exempt from the stride conditions (its stride is never
+    /// used; this crate gives such axes stride 0 where PyTorch gives them a
+    /// product of sizes); a non-multiple stride there becomes 0.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) naming the broken rule;
+    /// [`Error::Overflow`](crate::Error::Overflow) when a field leaves `i64`.
+    pub fn reinterpret(&self, from: usize, to: usize) -> Result<Self> {
+        const OP: &str = "reinterpret";
+        let ctx = || self.ctx();
+        if from == 0 || to == 0 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "element sizes {from} and {to} bytes must be positive, for {}",
+                    ctx()
+                ),
+            ));
+        }
+        if from == to {
+            return Ok(self.clone());
+        }
+        let what = format!("{from}-byte elements as {to}-byte elements");
+        self.unmasked(OP)?;
+        let Some(last) = self.ndim().checked_sub(1) else {
+            return Err(invalid(
+                OP,
+                format!("cannot view {what}: a view of rank 0 cannot be reinterpreted when the element sizes differ ({})", ctx()),
+            ));
+        };
+        if from % to != 0 && to % from != 0 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "cannot view {what}: neither element size divides the other, for {}",
+                    ctx()
+                ),
+            ));
+        }
+        let (d, t) = (self.shape()[last], self.strides()[last]);
+        if d != 1 && t != 1 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "cannot view {what}: the last axis must have stride 1 when the element sizes differ, but it has stride {t} in {}",
+                    ctx()
+                ),
+            ));
+        }
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
+        let offset;
+        let big = |x: usize| i64::try_from(x).unwrap_or(i64::MAX);
+        if from > to {
+            let r = big(from / to);
+            let mul = |x: i64, what: &str| {
+                x.checked_mul(r).ok_or_else(|| {
+                    overflow(OP, format!("{what} {x} times the ratio {r} of {}", ctx()))
+                })
+            };
+            shape[last] = mul(d, "size of the last axis")?;
+            for x in &mut strides[..last] {
+                *x = mul(*x, "stride")?;
+            }
+            offset = mul(self.offset(), "offset")?;
+        } else {
+            let r = big(to / from);
+            let div = |x: i64, what: String| {
+                if x % r == 0 {
+                    Ok(x / r)
+                } else {
+                    Err(invalid(
+                        OP,
+                        format!(
+                            "cannot view {what_all}: the {what} {x} is not divisible by the ratio {r} of the element sizes, in {}",
+                            ctx(),
+                            what_all = what_pair(from, to)
+                        ),
+                    ))
+                }
+            };
+            shape[last] = div(d, "size of the last axis".to_string())?;
+            for (a, x) in strides[..last].iter_mut().enumerate() {
+                *x = if self.shape()[a] == 1 && *x % r != 0 {
+                    0
+                } else {
+                    div(*x, format!("stride of axis {a}"))?
+                };
+            }
+            offset = div(self.offset(), "offset".to_string())?;
+        }
+        strides[last] = 1;
+        Self::create(&shape, Some(&strides), offset, None).map_err(|e| match e {
+            crate::Error::Overflow { detail, .. } => overflow(OP, detail),
+            crate::Error::Invalid { detail, .. } => invalid(OP, detail),
+            other => other,
+        })
+    }
+}
+
+fn what_pair(from: usize, to: usize) -> String {
+    format!("{from}-byte elements as {to}-byte elements")
+}

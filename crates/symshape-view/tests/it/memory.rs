@@ -1,0 +1,264 @@
+//! The memory models: `reinterpret` (PyTorch's `view(dtype)`), byte layouts and
+//! NumPy's contiguity flags, each against a model over explicit offset tables.
+
+use proptest::prelude::*;
+use symshape::{Bindings, Expr, Scope};
+use symshape_view::{ConcreteView, Error, View, ViewOps, ViewStack};
+
+use crate::engine::model_of_view;
+use crate::model::{indices, Model};
+use crate::scope_with;
+use crate::strategy::arb_raw;
+
+/// The table of `from`-byte elements read as `to`-byte ones, built from bytes: each
+/// new element must cover whole old elements (or one old element covers whole new
+/// ones) at consecutive, aligned places; `None` when some element does not.
+fn reinterpret_model(m: &Model, from: i64, to: i64) -> Option<Model> {
+    let rank = m.shape.len();
+    let last = rank - 1;
+    let mut shape = m.shape.clone();
+    if from > to {
+        let r = from / to;
+        shape[last] *= r;
+        return Some(m.map(shape, |idx| {
+            let mut src = idx.to_vec();
+            src[last] = idx[last] / r;
+            Some(src)
+        }))
+        .map(|mut res| {
+            for (k, idx) in indices(&res.shape).iter().enumerate() {
+                let mut src = idx.clone();
+                src[last] = idx[last] / r;
+                res.table[k] = m.get(&src).map(|o| o * r + idx[last] % r);
+            }
+            res
+        });
+    }
+    let r = to / from;
+    if shape[last] % r != 0 {
+        return None;
+    }
+    shape[last] /= r;
+    let mut table = Vec::new();
+    for idx in indices(&shape) {
+        let first: Vec<Option<i64>> = (0..r)
+            .map(|j| {
+                let mut src = idx.clone();
+                src[last] = idx[last] * r + j;
+                m.get(&src)
+            })
+            .collect();
+        let o = first[0]?;
+        let consecutive = first
+            .iter()
+            .enumerate()
+            .all(|(j, x)| *x == Some(o + j as i64));
+        if !consecutive || o % r != 0 {
+            return None;
+        }
+        table.push(Some(o / r));
+    }
+    Some(Model { shape, table })
+}
+
+proptest! {
+    /// On a non-empty unmasked view of rank at least 1, `reinterpret` succeeds exactly
+    /// when the byte-level model is one view, and then equals it.
+    #[test]
+    fn reinterpret_matches_the_byte_model(
+        raw in arb_raw(3, 0, 6),
+        (from, to) in prop::sample::select(vec![(4i64, 2i64), (2, 4), (8, 2), (2, 8), (4, 4), (3, 2)]),
+    ) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let got = c.reinterpret(from as usize, to as usize);
+        if from == to {
+            prop_assert_eq!(got.ok(), Some(c));
+            return Ok(());
+        }
+        if c.mask().is_some() || c.ndim() == 0 || from % to != 0 && to % from != 0 {
+            prop_assert!(matches!(got, Err(Error::Invalid { .. })), "{:?}", got);
+            return Ok(());
+        }
+        let m = model_of_view(&c);
+        if c.numel() == 0 {
+            // No element to read: only the shape is determined.
+            if let Ok(v) = &got {
+                prop_assert_eq!(v.numel(), 0);
+            }
+            return Ok(());
+        }
+        let want = reinterpret_model(&m, from, to).filter(|w| w.one_view().is_some());
+        match (got, want) {
+            (Ok(v), Some(w)) => prop_assert_eq!(model_of_view(&v), w),
+            (Err(_), None) => {}
+            (g, w) => prop_assert!(false, "{:?} vs model {:?} for {}", g, w, c),
+        }
+    }
+
+    /// NumPy's flags: C-contiguous iff the offsets in row-major order are consecutive,
+    /// F-contiguous iff they are in column-major order; empty views are both.
+    #[test]
+    fn flags_match_consecutive_offsets(raw in arb_raw(4, 0, 4)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let flags = c.numpy_flags();
+        if c.mask().is_some() {
+            prop_assert!(flags.is_err());
+            return Ok(());
+        }
+        let flags = flags.expect("flags");
+        let m = model_of_view(&c);
+        let consecutive = |t: &[Option<i64>]| {
+            t.windows(2).all(|w| w[1] == w[0].map(|x| x + 1))
+        };
+        let rev: Vec<usize> = (0..c.ndim()).rev().collect();
+        prop_assert_eq!(flags.c_contiguous, consecutive(&m.table), "{}", c);
+        prop_assert_eq!(flags.f_contiguous, consecutive(&m.permute(&rev).table), "{}", c);
+    }
+
+    /// Byte layouts scale every offset by the item size and load back to the view;
+    /// byte strides load iff every one and the offset are multiples of the item size.
+    #[test]
+    fn byte_layouts_round_trip(raw in arb_raw(3, 0, 4), itemsize in 1i64..9, bump in 0i64..3) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let Ok(layout) = c.byte_layout(itemsize) else {
+            prop_assert!(c.mask().is_some());
+            return Ok(());
+        };
+        let bytes = Model::of(&layout.shape, &layout.strides, layout.offset, None);
+        let m = model_of_view(&c);
+        let scaled: Vec<Option<i64>> = m.table.iter().map(|o| o.map(|x| x * itemsize)).collect();
+        prop_assert_eq!(&bytes.table, &scaled);
+        let back = ConcreteView::from_byte_strides(&layout.shape, &layout.strides, layout.offset, itemsize);
+        prop_assert_eq!(back.ok(), Some(c.clone()));
+        // Moving one value off the multiples is refused.
+        let mut strides = layout.strides.clone();
+        let mut offset = layout.offset;
+        match strides.first_mut() {
+            Some(s) => *s += bump,
+            None => offset += bump,
+        }
+        let loaded = ConcreteView::from_byte_strides(&layout.shape, &strides, offset, itemsize);
+        let whole = bump % itemsize == 0;
+        prop_assert_eq!(loaded.is_ok(), whole, "{:?}", loaded);
+    }
+}
+
+/// Symbolic `reinterpret` binds to the concrete op's result at every size, with
+/// the divisibility it needs kept as a guard.
+#[test]
+fn symbolic_reinterpret_agrees_with_concrete() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let sym = View::row_major(&cx, &[Expr::from(3), n]).expect("view");
+    let half = sym.reinterpret(&cx, 4, 2).expect("smaller");
+    assert_eq!(
+        half.to_string(),
+        "view shape=[3, 2*n] strides=[2*n, 1] offset=0 mask=none"
+    );
+    assert!(half.guards().is_empty());
+    let double = sym.reinterpret(&cx, 2, 4).expect("larger");
+    assert_eq!(
+        double.guards().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["reinterpret: n % 2 == 0 (the size of the last axis is divisible by the ratio 2 of the element sizes)"]
+    );
+    for value in 1..=8 {
+        let mut b = Bindings::new();
+        b.set(n, value).expect("n");
+        let c = ConcreteView::contiguous(&[3, value]).expect("c");
+        assert_eq!(
+            half.bind(&cx, &b).ok(),
+            c.reinterpret(4, 2).ok(),
+            "n={value}"
+        );
+        let got = double.bind(&cx, &b);
+        match c.reinterpret(2, 4) {
+            Ok(want) => assert_eq!(got.ok(), Some(want), "n={value}"),
+            Err(_) => assert!(got.is_err(), "n={value}"),
+        }
+    }
+}
+
+#[test]
+fn memory_model_errors() {
+    let cx = Scope::new();
+    let v = |s: &[i64]| View::contiguous(s).expect("v");
+    let t = v(&[2, 3]).transpose(&cx, 0, 1).expect("t");
+    let msg = |r: Result<View, Error>| r.map_or_else(|e| e.to_string(), |v| v.to_string());
+    let c = |s: &[i64]| ConcreteView::contiguous(s).expect("c");
+    let lines = [
+        msg(v(&[]).reinterpret(&cx, 4, 2)),
+        msg(t.reinterpret(&cx, 4, 2)),
+        msg(v(&[2, 3]).reinterpret(&cx, 2, 4)),
+        msg(v(&[2, 3])
+            .shrink(&cx, &[(1i64, 2i64), (0, 2)])
+            .and_then(|s| s.reinterpret(&cx, 2, 4))),
+        msg(v(&[3, 2]).reinterpret(&cx, 3, 2)),
+        msg(v(&[3, 2]).reinterpret(&cx, 0, 2)),
+        msg(v(&[3, 2])
+            .pad(&cx, &[(1i64, 0i64), (0, 0)])
+            .and_then(|p| p.reinterpret(&cx, 4, 2))),
+        ViewStack::new(v(&[2, 3]))
+            .transpose(&cx, 0, 1)
+            .and_then(|s| s.reshape(&cx, &[6i64]))
+            .and_then(|s| s.reinterpret(&cx, 4, 2))
+            .map_or_else(|e| e.to_string(), |s| s.to_string()),
+        c(&[2, 3])
+            .byte_layout(0)
+            .map_or_else(|e| e.to_string(), |l| l.to_string()),
+        ConcreteView::from_byte_strides(&[2, 3], &[12, 6], 0, 4)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        ConcreteView::from_byte_strides(&[2, 3], &[12, 4], 2, 4)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        c(&[2, 3])
+            .pad(&[(0, 1), (0, 0)])
+            .and_then(|p| p.numpy_flags())
+            .map_or_else(|e| e.to_string(), |f| f.to_string()),
+    ];
+    insta::assert_snapshot!(lines.join("\n"), @"
+    reinterpret: cannot view 4-byte elements as 2-byte elements: a view of rank 0 cannot be reinterpreted when the element sizes differ (view [] with strides [])
+    reinterpret: cannot view 4-byte elements as 2-byte elements: the last axis must have stride 1 when the element sizes differ, but it has stride 3 in view [3, 2] with strides [1, 3]
+    reinterpret: cannot view 2-byte elements as 4-byte elements: the size of the last axis 3 is not divisible by the ratio 2 of the element sizes, in view [2, 3] with strides [3, 1]
+    reinterpret: cannot view 2-byte elements as 4-byte elements: the offset 3 is not divisible by the ratio 2 of the element sizes, in view [1, 2] with strides [3, 1], offset 3
+    reinterpret: cannot view 3-byte elements as 2-byte elements: neither element size divides the other, for view [3, 2] with strides [2, 1]
+    reinterpret: element sizes 0 and 2 bytes must be positive, for view [3, 2] with strides [2, 1]
+    reinterpret: view [4, 2] with strides [2, 1], offset -2 and mask [(1, 4), (0, 2)] has a mask, which a strided array in bytes cannot express; materialize it first
+    reinterpret: a stack of 2 views cannot be reinterpreted from 4-byte to 2-byte elements: only a one-view stack has element strides to rescale; materialize it first
+    bytes: item size 0 must be at least 1 byte
+    byte_strides: byte stride 6 of axis 1 is not a multiple of the item size 4 (shape [2, 3], byte strides [12, 6], byte offset 0)
+    byte_strides: byte offset 2 is not a multiple of the item size 4 (shape [2, 3], byte strides [12, 4], byte offset 2)
+    flags: view [3, 3] with strides [3, 1] and mask [(0, 2), (0, 3)] has a mask, which a strided array in bytes cannot express; materialize it first
+    ");
+}
+
+#[test]
+fn numpy_flags_table() {
+    let row = |shape: &[i64], strides: &[i64]| {
+        let c = ConcreteView::create(shape, Some(strides), 0, None).expect("view");
+        format!("{shape:?} {strides:?} {}", c.numpy_flags().expect("flags"))
+    };
+    let lines = [
+        row(&[2, 3], &[3, 1]),
+        row(&[2, 3], &[1, 2]),
+        row(&[1, 3], &[7, 1]),
+        row(&[3, 1], &[1, 9]),
+        row(&[1, 1], &[5, 7]),
+        row(&[], &[]),
+        row(&[0, 3], &[5, 9]),
+        row(&[3], &[1]),
+        row(&[3], &[-1]),
+        row(&[2, 3], &[0, 1]),
+        row(&[2, 3], &[4, 1]),
+    ];
+    insta::assert_snapshot!(lines.join("\n"), @"
+    [2, 3] [3, 1] flags: c_contiguous=true f_contiguous=false
+    [2, 3] [1, 2] flags: c_contiguous=false f_contiguous=true
+    [1, 3] [7, 1] flags: c_contiguous=true f_contiguous=true
+    [3, 1] [1, 9] flags: c_contiguous=true f_contiguous=true
+    [1, 1] [5, 7] flags: c_contiguous=true f_contiguous=true
+    [] [] flags: c_contiguous=true f_contiguous=true
+    [0, 3] [5, 9] flags: c_contiguous=true f_contiguous=true
+    [3] [1] flags: c_contiguous=true f_contiguous=true
+    [3] [-1] flags: c_contiguous=false f_contiguous=false
+    [2, 3] [0, 1] flags: c_contiguous=false f_contiguous=false
+    [2, 3] [4, 1] flags: c_contiguous=false f_contiguous=false
+    ");
+}
