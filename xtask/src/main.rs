@@ -23,13 +23,21 @@ tasks:
           benchmark, and `cargo package --workspace`
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
+  fuzz [TARGET] [SECONDS]
+          run the cargo-fuzz targets in fuzz/ (all, or TARGET) for SECONDS each
+          (default 60) with the nightly toolchain; needs `cargo install cargo-fuzz`.
+          Not part of ci.
 ";
+
+/// The cargo-fuzz targets in `fuzz/fuzz_targets`.
+const FUZZ_TARGETS: &[&str] = &["parse", "runner"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let res = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");
             Ok(())
@@ -222,6 +230,37 @@ fn bench(extra: &[String]) -> Result<(), String> {
         args.extend(extra.iter().map(String::as_str));
     }
     run_cargo(&root, &args, &[])
+}
+
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let (targets, seconds): (Vec<&str>, &str) = match args {
+        [] => (FUZZ_TARGETS.to_vec(), "60"),
+        [t] if FUZZ_TARGETS.contains(&t.as_str()) => (vec![t.as_str()], "60"),
+        [t, s] if FUZZ_TARGETS.contains(&t.as_str()) && s.parse::<u64>().is_ok() => {
+            (vec![t.as_str()], s.as_str())
+        }
+        _ => {
+            return Err(format!(
+                "fuzz: expected [TARGET] [SECONDS] with TARGET one of {FUZZ_TARGETS:?}"
+            ))
+        }
+    };
+    let dir = project_root().join("fuzz");
+    let max_time = format!("-max_total_time={seconds}");
+    for t in targets {
+        eprintln!("xtask fuzz: {t} for {seconds} s");
+        let status = Command::new("cargo")
+            .args(["+nightly", "fuzz", "run", t, "--", &max_time])
+            .current_dir(&dir)
+            .status()
+            .map_err(|e| format!("cannot run `cargo +nightly fuzz`: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "fuzz target `{t}` failed with {status}; see fuzz/artifacts/{t}/"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn run_cargo(root: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {

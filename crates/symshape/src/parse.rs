@@ -7,6 +7,7 @@ use num_bigint::BigInt;
 
 use crate::build::{self, NoFacts, Poly};
 use crate::expr::{Cond, Expr, KEYWORDS};
+use crate::limits::MAX_TERMS;
 use crate::node::{info, CmpKind, Id, Sort};
 use crate::Error;
 
@@ -34,56 +35,113 @@ fn describe(t: &Tok) -> String {
     }
 }
 
-fn lex(text: &str) -> Result<Vec<(Tok, usize)>, Error> {
-    let cs: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cs.len() {
-        let c = cs[i];
-        let col = i + 1;
-        if c.is_whitespace() {
-            i += 1;
-        } else if c.is_ascii_digit() {
-            let start = i;
-            while i < cs.len() && (cs[i].is_ascii_digit() || cs[i] == '_') {
-                i += 1;
-            }
-            let s: String = cs[start..i].iter().filter(|c| **c != '_').collect();
-            // Reject by length first: parsing a huge decimal is quadratic.
-            let max_digits = crate::limits::MAX_COEF_BITS as usize * 30_103 / 100_000 + 2;
-            if s.trim_start_matches('0').len() > max_digits {
-                return Err(perr(
-                    col,
-                    format!("integer wider than {} bits", crate::limits::MAX_COEF_BITS),
-                ));
-            }
-            let v = s
-                .parse::<BigInt>()
-                .map_err(|_| perr(col, format!("bad integer `{s}`")))?;
-            if v.bits() > crate::limits::MAX_COEF_BITS {
-                return Err(perr(
-                    col,
-                    format!("integer wider than {} bits", crate::limits::MAX_COEF_BITS),
-                ));
-            }
-            out.push((Tok::Int(v), col));
-        } else if c.is_ascii_alphabetic() || c == '_' {
-            let start = i;
-            while i < cs.len() && (cs[i].is_ascii_alphanumeric() || cs[i] == '_') {
-                i += 1;
-            }
-            out.push((Tok::Ident(cs[start..i].iter().collect()), col));
-        } else {
-            let rest: String = cs[i..cs.len().min(i + 2)].iter().collect();
-            let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) else {
-                return Err(perr(col, format!("unexpected character `{c}`")));
-            };
-            out.push((Tok::Op(op), col));
-            i += op.chars().count();
-        }
+/// A position in the text: byte offset and 1-based column in characters.
+#[derive(Clone, Copy)]
+struct Pos {
+    at: usize,
+    col: usize,
+}
+
+/// The token at `pos` (skipping whitespace), its column, and the position after it; `End`
+/// at the end of `text`. Tokens are made one at a time, so the parser's memory does not
+/// grow with the length of the text.
+fn lex_one(text: &str, mut pos: Pos) -> Result<(Tok, usize, Pos), Error> {
+    let rest = &text[pos.at..];
+    let Some(c) = rest.chars().next() else {
+        return Ok((Tok::End, pos.col, pos));
+    };
+    if c.is_whitespace() {
+        let n = rest
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .map_or(rest.len(), |(i, _)| i);
+        pos.col += rest[..n].chars().count();
+        pos.at += n;
+        return lex_one(text, pos);
     }
-    out.push((Tok::End, cs.len() + 1));
-    Ok(out)
+    let col = pos.col;
+    // Tokens other than whitespace are ASCII, so their byte length is their width.
+    let run = |ok: fn(char) -> bool| rest.find(|c: char| !ok(c)).unwrap_or(rest.len());
+    let (tok, len) = if c.is_ascii_digit() {
+        let len = run(|c| c.is_ascii_digit() || c == '_');
+        // Most integers are short: read them without the general decimal conversion.
+        if len <= 18 && !rest[..len].contains('_') {
+            let v: u64 = rest[..len]
+                .parse()
+                .map_err(|_| perr(col, format!("bad integer `{}`", &rest[..len])))?;
+            let next = Pos {
+                at: pos.at + len,
+                col: col + len,
+            };
+            return Ok((Tok::Int(BigInt::from(v)), col, next));
+        }
+        let s: String = rest[..len].chars().filter(|c| *c != '_').collect();
+        // Reject by length first: parsing a huge decimal is quadratic.
+        let max_digits = crate::limits::MAX_COEF_BITS as usize * 30_103 / 100_000 + 2;
+        let too_wide = || {
+            perr(
+                col,
+                format!("integer wider than {} bits", crate::limits::MAX_COEF_BITS),
+            )
+        };
+        if s.trim_start_matches('0').len() > max_digits {
+            return Err(too_wide());
+        }
+        let v = s
+            .parse::<BigInt>()
+            .map_err(|_| perr(col, format!("bad integer `{s}`")))?;
+        if v.bits() > crate::limits::MAX_COEF_BITS {
+            return Err(too_wide());
+        }
+        (Tok::Int(v), len)
+    } else if c.is_ascii_alphabetic() || c == '_' {
+        let len = run(|c| c.is_ascii_alphanumeric() || c == '_');
+        (Tok::Ident(rest[..len].to_owned()), len)
+    } else {
+        let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) else {
+            return Err(perr(col, format!("unexpected character `{c}`")));
+        };
+        (Tok::Op(op), op.len())
+    };
+    Ok((
+        tok,
+        col,
+        Pos {
+            at: pos.at + len,
+            col: col + len,
+        },
+    ))
+}
+
+/// Checks that all of `text` lexes, so that a lexical error is reported before any
+/// syntax error, as a whole-text lexer would; linear time, constant memory.
+fn check_lexes(text: &str) -> Result<(), Error> {
+    let mut pos = Pos { at: 0, col: 1 };
+    loop {
+        let (tok, _, next) = lex_one(text, pos)?;
+        if tok == Tok::End {
+            return Ok(());
+        }
+        pos = next;
+    }
+}
+
+/// An operator as error messages quote it, without formatting one per operand.
+fn quoted(op: &str) -> &'static str {
+    match op {
+        "+" => "`+`",
+        "-" => "`-`",
+        "*" => "`*`",
+        "//" => "`//`",
+        "%" => "`%`",
+        "<=" => "`<=`",
+        ">=" => "`>=`",
+        "==" => "`==`",
+        "!=" => "`!=`",
+        "<" => "`<`",
+        ">" => "`>`",
+        _ => "an operator",
+    }
 }
 
 fn perr(column: usize, message: String) -> Error {
@@ -150,8 +208,11 @@ enum Val {
 pub(crate) type Resolve<'a> = &'a dyn Fn(&str) -> Option<Expr>;
 
 struct Parser<'a> {
-    toks: Vec<(Tok, usize)>,
-    pos: usize,
+    text: &'a str,
+    /// The current token and its column.
+    cur: (Tok, usize),
+    /// Where the token after the current one starts.
+    next: Pos,
     depth: usize,
     resolve: Resolve<'a>,
 }
@@ -179,10 +240,12 @@ pub(crate) fn parse_cond(resolve: Resolve<'_>, text: &str) -> Result<Cond, Error
 }
 
 fn parse_all(resolve: Resolve<'_>, text: &str) -> Result<(Val, usize), Error> {
-    let toks = lex(text)?;
+    check_lexes(text)?;
+    let (tok, col, next) = lex_one(text, Pos { at: 0, col: 1 })?;
     let mut p = Parser {
-        toks,
-        pos: 0,
+        text,
+        cur: (tok, col),
+        next,
         depth: 0,
         resolve,
     };
@@ -199,22 +262,25 @@ fn parse_all(resolve: Resolve<'_>, text: &str) -> Result<(Val, usize), Error> {
 
 impl Parser<'_> {
     fn peek(&self) -> &Tok {
-        self.toks.get(self.pos).map_or(&Tok::End, |t| &t.0)
+        &self.cur.0
     }
 
     fn col(&self) -> usize {
-        self.toks.get(self.pos).map_or(1, |t| t.1)
+        self.cur.1
     }
 
+    /// The current token, moving to the next one (the whole text lexed once already, so
+    /// lexing cannot fail here; if it did, the input would simply end).
     fn bump(&mut self) -> Tok {
-        let t = self.peek().clone();
-        self.pos += 1;
-        t
+        let (tok, col, next) =
+            lex_one(self.text, self.next).unwrap_or((Tok::End, self.next.col, self.next));
+        self.next = next;
+        std::mem::replace(&mut self.cur, (tok, col)).0
     }
 
     fn eat_op(&mut self, op: &str) -> bool {
-        if self.peek() == &Tok::Op(leak_op(op)) {
-            self.pos += 1;
+        if matches!(self.peek(), Tok::Op(o) if *o == op) {
+            self.bump();
             return true;
         }
         false
@@ -222,7 +288,7 @@ impl Parser<'_> {
 
     fn eat_word(&mut self, w: &str) -> bool {
         if matches!(self.peek(), Tok::Ident(s) if s == w) {
-            self.pos += 1;
+            self.bump();
             return true;
         }
         false
@@ -327,8 +393,8 @@ impl Parser<'_> {
             self.bump();
             let rcol = self.col();
             let right = self.sum()?;
-            let a = self.int(left, left_col, &format!("`{op}`"))?;
-            let b = self.int(right, rcol, &format!("`{op}`"))?;
+            let a = self.int(left, left_col, quoted(op))?;
+            let b = self.int(right, rcol, quoted(op))?;
             let (pa, pb) = (Poly::of(a), Poly::of(b));
             let c = match op {
                 "<" => build::compare(&NoFacts, CmpKind::Le, pa.sub(&pb).plus_const(1)),
@@ -348,8 +414,35 @@ impl Parser<'_> {
         Ok(Val::Bool(self.checked(build::and_or(true, &conj), col)?))
     }
 
+    /// `term ((+ | -) term)*`, summed as one polynomial: the partial sums of a long sum
+    /// are never interned, so time is `O(n log n)` and memory linear in its terms.
     fn sum(&mut self) -> Result<Val, Error> {
-        self.left_assoc(&["+", "-"], Self::term)
+        let col = self.col();
+        let first = self.term()?;
+        let Some(&first_op) = ["+", "-"].iter().find(|op| self.peek() == &Tok::Op(op)) else {
+            return Ok(first);
+        };
+        let mut sum = Poly::of(self.int(first, col, quoted(first_op))?);
+        while let Some(op) = ["+", "-"].into_iter().find(|op| self.eat_op(op)) {
+            let rcol = self.col();
+            let rhs = self.term()?;
+            let mut p = Poly::of(self.int(rhs, rcol, quoted(op))?);
+            if op == "-" {
+                p = p.scale(&-BigInt::from(1));
+            }
+            sum.terms.extend(p.terms);
+            sum.c += p.c;
+            if sum.terms.len() > 4 * MAX_TERMS {
+                sum.normalize();
+                if sum.terms.len() > MAX_TERMS {
+                    return Err(perr(
+                        col,
+                        format!("limit: polynomial with more than {MAX_TERMS} terms"),
+                    ));
+                }
+            }
+        }
+        Ok(Val::Int(self.checked(build::from_poly(sum), col)?))
     }
 
     fn term(&mut self) -> Result<Val, Error> {
@@ -371,8 +464,8 @@ impl Parser<'_> {
             };
             let rcol = self.col();
             let rhs = operand(self)?;
-            let a = self.int(acc, col, &format!("`{op}`"))?;
-            let b = self.int(rhs, rcol, &format!("`{op}`"))?;
+            let a = self.int(acc, col, quoted(op))?;
+            let b = self.int(rhs, rcol, quoted(op))?;
             let r = match op {
                 "+" => build::add(a, b),
                 "-" => build::sub(a, b),
@@ -468,10 +561,6 @@ impl Parser<'_> {
         };
         Ok(Val::Int(self.checked(r, col)?))
     }
-}
-
-fn leak_op(op: &str) -> &'static str {
-    OPS.iter().find(|o| **o == op).copied().unwrap_or("")
 }
 
 /// Parses with symbols of the default range `0..=i64::MAX`, created by name; use
