@@ -76,6 +76,7 @@ mod operand;
 mod ops;
 mod plan;
 mod reduce;
+mod simd;
 
 pub use alloc::{alloc_limit, filled_vec, set_alloc_limit, DEFAULT_ALLOC_LIMIT};
 pub use element::Element;
@@ -84,4 +85,5 @@ pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
 pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};
 pub use reduce::{reduce, reduce_with, ReduceConfig, ReduceOp};
+pub use simd::simd_path;
 pub use symshape_view::{ConcreteStack, ConcreteView, Levels};

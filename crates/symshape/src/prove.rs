@@ -242,4 +242,3 @@ fn insert(map: &mut HashMap<Vec<(Id, BigInt)>, BigInt>, p: Poly) {
         *e = p.c;
     }
 }
-
