@@ -28,6 +28,26 @@ use rayon::prelude::*;
 /// Inner-axis elements handled by one unit of work (rows longer than this are split).
 const SEG: usize = 1 << 14;
 
+/// Destination bytes from which whole-row copies use non-temporal stores (above the
+/// last-level cache of the machines measured; see docs/performance.md).
+const STREAM_BYTES: usize = 1 << 25;
+
+/// Makes the tests stream every long row, whatever the destination's size.
+#[cfg(test)]
+pub(crate) static FORCE_STREAM: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+fn stream_bytes() -> usize {
+    #[cfg(test)]
+    if FORCE_STREAM.load(std::sync::atomic::Ordering::Relaxed) {
+        return 0;
+    }
+    STREAM_BYTES
+}
+
+/// Rows shorter than this (bytes) are copied with ordinary stores even when streaming.
+const STREAM_ROW: usize = 1 << 13;
+
 /// Units of work per rayon task are chosen so that there are about this many tasks.
 const TASKS: usize = 64;
 
@@ -131,6 +151,8 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
     let (d, s) = (Ptr(dst), Ptr(src as *mut T));
     let table = Ptr(plan.table.as_ptr() as *mut isize);
     let level = simd::level();
+    let size = std::mem::size_of::<T>();
+    let stream = plan.n_written().saturating_mul(size) >= stream_bytes();
     for b in &plan.boxes {
         let axes = &b.nest.axes;
         let kernel = b.nest.kernel;
@@ -175,6 +197,10 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
                 let dp = d.get().offset(di);
                 match kernel {
                     Kernel::Pad => fill_row(dp, da, len, pad),
+                    Kernel::CopyFromSlice if stream && len * size >= STREAM_ROW => {
+                        // `level` is the detected one.
+                        simd::stream_copy(level, dp as *mut u8, sp as *const u8, len * size)
+                    }
                     Kernel::CopyFromSlice => std::ptr::copy_nonoverlapping(sp, dp, len),
                     Kernel::BroadcastFill => fill_row(dp, 1, len, *sp),
                     Kernel::ReversedCopy => reversed_row(dp, sp, len),
