@@ -488,9 +488,38 @@ mod tests {
             check_all_sizes(&[3, 9001], &[0, 1]);
             check_all_sizes(&[3, 5, 9001], &[1, 0, 2]);
             check_padded(level);
+            // Every second element, a flip and a broadcast row, each of 8 KiB or more.
+            check_strided(&[3, 9001], &[20_000, 2], 0, 60_000);
+            check_strided(&[3, 9001], &[-9001, -1], 27_002, 27_003);
+            check_strided(&[3, 9001], &[1, 0], 0, 3);
         }
         FORCED.store(0, Ordering::Relaxed);
         crate::exec::FORCE_STREAM.store(false, Ordering::Relaxed);
+    }
+
+    /// Materializes the view `(shape, strides, offset)` of a buffer of `len` elements, for
+    /// every element size, and compares it with an element-by-element gather.
+    fn check_strided(shape: &[i64], strides: &[i64], offset: i64, len: usize) {
+        fn one<T: Element>(shape: &[i64], strides: &[i64], offset: i64, buf: Vec<T>) {
+            let view = ConcreteView::create(shape, Some(strides), offset, None).expect("view");
+            let got = materialize(Input::new(&buf, &view)).expect("materialize");
+            let mut want = Vec::new();
+            for i in 0..shape[0] {
+                for j in 0..shape[1] {
+                    want.push(buf[(offset + i * strides[0] + j * strides[1]) as usize]);
+                }
+            }
+            assert!(got.values == want, "{} {shape:?} {strides:?}", T::NAME);
+        }
+        one::<u8>(
+            shape,
+            strides,
+            offset,
+            (0..len).map(|i| (i % 241) as u8).collect(),
+        );
+        one::<u16>(shape, strides, offset, (0..len).map(|i| i as u16).collect());
+        one::<f32>(shape, strides, offset, (0..len).map(|i| i as f32).collect());
+        one::<u64>(shape, strides, offset, (0..len).map(|i| i as u64).collect());
     }
 
     /// A 20 x 9000 block of `u8` padded by one on every side.
