@@ -32,14 +32,9 @@ const SEG: usize = 1 << 14;
 /// last-level cache of the machines measured; see docs/performance.md).
 const STREAM_BYTES: usize = 1 << 25;
 
-/// Makes the tests stream every long row, whatever the destination's size.
-#[cfg(test)]
-pub(crate) static FORCE_STREAM: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
 fn stream_bytes() -> usize {
     #[cfg(test)]
-    if FORCE_STREAM.load(std::sync::atomic::Ordering::Relaxed) {
+    if simd::FORCE_STREAM.load(std::sync::atomic::Ordering::Relaxed) {
         return 0;
     }
     STREAM_BYTES

@@ -48,6 +48,11 @@ fn detect() -> Level {
 #[cfg(test)]
 pub(crate) static FORCED: AtomicU8 = AtomicU8::new(0);
 
+/// Makes the tests stream every long row copy, whatever the destination's size.
+#[cfg(test)]
+pub(crate) static FORCE_STREAM: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// The best level this CPU supports (detected on first use).
 #[inline]
 pub(crate) fn level() -> Level {
@@ -79,7 +84,8 @@ pub(crate) fn supported() -> Vec<Level> {
         .collect()
 }
 
-/// The SIMD path the kernels take on this CPU: `"avx2"`, `"sse2"` or `"portable"`.
+/// The SIMD path the kernels take on this CPU: `"avx2"` (AVX2 register transposes for 1-
+/// and 2-byte elements, SSE2 ones for 4- and 8-byte elements), `"sse2"` or `"portable"`.
 ///
 /// Detected once at run time; the benchmarks print it next to their figures.
 #[must_use]
@@ -129,8 +135,10 @@ pub(crate) unsafe fn tile(
             (Level::Sse2, 8) => go!(tile_sse2, 8, 2),
             (Level::Avx2, 1) => go!(tile_avx2, 1, 32),
             (Level::Avx2, 2) => go!(tile_avx2, 2, 16),
-            (Level::Avx2, 4) => go!(tile_avx2, 4, 8),
-            (Level::Avx2, 8) => go!(tile_avx2, 8, 4),
+            // 4- and 8-byte elements keep the SSE2 blocks at the AVX2 level: the 32-byte
+            // loads made the f32 transpose slower on a Zen 3 (docs/performance.md).
+            (Level::Avx2, 4) => go!(tile_sse2, 4, 4),
+            (Level::Avx2, 8) => go!(tile_sse2, 8, 2),
             _ => 0,
         }
     }
@@ -480,7 +488,7 @@ mod tests {
     #[test]
     fn streamed_row_copies_match_the_reference() {
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        crate::exec::FORCE_STREAM.store(true, Ordering::Relaxed);
+        super::FORCE_STREAM.store(true, Ordering::Relaxed);
         for level in supported() {
             FORCED.store(level as u8, Ordering::Relaxed);
             // Rows of at least 8 KiB (the streaming bound) in every element size, whole rows
@@ -494,7 +502,7 @@ mod tests {
             check_strided(&[3, 9001], &[1, 0], 0, 3);
         }
         FORCED.store(0, Ordering::Relaxed);
-        crate::exec::FORCE_STREAM.store(false, Ordering::Relaxed);
+        super::FORCE_STREAM.store(false, Ordering::Relaxed);
     }
 
     /// Materializes the view `(shape, strides, offset)` of a buffer of `len` elements, for
