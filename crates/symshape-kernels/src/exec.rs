@@ -22,10 +22,26 @@
 
 use crate::element::Element;
 use crate::plan::{tile_rows, Axis, Kernel, LoopPlan, TILE};
+use crate::simd::{self, Level};
 use rayon::prelude::*;
 
 /// Inner-axis elements handled by one unit of work (rows longer than this are split).
 const SEG: usize = 1 << 14;
+
+/// Destination bytes from which whole-row copies use non-temporal stores (above the
+/// last-level cache of the machines measured; see docs/performance.md).
+const STREAM_BYTES: usize = 1 << 25;
+
+fn stream_bytes() -> usize {
+    #[cfg(test)]
+    if simd::FORCE_STREAM.load(std::sync::atomic::Ordering::Relaxed) {
+        return 0;
+    }
+    STREAM_BYTES
+}
+
+/// Rows shorter than this (bytes) are copied with ordinary stores even when streaming.
+const STREAM_ROW: usize = 1 << 13;
 
 /// Units of work per rayon task are chosen so that there are about this many tasks.
 const TASKS: usize = 64;
@@ -129,6 +145,9 @@ pub(crate) fn drive<const K: usize, F>(
 pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *const T, pad: T) {
     let (d, s) = (Ptr(dst), Ptr(src as *mut T));
     let table = Ptr(plan.table.as_ptr() as *mut isize);
+    let level = simd::level();
+    let size = std::mem::size_of::<T>();
+    let stream = plan.n_written().saturating_mul(size) >= stream_bytes();
     for b in &plan.boxes {
         let axes = &b.nest.axes;
         let kernel = b.nest.kernel;
@@ -143,7 +162,8 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
                 // SAFETY: the unit covers a sub-rectangle of one slab of the box; all its
                 // offsets are inside the checked extents, and units write disjoint elements.
-                unsafe { tiled(d.get(), s.get(), off, a, b, sa, db, sb) }
+                // `level` is the detected one.
+                unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb) }
             };
             // Whole source rows per unit when the other axes give enough units for the
             // threads; otherwise blocks of 16 tiles along `a` too.
@@ -172,6 +192,10 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
                 let dp = d.get().offset(di);
                 match kernel {
                     Kernel::Pad => fill_row(dp, da, len, pad),
+                    Kernel::CopyFromSlice if stream && len * size >= STREAM_ROW => {
+                        // `level` is the detected one.
+                        simd::stream_copy(level, dp as *mut u8, sp as *const u8, len * size)
+                    }
                     Kernel::CopyFromSlice => std::ptr::copy_nonoverlapping(sp, dp, len),
                     Kernel::BroadcastFill => fill_row(dp, 1, len, *sp),
                     Kernel::ReversedCopy => reversed_row(dp, sp, len),
@@ -336,11 +360,12 @@ fn drive_tiles<F>(
 /// cache associativity (power-of-two strides make square tiles thrash).
 ///
 /// # Safety
-/// Every such destination offset (from `off[0]`) writable and source offset (from `off[1]`)
-/// readable.
+/// `level` is supported by the CPU; every such destination offset (from `off[0]`) writable and
+/// source offset (from `off[1]`) readable.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 unsafe fn tiled<T: Element>(
+    level: Level,
     dst: *mut T,
     src: *mut T,
     off: [isize; 2],
@@ -361,10 +386,21 @@ unsafe fn tiled<T: Element>(
             let sp = src.offset(off[1] + a0 as isize * sa) as *const T;
             let dp = dst.offset(off[0] + a0 as isize);
             let mut b_start = b0;
-            if kk == k_full && sb == 1 && std::mem::size_of::<T>() == 4 {
-                // 4-byte elements: whole groups of 4 destination rows through 4 x 4 register
-                // transposes; the remaining rows below.
-                b_start = b0 + transpose_16x4(dp, sp, sa, db, b0, bl / 4);
+            if kk == k_full && sb == 1 {
+                // Whole groups of destination rows through register transposes; the
+                // remaining rows below.
+                let size = std::mem::size_of::<T>() as isize;
+                b_start = b0
+                    + simd::tile(
+                        level,
+                        size as usize,
+                        dp as *mut u8,
+                        sp as *const u8,
+                        sa * size,
+                        db * size,
+                        b0,
+                        bl,
+                    );
             }
             let bl = b0 + bl - b_start;
             let b0 = b_start;
@@ -387,62 +423,6 @@ unsafe fn tiled<T: Element>(
             }
         }
         a0 += kk;
-    }
-}
-
-/// One tile of 16 source rows of 4-byte elements: for each of `groups` groups of 4 destination
-/// rows from `b0`, 4 x 4 blocks are transposed in SSE2 registers (bit moves only, so any 4-byte
-/// element type is copied exactly). Returns the number of destination rows done (none off
-/// x86_64).
-///
-/// # Safety
-/// `T` is 4 bytes; for `k < 16` and `ib` in `b0..b0 + 4 * groups`, `sp + k * sa + ib` is
-/// readable and `dp + ib * db + k` writable.
-#[inline(always)]
-unsafe fn transpose_16x4<T: Element>(
-    dp: *mut T,
-    sp: *const T,
-    sa: isize,
-    db: isize,
-    b0: usize,
-    groups: usize,
-) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            __m128i, _mm_loadu_si128, _mm_storeu_si128, _mm_unpackhi_epi32, _mm_unpackhi_epi64,
-            _mm_unpacklo_epi32, _mm_unpacklo_epi64,
-        };
-        for g in 0..groups {
-            let b = (b0 + 4 * g) as isize;
-            for q in 0..4isize {
-                // SAFETY: SSE2 is part of the x86_64 baseline; rows `4q..4q+4` of the tile and
-                // columns `b..b+4` are inside the ranges of the function's contract; unaligned
-                // loads and stores.
-                unsafe {
-                    let s = sp.offset(4 * q * sa + b);
-                    let r0 = _mm_loadu_si128(s as *const __m128i);
-                    let r1 = _mm_loadu_si128(s.offset(sa) as *const __m128i);
-                    let r2 = _mm_loadu_si128(s.offset(2 * sa) as *const __m128i);
-                    let r3 = _mm_loadu_si128(s.offset(3 * sa) as *const __m128i);
-                    let t0 = _mm_unpacklo_epi32(r0, r1);
-                    let t1 = _mm_unpacklo_epi32(r2, r3);
-                    let t2 = _mm_unpackhi_epi32(r0, r1);
-                    let t3 = _mm_unpackhi_epi32(r2, r3);
-                    let d = dp.offset(b * db + 4 * q);
-                    _mm_storeu_si128(d as *mut __m128i, _mm_unpacklo_epi64(t0, t1));
-                    _mm_storeu_si128(d.offset(db) as *mut __m128i, _mm_unpackhi_epi64(t0, t1));
-                    _mm_storeu_si128(d.offset(2 * db) as *mut __m128i, _mm_unpacklo_epi64(t2, t3));
-                    _mm_storeu_si128(d.offset(3 * db) as *mut __m128i, _mm_unpackhi_epi64(t2, t3));
-                }
-            }
-        }
-        4 * groups
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (dp, sp, sa, db, b0, groups);
-        0
     }
 }
 

@@ -42,6 +42,16 @@
 //! # Ok::<(), symshape_kernels::Error>(())
 //! ```
 //!
+//! # SIMD and streaming stores
+//!
+//! The tiled kernel (transposes and other permutations) moves 1-, 2-, 4- and 8-byte elements
+//! through register transposes: SSE2 on every x86_64 CPU, AVX2 where
+//! `is_x86_feature_detected!` finds it (detected once; [`simd_path`] names the level in use).
+//! Other architectures run the same tiling with plain loops; the tests force every level the
+//! CPU supports, the portable one included. Whole-row copies of 8 KiB or more into
+//! destinations of 32 MiB or more use non-temporal stores, which skip reading the destination
+//! into the cache before writing it.
+//!
 //! # Dependencies
 //!
 //! `thiserror` for the error type, `rayon` for the thread pool, `symshape-view` for the views
@@ -52,7 +62,9 @@
 //!
 //! # Unsafe code
 //!
-//! All `unsafe` code is in the loop executor and the operations' inner rows: raw pointer
+//! All `unsafe` code is in the loop executor, its SIMD kernels (`src/simd.rs`, each a
+//! `#[target_feature]` function called only at a detected level) and the operations' inner
+//! rows: raw pointer
 //! loops over buffers whose reachable extents were checked once, before the loops (the
 //! numbered argument is in the executor's module docs, `src/exec.rs`). The
 //! ndarray interop adds none: it borrows an array's memory only through ndarray's own
@@ -76,6 +88,7 @@ mod operand;
 mod ops;
 mod plan;
 mod reduce;
+mod simd;
 
 pub use alloc::{alloc_limit, filled_vec, set_alloc_limit, DEFAULT_ALLOC_LIMIT};
 pub use element::Element;
@@ -84,4 +97,5 @@ pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
 pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};
 pub use reduce::{reduce, reduce_with, ReduceConfig, ReduceOp};
+pub use simd::simd_path;
 pub use symshape_view::{ConcreteStack, ConcreteView, Levels};

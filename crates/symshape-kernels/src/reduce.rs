@@ -280,7 +280,35 @@ fn columns<T: Element, F: Fold<T>>(
         };
         for &ro in &red_outer {
             let (n_in, s_in) = red_inner.unwrap_or((1, 0));
-            for i in 0..n_in as isize {
+            let mut i0 = 0isize;
+            if col_stride == 1 {
+                // Four reduced indices per pass over the chunk: each output still folds them
+                // one after the other (the same order, so the same rounding), with one load
+                // and store of the output per four input rows.
+                let n = chunk.len();
+                while i0 + 4 <= n_in as isize {
+                    let start = base + row_off + ro + i0 * s_in + col0 as isize;
+                    // SAFETY: offsets of in-range indices of a plain layout whose extent was
+                    // checked against the source; `n` columns from `col0` of four rows.
+                    let rows = unsafe {
+                        let p = |k: isize| {
+                            std::slice::from_raw_parts(
+                                sp.get().offset(start + k * s_in) as *const T,
+                                n,
+                            )
+                        };
+                        [p(0), p(1), p(2), p(3)]
+                    };
+                    for (j, o) in chunk.iter_mut().enumerate() {
+                        let mut a = fold.step(*o, rows[0][j]);
+                        a = fold.step(a, rows[1][j]);
+                        a = fold.step(a, rows[2][j]);
+                        *o = fold.step(a, rows[3][j]);
+                    }
+                    i0 += 4;
+                }
+            }
+            for i in i0..n_in as isize {
                 let start = base + row_off + ro + i * s_in + col0 as isize * col_stride;
                 // SAFETY: offsets of in-range indices of a plain layout whose extent was
                 // checked against the source; `chunk.len()` columns from `col0`.
@@ -413,5 +441,36 @@ fn per_output<T: Element, F: Fold<T>>(
             .for_each(body);
     } else {
         out.iter_mut().zip(&kept_offs).for_each(body);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{reduce, ReduceConfig, ReduceOp};
+    use crate::Input;
+    use symshape_view::ConcreteView;
+
+    #[test]
+    fn leading_axis_float_sums_fold_rows_in_order() {
+        // Row counts around the four-row passes, columns around the chunk width; floats whose
+        // sum depends on the order, compared bit for bit with a fold in row order.
+        for (r, c) in [(1, 5), (3, 7), (4, 1030), (7, 2049), (9, 33), (130, 600)] {
+            let buf: Vec<f32> = (0..r * c)
+                .map(|i| ((i * 7919) % 1000) as f32 * 1.37e-3 + (i % 3) as f32 * 1e4)
+                .collect();
+            let v = ConcreteView::contiguous(&[r as i64, c as i64]).expect("view");
+            let got = reduce(
+                Input::new(&buf, &v),
+                &[0],
+                ReduceOp::Sum,
+                ReduceConfig::default(),
+            )
+            .expect("reduce");
+            let want: Vec<f32> = (0..c)
+                .map(|j| (0..r).fold(0.0f32, |a, i| a + buf[i * c + j]))
+                .collect();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got.values), bits(&want), "{r} x {c}");
+        }
     }
 }

@@ -1,0 +1,563 @@
+//! The SIMD level the kernels run at, detected once at run time, and the register transposes
+//! of the tiled kernel for each level and element size.
+//!
+//! x86_64 has SSE2 in its baseline; AVX2 is used when `is_x86_feature_detected!` finds it.
+//! Other architectures (and tests that force it) take the portable path: plain loops.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// A SIMD level; each one's kernels are only called when the CPU has its features.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Level {
+    /// Plain loops, on every architecture.
+    Portable = 1,
+    /// SSE2 (x86_64 baseline).
+    Sse2 = 2,
+    /// AVX2.
+    Avx2 = 3,
+}
+
+impl Level {
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Level::Portable => "portable",
+            Level::Sse2 => "sse2",
+            Level::Avx2 => "avx2",
+        }
+    }
+}
+
+/// 0 until detected, then a `Level` as `u8`.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+fn detect() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Level::Avx2;
+        }
+        Level::Sse2
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Level::Portable
+    }
+}
+
+/// A level forced by the tests (0: none); never above the detected one.
+#[cfg(test)]
+pub(crate) static FORCED: AtomicU8 = AtomicU8::new(0);
+
+/// Makes the tests stream every long row copy, whatever the destination's size.
+#[cfg(test)]
+pub(crate) static FORCE_STREAM: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The best level this CPU supports (detected on first use).
+#[inline]
+pub(crate) fn level() -> Level {
+    #[cfg(test)]
+    {
+        let f = FORCED.load(Ordering::Relaxed);
+        if f != 0 && f <= detect() as u8 {
+            return [Level::Portable, Level::Sse2, Level::Avx2][f as usize - 1];
+        }
+    }
+    match LEVEL.load(Ordering::Relaxed) {
+        1 => Level::Portable,
+        2 => Level::Sse2,
+        3 => Level::Avx2,
+        _ => {
+            let l = detect();
+            LEVEL.store(l as u8, Ordering::Relaxed);
+            l
+        }
+    }
+}
+
+/// Every level this CPU supports, lowest first (the tests run each).
+#[cfg(test)]
+pub(crate) fn supported() -> Vec<Level> {
+    [Level::Portable, Level::Sse2, Level::Avx2]
+        .into_iter()
+        .filter(|&l| l <= level())
+        .collect()
+}
+
+/// The SIMD path the kernels take on this CPU: `"avx2"` (AVX2 register transposes for 1-
+/// and 2-byte elements, SSE2 ones for 4- and 8-byte elements), `"sse2"` or `"portable"`.
+///
+/// Detected once at run time; the benchmarks print it next to their figures.
+#[must_use]
+pub fn simd_path() -> &'static str {
+    level().name()
+}
+
+/// One full-width tile of the tiled kernel, in bytes: `64 / size` source rows (one destination
+/// cache line) by `bl` destination rows from `b0`, where source row `k` starts at
+/// `sp + k * sa` and destination row `ib` at `dp + ib * db`, element `ib` of a source row
+/// going to element `k` of destination row `ib`. Whole groups of destination rows go through
+/// register transposes of `level`; returns the number of rows done (from `b0`), the caller
+/// copies the rest. Bit moves only, so exact for any element type of that size.
+///
+/// # Safety
+/// `level` is supported by this CPU; `size` is 1, 2, 4 or 8 (else nothing is done); for
+/// `k < 64 / size` and `ib` in `b0..b0 + bl`, the `size` bytes at `sp + k * sa + ib * size` are
+/// readable and those at `dp + ib * db + k * size` writable.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn tile(
+    level: Level,
+    size: usize,
+    dp: *mut u8,
+    sp: *const u8,
+    sa: isize,
+    db: isize,
+    b0: usize,
+    bl: usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        macro_rules! go {
+            ($f:ident, $s:literal, $w:expr) => {{
+                let groups = bl / $w;
+                // SAFETY: the caller's contract, for the `groups * $w` rows from `b0`; the
+                // level's features are present (caller; SSE2 is in the x86_64 baseline).
+                unsafe { x86::$f::<$s>(dp, sp, sa, db, b0, groups) };
+                groups * $w
+            }};
+        }
+        match (level, size) {
+            (Level::Portable, _) => 0,
+            (Level::Sse2, 1) => go!(tile_sse2, 1, 16),
+            (Level::Sse2, 2) => go!(tile_sse2, 2, 8),
+            (Level::Sse2, 4) => go!(tile_sse2, 4, 4),
+            (Level::Sse2, 8) => go!(tile_sse2, 8, 2),
+            (Level::Avx2, 1) => go!(tile_avx2, 1, 32),
+            (Level::Avx2, 2) => go!(tile_avx2, 2, 16),
+            // 4- and 8-byte elements keep the SSE2 blocks at the AVX2 level: the 32-byte
+            // loads made the f32 transpose slower on a Zen 3 (docs/performance.md).
+            (Level::Avx2, 4) => go!(tile_sse2, 4, 4),
+            (Level::Avx2, 8) => go!(tile_sse2, 8, 2),
+            _ => 0,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (level, size, dp, sp, sa, db, b0, bl);
+        0
+    }
+}
+
+/// Copies `bytes` bytes from `sp` to `dp` with non-temporal stores (after an unaligned head
+/// that aligns the destination), so that a destination far larger than the last-level cache
+/// is neither read before it is written nor evicts the source from the cache. Ends with a
+/// store fence, so the bytes are visible to whoever synchronises with this thread afterwards.
+///
+/// # Safety
+/// `level` is supported by this CPU; `sp..sp + bytes` readable, `dp..dp + bytes` writable, not
+/// overlapping.
+#[inline]
+pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match level {
+            // SAFETY: the caller's contract; AVX2 was detected.
+            Level::Avx2 => return unsafe { x86::stream_copy_avx2(dp, sp, bytes) },
+            // SAFETY: the caller's contract; SSE2 is in the x86_64 baseline.
+            Level::Sse2 => return unsafe { x86::stream_copy_sse2(dp, sp, bytes) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(sp, dp, bytes) }
+}
+
+/// Reverses the low `bits` bits of `j`: the register that holds transposed row `j` after
+/// the unpack network below.
+#[inline(always)]
+const fn bitrev(j: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        j.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::bitrev;
+    use std::arch::x86_64::*;
+
+    /// Bytes copied by ordinary moves until `dp` is aligned to `align`, at most `bytes`.
+    fn head(dp: *mut u8, align: usize, bytes: usize) -> usize {
+        (dp.align_offset(align)).min(bytes)
+    }
+
+    /// # Safety
+    /// As [`super::stream_copy`], with SSE2.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(super) unsafe fn stream_copy_sse2(dp: *mut u8, sp: *const u8, bytes: usize) {
+        let h = head(dp, 64, bytes);
+        let n = (bytes - h) / 64;
+        // SAFETY: all offsets below `bytes`, inside the caller's ranges; `dp + h` is 16-byte
+        // aligned, as the streaming stores require.
+        unsafe {
+            std::ptr::copy_nonoverlapping(sp, dp, h);
+            let (d, s) = (dp.add(h), sp.add(h));
+            for i in 0..n {
+                let (d, s) = (
+                    d.add(64 * i) as *mut __m128i,
+                    s.add(64 * i) as *const __m128i,
+                );
+                let x0 = _mm_loadu_si128(s);
+                let x1 = _mm_loadu_si128(s.add(1));
+                let x2 = _mm_loadu_si128(s.add(2));
+                let x3 = _mm_loadu_si128(s.add(3));
+                _mm_stream_si128(d, x0);
+                _mm_stream_si128(d.add(1), x1);
+                _mm_stream_si128(d.add(2), x2);
+                _mm_stream_si128(d.add(3), x3);
+            }
+            let done = h + 64 * n;
+            std::ptr::copy_nonoverlapping(sp.add(done), dp.add(done), bytes - done);
+            _mm_sfence();
+        }
+    }
+
+    /// # Safety
+    /// As [`super::stream_copy`], with AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn stream_copy_avx2(dp: *mut u8, sp: *const u8, bytes: usize) {
+        let h = head(dp, 64, bytes);
+        let n = (bytes - h) / 64;
+        // SAFETY: all offsets below `bytes`, inside the caller's ranges; `dp + h` is 32-byte
+        // aligned, as the streaming stores require.
+        unsafe {
+            std::ptr::copy_nonoverlapping(sp, dp, h);
+            let (d, s) = (dp.add(h), sp.add(h));
+            for i in 0..n {
+                let (d, s) = (
+                    d.add(64 * i) as *mut __m256i,
+                    s.add(64 * i) as *const __m256i,
+                );
+                let x0 = _mm256_loadu_si256(s);
+                let x1 = _mm256_loadu_si256(s.add(1));
+                _mm256_stream_si256(d, x0);
+                _mm256_stream_si256(d.add(1), x1);
+            }
+            let done = h + 64 * n;
+            std::ptr::copy_nonoverlapping(sp.add(done), dp.add(done), bytes - done);
+            _mm_sfence();
+        }
+    }
+
+    /// Interleaves the low and the high halves of `a` and `b` in units of `unit` bytes.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn unpack128(unit: usize, a: __m128i, b: __m128i) -> (__m128i, __m128i) {
+        match unit {
+            1 => (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b)),
+            2 => (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b)),
+            4 => (_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b)),
+            _ => (_mm_unpacklo_epi64(a, b), _mm_unpackhi_epi64(a, b)),
+        }
+    }
+
+    /// As `unpack128`, in each 128-bit lane of `a` and `b`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn unpack256(unit: usize, a: __m256i, b: __m256i) -> (__m256i, __m256i) {
+        match unit {
+            1 => (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b)),
+            2 => (_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)),
+            4 => (_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b)),
+            _ => (_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b)),
+        }
+    }
+
+    /// `groups` groups of `16 / S` destination rows; per group, four blocks of `16 / S`
+    /// source rows, each an `R x R` register transpose (`R = 16 / S`) of 16-byte rows.
+    ///
+    /// # Safety
+    /// As [`super::tile`], for `16 / S * groups` rows from `b0` (SSE2 is in the x86_64
+    /// baseline).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(super) unsafe fn tile_sse2<const S: usize>(
+        dp: *mut u8,
+        sp: *const u8,
+        sa: isize,
+        db: isize,
+        b0: usize,
+        groups: usize,
+    ) {
+        let r = 16 / S;
+        let bits = r.trailing_zeros();
+        for g in 0..groups {
+            let b = b0 + r * g;
+            for q in 0..4 {
+                let mut v = [_mm_setzero_si128(); 16];
+                for (i, x) in v.iter_mut().take(r).enumerate() {
+                    // SAFETY: source row `q * r + i` of the tile, columns `b..b + r`.
+                    *x = unsafe {
+                        _mm_loadu_si128(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                            as *const __m128i)
+                    };
+                }
+                let mut unit = S;
+                while unit < 16 {
+                    let mut t = [_mm_setzero_si128(); 16];
+                    for i in 0..r / 2 {
+                        (t[i], t[r / 2 + i]) = unpack128(unit, v[2 * i], v[2 * i + 1]);
+                    }
+                    v = t;
+                    unit *= 2;
+                }
+                for j in 0..r {
+                    // SAFETY: destination row `b + j`, bytes `16 q..16 q + 16` of its line.
+                    unsafe {
+                        _mm_storeu_si128(
+                            dp.offset((b + j) as isize * db + 16 * q as isize) as *mut __m128i,
+                            v[bitrev(j, bits)],
+                        )
+                    };
+                }
+            }
+        }
+    }
+
+    /// As [`tile_sse2`] with 32-byte source loads: each 128-bit lane is transposed as in SSE2,
+    /// the low lane giving destination rows `b..b + R`, the high one rows `b + R..b + 2R`.
+    ///
+    /// # Safety
+    /// As [`super::tile`], for `32 / S * groups` rows from `b0`; the CPU has AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn tile_avx2<const S: usize>(
+        dp: *mut u8,
+        sp: *const u8,
+        sa: isize,
+        db: isize,
+        b0: usize,
+        groups: usize,
+    ) {
+        let r = 16 / S;
+        let bits = r.trailing_zeros();
+        for g in 0..groups {
+            let b = b0 + 2 * r * g;
+            for q in 0..4 {
+                let mut v = [_mm256_setzero_si256(); 16];
+                for (i, x) in v.iter_mut().take(r).enumerate() {
+                    // SAFETY: source row `q * r + i` of the tile, columns `b..b + 2r`.
+                    *x = unsafe {
+                        _mm256_loadu_si256(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                            as *const __m256i)
+                    };
+                }
+                let mut unit = S;
+                while unit < 16 {
+                    let mut t = [_mm256_setzero_si256(); 16];
+                    for i in 0..r / 2 {
+                        (t[i], t[r / 2 + i]) = unpack256(unit, v[2 * i], v[2 * i + 1]);
+                    }
+                    v = t;
+                    unit *= 2;
+                }
+                for j in 0..r {
+                    let x = v[bitrev(j, bits)];
+                    let lo = (b + j) as isize * db + 16 * q as isize;
+                    let hi = (b + r + j) as isize * db + 16 * q as isize;
+                    // SAFETY: destination rows `b + j` and `b + r + j`, bytes
+                    // `16 q..16 q + 16` of their lines.
+                    unsafe {
+                        _mm_storeu_si128(dp.offset(lo) as *mut __m128i, _mm256_castsi256_si128(x));
+                        _mm_storeu_si128(
+                            dp.offset(hi) as *mut __m128i,
+                            _mm256_extracti128_si256::<1>(x),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{supported, Level, FORCED};
+    use crate::{materialize, Element, Input};
+    use std::sync::atomic::Ordering;
+    use symshape_view::ConcreteView;
+
+    /// Serialises the tests that force a level (the level is process-wide).
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Materializes the permutation `perm` of a row-major block of `shape` and compares it
+    /// with an element-by-element gather.
+    fn check_permute<T: Element>(shape: &[usize], perm: &[usize], value: impl Fn(usize) -> T) {
+        let n: usize = shape.iter().product();
+        let buf: Vec<T> = (0..n).map(value).collect();
+        let mut strides = vec![1usize; shape.len()];
+        for i in (0..shape.len() - 1).rev() {
+            strides[i] = strides[i + 1] * shape[i + 1];
+        }
+        let p_shape: Vec<i64> = perm.iter().map(|&a| shape[a] as i64).collect();
+        let p_strides: Vec<i64> = perm.iter().map(|&a| strides[a] as i64).collect();
+        let view = ConcreteView::create(&p_shape, Some(&p_strides), 0, None).expect("view");
+        let got = materialize(Input::new(&buf, &view)).expect("materialize");
+        let mut want = Vec::with_capacity(n);
+        let mut idx = vec![0usize; perm.len()];
+        for _ in 0..n {
+            let off: usize = idx
+                .iter()
+                .zip(&p_strides)
+                .map(|(&i, &s)| i * s as usize)
+                .sum();
+            want.push(buf[off]);
+            for k in (0..idx.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < p_shape[k] as usize {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        assert!(got.values == want, "{} {shape:?} {perm:?}", T::NAME);
+    }
+
+    fn check_all_sizes(shape: &[usize], perm: &[usize]) {
+        check_permute::<u8>(shape, perm, |i| (i * 7 % 251) as u8);
+        check_permute::<u16>(shape, perm, |i| (i * 7 % 65521) as u16);
+        check_permute::<u32>(shape, perm, |i| i as u32 ^ 0x8000_0001);
+        check_permute::<f32>(shape, perm, |i| i as f32 - 0.5);
+        check_permute::<u64>(shape, perm, |i| {
+            (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        });
+        check_permute::<f64>(shape, perm, |i| i as f64 * 0.25);
+    }
+
+    #[test]
+    fn every_level_and_element_size_matches_the_reference() {
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        for level in supported() {
+            FORCED.store(level as u8, Ordering::Relaxed);
+            assert_eq!(super::level(), level);
+            // Partial tiles on both axes, serial; then sizes that reach the parallel path.
+            check_all_sizes(&[67, 131], &[1, 0]);
+            check_all_sizes(&[5, 70, 129], &[0, 2, 1]);
+            check_all_sizes(&[1029, 1100], &[1, 0]);
+            check_all_sizes(&[33, 64, 96], &[2, 1, 0]);
+            check_all_sizes(&[64, 33, 96], &[1, 2, 0]);
+        }
+        FORCED.store(0, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn stream_copy_at_every_alignment() {
+        let src: Vec<u8> = (0..20_000u32).map(|i| (i * 13 % 256) as u8).collect();
+        for level in supported() {
+            for (off_d, off_s) in [(0, 0), (1, 0), (0, 3), (17, 5), (63, 62), (32, 1)] {
+                for len in [0, 1, 15, 63, 64, 65, 127, 200, 4099, 9000, 19_000] {
+                    let mut dst = vec![0u8; 20_100];
+                    // SAFETY: `len + 100 <= 20_000` readable from `off_s <= 62` and
+                    // writable from `off_d <= 63`; two vectors, no overlap; `level` supported.
+                    unsafe {
+                        super::stream_copy(
+                            level,
+                            dst.as_mut_ptr().add(off_d),
+                            src.as_ptr().add(off_s),
+                            len,
+                        )
+                    };
+                    assert_eq!(
+                        dst[off_d..off_d + len],
+                        src[off_s..off_s + len],
+                        "{level:?}"
+                    );
+                    assert!(dst[..off_d].iter().all(|&x| x == 0));
+                    assert!(dst[off_d + len..].iter().all(|&x| x == 0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_row_copies_match_the_reference() {
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        super::FORCE_STREAM.store(true, Ordering::Relaxed);
+        for level in supported() {
+            FORCED.store(level as u8, Ordering::Relaxed);
+            // Rows of at least 8 KiB (the streaming bound) in every element size, whole rows
+            // reordered, and a block read through a pad.
+            check_all_sizes(&[3, 9001], &[0, 1]);
+            check_all_sizes(&[3, 5, 9001], &[1, 0, 2]);
+            check_padded(level);
+            // Every second element, a flip and a broadcast row, each of 8 KiB or more.
+            check_strided(&[3, 9001], &[20_000, 2], 0, 60_000);
+            check_strided(&[3, 9001], &[-9001, -1], 27_002, 27_003);
+            check_strided(&[3, 9001], &[1, 0], 0, 3);
+        }
+        FORCED.store(0, Ordering::Relaxed);
+        super::FORCE_STREAM.store(false, Ordering::Relaxed);
+    }
+
+    /// Materializes the view `(shape, strides, offset)` of a buffer of `len` elements, for
+    /// every element size, and compares it with an element-by-element gather.
+    fn check_strided(shape: &[i64], strides: &[i64], offset: i64, len: usize) {
+        fn one<T: Element>(shape: &[i64], strides: &[i64], offset: i64, buf: Vec<T>) {
+            let view = ConcreteView::create(shape, Some(strides), offset, None).expect("view");
+            let got = materialize(Input::new(&buf, &view)).expect("materialize");
+            let mut want = Vec::new();
+            for i in 0..shape[0] {
+                for j in 0..shape[1] {
+                    want.push(buf[(offset + i * strides[0] + j * strides[1]) as usize]);
+                }
+            }
+            assert!(got.values == want, "{} {shape:?} {strides:?}", T::NAME);
+        }
+        one::<u8>(
+            shape,
+            strides,
+            offset,
+            (0..len).map(|i| (i % 241) as u8).collect(),
+        );
+        one::<u16>(shape, strides, offset, (0..len).map(|i| i as u16).collect());
+        one::<f32>(shape, strides, offset, (0..len).map(|i| i as f32).collect());
+        one::<u64>(shape, strides, offset, (0..len).map(|i| i as u64).collect());
+    }
+
+    /// A 20 x 9000 block of `u8` padded by one on every side.
+    fn check_padded(level: Level) {
+        let (r, c) = (20i64, 9000i64);
+        let buf: Vec<u8> = (0..r * c).map(|i| (i % 253) as u8).collect();
+        let view = ConcreteView::create(
+            &[r + 2, c + 2],
+            Some(&[c, 1]),
+            -c - 1,
+            Some(&[(1, r + 1), (1, c + 1)]),
+        )
+        .expect("view");
+        let got = materialize(Input::new(&buf, &view).pad(7)).expect("materialize");
+        for i in 0..r + 2 {
+            for j in 0..c + 2 {
+                let inside = (1..=r).contains(&i) && (1..=c).contains(&j);
+                let want = if inside {
+                    buf[((i - 1) * c + j - 1) as usize]
+                } else {
+                    7
+                };
+                assert_eq!(got.values[(i * (c + 2) + j) as usize], want, "{level:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn detection_is_stable() {
+        assert_eq!(super::level(), super::level());
+        assert!(supported().contains(&Level::Portable));
+    }
+}
