@@ -83,21 +83,20 @@ pub fn script_text(bytes: Vec<u8>) -> Result<String, ScriptError> {
 /// Runs `script` in a new session.
 #[must_use]
 pub fn run(script: &str) -> Output {
-    let mut lines = Vec::new();
-    let error = Session::new()
-        .run(script, &mut |l| lines.push(l.to_owned()))
-        .err();
-    Output { lines, error }
+    collect(|out| Session::new().run(script, out))
 }
 
 /// Runs `script` in a new session as a transcript ([`Session::run_echo`], `--echo`):
 /// each statement as `> STATEMENT` before what it prints.
 #[must_use]
 pub fn run_echo(script: &str) -> Output {
+    collect(|out| Session::new().run_echo(script, out))
+}
+
+/// The lines `run` hands to its printer, and its error.
+fn collect(run: impl FnOnce(&mut dyn FnMut(&str)) -> Result<(), ScriptError>) -> Output {
     let mut lines = Vec::new();
-    let error = Session::new()
-        .run_echo(script, &mut |l| lines.push(l.to_owned()))
-        .err();
+    let error = run(&mut |l| lines.push(l.to_owned())).err();
     Output { lines, error }
 }
 

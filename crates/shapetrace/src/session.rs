@@ -163,14 +163,23 @@ impl Session {
 
     fn simplify(&mut self, rest: &str) -> StmtResult {
         need(rest, "simplify", "an expression")?;
-        let text = match self.scope.parse_expr(rest) {
+        let text = match self.expr_or_cond(rest)? {
             Ok(e) => self.scope.simplify(e).to_string(),
-            Err(expr_err) => match self.scope.parse_cond(rest) {
-                Ok(c) => self.scope.simplify_cond(c).to_string(),
-                Err(_) => return Err(self.located(rest, expr_err)),
-            },
+            Err(c) => self.scope.simplify_cond(c).to_string(),
         };
         Ok(vec![text])
+    }
+
+    /// `text` as an integer expression, or else as a condition; the error is the
+    /// expression's when it is neither.
+    fn expr_or_cond(&self, text: &str) -> Result<Result<Expr, symshape::Cond>, String> {
+        match self.scope.parse_expr(text) {
+            Ok(e) => Ok(Ok(e)),
+            Err(expr_err) => match self.scope.parse_cond(text) {
+                Ok(c) => Ok(Err(c)),
+                Err(_) => Err(self.located(text, expr_err)),
+            },
+        }
     }
 
     fn prove(&mut self, rest: &str) -> StmtResult {
@@ -232,16 +241,13 @@ impl Session {
 
     fn eval(&mut self, rest: &str) -> StmtResult {
         need(rest, "eval", "an expression")?;
-        let text = match self.scope.parse_expr(rest) {
+        let text = match self.expr_or_cond(rest)? {
             Ok(e) => self.scope.eval(e, &self.bindings).map_err(err)?.to_string(),
-            Err(expr_err) => match self.scope.parse_cond(rest) {
-                Ok(c) => self
-                    .scope
-                    .eval_cond(c, &self.bindings)
-                    .map_err(err)?
-                    .to_string(),
-                Err(_) => return Err(self.located(rest, expr_err)),
-            },
+            Err(c) => self
+                .scope
+                .eval_cond(c, &self.bindings)
+                .map_err(err)?
+                .to_string(),
         };
         Ok(vec![text])
     }

@@ -37,49 +37,53 @@ fn reshape_to_product(k: usize, tag: &str) -> String {
     )
 }
 
+/// Asserts that the larger of two sizes adds at most `factor` times the nodes of the
+/// smaller, and returns the two counts.
+fn grows_at_most(what: &str, factor: usize, small: &str, large: &str) -> (usize, usize) {
+    let (a, b) = (nodes_added(small), nodes_added(large));
+    eprintln!("{what}: {a} nodes, then {b} nodes");
+    assert!(
+        b <= factor * a.max(1),
+        "{what}: {b} nodes against {a}, more than {factor}x"
+    );
+    (a, b)
+}
+
 #[test]
 fn hostile_scripts_grow_polynomially() {
     // Repeated symbolic slicing: each slice adds a bounded number of nodes (the size stays
     // one flat `max`), where the naive form doubled at every slice.
-    let s12 = nodes_added(&repeated_slices(12, "a"));
-    let s24 = nodes_added(&repeated_slices(24, "b"));
-    eprintln!("slices: 12 -> {s12} nodes, 24 -> {s24} nodes");
-    assert!(
-        s24 <= 3 * s12,
-        "24 slices added {s24} nodes, 12 added {s12}"
+    grows_at_most(
+        "12 then 24 slices",
+        3,
+        &repeated_slices(12, "a"),
+        &repeated_slices(24, "b"),
     );
     let shown = shapetrace::run(&repeated_slices(24, "c")).lines.concat();
     assert!(
         shown.starts_with("view shape=[max(0, -24*kc + nc)]"),
         "{shown}"
     );
-
     // Symbolic chains: linear in their length.
-    let c100 = nodes_added(&chain(100, "a"));
-    let c400 = nodes_added(&chain(400, "b"));
-    eprintln!("chain: 100 -> {c100} nodes, 400 -> {c400} nodes");
-    assert!(
-        c400 <= 6 * c100,
-        "400 rounds added {c400} nodes, 100 added {c100}"
+    grows_at_most(
+        "100 then 400 chain rounds",
+        6,
+        &chain(100, "a"),
+        &chain(400, "b"),
     );
-
     // Reshape of K symbolic sizes to their product: polynomial (here at most cubic).
-    let r30 = nodes_added(&reshape_to_product(30, "a"));
-    let r120 = nodes_added(&reshape_to_product(120, "b"));
-    eprintln!("reshape: 30 -> {r30} nodes, 120 -> {r120} nodes");
-    assert!(
-        r120 <= 64 * r30,
-        "K=120 added {r120} nodes, K=30 added {r30}"
-    );
-
+    let (k30, k120) = (reshape_to_product(30, "a"), reshape_to_product(120, "b"));
+    grows_at_most("reshape of 30 then 120 sizes", 64, &k30, &k120);
     // Identical assumptions are kept once.
-    let once = nodes_added("sym p 0..=100\nsym q 0..=100\nassume p <= q + 1\n");
-    let many = nodes_added(&format!(
+    let many = format!(
         "sym p 0..=100\nsym q 0..=100\n{}",
         "assume p <= q + 1\n".repeat(10_000)
-    ));
-    assert!(
-        many <= once + 8,
-        "10000 identical assumptions added {many} nodes, one added {once}"
     );
+    let (_, added) = grows_at_most(
+        "one then 10000 identical assumptions",
+        2,
+        "sym p 0..=100\nsym q 0..=100\nassume p <= q + 1\n",
+        &many,
+    );
+    assert!(added <= 64, "{added}");
 }

@@ -104,6 +104,16 @@ impl fmt::Display for Bindings {
 }
 
 /// Checks `value` against the declaration of `sym`.
+/// The value `b` binds to the symbol `sym`, checked against its range.
+fn bound_value(b: &Bindings, sym: Id) -> Result<i64, Error> {
+    let v = b.get(Expr(sym)).ok_or_else(|| Error::Unbound {
+        op: "eval",
+        name: Expr(sym).symbol_name().unwrap_or_default().to_string(),
+    })?;
+    check_symbol(b, sym, v)?;
+    Ok(v)
+}
+
 fn check_symbol(b: &Bindings, sym: Id, value: i64) -> Result<(), Error> {
     let Some(spec) = spec_of(sym) else {
         return Ok(());
@@ -217,14 +227,7 @@ impl<'a> BigEval<'a> {
         }
         let v = match node(id) {
             Node::Const(c) => c.clone(),
-            Node::Sym(s) => {
-                let v = self.b.get(Expr(id)).ok_or_else(|| Error::Unbound {
-                    op: "eval",
-                    name: s.name.to_string(),
-                })?;
-                check_symbol(self.b, id, v)?;
-                BigInt::from(v)
-            }
+            Node::Sym(_) => BigInt::from(bound_value(self.b, id)?),
             Node::Prod(fs) => {
                 let mut acc = BigInt::from(1);
                 for (a, k) in fs.iter() {
@@ -322,14 +325,7 @@ impl Eval<'_> {
         }
         let v = match node(id) {
             Node::Const(c) => c.to_i64().ok_or_else(|| overflow(id))?,
-            Node::Sym(s) => {
-                let v = self.b.get(Expr(id)).ok_or_else(|| Error::Unbound {
-                    op: "eval",
-                    name: s.name.to_string(),
-                })?;
-                check_symbol(self.b, id, v)?;
-                v
-            }
+            Node::Sym(_) => bound_value(self.b, id)?,
             Node::Prod(fs) => {
                 let mut acc: i64 = 1;
                 for (a, k) in fs.iter() {

@@ -218,10 +218,9 @@ struct Parser<'a> {
 }
 
 pub(crate) fn parse_expr(resolve: Resolve<'_>, text: &str) -> Result<Expr, Error> {
-    let (v, col) = parse_all(resolve, text)?;
-    match v {
-        Val::Int(id) => Ok(Expr(id)),
-        Val::Bool(_) => Err(perr(
+    match parse_all(resolve, text)? {
+        (Val::Int(id), _) => Ok(Expr(id)),
+        (Val::Bool(_), col) => Err(perr(
             col,
             "expected an integer expression, found a condition".into(),
         )),
@@ -229,10 +228,9 @@ pub(crate) fn parse_expr(resolve: Resolve<'_>, text: &str) -> Result<Expr, Error
 }
 
 pub(crate) fn parse_cond(resolve: Resolve<'_>, text: &str) -> Result<Cond, Error> {
-    let (v, col) = parse_all(resolve, text)?;
-    match v {
-        Val::Bool(id) => Ok(Cond(id)),
-        Val::Int(_) => Err(perr(
+    match parse_all(resolve, text)? {
+        (Val::Bool(id), _) => Ok(Cond(id)),
+        (Val::Int(_), col) => Err(perr(
             col,
             "expected a condition, found an integer expression".into(),
         )),

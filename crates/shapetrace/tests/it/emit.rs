@@ -1,7 +1,6 @@
 //! The `emit c` statement: snapshots of the unit, its errors, and every stack of the
 //! example scripts compiled with `cc -std=c99 -O2 -Wall -Werror`.
 
-use std::path::Path;
 use std::process::Command;
 
 use insta::assert_snapshot;
@@ -52,13 +51,7 @@ fn every_stack_of_the_example_scripts_compiles_without_warnings() {
         eprintln!("skipping: no C compiler (`cc`) found on PATH");
         return;
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the examples folder exists")
-        .map(|e| e.expect("a readable entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "shapes"))
-        .collect();
-    paths.sort();
+    let paths = crate::example_scripts();
     let tmp = std::env::temp_dir().join(format!("shapetrace-emit-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("a temporary folder");
     let mut compiled = 0;

@@ -1,17 +1,8 @@
 //! Every script in `examples/` runs without error; its output is pinned.
 
-use std::path::Path;
-
 #[test]
 fn example_scripts_run_and_print_what_they_promise() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the examples folder exists")
-        .map(|e| e.expect("a readable entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "shapes"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no example scripts in {}", dir.display());
+    let paths = crate::example_scripts();
     for path in paths {
         let name = path
             .file_stem()

@@ -10,6 +10,20 @@ mod viewlist;
 mod views;
 mod windows;
 
+/// The example scripts (`examples/*.shapes`), sorted by name.
+#[must_use]
+pub fn example_scripts() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the examples folder exists")
+        .map(|e| e.expect("a readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "shapes"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no example scripts in {}", dir.display());
+    paths
+}
+
 /// Runs `script` and renders what it printed (stdout lines, then the error line if any).
 #[must_use]
 pub fn trace(script: &str) -> String {
