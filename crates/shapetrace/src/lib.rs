@@ -125,6 +125,7 @@ pub const STATEMENTS: &[&str] = &[
     "T",
     "mT",
     "reinterpret",
+    "ravel",
     "lower",
     "guards",
     "infer",
@@ -195,6 +196,9 @@ views (statements act on the current view stack)
   reinterpret FROM TO                PyTorch's view(dtype): FROM-byte elements read as
                                      TO-byte ones; offsets are then in TO-byte elements
                                      (a one-view stack without a mask)
+  ravel                              NumPy's ravel: the flattened view when the stack is
+                                     one concrete C-contiguous view, else a copy (a
+                                     row-major [numel] view pushed on top)
   show                               print each view of the stack, bottom first:
                                      view shape=[..] strides=[..] offset=E mask=..
   offsets                            print `offsets [SHAPE]:` and the buffer offset of

@@ -126,6 +126,7 @@ impl Session {
             "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
             "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
             "reinterpret" => self.apply(rest, "reinterpret", |_, a| reinterpret_op(a)),
+            "ravel" => self.ravel(rest),
             "flags" => self.flags(rest),
             "bytes" => self.bytes(rest),
             "lower" => self.lower(rest),
@@ -420,6 +421,14 @@ impl Session {
             ));
         }
         Ok(v.clone())
+    }
+
+    /// `ravel`: NumPy's flattening; a view or a copy (a pushed row-major view).
+    fn ravel(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "ravel")?;
+        let next = self.current("ravel")?.ravel(&self.scope).map_err(err)?;
+        self.stack = Some(next);
+        Ok(Vec::new())
     }
 
     fn flags(&mut self, rest: &str) -> StmtResult {

@@ -155,3 +155,41 @@ fn memory_model_errors() {
         "=> ",
     ));
 }
+
+#[test]
+fn ravel_is_a_view_or_a_copy() {
+    assert_snapshot!(trace(
+        "
+        view [2, 1, 3] strides [3, 7, 1] offset 5
+        ravel
+        show
+        offsets
+        view [2, 3]
+        T
+        ravel
+        show
+        offsets
+        values
+        view [4] strides [2]
+        ravel
+        show
+        offsets
+        view [2, 3]
+        pad [(0, 1), (0, 0)]
+        ravel
+        show
+        offsets
+        sym n 1..=4
+        view [n, 2]
+        ravel
+        show
+        bind n=2
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn ravel_errors() {
+    assert_snapshot!(trace_cases(&["ravel", "view [2, 3]\nravel 0"], "=> "));
+}

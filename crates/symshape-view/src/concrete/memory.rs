@@ -1,9 +1,10 @@
 //! The memory models of the references: PyTorch's `view(dtype)` (element-size
-//! reinterpretation), NumPy's byte strides and offsets, and NumPy's contiguity flags.
+//! reinterpretation), NumPy's byte strides and offsets, NumPy's contiguity flags and
+//! NumPy's `ravel`.
 
 use std::fmt;
 
-use super::{fmt_list, ConcreteView};
+use super::{fmt_list, ConcreteStack, ConcreteView};
 use crate::error::{invalid, overflow, Result};
 
 /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
@@ -52,6 +53,28 @@ impl fmt::Display for ByteLayout {
             fmt_list(&self.strides),
             self.offset
         )
+    }
+}
+
+/// NumPy's `ravel` of a view ([`ConcreteView::ravel`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub enum Raveled {
+    /// The view is C-contiguous: its elements flattened as one view of the same buffer.
+    View(ConcreteView),
+    /// A copy: the view with a row-major view of `[numel]` stacked on top, which the
+    /// kernels materialize into a new buffer.
+    Copy(ConcreteStack),
+}
+
+impl Raveled {
+    /// The result as a stack: one level for a view, two for a copy.
+    #[must_use]
+    pub fn into_stack(self) -> ConcreteStack {
+        match self {
+            Raveled::View(v) => ConcreteStack::from(v),
+            Raveled::Copy(s) => s,
+        }
     }
 }
 
@@ -115,6 +138,28 @@ impl ConcreteView {
             c_contiguous: dense(&mut pairs().rev()),
             f_contiguous: dense(&mut pairs()),
         })
+    }
+
+    /// NumPy's `ravel` (order C): the elements in row-major order as one axis. A view
+    /// when NumPy's `C_CONTIGUOUS` flag holds ([`ConcreteView::numpy_flags`]: an
+    /// empty view, or row-major strides on the axes not of size 1), which makes it the
+    /// reshape to `[numel]`; otherwise, masked views included, a copy: the view with a
+    /// row-major `[numel]` view stacked on top. NumPy copies in exactly these cases,
+    /// even where one strided view could express the result (`x[::2]`), which is
+    /// what [`ConcreteView::reshape`] to `[numel]` gives.
+    ///
+    /// # Errors
+    /// None in practice (both results are checked as any reshape or stack).
+    pub fn ravel(&self) -> Result<Raveled> {
+        let flat = [self.numel()];
+        if self.mask().is_none() && self.numpy_flags()?.c_contiguous {
+            return Ok(Raveled::View(self.reshape(&flat)?));
+        }
+        let top = ConcreteView::contiguous(&flat)?;
+        Ok(Raveled::Copy(ConcreteStack::unmerged(vec![
+            self.clone(),
+            top,
+        ])?))
     }
 
     /// The layout in bytes for elements of `itemsize` bytes: strides and offset

@@ -5,7 +5,8 @@
 //! fields are constants; its invariants are listed in `view.rs`. The ops are
 //! written once here: the core ones in `core.rs`, reshape in `reshape.rs`, the
 //! derived ones (and the pieces of an axis cut into several) in `derived.rs`, the
-//! memory models (element-size reinterpretation, byte strides, NumPy's flags) in
+//! memory models (element-size reinterpretation, byte strides, NumPy's flags and
+//! `ravel`) in
 //! `memory.rs`, NumPy's `shares_memory` in `overlap.rs`, and
 //! [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
 
@@ -21,7 +22,7 @@ mod stack;
 mod view;
 
 pub use derived::{broadcast_shapes, MAX_PIECES};
-pub use memory::{ByteLayout, Flags};
+pub use memory::{ByteLayout, Flags, Raveled};
 pub(crate) use merge::check_stacked;
 pub use merge::{merge, merge_refined, Refined};
 pub use overlap::MemoryOverlap;

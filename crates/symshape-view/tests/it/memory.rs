@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
-use symshape_view::{ConcreteView, Error, View, ViewOps, ViewStack};
+use symshape_view::{ConcreteView, Error, Raveled, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
 use crate::model::{indices, Model};
@@ -261,4 +261,63 @@ fn numpy_flags_table() {
     [2, 3] [0, 1] flags: c_contiguous=false f_contiguous=false
     [2, 3] [4, 1] flags: c_contiguous=false f_contiguous=false
     ");
+}
+
+proptest! {
+    /// `ravel` reads the elements in row-major order, and is a view exactly when the
+    /// valid offsets in row-major order are consecutive and there is no mask (NumPy's
+    /// `C_CONTIGUOUS`), a copy otherwise.
+    #[test]
+    fn ravel_matches_the_row_major_table(raw in arb_raw(3, 0, 5)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let table = model_of_view(&c).table;
+        let consecutive = table
+            .iter()
+            .enumerate()
+            .all(|(k, o)| *o == table.first().copied().flatten().map(|o0| o0 + k as i64));
+        let want_view = c.mask().is_none() && consecutive;
+        let got = c.ravel().expect("ravel");
+        prop_assert_eq!(matches!(got, Raveled::View(_)), want_view, "{}", c);
+        let stack = got.into_stack();
+        prop_assert_eq!(stack.shape(), &[c.numel()][..]);
+        prop_assert_eq!(stack.offsets().expect("offsets"), table);
+        let cx = Scope::new();
+        let via_stack = ViewStack::new(View::from(c.clone())).ravel(&cx).expect("stack ravel");
+        prop_assert_eq!(via_stack.to_concrete("ravel").expect("concrete"), stack);
+    }
+}
+
+#[test]
+fn ravel_of_symbolic_and_stacked_views_is_a_copy() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let v = View::row_major(&cx, &[n, Expr::from(3)]).expect("view");
+    let r = ViewStack::new(v).ravel(&cx).expect("ravel");
+    assert_eq!(r.views().len(), 2);
+    let mut b = Bindings::new();
+    cx.bind(&mut b, "n", 2).expect("bind");
+    let bound = r.bind(&cx, &b).expect("bound");
+    assert_eq!(bound.shape(), &[6]);
+    assert_eq!(
+        bound.offsets().expect("offsets"),
+        (0..6).map(Some).collect::<Vec<_>>()
+    );
+    // A transposed stack flattens through a pushed row-major view.
+    let t = ViewStack::new(View::contiguous(&[2, 3]).expect("view"))
+        .transpose(&cx, 0, 1)
+        .expect("transpose");
+    let r = t.ravel(&cx).expect("ravel");
+    let offsets = r
+        .to_concrete("ravel")
+        .expect("concrete")
+        .offsets()
+        .expect("offsets");
+    assert_eq!(offsets, [0, 3, 1, 4, 2, 5].map(Some).to_vec());
+    // NumPy copies x[::2] although one strided view could express it.
+    let every_other = ConcreteView::create(&[4], Some(&[2]), 0, None).expect("view");
+    assert!(matches!(every_other.ravel(), Ok(Raveled::Copy(_))));
+    let c = ConcreteView::create(&[2, 1, 3], Some(&[3, 7, 1]), 5, None).expect("view");
+    assert_eq!(
+        c.ravel().expect("ravel"),
+        Raveled::View(ConcreteView::create(&[6], Some(&[1]), 5, None).expect("view"))
+    );
 }
