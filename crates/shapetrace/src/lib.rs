@@ -125,6 +125,10 @@ pub const STATEMENTS: &[&str] = &[
     "T",
     "mT",
     "reinterpret",
+    "view_as_real",
+    "view_as_complex",
+    "real",
+    "imag",
     "ravel",
     "lower",
     "guards",
@@ -196,6 +200,14 @@ views (statements act on the current view stack)
   reinterpret FROM TO                PyTorch's view(dtype): FROM-byte elements read as
                                      TO-byte ones; offsets are then in TO-byte elements
                                      (a one-view stack without a mask)
+  view_as_real                       PyTorch's view_as_real: complex elements read as
+                                     pairs of reals (an axis [2] with stride 1 appended,
+                                     other strides and the offset doubled)
+  view_as_complex                    the inverse: the last axis must have size 2 and
+                                     stride 1, the other strides and the offset be even
+  real                               view_as_real, then index 0 of the pair axis
+  imag                               view_as_real, then index 1 of the pair axis
+                                     (these four: a one-view stack without a mask)
   ravel                              NumPy's ravel: the flattened view when the stack is
                                      one concrete C-contiguous view, else a copy (a
                                      row-major [numel] view pushed on top)

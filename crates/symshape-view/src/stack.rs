@@ -237,6 +237,18 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
+        if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
+            if self.views.len() > 1 {
+                return Err(invalid(
+                    op.name(),
+                    format!(
+                        "a stack of {} views cannot be read as {}: only a one-view stack has element strides to rescale; materialize it first",
+                        self.views.len(),
+                        if let Op::ViewAsComplex = op { "complex elements" } else { "pairs of reals" }
+                    ),
+                ));
+            }
+        }
         if let Op::Reinterpret { from, to } = op {
             if from != to && self.views.len() > 1 {
                 return Err(invalid(

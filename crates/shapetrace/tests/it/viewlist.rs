@@ -193,3 +193,53 @@ fn ravel_is_a_view_or_a_copy() {
 fn ravel_errors() {
     assert_snapshot!(trace_cases(&["ravel", "view [2, 3]\nravel 0"], "=> "));
 }
+
+#[test]
+fn complex_views_read_pairs_of_reals() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3] strides [1, 2] offset 1
+        view_as_real
+        show
+        offsets
+        view_as_complex
+        show
+        real
+        show
+        offsets
+        view [2, 3]
+        imag
+        show
+        offsets
+        sym n 1..=4
+        view [3, n]
+        view_as_complex
+        show
+        guards
+        view [3, n]
+        real
+        show
+        bind n=2
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn complex_view_errors() {
+    assert_snapshot!(trace_cases(
+        &[
+            "view [3, 3]\nview_as_complex",
+            "view [3, 2] strides [1, 3]\nview_as_complex",
+            "view [3, 2] strides [3, 1]\nview_as_complex",
+            "view [3, 2] strides [4, 1] offset 1\nview_as_complex",
+            "view []\nview_as_complex",
+            "view [2, 2]\npad [(1, 0), (0, 0)]\nreal",
+            "view [2, 3]\nT\nreshape [6]\nimag",
+            "view [2, 2]\nview_as_real 1",
+            "sym n 1..=4\nview [3, n]\nview_as_complex\nbind n=3",
+            "sym n 3..=4\nview [3, n]\nview_as_complex",
+        ],
+        "=> ",
+    ));
+}

@@ -232,6 +232,121 @@ impl ConcreteView {
         Self::create(shape, Some(&strides), offset, None)
     }
 
+    /// PyTorch's `view_as_real`: a view of complex elements (two reals each) read as
+    /// reals: an axis of size 2 and stride 1 is appended (real part, then imaginary
+    /// part), the other strides and the offset are doubled, so offsets are then
+    /// counted in reals. A view of rank 0 gives shape `[2]`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for a masked view;
+    /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
+    pub fn view_as_real(&self) -> Result<Self> {
+        const OP: &str = "view_as_real";
+        self.complex_unmasked(OP)?;
+        let double = |x: i64, what: &str| {
+            x.checked_mul(2)
+                .ok_or_else(|| overflow(OP, format!("{what} {x} doubled, of {}", self.ctx())))
+        };
+        let mut strides = self
+            .strides()
+            .iter()
+            .map(|&t| double(t, "stride"))
+            .collect::<Result<Vec<_>>>()?;
+        strides.push(1);
+        let mut shape = self.shape().to_vec();
+        shape.push(2);
+        let offset = double(self.offset(), "offset")?;
+        Self::build(OP, shape, strides, offset, None)
+    }
+
+    /// PyTorch's `view_as_complex`, the inverse of [`ConcreteView::view_as_real`]:
+    /// pairs of reals read as complex elements. PyTorch's rules: rank at least 1,
+    /// the last axis of size 2 and stride 1, every other stride and the offset even;
+    /// the last axis is removed and the rest halved. An axis of size 1 is exempt
+    /// from the even-stride rule (its stride is never used; an odd one becomes 0),
+    /// as in [`ConcreteView::reinterpret`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reason, or for a
+    /// masked view.
+    pub fn view_as_complex(&self) -> Result<Self> {
+        const OP: &str = "view_as_complex";
+        self.complex_unmasked(OP)?;
+        let fail = |why: String| Err(invalid(OP, format!("{why}, in {}", self.ctx())));
+        let Some(last) = self.ndim().checked_sub(1) else {
+            return fail("Input tensor must have one or more dimensions".to_string());
+        };
+        let (d, t) = (self.shape()[last], self.strides()[last]);
+        if d != 2 {
+            return fail(format!(
+                "Tensor must have a last dimension of size 2, not {d}"
+            ));
+        }
+        if t != 1 {
+            return fail(format!(
+                "Tensor must have a last dimension with stride 1, not {t}"
+            ));
+        }
+        let mut strides = Vec::with_capacity(last);
+        for (a, (&d, &t)) in self.shape()[..last].iter().zip(self.strides()).enumerate() {
+            if t % 2 == 0 {
+                strides.push(t / 2);
+            } else if d == 1 {
+                strides.push(0);
+            } else {
+                return fail(format!(
+                    "Tensor must have a stride divisible by 2 for all but last dimension; axis {a} has stride {t}"
+                ));
+            }
+        }
+        if self.offset() % 2 != 0 {
+            return fail(format!(
+                "Tensor must have a storage_offset divisible by 2, not {}",
+                self.offset()
+            ));
+        }
+        let shape = self.shape()[..last].to_vec();
+        Self::build(OP, shape, strides, self.offset() / 2, None)
+    }
+
+    /// PyTorch's `real` of a complex view: [`ConcreteView::view_as_real`], then index
+    /// 0 of the pair axis (a view of the real parts, in reals).
+    ///
+    /// # Errors
+    /// As [`ConcreteView::view_as_real`].
+    pub fn real(&self) -> Result<Self> {
+        self.complex_part(0)
+    }
+
+    /// PyTorch's `imag` of a complex view: [`ConcreteView::view_as_real`], then index
+    /// 1 of the pair axis (a view of the imaginary parts, in reals).
+    ///
+    /// # Errors
+    /// As [`ConcreteView::view_as_real`].
+    pub fn imag(&self) -> Result<Self> {
+        self.complex_part(1)
+    }
+
+    fn complex_part(&self, index: i64) -> Result<Self> {
+        let op = if index == 0 { "real" } else { "imag" };
+        let pairs = self.view_as_real().map_err(|e| rename_op(e, op))?;
+        // The pair axis has size 2, so the select cannot fail.
+        pairs.select(self.ndim(), index)
+    }
+
+    fn complex_unmasked(&self, op: &'static str) -> Result<()> {
+        match self.mask() {
+            None => Ok(()),
+            Some(_) => Err(invalid(
+                op,
+                format!(
+                    "{} has a mask, which a strided complex tensor cannot express; materialize it first",
+                    self.ctx()
+                ),
+            )),
+        }
+    }
+
     /// PyTorch's `view(dtype)`: reinterprets elements of `from` bytes as elements
     /// of `to` bytes. With equal sizes nothing changes. Otherwise the view must have
     /// at least one axis and no mask, the larger size must be a multiple of the
@@ -339,6 +454,15 @@ impl ConcreteView {
             crate::Error::Invalid { detail, .. } => invalid(OP, detail),
             other => other,
         })
+    }
+}
+
+/// `e` reported under `op` (an op built on another names itself).
+pub(crate) fn rename_op(e: crate::Error, op: &'static str) -> crate::Error {
+    match e {
+        crate::Error::Invalid { detail, .. } => invalid(op, detail),
+        crate::Error::Overflow { detail, .. } => overflow(op, detail),
+        other => other,
     }
 }
 
