@@ -124,6 +124,10 @@ pub const STATEMENTS: &[&str] = &[
     "tensor_split",
     "T",
     "mT",
+    "adjoint",
+    "hsplit",
+    "vsplit",
+    "dsplit",
     "reinterpret",
     "view_as_real",
     "view_as_complex",
@@ -196,7 +200,18 @@ views (statements act on the current view stack)
   tensor_split AXIS at [I, ..] PIECE keep piece PIECE of tensor_split at the indices
                                      (piece k is the slice I[k-1]:I[k])
   T                                  reverse all axes
-  mT                                 swap the last two axes (also PyTorch's mH, adjoint)
+  mT                                 swap the last two axes (also PyTorch's mH)
+  adjoint                            PyTorch's adjoint: mT (views carry no values to
+                                     conjugate)
+  hsplit sections N PIECE            keep piece PIECE of PyTorch's hsplit into N equal
+                                     pieces: axis 1, or 0 for rank 1; the size must be
+                                     (provably) divisible by N
+  hsplit at [I, ..] PIECE            keep piece PIECE of hsplit at the indices, as
+                                     tensor_split ... at
+  vsplit sections N PIECE            the same along axis 0 (rank at least 2); also
+                                     `vsplit at [I, ..] PIECE`
+  dsplit sections N PIECE            the same along axis 2 (rank at least 3); also
+                                     `dsplit at [I, ..] PIECE`
   reinterpret FROM TO                PyTorch's view(dtype): FROM-byte elements read as
                                      TO-byte ones; offsets are then in TO-byte elements
                                      (a one-view stack without a mask)

@@ -458,7 +458,13 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::matrix_transpose`].
     fn adjoint(&self, cx: &Scope) -> Result<Self> {
-        self.matrix_transpose(cx)
+        self.matrix_transpose(cx).map_err(|e| match e {
+            Error::Invalid { detail, .. } => invalid(
+                "adjoint",
+                detail.replace("tensor.mT is", "tensor.adjoint() is"),
+            ),
+            other => other,
+        })
     }
 
     /// PyTorch's `expand_as`: [`ViewOps::expand`] to the shape of `other` (the top

@@ -243,3 +243,62 @@ fn complex_view_errors() {
         "=> ",
     ));
 }
+
+#[test]
+fn directional_splits_and_adjoint() {
+    assert_snapshot!(trace(
+        "
+        view [2, 6]
+        hsplit sections 3 1
+        show
+        offsets
+        view [6]
+        hsplit sections 2 1
+        offsets
+        view [4, 2]
+        vsplit sections 2 1
+        offsets
+        view [2, 2, 4]
+        dsplit sections 2 0
+        offsets
+        view [2, 7]
+        hsplit at [2, -1] 1
+        offsets
+        view [5, 2]
+        vsplit at [3] 1
+        offsets
+        view [2, 3]
+        adjoint
+        show
+        sym n 1..=8 multiple of 2
+        view [3, n]
+        hsplit sections 2 1
+        show
+        bind n=4
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn directional_split_errors() {
+    assert_snapshot!(trace_cases(
+        &[
+            "view [2, 5]\nhsplit sections 2 0",
+            "view []\nhsplit sections 1 0",
+            "view [4]\nvsplit sections 2 0",
+            "view [2, 4]\ndsplit sections 2 0",
+            "view [2, 6]\nhsplit sections 3 3",
+            "view [2, 6]\nhsplit sections 0 0",
+            "view [2, 6]\nhsplit at [2] 2",
+            "view [2, 6]\nhsplit sections 3",
+            "view [2, 6]\nhsplit 1 sections 3 0",
+            "view [2, 6]\nhsplit",
+            "view [2, 6]\nhsplit pieces 3 0",
+            "sym n 1..=8\nview [3, n]\nhsplit sections 2 0",
+            "view [3]\nadjoint",
+            "view [2, 3]\nadjoint 0",
+        ],
+        "=> ",
+    ));
+}
