@@ -585,8 +585,10 @@ fn directional_split<V: ViewOps>(
     let d = top.dim_for(op, axis)?;
     let n = i64::try_from(sections).unwrap_or(i64::MAX);
     if n == 0 {
-        // tensor_split reports it, with PyTorch's words.
-        return v.tensor_split(cx, axis, 0);
+        // tensor_split reports it, with PyTorch's words, under this op's name.
+        return v
+            .tensor_split(cx, axis, 0)
+            .map_err(|e| crate::concrete::rename_op(e, op));
     }
     if !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
         return Err(invalid(

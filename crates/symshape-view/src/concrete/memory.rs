@@ -1,6 +1,7 @@
 //! The memory models of the references: PyTorch's `view(dtype)` (element-size
-//! reinterpretation), NumPy's byte strides and offsets, NumPy's contiguity flags and
-//! NumPy's `ravel`.
+//! reinterpretation) and complex views (`view_as_real`, `view_as_complex`, `real`,
+//! `imag`), NumPy's byte strides and offsets, NumPy's contiguity flags and NumPy's
+//! `ravel`.
 
 use std::fmt;
 

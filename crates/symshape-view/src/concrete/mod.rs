@@ -5,10 +5,9 @@
 //! fields are constants; its invariants are listed in `view.rs`. The ops are
 //! written once here: the core ones in `core.rs`, reshape in `reshape.rs`, the
 //! derived ones (and the pieces of an axis cut into several) in `derived.rs`, the
-//! memory models (element-size reinterpretation, byte strides, NumPy's flags and
-//! `ravel`) in
-//! `memory.rs`, NumPy's `shares_memory` in `overlap.rs`, and
-//! [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
+//! memory models (element-size reinterpretation, complex views, byte strides,
+//! NumPy's flags and `ravel`) in `memory.rs`, NumPy's `shares_memory` in
+//! `overlap.rs`, and [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
 
 mod apply;
 mod core;
