@@ -123,7 +123,16 @@ pub const STATEMENTS: &[&str] = &[
     "tensor_split",
     "T",
     "mT",
+    "adjoint",
+    "hsplit",
+    "vsplit",
+    "dsplit",
     "reinterpret",
+    "view_as_real",
+    "view_as_complex",
+    "real",
+    "imag",
+    "ravel",
     "lower",
     "guards",
     "infer",
@@ -190,10 +199,32 @@ views (statements act on the current view stack)
   tensor_split AXIS at [I, ..] PIECE keep piece PIECE of tensor_split at the indices
                                      (piece k is the slice I[k-1]:I[k])
   T                                  reverse all axes
-  mT                                 swap the last two axes (also PyTorch's mH, adjoint)
+  mT                                 swap the last two axes (also PyTorch's mH)
+  adjoint                            PyTorch's adjoint: mT (views carry no values to
+                                     conjugate)
+  hsplit sections N PIECE            keep piece PIECE of PyTorch's hsplit into N equal
+                                     pieces: axis 1, or 0 for rank 1; the size must be
+                                     (provably) divisible by N
+  hsplit at [I, ..] PIECE            keep piece PIECE of hsplit at the indices, as
+                                     tensor_split ... at
+  vsplit sections N PIECE            the same along axis 0 (rank at least 2); also
+                                     `vsplit at [I, ..] PIECE`
+  dsplit sections N PIECE            the same along axis 2 (rank at least 3); also
+                                     `dsplit at [I, ..] PIECE`
   reinterpret FROM TO                PyTorch's view(dtype): FROM-byte elements read as
                                      TO-byte ones; offsets are then in TO-byte elements
                                      (a one-view stack without a mask)
+  view_as_real                       PyTorch's view_as_real: complex elements read as
+                                     pairs of reals (an axis [2] with stride 1 appended,
+                                     other strides and the offset doubled)
+  view_as_complex                    the inverse: the last axis must have size 2 and
+                                     stride 1, the other strides and the offset be even
+  real                               view_as_real, then index 0 of the pair axis
+  imag                               view_as_real, then index 1 of the pair axis
+                                     (these four: a one-view stack without a mask)
+  ravel                              NumPy's ravel: the flattened view when the stack is
+                                     one concrete C-contiguous view, else a copy (a
+                                     row-major [numel] view pushed on top)
   show                               print each view of the stack, bottom first:
                                      view shape=[..] strides=[..] offset=E mask=..
   offsets                            print `offsets [SHAPE]:` and the buffer offset of

@@ -2,7 +2,9 @@
 
 use symshape::{Bindings, Expr, Scope};
 use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
-use symshape_view::{infer, parse_index_in, ConcreteView, Op, View, ViewStack, MAX_OFFSETS};
+use symshape_view::{
+    infer, parse_index_in, ConcreteView, Op, View, ViewOps, ViewStack, MAX_OFFSETS,
+};
 
 use crate::bench::{bench_materialize_f32, counting_buffer};
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
@@ -125,7 +127,17 @@ impl Session {
             "tensor_split" => self.apply(rest, "tensor_split", Session::tensor_split_op),
             "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
             "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
+            "adjoint" => {
+                no_args(rest, "adjoint")?;
+                self.replace_with("adjoint", |cx, cur| cur.adjoint(cx))
+            }
+            "hsplit" | "vsplit" | "dsplit" => self.directional_split(kw, rest),
             "reinterpret" => self.apply(rest, "reinterpret", |_, a| reinterpret_op(a)),
+            "view_as_real" => self.apply_bare(rest, "view_as_real", &Op::ViewAsReal),
+            "view_as_complex" => self.apply_bare(rest, "view_as_complex", &Op::ViewAsComplex),
+            "real" => self.apply_bare(rest, "real", &Op::Real),
+            "imag" => self.apply_bare(rest, "imag", &Op::Imag),
+            "ravel" => self.ravel(rest),
             "flags" => self.flags(rest),
             "bytes" => self.bytes(rest),
             "lower" => self.lower(rest),
@@ -340,6 +352,64 @@ impl Session {
         Ok(Vec::new())
     }
 
+    /// Replaces the current stack with what `f` makes of it, as [`Session::run_op`] does.
+    fn replace_with(
+        &mut self,
+        stmt: &str,
+        f: impl FnOnce(&Scope, &ViewStack) -> symshape_view::Result<ViewStack>,
+    ) -> StmtResult {
+        let cur = self.current(stmt)?;
+        let next = f(&self.scope, cur).map_err(err)?;
+        if !self.bindings.is_empty() && next.guards() != cur.guards() {
+            check_bound(&next, &self.scope, &self.bindings)?;
+        }
+        self.stack = Some(next);
+        Ok(Vec::new())
+    }
+
+    /// `hsplit sections N PIECE` or `hsplit at [I, ...] PIECE` (and `vsplit`, `dsplit`):
+    /// piece `PIECE` of PyTorch's split along its fixed axis.
+    fn directional_split(&mut self, stmt: &str, rest: &str) -> StmtResult {
+        let usage = format!("expected `{stmt} sections N PIECE` or `{stmt} at [I, ...] PIECE`");
+        need(rest, stmt, "`sections N PIECE` or `at [I, ...] PIECE`")?;
+        let (lead, opts) = clauses(rest, &["sections", "at"])?;
+        let ([(kw, value)], "") = (&opts[..], lead) else {
+            return Err(format!("{stmt}: {usage}, found `{rest}`"));
+        };
+        let (arg, piece) = value
+            .rsplit_once(char::is_whitespace)
+            .ok_or_else(|| format!("{stmt}: the piece is missing; {usage}"))?;
+        let piece = piece
+            .parse::<usize>()
+            .map_err(|_| format!("{stmt}: `{piece}` is not a piece number; {usage}"))?;
+        let arg = arg.trim();
+        let pieces = if *kw == "sections" {
+            let sections = arg
+                .parse::<usize>()
+                .map_err(|_| format!("{stmt}: `{arg}` is not a number of sections; {usage}"))?;
+            let cur = self.current(stmt)?;
+            match stmt {
+                "hsplit" => cur.hsplit(&self.scope, sections),
+                "vsplit" => cur.vsplit(&self.scope, sections),
+                _ => cur.dsplit(&self.scope, sections),
+            }
+        } else {
+            let indices = self.exprs(arg)?;
+            let cur = self.current(stmt)?;
+            match stmt {
+                "hsplit" => cur.hsplit_at(&self.scope, &indices),
+                "vsplit" => cur.vsplit_at(&self.scope, &indices),
+                _ => cur.dsplit_at(&self.scope, &indices),
+            }
+        }
+        .map_err(err)?;
+        let count = pieces.len();
+        let next = pieces.into_iter().nth(piece).ok_or_else(|| {
+            format!("{stmt}: piece {piece} is not one of the {count} pieces; {usage}")
+        })?;
+        self.replace_with(stmt, |_, _| Ok(next))
+    }
+
     /// `unfold AXIS size SIZE [step STEP]` (step defaults to 1).
     fn unfold_op(&self, rest: &str) -> Result<Op, String> {
         const USAGE: &str = "expected `unfold AXIS size SIZE [step STEP]`";
@@ -426,6 +496,14 @@ impl Session {
             ));
         }
         Ok(v.clone())
+    }
+
+    /// `ravel`: NumPy's flattening; a view or a copy (a pushed row-major view).
+    fn ravel(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "ravel")?;
+        let next = self.current("ravel")?.ravel(&self.scope).map_err(err)?;
+        self.stack = Some(next);
+        Ok(Vec::new())
     }
 
     fn flags(&mut self, rest: &str) -> StmtResult {

@@ -219,6 +219,16 @@ impl View {
                 self.apply_symbolic(cx, &Op::Index(items))
             }
             Op::Reinterpret { from, to } => symbolic::reinterpret(cx, self, *from, *to),
+            Op::ViewAsReal => symbolic::view_as_real(cx, self),
+            Op::ViewAsComplex => symbolic::view_as_complex(cx, self),
+            Op::Real | Op::Imag => {
+                // The pair axis has size 2, so selecting index 0 or 1 cannot fail.
+                let pairs = symbolic::view_as_real(cx, self)
+                    .map_err(|e| crate::concrete::rename_op(e, op.name()))?;
+                let axis = self.ndim();
+                let index = Expr::from(i64::from(matches!(op, Op::Imag)));
+                pairs.apply_symbolic(cx, &Op::Select { axis, index })
+            }
         }
     }
 

@@ -120,8 +120,8 @@ mod view_ops;
 
 pub use bind::{infer, BindCache, Inferred, PreparedStack, PreparedView};
 pub use concrete::{
-    ByteLayout, ConcreteStack, ConcreteView, Flags, Levels, INJECTIVE_CHECK_LIMIT, MAX_OFFSETS,
-    MAX_PIECES,
+    ByteLayout, ConcreteStack, ConcreteView, Flags, Levels, MemoryOverlap, Raveled,
+    INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_PIECES,
 };
 pub use dim::Dim;
 pub use error::{Error, Result};

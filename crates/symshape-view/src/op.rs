@@ -182,6 +182,20 @@ pub enum Op<D = Expr> {
         /// Bytes per element after.
         to: usize,
     },
+    /// PyTorch's `view_as_real`: a view of complex elements read as pairs of reals,
+    /// an axis of size 2 and stride 1 appended, the other strides and the offset
+    /// doubled (offsets are then counted in reals).
+    ViewAsReal,
+    /// PyTorch's `view_as_complex`, the inverse of [`Op::ViewAsReal`]: the last axis
+    /// must have size 2 and stride 1, the other strides and the offset must be even;
+    /// the last axis is removed and they are halved.
+    ViewAsComplex,
+    /// PyTorch's `real` of a complex view: [`Op::ViewAsReal`], then index 0 of the
+    /// pair axis.
+    Real,
+    /// PyTorch's `imag` of a complex view: [`Op::ViewAsReal`], then index 1 of the
+    /// pair axis.
+    Imag,
 }
 
 impl<D> Op<D> {
@@ -213,6 +227,10 @@ impl<D> Op<D> {
             Op::ReverseAxes => "T",
             Op::MatrixTranspose => "mT",
             Op::Reinterpret { .. } => "reinterpret",
+            Op::ViewAsReal => "view_as_real",
+            Op::ViewAsComplex => "view_as_complex",
+            Op::Real => "real",
+            Op::Imag => "imag",
         }
     }
 }
@@ -313,6 +331,10 @@ impl<D: Copy> Op<D> {
                 from: *from,
                 to: *to,
             },
+            Op::ViewAsReal => Op::ViewAsReal,
+            Op::ViewAsComplex => Op::ViewAsComplex,
+            Op::Real => Op::Real,
+            Op::Imag => Op::Imag,
         }
     }
 }
@@ -418,7 +440,12 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 "{name} {axis} at {} {piece}",
                 join(indices, ToString::to_string)
             ),
-            Op::ReverseAxes | Op::MatrixTranspose => write!(f, "{name}"),
+            Op::ReverseAxes
+            | Op::MatrixTranspose
+            | Op::ViewAsReal
+            | Op::ViewAsComplex
+            | Op::Real
+            | Op::Imag => write!(f, "{name}"),
             Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
         }
     }

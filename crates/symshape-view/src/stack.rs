@@ -143,6 +143,29 @@ impl ViewStack {
         Ok(ConcreteStack::from_checked(levels))
     }
 
+    /// NumPy's `ravel`: the elements in row-major order as one axis. A one-view
+    /// concrete stack follows [`ConcreteView::ravel`] (the flattened view when NumPy's
+    /// `C_CONTIGUOUS` holds, else a copy); any other stack, symbolic views included,
+    /// is a copy: a row-major view of `[numel]` pushed on top, which the kernels
+    /// materialize.
+    ///
+    /// # Errors
+    /// As [`ViewStack::from_views`] (a size that is not provably non-negative is a
+    /// guard, not an error).
+    pub fn ravel(&self, cx: &Scope) -> Result<ViewStack> {
+        if let [v] = &self.views[..] {
+            if let Some(c) = v.as_concrete() {
+                let levels = c.ravel()?.into_stack().into_levels();
+                let views = levels.into_iter().map(View::from).collect();
+                // The levels fit (checked by `ravel`).
+                return Ok(ViewStack { views });
+            }
+        }
+        let mut views = self.views.clone();
+        views.push(View::row_major(cx, &[self.numel()])?);
+        ViewStack::from_views(cx, views)
+    }
+
     /// The single view equal to the whole stack, when there is one: a stack of
     /// one view, or a concrete stack whose views merge into one. Symbolic views
     /// merge only where that is proven under `cx`.
@@ -214,6 +237,18 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
+        if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
+            if self.views.len() > 1 {
+                return Err(invalid(
+                    op.name(),
+                    format!(
+                        "a stack of {} views cannot be read as {}: only a one-view stack has element strides to rescale; materialize it first",
+                        self.views.len(),
+                        if let Op::ViewAsComplex = op { "complex elements" } else { "pairs of reals" }
+                    ),
+                ));
+            }
+        }
         if let Op::Reinterpret { from, to } = op {
             if from != to && self.views.len() > 1 {
                 return Err(invalid(

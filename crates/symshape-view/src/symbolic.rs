@@ -954,6 +954,77 @@ pub(crate) fn reinterpret(cx: &Scope, v: &View, from: usize, to: usize) -> Resul
     f.finish(ck)
 }
 
+/// PyTorch's `view_as_real`: a pair axis of size 2 and stride 1 appended, the
+/// other strides and the offset doubled.
+pub(crate) fn view_as_real(cx: &Scope, v: &View) -> Result<View> {
+    const OP: &str = "view_as_real";
+    no_complex_mask(OP, v)?;
+    let ck = checker(cx, OP, v);
+    let mut f = Fields::of(v);
+    for x in &mut f.strides {
+        *x *= 2;
+    }
+    f.offset *= 2;
+    f.shape.push(lit(2));
+    f.strides.push(lit(1));
+    f.finish(ck)
+}
+
+/// PyTorch's `view_as_complex`: the last axis must have size 2 and stride 1, the
+/// other strides (of axes not provably of size 1) and the offset must be even;
+/// each is proven or guarded. The last axis is removed and the rest halved.
+pub(crate) fn view_as_complex(cx: &Scope, v: &View) -> Result<View> {
+    const OP: &str = "view_as_complex";
+    no_complex_mask(OP, v)?;
+    let Some(last) = v.ndim().checked_sub(1) else {
+        return Err(invalid(
+            OP,
+            format!(
+                "Input tensor must have one or more dimensions, but {} has rank 0",
+                v.ctx()
+            ),
+        ));
+    };
+    let mut ck = checker(cx, OP, v);
+    ck.require(v.shape()[last], CmpOp::Eq, lit(2), || {
+        "Tensor must have a last dimension of size 2".to_string()
+    })?;
+    ck.require(v.strides()[last], CmpOp::Eq, lit(1), || {
+        "Tensor must have a last dimension with stride 1".to_string()
+    })?;
+    for a in 0..last {
+        if !ck.is(v.shape()[a], CmpOp::Eq, lit(1)) {
+            ck.require(v.strides()[a].floor_mod(2), CmpOp::Eq, lit(0), || {
+                format!("Tensor must have a stride divisible by 2 for all but last dimension (axis {a})")
+            })?;
+        }
+    }
+    ck.require(v.offset().floor_mod(2), CmpOp::Eq, lit(0), || {
+        "Tensor must have a storage_offset divisible by 2".to_string()
+    })?;
+    let mut f = Fields::of(v);
+    f.shape.pop();
+    f.strides.pop();
+    for x in &mut f.strides {
+        *x = x.floor_div(2);
+    }
+    f.offset = f.offset.floor_div(2);
+    f.finish(ck)
+}
+
+fn no_complex_mask(op: &'static str, v: &View) -> Result<()> {
+    match v.mask() {
+        None => Ok(()),
+        Some(_) => Err(invalid(
+            op,
+            format!(
+                "{} has a mask, which a strided complex tensor cannot express; materialize it first",
+                v.ctx()
+            ),
+        )),
+    }
+}
+
 /// Piece `piece` of cutting `axis` into consecutive pieces of the given sizes,
 /// which must add up to it.
 pub(crate) fn split_sizes_piece(

@@ -458,7 +458,13 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::matrix_transpose`].
     fn adjoint(&self, cx: &Scope) -> Result<Self> {
-        self.matrix_transpose(cx)
+        self.matrix_transpose(cx).map_err(|e| match e {
+            Error::Invalid { detail, .. } => invalid(
+                "adjoint",
+                detail.replace("tensor.mT is", "tensor.adjoint() is"),
+            ),
+            other => other,
+        })
     }
 
     /// PyTorch's `expand_as`: [`ViewOps::expand`] to the shape of `other` (the top
@@ -506,6 +512,43 @@ pub trait ViewOps: Sized {
     fn reinterpret(&self, cx: &Scope, from: usize, to: usize) -> Result<Self> {
         self.apply_dim(cx, &Op::<i64>::Reinterpret { from, to })
     }
+
+    /// PyTorch's `view_as_real` ([`Op::ViewAsReal`]): complex elements read as pairs
+    /// of reals, a pair axis of size 2 and stride 1 appended; a stack must hold one
+    /// view.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a masked view or a stack of several views.
+    fn view_as_real(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::ViewAsReal)
+    }
+
+    /// PyTorch's `view_as_complex` ([`Op::ViewAsComplex`]): pairs of reals on the
+    /// last axis read as complex elements (see
+    /// [`ConcreteView::view_as_complex`](crate::ConcreteView::view_as_complex)).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with PyTorch's reason; [`Error::Guard`] when a symbolic
+    /// condition is proven false.
+    fn view_as_complex(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::ViewAsComplex)
+    }
+
+    /// PyTorch's `real` of a complex view ([`Op::Real`]): the real parts, in reals.
+    ///
+    /// # Errors
+    /// As [`ViewOps::view_as_real`].
+    fn real(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Real)
+    }
+
+    /// PyTorch's `imag` of a complex view ([`Op::Imag`]): the imaginary parts, in reals.
+    ///
+    /// # Errors
+    /// As [`ViewOps::view_as_real`].
+    fn imag(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Imag)
+    }
 }
 
 /// Which of `hsplit`, `vsplit` and `dsplit`: its name, the rank it needs and its axis.
@@ -542,8 +585,10 @@ fn directional_split<V: ViewOps>(
     let d = top.dim_for(op, axis)?;
     let n = i64::try_from(sections).unwrap_or(i64::MAX);
     if n == 0 {
-        // tensor_split reports it, with PyTorch's words.
-        return v.tensor_split(cx, axis, 0);
+        // tensor_split reports it, with PyTorch's words, under this op's name.
+        return v
+            .tensor_split(cx, axis, 0)
+            .map_err(|e| crate::concrete::rename_op(e, op));
     }
     if !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
         return Err(invalid(

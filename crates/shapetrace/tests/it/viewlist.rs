@@ -155,3 +155,150 @@ fn memory_model_errors() {
         "=> ",
     ));
 }
+
+#[test]
+fn ravel_is_a_view_or_a_copy() {
+    assert_snapshot!(trace(
+        "
+        view [2, 1, 3] strides [3, 7, 1] offset 5
+        ravel
+        show
+        offsets
+        view [2, 3]
+        T
+        ravel
+        show
+        offsets
+        values
+        view [4] strides [2]
+        ravel
+        show
+        offsets
+        view [2, 3]
+        pad [(0, 1), (0, 0)]
+        ravel
+        show
+        offsets
+        sym n 1..=4
+        view [n, 2]
+        ravel
+        show
+        bind n=2
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn ravel_errors() {
+    assert_snapshot!(trace_cases(&["ravel", "view [2, 3]\nravel 0"], "=> "));
+}
+
+#[test]
+fn complex_views_read_pairs_of_reals() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3] strides [1, 2] offset 1
+        view_as_real
+        show
+        offsets
+        view_as_complex
+        show
+        real
+        show
+        offsets
+        view [2, 3]
+        imag
+        show
+        offsets
+        sym n 1..=4
+        view [3, n]
+        view_as_complex
+        show
+        guards
+        view [3, n]
+        real
+        show
+        bind n=2
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn complex_view_errors() {
+    assert_snapshot!(trace_cases(
+        &[
+            "view [3, 3]\nview_as_complex",
+            "view [3, 2] strides [1, 3]\nview_as_complex",
+            "view [3, 2] strides [3, 1]\nview_as_complex",
+            "view [3, 2] strides [4, 1] offset 1\nview_as_complex",
+            "view []\nview_as_complex",
+            "view [2, 2]\npad [(1, 0), (0, 0)]\nreal",
+            "view [2, 3]\nT\nreshape [6]\nimag",
+            "view [2, 2]\nview_as_real 1",
+            "sym n 1..=4\nview [3, n]\nview_as_complex\nbind n=3",
+            "sym n 3..=4\nview [3, n]\nview_as_complex",
+        ],
+        "=> ",
+    ));
+}
+
+#[test]
+fn directional_splits_and_adjoint() {
+    assert_snapshot!(trace(
+        "
+        view [2, 6]
+        hsplit sections 3 1
+        show
+        offsets
+        view [6]
+        hsplit sections 2 1
+        offsets
+        view [4, 2]
+        vsplit sections 2 1
+        offsets
+        view [2, 2, 4]
+        dsplit sections 2 0
+        offsets
+        view [2, 7]
+        hsplit at [2, -1] 1
+        offsets
+        view [5, 2]
+        vsplit at [3] 1
+        offsets
+        view [2, 3]
+        adjoint
+        show
+        sym n 1..=8 multiple of 2
+        view [3, n]
+        hsplit sections 2 1
+        show
+        bind n=4
+        offsets
+    "
+    ));
+}
+
+#[test]
+fn directional_split_errors() {
+    assert_snapshot!(trace_cases(
+        &[
+            "view [2, 5]\nhsplit sections 2 0",
+            "view []\nhsplit sections 1 0",
+            "view [4]\nvsplit sections 2 0",
+            "view [2, 4]\ndsplit sections 2 0",
+            "view [2, 6]\nhsplit sections 3 3",
+            "view [2, 6]\nhsplit sections 0 0",
+            "view [2, 6]\nhsplit at [2] 2",
+            "view [2, 6]\nhsplit sections 3",
+            "view [2, 6]\nhsplit 1 sections 3 0",
+            "view [2, 6]\nhsplit",
+            "view [2, 6]\nhsplit pieces 3 0",
+            "sym n 1..=8\nview [3, n]\nhsplit sections 2 0",
+            "view [3]\nadjoint",
+            "view [2, 3]\nadjoint 0",
+        ],
+        "=> ",
+    ));
+}

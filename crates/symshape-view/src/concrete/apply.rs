@@ -60,6 +60,10 @@ impl ConcreteView {
             Op::ReverseAxes => self.reverse_axes(),
             Op::MatrixTranspose => self.matrix_transpose(),
             Op::Reinterpret { from, to } => self.reinterpret(*from, *to),
+            Op::ViewAsReal => self.view_as_real(),
+            Op::ViewAsComplex => self.view_as_complex(),
+            Op::Real => self.real(),
+            Op::Imag => self.imag(),
         }
     }
 }

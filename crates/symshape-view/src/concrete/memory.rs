@@ -1,9 +1,11 @@
 //! The memory models of the references: PyTorch's `view(dtype)` (element-size
-//! reinterpretation), NumPy's byte strides and offsets, and NumPy's contiguity flags.
+//! reinterpretation) and complex views (`view_as_real`, `view_as_complex`, `real`,
+//! `imag`), NumPy's byte strides and offsets, NumPy's contiguity flags and NumPy's
+//! `ravel`.
 
 use std::fmt;
 
-use super::{fmt_list, ConcreteView};
+use super::{fmt_list, ConcreteStack, ConcreteView};
 use crate::error::{invalid, overflow, Result};
 
 /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
@@ -52,6 +54,28 @@ impl fmt::Display for ByteLayout {
             fmt_list(&self.strides),
             self.offset
         )
+    }
+}
+
+/// NumPy's `ravel` of a view ([`ConcreteView::ravel`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub enum Raveled {
+    /// The view is C-contiguous: its elements flattened as one view of the same buffer.
+    View(ConcreteView),
+    /// A copy: the view with a row-major view of `[numel]` stacked on top, which the
+    /// kernels materialize into a new buffer.
+    Copy(ConcreteStack),
+}
+
+impl Raveled {
+    /// The result as a stack: one level for a view, two for a copy.
+    #[must_use]
+    pub fn into_stack(self) -> ConcreteStack {
+        match self {
+            Raveled::View(v) => ConcreteStack::from(v),
+            Raveled::Copy(s) => s,
+        }
     }
 }
 
@@ -115,6 +139,28 @@ impl ConcreteView {
             c_contiguous: dense(&mut pairs().rev()),
             f_contiguous: dense(&mut pairs()),
         })
+    }
+
+    /// NumPy's `ravel` (order C): the elements in row-major order as one axis. A view
+    /// when NumPy's `C_CONTIGUOUS` flag holds ([`ConcreteView::numpy_flags`]: an
+    /// empty view, or row-major strides on the axes not of size 1), which makes it the
+    /// reshape to `[numel]`; otherwise, masked views included, a copy: the view with a
+    /// row-major `[numel]` view stacked on top. NumPy copies in exactly these cases,
+    /// even where one strided view could express the result (`x[::2]`), which is
+    /// what [`ConcreteView::reshape`] to `[numel]` gives.
+    ///
+    /// # Errors
+    /// None in practice (both results are checked as any reshape or stack).
+    pub fn ravel(&self) -> Result<Raveled> {
+        let flat = [self.numel()];
+        if self.mask().is_none() && self.numpy_flags()?.c_contiguous {
+            return Ok(Raveled::View(self.reshape(&flat)?));
+        }
+        let top = ConcreteView::contiguous(&flat)?;
+        Ok(Raveled::Copy(ConcreteStack::unmerged(vec![
+            self.clone(),
+            top,
+        ])?))
     }
 
     /// The layout in bytes for elements of `itemsize` bytes: strides and offset
@@ -185,6 +231,121 @@ impl ConcreteView {
             .collect::<Result<Vec<_>>>()?;
         let offset = whole(byte_offset, format!("byte offset {byte_offset}"))?;
         Self::create(shape, Some(&strides), offset, None)
+    }
+
+    /// PyTorch's `view_as_real`: a view of complex elements (two reals each) read as
+    /// reals: an axis of size 2 and stride 1 is appended (real part, then imaginary
+    /// part), the other strides and the offset are doubled, so offsets are then
+    /// counted in reals. A view of rank 0 gives shape `[2]`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for a masked view;
+    /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
+    pub fn view_as_real(&self) -> Result<Self> {
+        const OP: &str = "view_as_real";
+        self.complex_unmasked(OP)?;
+        let double = |x: i64, what: &str| {
+            x.checked_mul(2)
+                .ok_or_else(|| overflow(OP, format!("{what} {x} doubled, of {}", self.ctx())))
+        };
+        let mut strides = self
+            .strides()
+            .iter()
+            .map(|&t| double(t, "stride"))
+            .collect::<Result<Vec<_>>>()?;
+        strides.push(1);
+        let mut shape = self.shape().to_vec();
+        shape.push(2);
+        let offset = double(self.offset(), "offset")?;
+        Self::build(OP, shape, strides, offset, None)
+    }
+
+    /// PyTorch's `view_as_complex`, the inverse of [`ConcreteView::view_as_real`]:
+    /// pairs of reals read as complex elements. PyTorch's rules: rank at least 1,
+    /// the last axis of size 2 and stride 1, every other stride and the offset even;
+    /// the last axis is removed and the rest halved. An axis of size 1 is exempt
+    /// from the even-stride rule (its stride is never used; an odd one becomes 0),
+    /// as in [`ConcreteView::reinterpret`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reason, or for a
+    /// masked view.
+    pub fn view_as_complex(&self) -> Result<Self> {
+        const OP: &str = "view_as_complex";
+        self.complex_unmasked(OP)?;
+        let fail = |why: String| Err(invalid(OP, format!("{why}, in {}", self.ctx())));
+        let Some(last) = self.ndim().checked_sub(1) else {
+            return fail("Input tensor must have one or more dimensions".to_string());
+        };
+        let (d, t) = (self.shape()[last], self.strides()[last]);
+        if d != 2 {
+            return fail(format!(
+                "Tensor must have a last dimension of size 2, not {d}"
+            ));
+        }
+        if t != 1 {
+            return fail(format!(
+                "Tensor must have a last dimension with stride 1, not {t}"
+            ));
+        }
+        let mut strides = Vec::with_capacity(last);
+        for (a, (&d, &t)) in self.shape()[..last].iter().zip(self.strides()).enumerate() {
+            if t % 2 == 0 {
+                strides.push(t / 2);
+            } else if d == 1 {
+                strides.push(0);
+            } else {
+                return fail(format!(
+                    "Tensor must have a stride divisible by 2 for all but last dimension; axis {a} has stride {t}"
+                ));
+            }
+        }
+        if self.offset() % 2 != 0 {
+            return fail(format!(
+                "Tensor must have a storage_offset divisible by 2, not {}",
+                self.offset()
+            ));
+        }
+        let shape = self.shape()[..last].to_vec();
+        Self::build(OP, shape, strides, self.offset() / 2, None)
+    }
+
+    /// PyTorch's `real` of a complex view: [`ConcreteView::view_as_real`], then index
+    /// 0 of the pair axis (a view of the real parts, in reals).
+    ///
+    /// # Errors
+    /// As [`ConcreteView::view_as_real`].
+    pub fn real(&self) -> Result<Self> {
+        self.complex_part(0)
+    }
+
+    /// PyTorch's `imag` of a complex view: [`ConcreteView::view_as_real`], then index
+    /// 1 of the pair axis (a view of the imaginary parts, in reals).
+    ///
+    /// # Errors
+    /// As [`ConcreteView::view_as_real`].
+    pub fn imag(&self) -> Result<Self> {
+        self.complex_part(1)
+    }
+
+    fn complex_part(&self, index: i64) -> Result<Self> {
+        let op = if index == 0 { "real" } else { "imag" };
+        let pairs = self.view_as_real().map_err(|e| rename_op(e, op))?;
+        // The pair axis has size 2, so the select cannot fail.
+        pairs.select(self.ndim(), index)
+    }
+
+    fn complex_unmasked(&self, op: &'static str) -> Result<()> {
+        match self.mask() {
+            None => Ok(()),
+            Some(_) => Err(invalid(
+                op,
+                format!(
+                    "{} has a mask, which a strided complex tensor cannot express; materialize it first",
+                    self.ctx()
+                ),
+            )),
+        }
     }
 
     /// PyTorch's `view(dtype)`: reinterprets elements of `from` bytes as elements
@@ -294,6 +455,15 @@ impl ConcreteView {
             crate::Error::Invalid { detail, .. } => invalid(OP, detail),
             other => other,
         })
+    }
+}
+
+/// `e` reported under `op` (an op built on another names itself).
+pub(crate) fn rename_op(e: crate::Error, op: &'static str) -> crate::Error {
+    match e {
+        crate::Error::Invalid { detail, .. } => invalid(op, detail),
+        crate::Error::Overflow { detail, .. } => overflow(op, detail),
+        other => other,
     }
 }
 

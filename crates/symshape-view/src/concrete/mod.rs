@@ -5,9 +5,9 @@
 //! fields are constants; its invariants are listed in `view.rs`. The ops are
 //! written once here: the core ones in `core.rs`, reshape in `reshape.rs`, the
 //! derived ones (and the pieces of an axis cut into several) in `derived.rs`, the
-//! memory models (element-size reinterpretation, byte strides, NumPy's flags) in
-//! `memory.rs`, and
-//! [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
+//! memory models (element-size reinterpretation, complex views, byte strides,
+//! NumPy's flags and `ravel`) in `memory.rs`, NumPy's `shares_memory` in
+//! `overlap.rs`, and [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
 
 mod apply;
 mod core;
@@ -15,14 +15,17 @@ mod decide;
 mod derived;
 mod memory;
 mod merge;
+mod overlap;
 mod reshape;
 mod stack;
 mod view;
 
 pub use derived::{broadcast_shapes, MAX_PIECES};
-pub use memory::{ByteLayout, Flags};
+pub(crate) use memory::rename_op;
+pub use memory::{ByteLayout, Flags, Raveled};
 pub(crate) use merge::check_stacked;
 pub use merge::{merge, merge_refined, Refined};
+pub use overlap::MemoryOverlap;
 pub(crate) use stack::merge_down;
 pub use stack::merge_memo;
 pub use stack::{ConcreteStack, Levels};

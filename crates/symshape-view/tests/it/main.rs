@@ -8,6 +8,7 @@ mod memory;
 mod midsize;
 mod model;
 mod ops;
+mod overlap;
 mod pinned;
 mod robust;
 mod scale;

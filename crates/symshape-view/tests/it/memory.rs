@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
-use symshape_view::{ConcreteView, Error, View, ViewOps, ViewStack};
+use symshape_view::{ConcreteView, Error, Op, Raveled, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
 use crate::model::{indices, Model};
@@ -261,4 +261,252 @@ fn numpy_flags_table() {
     [2, 3] [0, 1] flags: c_contiguous=false f_contiguous=false
     [2, 3] [4, 1] flags: c_contiguous=false f_contiguous=false
     ");
+}
+
+proptest! {
+    /// `ravel` reads the elements in row-major order, and is a view exactly when the
+    /// valid offsets in row-major order are consecutive and there is no mask (NumPy's
+    /// `C_CONTIGUOUS`), a copy otherwise.
+    #[test]
+    fn ravel_matches_the_row_major_table(raw in arb_raw(3, 0, 5)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let table = model_of_view(&c).table;
+        let consecutive = table
+            .iter()
+            .enumerate()
+            .all(|(k, o)| *o == table.first().copied().flatten().map(|o0| o0 + k as i64));
+        let want_view = c.mask().is_none() && consecutive;
+        let got = c.ravel().expect("ravel");
+        prop_assert_eq!(matches!(got, Raveled::View(_)), want_view, "{}", c);
+        let stack = got.into_stack();
+        prop_assert_eq!(stack.shape(), &[c.numel()][..]);
+        prop_assert_eq!(stack.offsets().expect("offsets"), table);
+        let cx = Scope::new();
+        let via_stack = ViewStack::new(View::from(c.clone())).ravel(&cx).expect("stack ravel");
+        prop_assert_eq!(via_stack.to_concrete("ravel").expect("concrete"), stack);
+    }
+}
+
+#[test]
+fn ravel_of_symbolic_and_stacked_views_is_a_copy() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let v = View::row_major(&cx, &[n, Expr::from(3)]).expect("view");
+    let r = ViewStack::new(v).ravel(&cx).expect("ravel");
+    assert_eq!(r.views().len(), 2);
+    let mut b = Bindings::new();
+    cx.bind(&mut b, "n", 2).expect("bind");
+    let bound = r.bind(&cx, &b).expect("bound");
+    assert_eq!(bound.shape(), &[6]);
+    assert_eq!(
+        bound.offsets().expect("offsets"),
+        (0..6).map(Some).collect::<Vec<_>>()
+    );
+    // A transposed stack flattens through a pushed row-major view.
+    let t = ViewStack::new(View::contiguous(&[2, 3]).expect("view"))
+        .transpose(&cx, 0, 1)
+        .expect("transpose");
+    let r = t.ravel(&cx).expect("ravel");
+    let offsets = r
+        .to_concrete("ravel")
+        .expect("concrete")
+        .offsets()
+        .expect("offsets");
+    assert_eq!(offsets, [0, 3, 1, 4, 2, 5].map(Some).to_vec());
+    // NumPy copies x[::2] although one strided view could express it.
+    let every_other = ConcreteView::create(&[4], Some(&[2]), 0, None).expect("view");
+    assert!(matches!(every_other.ravel(), Ok(Raveled::Copy(_))));
+    let c = ConcreteView::create(&[2, 1, 3], Some(&[3, 7, 1]), 5, None).expect("view");
+    assert_eq!(
+        c.ravel().expect("ravel"),
+        Raveled::View(ConcreteView::create(&[6], Some(&[1]), 5, None).expect("view"))
+    );
+}
+
+/// The table of a complex view read as reals: element `idx` at complex offset `o`
+/// has its real part at real offset `2 o` and its imaginary part at `2 o + 1`.
+fn as_real_model(m: &Model) -> Model {
+    let mut shape = m.shape.clone();
+    shape.push(2);
+    m.map(shape, |idx| Some(idx[..idx.len() - 1].to_vec()))
+        .table
+        .iter()
+        .zip(indices(&[m.shape.clone(), vec![2]].concat()))
+        .map(|(o, idx)| o.map(|o| 2 * o + idx[idx.len() - 1]))
+        .collect::<Vec<_>>()
+        .pipe(|table| Model {
+            shape: [m.shape.clone(), vec![2]].concat(),
+            table,
+        })
+}
+
+trait Pipe: Sized {
+    fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}
+
+proptest! {
+    /// `view_as_real`, `real` and `imag` equal the pair model; `view_as_complex`
+    /// undoes `view_as_real` exactly.
+    #[test]
+    fn complex_views_match_the_pair_model(raw in arb_raw(3, 0, 5)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let got = c.view_as_real();
+        if c.mask().is_some() {
+            prop_assert!(matches!(got, Err(Error::Invalid { .. })), "{:?}", got);
+            return Ok(());
+        }
+        let pairs = got.expect("view_as_real");
+        let want = as_real_model(&model_of_view(&c));
+        prop_assert_eq!(model_of_view(&pairs), want.clone(), "{}", c);
+        for (part, got) in [(0, c.real()), (1, c.imag())] {
+            let got = got.expect("part");
+            let m = model_of_view(&got);
+            prop_assert_eq!(&m.shape[..], c.shape());
+            let want_part: Vec<Option<i64>> = want.table.iter().skip(part).step_by(2).copied().collect();
+            prop_assert_eq!(m.table, want_part, "{} part {}", c, part);
+        }
+        prop_assert_eq!(pairs.view_as_complex().expect("back"), c);
+    }
+
+    /// On a non-empty unmasked view, `view_as_complex` succeeds exactly when the
+    /// last axis has size 2 and every pair is two consecutive reals starting at an
+    /// even offset, and then equals that table.
+    #[test]
+    fn view_as_complex_matches_the_pair_model(raw in arb_raw(3, 1, 3), two in any::<bool>()) {
+        let mut raw = raw;
+        if two && !raw.shape.is_empty() {
+            let last = raw.shape.len() - 1;
+            raw.shape[last] = 2;
+            if let Some(m) = &mut raw.mask { m[last] = (0, 2); }
+        }
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let got = c.view_as_complex();
+        if c.mask().is_some() || c.ndim() == 0 {
+            prop_assert!(matches!(got, Err(Error::Invalid { .. })), "{:?}", got);
+            return Ok(());
+        }
+        let m = model_of_view(&c);
+        let want = (c.shape()[c.ndim() - 1] == 2)
+            .then(|| reinterpret_model(&m, 1, 2))
+            .flatten();
+        match (got, want) {
+            (Ok(v), Some(w)) => {
+                let mut w = w;
+                w.shape.pop();
+                prop_assert_eq!(model_of_view(&v), w, "{}", c);
+            }
+            (Err(Error::Invalid { .. }), None) => {}
+            (got, want) => prop_assert!(false, "{}: got {:?}, model {:?}", c, got, want),
+        }
+    }
+}
+
+/// Symbolic complex views bind to the concrete op's result at every size, with the
+/// conditions they need kept as guards.
+#[test]
+fn symbolic_complex_views_agree_with_concrete() {
+    let (cx, [n]) = scope_with(["n 1..=4"]);
+    let sym = View::row_major(&cx, &[Expr::from(3), n]).expect("view");
+    let pairs = sym.view_as_real(&cx).expect("view_as_real");
+    assert_eq!(
+        pairs.to_string(),
+        "view shape=[3, n, 2] strides=[2*n, 2, 1] offset=0 mask=none"
+    );
+    let back = sym.view_as_complex(&cx).expect("view_as_complex");
+    assert_eq!(
+        back.guards()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["view_as_complex: n == 2 (Tensor must have a last dimension of size 2)"]
+    );
+    let (re, im) = (sym.real(&cx).expect("real"), sym.imag(&cx).expect("imag"));
+    for value in 1..=4 {
+        let mut b = Bindings::new();
+        b.set(n, value).expect("n");
+        let c = ConcreteView::contiguous(&[3, value]).expect("c");
+        // Compared as offset tables: a size-1 axis may keep a different stride.
+        let table = |r: Result<ConcreteView, Error>| r.ok().map(|v| model_of_view(&v));
+        assert_eq!(
+            table(pairs.bind(&cx, &b)),
+            table(c.view_as_real()),
+            "n={value}"
+        );
+        assert_eq!(table(re.bind(&cx, &b)), table(c.real()), "n={value}");
+        assert_eq!(table(im.bind(&cx, &b)), table(c.imag()), "n={value}");
+        match c.view_as_complex() {
+            Ok(want) => assert_eq!(back.bind(&cx, &b).ok(), Some(want), "n={value}"),
+            Err(_) => assert!(back.bind(&cx, &b).is_err(), "n={value}"),
+        }
+    }
+    // A stack of several views is refused.
+    let t = ViewStack::new(View::contiguous(&[2, 3]).expect("v"))
+        .transpose(&cx, 0, 1)
+        .and_then(|s| s.reshape(&cx, &[6i64]))
+        .expect("stack");
+    let e = t.view_as_real(&cx).expect_err("stack");
+    assert_eq!(e.to_string(), "view_as_real: a stack of 2 views cannot be read as pairs of reals: only a one-view stack has element strides to rescale; materialize it first");
+}
+
+#[test]
+fn complex_view_errors() {
+    let msg = |r: Result<ConcreteView, Error>| r.map_or_else(|e| e.to_string(), |v| v.to_string());
+    let v = |shape: &[i64], strides: &[i64], offset: i64| {
+        ConcreteView::create(shape, Some(strides), offset, None).expect("v")
+    };
+    let masked = ConcreteView::create(&[2, 2], None, 0, Some(&[(0, 1), (0, 2)])).expect("m");
+    insta::assert_snapshot!([
+        msg(v(&[], &[], 3).view_as_real()),
+        msg(v(&[], &[], 4).view_as_complex()),
+        msg(v(&[3, 3], &[3, 1], 0).view_as_complex()),
+        msg(v(&[3, 2], &[1, 3], 0).view_as_complex()),
+        msg(v(&[3, 2], &[3, 1], 0).view_as_complex()),
+        msg(v(&[3, 2], &[4, 1], 1).view_as_complex()),
+        msg(v(&[1, 2], &[3, 1], 2).view_as_complex()),
+        msg(masked.view_as_real()),
+        msg(masked.view_as_complex()),
+        msg(v(&[2], &[1], 3).imag()),
+    ].join("\n"), @"
+    view shape=[2] strides=[1] offset=6 mask=none
+    view_as_complex: Input tensor must have one or more dimensions, in view [] with strides [], offset 4
+    view_as_complex: Tensor must have a last dimension of size 2, not 3, in view [3, 3] with strides [3, 1]
+    view_as_complex: Tensor must have a last dimension with stride 1, not 3, in view [3, 2] with strides [1, 3]
+    view_as_complex: Tensor must have a stride divisible by 2 for all but last dimension; axis 0 has stride 3, in view [3, 2] with strides [3, 1]
+    view_as_complex: Tensor must have a storage_offset divisible by 2, not 1, in view [3, 2] with strides [4, 1], offset 1
+    view shape=[1] strides=[0] offset=1 mask=none
+    view_as_real: view [2, 2] with strides [2, 1] and mask [(0, 1), (0, 2)] has a mask, which a strided complex tensor cannot express; materialize it first
+    view_as_complex: view [2, 2] with strides [2, 1] and mask [(0, 1), (0, 2)] has a mask, which a strided complex tensor cannot express; materialize it first
+    view shape=[2] strides=[2] offset=7 mask=none
+    ");
+}
+
+/// A trace of the complex ops records and replays them like any op.
+#[test]
+fn complex_ops_record_and_replay() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let mut t = symshape_view::Trace::new(View::row_major(&cx, &[n, Expr::from(2)]).expect("v"));
+    for op in [Op::ViewAsComplex, Op::ViewAsReal, Op::Imag] {
+        t.apply(&cx, &op).expect("op");
+    }
+    let labels: Vec<String> = t.steps().iter().map(|s| s.label.clone()).collect();
+    assert_eq!(
+        labels,
+        ["view [n, 2]", "view_as_complex", "view_as_real", "imag"]
+    );
+    let again = t
+        .replay(&cx, View::contiguous(&[3, 2]).expect("c"))
+        .expect("replay");
+    let top = again
+        .stack()
+        .top()
+        .as_concrete()
+        .cloned()
+        .expect("concrete");
+    // imag of [3, 2] complex elements: the odd reals 2o + 1 of offsets 0..6.
+    assert_eq!(
+        model_of_view(&top).table,
+        [1, 3, 5, 7, 9, 11].map(Some).to_vec()
+    );
 }

@@ -162,6 +162,10 @@ fn view_list_ops_round_trip() {
         Op::ReverseAxes,
         Op::MatrixTranspose,
         Op::Reinterpret { from: 4, to: 2 },
+        Op::ViewAsReal,
+        Op::ViewAsComplex,
+        Op::Real,
+        Op::Imag,
     ];
     let out: Vec<String> = ops
         .iter()
@@ -182,6 +186,10 @@ fn view_list_ops_round_trip() {
     T: "T"
     mT: "mT"
     reinterpret 4 2: {"reinterpret":{"from":4,"to":2}}
+    view_as_real: "view_as_real"
+    view_as_complex: "view_as_complex"
+    real: "real"
+    imag: "imag"
     "#);
 }
 

@@ -225,7 +225,7 @@ fn directional_splits() {
     vsplit rank 1: vsplit: torch.vsplit requires a tensor with at least 2 dimensions, but view [6] with strides [1] has 1
     dsplit rank 2: dsplit: torch.dsplit requires a tensor with at least 3 dimensions, but view [2, 2] with strides [2, 1] has 2
     hsplit indivisible: hsplit: torch.hsplit attempted to split along dimension 1, but the size of the dimension 6 is not divisible by the split_size 4, for view [4, 6, 2] with strides [12, 2, 1]
-    hsplit zero: tensor_split: number of sections must be larger than 0, got 0, for axis 1 of view [4, 6, 2] with strides [12, 2, 1]
+    hsplit zero: hsplit: number of sections must be larger than 0, got 0, for axis 1 of view [4, 6, 2] with strides [12, 2, 1]
     tensor_split zero: tensor_split: number of sections must be larger than 0, got 0, for axis 0 of view [4, 6, 2] with strides [12, 2, 1]
     tensor_split axis: tensor_split: axis 3 is out of range for view [4, 6, 2] with strides [12, 2, 1] of rank 3
     tensor_split more than the axis: [4, 6, 1] [4, 6, 1] [4, 6, 0] [4, 6, 0] [4, 6, 0]
