@@ -224,18 +224,34 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     let mut values = crate::alloc::filled_vec("reduce", n_out, fold.identity())?;
     let parallel = n_out.saturating_mul(n_red) >= PARALLEL_ELEMS;
     let sp = Ptr(src.as_ptr() as *mut T);
-    let base = layout.offset;
+    let job = Job {
+        fold,
+        sp,
+        base: layout.offset,
+        kept: &kept,
+        red: &red,
+    };
     if kept.last().is_some_and(|a| a.1.unsigned_abs() == 1)
         && !matches!(red.last(), Some(a) if a.1.unsigned_abs() == 1)
     {
-        columns(fold, sp, base, &kept, &red, &mut values, parallel);
+        columns(job, &mut values, parallel);
     } else {
-        per_output(fold, sp, base, &kept, &red, &mut values, parallel);
+        per_output(job, &mut values, parallel);
     }
     Ok(Dense {
         shape: out_shape,
         values,
     })
+}
+
+/// What a reduction loop reads: the fold, the source, its base offset, and the kept and
+/// reduced axes as `(size, stride)`.
+struct Job<'a, T, F> {
+    fold: &'a F,
+    sp: Ptr<T>,
+    base: isize,
+    kept: &'a [(usize, isize)],
+    red: &'a [(usize, isize)],
 }
 
 /// Offsets of all indices of `axes` (row-major), relative to 0.
@@ -254,15 +270,14 @@ fn offsets_of(axes: &[(usize, isize)]) -> Vec<isize> {
 }
 
 /// Kept unit-stride axis: whole rows of outputs accumulate one reduced index at a time.
-fn columns<T: Element, F: Fold<T>>(
-    fold: &F,
-    sp: Ptr<T>,
-    base: isize,
-    kept: &[(usize, isize)],
-    red: &[(usize, isize)],
-    out: &mut [T],
-    parallel: bool,
-) {
+fn columns<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], parallel: bool) {
+    let Job {
+        fold,
+        sp,
+        base,
+        kept,
+        red,
+    } = job;
     let Some((&(n_col, col_stride), outer)) = kept.split_last() else {
         return;
     };
@@ -348,15 +363,14 @@ fn columns<T: Element, F: Fold<T>>(
 }
 
 /// One fold per output over all reduced indices.
-fn per_output<T: Element, F: Fold<T>>(
-    fold: &F,
-    sp: Ptr<T>,
-    base: isize,
-    kept: &[(usize, isize)],
-    red: &[(usize, isize)],
-    out: &mut [T],
-    parallel: bool,
-) {
+fn per_output<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], parallel: bool) {
+    let Job {
+        fold,
+        sp,
+        base,
+        kept,
+        red,
+    } = job;
     let kept_offs = offsets_of(kept);
     let (n_in, s_in) = red.last().copied().unwrap_or((1, 0));
     let mid = red.len().saturating_sub(1);

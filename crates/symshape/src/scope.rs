@@ -68,6 +68,17 @@ impl fmt::Display for Proof {
     }
 }
 
+/// `Scope::prove(a, CmpOp::OP, b)` under a name of its own, for each `name => OP`.
+macro_rules! prove_shortcuts {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $name(&self, a: Expr, b: Expr) -> Proof {
+            self.prove(a, CmpOp::$op, b)
+        }
+    )*};
+}
+
 /// Declared symbols (resolving names for parsing) and assumptions about them.
 ///
 /// Handles do not depend on a scope: a scope only adds knowledge. Cloning is cheap
@@ -471,28 +482,15 @@ impl Scope {
         self.prove_cond(a.compare(op, b))
     }
 
-    /// `a <= b`.
-    #[must_use]
-    pub fn prove_le(&self, a: Expr, b: Expr) -> Proof {
-        self.prove(a, CmpOp::Le, b)
-    }
-
-    /// `a < b`.
-    #[must_use]
-    pub fn prove_lt(&self, a: Expr, b: Expr) -> Proof {
-        self.prove(a, CmpOp::Lt, b)
-    }
-
-    /// `a == b` (semantically; handle equality is `==`).
-    #[must_use]
-    pub fn prove_eq(&self, a: Expr, b: Expr) -> Proof {
-        self.prove(a, CmpOp::Eq, b)
-    }
-
-    /// `a != b`.
-    #[must_use]
-    pub fn prove_ne(&self, a: Expr, b: Expr) -> Proof {
-        self.prove(a, CmpOp::Ne, b)
+    prove_shortcuts! {
+        /// `a <= b`.
+        prove_le => Le;
+        /// `a < b`.
+        prove_lt => Lt;
+        /// `a == b` (semantically; handle equality is `==`).
+        prove_eq => Eq;
+        /// `a != b`.
+        prove_ne => Ne;
     }
 
     /// Whether the condition holds for every admissible binding.
