@@ -41,17 +41,7 @@ fn ramp_of<T: Element + From<u8>>(n: usize) -> Vec<T> {
     (0..n).map(|i| T::from((i % 251) as u8)).collect()
 }
 
-fn materialize_workload(
-    group: &'static str,
-    name: String,
-    target: f64,
-    buf_len: usize,
-    view: ConcreteStack,
-) -> Workload {
-    materialize_workload_of::<f32>(group, name, target, buf_len, view)
-}
-
-fn materialize_workload_of<T: Element + From<u8>>(
+fn materialize_workload<T: Element + From<u8>>(
     group: &'static str,
     name: String,
     target: f64,
@@ -83,7 +73,7 @@ fn one(v: ConcreteView) -> ConcreteStack {
 /// `suffix` (empty for `f32`).
 fn permutes<T: Element + From<u8>>(res: &mut Vec<Workload>, suffix: &str, target: f64) {
     let n = N as i64;
-    res.push(materialize_workload_of::<T>(
+    res.push(materialize_workload::<T>(
         "transpose",
         format!("{N}x{N}{suffix}"),
         target,
@@ -93,7 +83,7 @@ fn permutes<T: Element + From<u8>>(res: &mut Vec<Workload>, suffix: &str, target
     let c3 = contiguous(&[256, 256, 256]);
     for perm in [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
         let name = format!("256x256x256/{}{}{}{suffix}", perm[0], perm[1], perm[2]);
-        res.push(materialize_workload_of::<T>(
+        res.push(materialize_workload::<T>(
             "permute",
             name,
             target,
@@ -108,7 +98,7 @@ fn workloads() -> Vec<Workload> {
     let n = N as i64;
     let mut res = Vec::new();
     let c2 = contiguous(&[n, n]);
-    res.push(materialize_workload(
+    res.push(materialize_workload::<f32>(
         "contiguous",
         format!("{N}x{N}"),
         0.8,
@@ -122,7 +112,7 @@ fn workloads() -> Vec<Workload> {
     permutes::<u16>(&mut res, "/u16", 2.0);
     permutes::<u8>(&mut res, "/u8", 2.0);
     let flip = view(&[n, n], &[-n, -1], n * n - 1);
-    res.push(materialize_workload(
+    res.push(materialize_workload::<f32>(
         "flip",
         format!("{N}x{N}"),
         1.0,
@@ -137,7 +127,7 @@ fn workloads() -> Vec<Workload> {
         Some(&[(1, n - 1), (1, n - 1)]),
     )
     .expect("view");
-    res.push(materialize_workload(
+    res.push(materialize_workload::<f32>(
         "pad",
         format!("{m}x{m}"),
         1.0,
@@ -145,7 +135,7 @@ fn workloads() -> Vec<Workload> {
         one(pad),
     ));
     let every2 = view(&[n, n / 2], &[n, 2], 0);
-    res.push(materialize_workload(
+    res.push(materialize_workload::<f32>(
         "step2",
         format!("{N}x{N}"),
         1.2,
@@ -161,7 +151,7 @@ fn workloads() -> Vec<Workload> {
     .and_then(|s| s.reshape(&cx, &[8i64, 512, 768]))
     .and_then(|s| s.to_concrete("bench"))
     .expect("stack");
-    res.push(materialize_workload(
+    res.push(materialize_workload::<f32>(
         "merge_heads",
         "8x12x512x64".to_string(),
         1.5,
