@@ -525,29 +525,22 @@ impl<'a> Emitter<'a> {
         let (ia, ib) = (format!("i{k}"), format!("i{}", k + 1));
         let (ta, tb) = (format!("t{k}"), format!("t{}", k + 1));
         let (oa, ob) = (format!("o{k}"), format!("o{}", k + 1));
-        let _ = writeln!(
-            out,
-            "{}for (int64_t {ta} = 0; {ta} < {ea}; {ta} += {TILE}) {{",
-            ind(depth)
-        );
-        let _ = writeln!(
-            out,
-            "{}const int64_t e{k} = sx_min({ta} + {TILE}, {});",
-            ind(depth + 1),
-            bare(&ea)
-        );
-        let _ = writeln!(
-            out,
-            "{}for (int64_t {tb} = 0; {tb} < {eb}; {tb} += {TILE}) {{",
-            ind(depth + 1)
-        );
-        let _ = writeln!(
-            out,
-            "{}const int64_t e{} = sx_min({tb} + {TILE}, {});",
-            ind(depth + 2),
-            k + 1,
-            bare(&eb)
-        );
+        // The loop over the tiles of loop `j` and the end of the current tile.
+        let tile = |out: &mut String, j: usize, t: &str, extent: &str, depth: usize| {
+            let _ = writeln!(
+                out,
+                "{}for (int64_t {t} = 0; {t} < {extent}; {t} += {TILE}) {{",
+                ind(depth)
+            );
+            let _ = writeln!(
+                out,
+                "{}const int64_t e{j} = sx_min({t} + {TILE}, {});",
+                ind(depth + 1),
+                bare(extent)
+            );
+        };
+        tile(out, k, &ta, &ea, depth);
+        tile(out, k + 1, &tb, &eb, depth + 1);
         let _ = writeln!(
             out,
             "{}for (int64_t {ia} = {ta}; {ia} < e{k}; ++{ia}) {{",

@@ -206,33 +206,27 @@ fn write_cmp(out: &mut String, kind: CmpKind, d: Id) {
     write_poly(out, &negs, &-c);
 }
 
-impl fmt::Display for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        write_int(&mut s, self.0, 0);
-        f.write_str(&s)
-    }
+/// `Display` through the writer `$write`, and `Debug` as `Name(text)`.
+macro_rules! fmt_impls {
+    ($ty:ident, $write:ident) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut s = String::new();
+                $write(&mut s, self.0, 0);
+                f.write_str(&s)
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($ty), "({})"), self)
+            }
+        }
+    };
 }
 
-impl fmt::Debug for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Expr({self})")
-    }
-}
-
-impl fmt::Display for Cond {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        write_cond(&mut s, self.0, 0);
-        f.write_str(&s)
-    }
-}
-
-impl fmt::Debug for Cond {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Cond({self})")
-    }
-}
+fmt_impls!(Expr, write_int);
+fmt_impls!(Cond, write_cond);
 
 /// Longest expression text an error message quotes whole.
 const MAX_QUOTED_CHARS: usize = 100;

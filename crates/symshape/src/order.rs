@@ -33,14 +33,13 @@ fn cmp_opt(a: Option<Id>, b: Option<Id>) -> Ordering {
     }
 }
 
+/// The first unequal comparison of two slices' elements in order, if any.
+fn first_difference<T>(a: &[T], b: &[T], f: impl Fn(&T, &T) -> Ordering) -> Option<Ordering> {
+    a.iter().zip(b).map(|(x, y)| f(x, y)).find(|o| o.is_ne())
+}
+
 fn cmp_slice(a: &[Id], b: &[Id]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        let o = cmp(*x, *y);
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    a.len().cmp(&b.len())
+    first_difference(a, b, |x, y| cmp(*x, *y)).unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
 /// Total structural order; `Equal` exactly when the ids are equal (nodes are hash-consed).
@@ -62,15 +61,10 @@ pub(crate) fn cmp(a: Id, b: Id) -> Ordering {
             .then_with(|| cmp_opt(x.hi, y.hi))
             .then_with(|| x.multiple_of.cmp(&y.multiple_of)),
         (Node::Prod(x), Node::Prod(y)) => cmp_factors(x, y),
-        (Node::Sum(x, cx), Node::Sum(y, cy)) => {
-            for ((mx, kx), (my, ky)) in x.iter().zip(y.iter()) {
-                let o = cmp_mono(*mx, *my).then_with(|| kx.cmp(ky));
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            x.len().cmp(&y.len()).then_with(|| cx.cmp(cy))
-        }
+        (Node::Sum(x, cx), Node::Sum(y, cy)) => first_difference(x, y, |(mx, kx), (my, ky)| {
+            cmp_mono(*mx, *my).then_with(|| kx.cmp(ky))
+        })
+        .unwrap_or_else(|| x.len().cmp(&y.len()).then_with(|| cx.cmp(cy))),
         (Node::FloorDiv(a1, b1), Node::FloorDiv(a2, b2))
         | (Node::FloorMod(a1, b1), Node::FloorMod(a2, b2))
         | (Node::CeilDiv(a1, b1), Node::CeilDiv(a2, b2)) => {
@@ -88,13 +82,10 @@ pub(crate) fn cmp(a: Id, b: Id) -> Ordering {
 }
 
 fn cmp_factors(x: &[(Id, u32)], y: &[(Id, u32)]) -> Ordering {
-    for ((ax, kx), (ay, ky)) in x.iter().zip(y) {
-        let o = cmp(*ax, *ay).then_with(|| ky.cmp(kx));
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    y.len().cmp(&x.len())
+    first_difference(x, y, |(ax, kx), (ay, ky)| {
+        cmp(*ax, *ay).then_with(|| ky.cmp(kx))
+    })
+    .unwrap_or_else(|| y.len().cmp(&x.len()))
 }
 
 /// Order of monomials inside a sum: higher degree first, then factor by factor.

@@ -218,23 +218,29 @@ struct Parser<'a> {
 }
 
 pub(crate) fn parse_expr(resolve: Resolve<'_>, text: &str) -> Result<Expr, Error> {
-    match parse_all(resolve, text)? {
-        (Val::Int(id), _) => Ok(Expr(id)),
-        (Val::Bool(_), col) => Err(perr(
-            col,
-            "expected an integer expression, found a condition".into(),
-        )),
-    }
+    parse_as(resolve, text, "an integer expression", |v| match v {
+        Val::Int(id) => Ok(Expr(id)),
+        Val::Bool(_) => Err("a condition"),
+    })
 }
 
 pub(crate) fn parse_cond(resolve: Resolve<'_>, text: &str) -> Result<Cond, Error> {
-    match parse_all(resolve, text)? {
-        (Val::Bool(id), _) => Ok(Cond(id)),
-        (Val::Int(_), col) => Err(perr(
-            col,
-            "expected a condition, found an integer expression".into(),
-        )),
-    }
+    parse_as(resolve, text, "a condition", |v| match v {
+        Val::Bool(id) => Ok(Cond(id)),
+        Val::Int(_) => Err("an integer expression"),
+    })
+}
+
+/// Parses `text` whole and takes its value with `take`, which names what it found
+/// instead of `want`.
+fn parse_as<T>(
+    resolve: Resolve<'_>,
+    text: &str,
+    want: &str,
+    take: impl FnOnce(Val) -> Result<T, &'static str>,
+) -> Result<T, Error> {
+    let (v, col) = parse_all(resolve, text)?;
+    take(v).map_err(|found| perr(col, format!("expected {want}, found {found}")))
 }
 
 fn parse_all(resolve: Resolve<'_>, text: &str) -> Result<(Val, usize), Error> {

@@ -77,7 +77,16 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn push(&mut self, h: Handle, n: WireNode) -> Result<u32, String> {
+    /// The index of `h`, encoding it with `build` the first time it is reached.
+    fn node(
+        &mut self,
+        h: Handle,
+        build: impl FnOnce(&mut Self) -> Result<WireNode, String>,
+    ) -> Result<u32, String> {
+        if let Some(&i) = self.seen.get(&h) {
+            return Ok(i);
+        }
+        let n = build(self)?;
         let i = u32::try_from(self.nodes.len())
             .map_err(|_| "serialize: more than u32::MAX nodes".to_string())?;
         self.nodes.push(n);
@@ -87,10 +96,11 @@ impl Encoder {
 
     // Recursion is bounded: valid handles nest at most MAX_DEPTH levels, bounds included.
     fn expr(&mut self, e: Expr) -> Result<u32, String> {
-        if let Some(&i) = self.seen.get(&Handle::Int(e)) {
-            return Ok(i);
-        }
-        let n = match e.kind() {
+        self.node(Handle::Int(e), |this| this.expr_node(e))
+    }
+
+    fn expr_node(&mut self, e: Expr) -> Result<WireNode, String> {
+        Ok(match e.kind() {
             ExprKind::Const(v) => WireNode::Const(v.to_string()),
             ExprKind::Symbol(_) => {
                 let spec = e
@@ -120,13 +130,8 @@ impl Encoder {
             ExprKind::CeilDiv(a, b) => WireNode::CeilDiv(self.expr(a)?, self.expr(b)?),
             ExprKind::Min(args) => WireNode::Min(self.exprs(args)?),
             ExprKind::Max(args) => WireNode::Max(self.exprs(args)?),
-            ExprKind::Invalid(m) => {
-                return Err(format!(
-                    "serialize: cannot encode an invalid expression: {m}"
-                ))
-            }
-        };
-        self.push(Handle::Int(e), n)
+            ExprKind::Invalid(m) => return Err(invalid("expression", &m)),
+        })
     }
 
     fn exprs(&mut self, args: Vec<Expr>) -> Result<Vec<u32>, String> {
@@ -134,26 +139,26 @@ impl Encoder {
     }
 
     fn cond(&mut self, c: Cond) -> Result<u32, String> {
-        if let Some(&i) = self.seen.get(&Handle::Bool(c)) {
-            return Ok(i);
-        }
-        let n = match c.kind() {
+        self.node(Handle::Bool(c), |this| this.cond_node(c))
+    }
+
+    fn cond_node(&mut self, c: Cond) -> Result<WireNode, String> {
+        Ok(match c.kind() {
             CondKind::Const(b) => WireNode::Bool(b),
             CondKind::Compare(d, op) => WireNode::Cmp(self.expr(d)?, op.as_str().to_string()),
             CondKind::And(args) => WireNode::And(self.conds(args)?),
             CondKind::Or(args) => WireNode::Or(self.conds(args)?),
-            CondKind::Invalid(m) => {
-                return Err(format!(
-                    "serialize: cannot encode an invalid condition: {m}"
-                ))
-            }
-        };
-        self.push(Handle::Bool(c), n)
+            CondKind::Invalid(m) => return Err(invalid("condition", &m)),
+        })
     }
 
     fn conds(&mut self, args: Vec<Cond>) -> Result<Vec<u32>, String> {
         args.into_iter().map(|a| self.cond(a)).collect()
     }
+}
+
+fn invalid(what: &str, message: &str) -> String {
+    format!("serialize: cannot encode an invalid {what}: {message}")
 }
 
 /// Rebuilds nodes in order; `built[i]` is node `i`'s handle.
@@ -331,46 +336,34 @@ fn de_err<E: de::Error>(what: &str, m: impl Display) -> E {
     E::custom(format_args!("deserialize {what}: {m}"))
 }
 
-impl Serialize for Expr {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut enc = Encoder::default();
-        let root = enc.expr(*self).map_err(ser::Error::custom)?;
-        Wire {
-            nodes: enc.nodes,
-            root,
+/// `Serialize` and `Deserialize` for a handle type, through the encoder method
+/// `$encode` and the `Handle` variant `$variant`; `$name` names it in errors and
+/// `$other` is what a root of the other type is.
+macro_rules! wire_impls {
+    ($ty:ident, $encode:ident, $variant:ident, $name:literal, $other:literal) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut enc = Encoder::default();
+                let root = enc.$encode(*self).map_err(ser::Error::custom)?;
+                Wire {
+                    nodes: enc.nodes,
+                    root,
+                }
+                .serialize(s)
+            }
         }
-        .serialize(s)
-    }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                let w = Wire::deserialize(d)?;
+                match decode(&w).map_err(|m| de_err($name, m))? {
+                    Handle::$variant(x) => Ok(x),
+                    _ => Err(de_err($name, concat!("the root is ", $other))),
+                }
+            }
+        }
+    };
 }
 
-impl Serialize for Cond {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut enc = Encoder::default();
-        let root = enc.cond(*self).map_err(ser::Error::custom)?;
-        Wire {
-            nodes: enc.nodes,
-            root,
-        }
-        .serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Expr {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Expr, D::Error> {
-        let w = Wire::deserialize(d)?;
-        match decode(&w).map_err(|m| de_err("expr", m))? {
-            Handle::Int(e) => Ok(e),
-            Handle::Bool(_) => Err(de_err("expr", "the root is a condition")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Cond {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cond, D::Error> {
-        let w = Wire::deserialize(d)?;
-        match decode(&w).map_err(|m| de_err("cond", m))? {
-            Handle::Bool(c) => Ok(c),
-            Handle::Int(_) => Err(de_err("cond", "the root is an integer expression")),
-        }
-    }
-}
+wire_impls!(Expr, expr, Int, "expr", "a condition");
+wire_impls!(Cond, cond, Bool, "cond", "an integer expression");
