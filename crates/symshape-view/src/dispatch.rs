@@ -6,7 +6,7 @@ use symshape::{Expr, Scope};
 
 use crate::concrete::ConcreteView;
 use crate::dim::Dim;
-use crate::error::{invalid, unrepresentable, Error, Result};
+use crate::error::{check_piece, invalid, unrepresentable, Error, Result};
 use crate::guard::Guard;
 use crate::index::IndexItem;
 use crate::op::{const_op, Op};
@@ -241,15 +241,13 @@ impl View {
         piece: usize,
     ) -> Result<Vec<IndexItem<Expr>>> {
         self.dim_for("tensor_split", axis)?;
-        if piece > indices.len() {
-            return Err(crate::error::bad_piece(
-                "tensor_split",
-                &self.ctx(),
-                axis,
-                piece,
-                indices.len() + 1,
-            ));
-        }
+        check_piece(
+            "tensor_split",
+            || self.ctx(),
+            axis,
+            piece,
+            indices.len() + 1,
+        )?;
         let mut items = vec![IndexItem::<Expr>::FULL; axis];
         items.push(IndexItem::Slice {
             start: piece.checked_sub(1).map(|k| indices[k]),

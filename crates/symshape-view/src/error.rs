@@ -83,6 +83,23 @@ pub(crate) fn invalid(op: &'static str, detail: impl Into<String>) -> Error {
     }
 }
 
+/// The refusal of an op whose result `form` (a strided array in bytes, a complex
+/// tensor) has no mask, when the view `ctx` has one.
+pub(crate) fn refuse_mask(
+    op: &'static str,
+    masked: bool,
+    ctx: impl std::fmt::Display,
+    form: &str,
+) -> Result<()> {
+    if !masked {
+        return Ok(());
+    }
+    Err(invalid(
+        op,
+        format!("{ctx} has a mask, which {form} cannot express; materialize it first"),
+    ))
+}
+
 /// `axis` is not an axis of the view described by `ctx`, of rank `ndim`.
 pub(crate) fn bad_axis(op: &'static str, ctx: &str, axis: usize, ndim: usize) -> Error {
     invalid(
@@ -91,18 +108,42 @@ pub(crate) fn bad_axis(op: &'static str, ctx: &str, axis: usize, ndim: usize) ->
     )
 }
 
-/// `piece` is not one of the `count` pieces an op cuts `axis` of `ctx` into.
-pub(crate) fn bad_piece(
+/// Checks that `axis` is a place where `op` can insert an axis into the view
+/// described by `ctx`, of rank `ndim`: `0..=ndim`.
+pub(crate) fn check_new_axis(
     op: &'static str,
-    ctx: &str,
+    ctx: impl FnOnce() -> String,
+    axis: usize,
+    ndim: usize,
+) -> Result<()> {
+    if axis <= ndim {
+        return Ok(());
+    }
+    Err(invalid(
+        op,
+        format!("axis {axis} is out of range 0..={ndim} for {}", ctx()),
+    ))
+}
+
+/// Checks that `piece` is one of the `count` pieces an op cuts `axis` of the view
+/// described by `ctx` into.
+pub(crate) fn check_piece(
+    op: &'static str,
+    ctx: impl FnOnce() -> String,
     axis: usize,
     piece: usize,
     count: usize,
-) -> Error {
-    invalid(
+) -> Result<()> {
+    if piece < count {
+        return Ok(());
+    }
+    Err(invalid(
         op,
-        format!("piece {piece} is not one of the {count} pieces of axis {axis} of {ctx}"),
-    )
+        format!(
+            "piece {piece} is not one of the {count} pieces of axis {axis} of {}",
+            ctx()
+        ),
+    ))
 }
 
 pub(crate) fn overflow(op: &'static str, detail: impl Into<String>) -> Error {

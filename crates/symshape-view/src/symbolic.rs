@@ -8,7 +8,7 @@
 
 use symshape::{CmpOp, Expr, ExprKind, Scope};
 
-use crate::error::{invalid, Result};
+use crate::error::{check_new_axis, check_piece, invalid, refuse_mask, Result};
 use crate::guard::Checker;
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
@@ -238,16 +238,7 @@ pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
 }
 
 pub(crate) fn unsqueeze(cx: &Scope, v: &View, axis: usize) -> Result<View> {
-    if axis > v.ndim() {
-        return Err(invalid(
-            "unsqueeze",
-            format!(
-                "axis {axis} is out of range 0..={} for {}",
-                v.ndim(),
-                v.ctx()
-            ),
-        ));
-    }
+    check_new_axis("unsqueeze", || v.ctx(), axis, v.ndim())?;
     let mut f = Fields::of(v);
     f.shape.insert(axis, lit(1));
     f.strides.insert(axis, lit(0));
@@ -856,9 +847,7 @@ pub(crate) fn tensor_split_piece(
             ),
         ));
     }
-    if piece >= sections {
-        return Err(crate::error::bad_piece(OP, &v.ctx(), axis, piece, sections));
-    }
+    check_piece(OP, || v.ctx(), axis, piece, sections)?;
     let i = i64::try_from(piece).unwrap_or(i64::MAX);
     let (q, r) = (d.floor_div(n), d.floor_mod(n));
     let start = lit(i) * q + r.min(i);
@@ -1013,16 +1002,7 @@ pub(crate) fn view_as_complex(cx: &Scope, v: &View) -> Result<View> {
 }
 
 fn no_complex_mask(op: &'static str, v: &View) -> Result<()> {
-    match v.mask() {
-        None => Ok(()),
-        Some(_) => Err(invalid(
-            op,
-            format!(
-                "{} has a mask, which a strided complex tensor cannot express; materialize it first",
-                v.ctx()
-            ),
-        )),
-    }
+    refuse_mask(op, v.mask().is_some(), v.ctx(), "a strided complex tensor")
 }
 
 /// Piece `piece` of cutting `axis` into consecutive pieces of the given sizes,
@@ -1037,15 +1017,8 @@ pub(crate) fn split_sizes_piece(
     let Some(&d) = v.shape().get(axis) else {
         return Err(axis_error("split_sizes", v, axis));
     };
-    let Some(&len) = sizes.get(piece) else {
-        return Err(crate::error::bad_piece(
-            "split_sizes",
-            &v.ctx(),
-            axis,
-            piece,
-            sizes.len(),
-        ));
-    };
+    check_piece("split_sizes", || v.ctx(), axis, piece, sizes.len())?;
+    let len = sizes[piece];
     let mut ck = checker(cx, "split_sizes", v);
     for (k, &s) in sizes.iter().enumerate() {
         ck.require(s, CmpOp::Ge, lit(0), || {

@@ -3,7 +3,7 @@
 
 use super::merge::{slab, Slab};
 use super::{ceil_div, check_shape, fmt_list, fmt_pairs, is_permutation, ConcreteView};
-use crate::error::{invalid, overflow, unrepresentable, Error, Result};
+use crate::error::{check_new_axis, invalid, overflow, unrepresentable, Error, Result};
 use crate::index::IndexItem;
 
 impl ConcreteView {
@@ -293,16 +293,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `axis > ndim`.
     pub fn unsqueeze(&self, axis: usize) -> Result<Self> {
-        if axis > self.ndim() {
-            return Err(invalid(
-                "unsqueeze",
-                format!(
-                    "axis {axis} is out of range 0..={} for {}",
-                    self.ndim(),
-                    self.ctx()
-                ),
-            ));
-        }
+        check_new_axis("unsqueeze", || self.ctx(), axis, self.ndim())?;
         let mut res = self.clone();
         res.shape.insert(axis, 1);
         res.strides.insert(axis, 0);

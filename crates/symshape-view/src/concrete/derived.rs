@@ -4,7 +4,7 @@
 //! and the axis reversals `T` and `mT`.
 
 use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
-use crate::error::{invalid, overflow, Result};
+use crate::error::{check_piece, invalid, overflow, Result};
 use crate::index::IndexItem;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
@@ -225,14 +225,20 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
     /// `size <= 0`.
     pub fn split_count(&self, axis: usize, size: i64) -> Result<i64> {
-        self.check_axis("split", axis)?;
-        if size <= 0 {
+        self.ceil_parts("split", axis, size, "piece size")
+    }
+
+    /// `max(ceil(dim / n), 1)` for `axis`, after checking the axis and that `n`
+    /// (what `op` calls `what`) is positive.
+    fn ceil_parts(&self, op: &'static str, axis: usize, n: i64, what: &str) -> Result<i64> {
+        self.check_axis(op, axis)?;
+        if n <= 0 {
             return Err(invalid(
-                "split",
-                format!("piece size {size} must be positive for {}", self.ctx()),
+                op,
+                format!("{what} {n} must be positive for {}", self.ctx()),
             ));
         }
-        Ok(ceil_div(self.shape()[axis], size).max(1))
+        Ok(ceil_div(self.shape()[axis], n).max(1))
     }
 
     /// Piece `piece` of [`ViewOps::split`](crate::ViewOps::split): indices
@@ -266,15 +272,8 @@ impl ConcreteView {
     /// when `piece` is not one of the pieces.
     pub fn split_sizes_piece(&self, axis: usize, sizes: &[i64], piece: usize) -> Result<Self> {
         self.check_split_sizes(axis, sizes)?;
-        let Some(&len) = sizes.get(piece) else {
-            return Err(crate::error::bad_piece(
-                "split_sizes",
-                &self.ctx(),
-                axis,
-                piece,
-                sizes.len(),
-            ));
-        };
+        check_piece("split_sizes", || self.ctx(), axis, piece, sizes.len())?;
+        let len = sizes[piece];
         // The sizes are non-negative and add up to the axis (checked above).
         let start: i64 = sizes[..piece].iter().sum();
         self.narrow_checked("split_sizes", axis, start, len)
@@ -291,15 +290,8 @@ impl ConcreteView {
     }
 
     fn chunk_size(&self, axis: usize, chunks: usize) -> Result<i64> {
-        self.check_axis("chunk", axis)?;
         let n = i64::try_from(chunks).unwrap_or(i64::MAX);
-        if n == 0 {
-            return Err(invalid(
-                "chunk",
-                format!("chunk count {chunks} must be positive for {}", self.ctx()),
-            ));
-        }
-        Ok(ceil_div(self.shape()[axis], n).max(1))
+        self.ceil_parts("chunk", axis, n, "chunk count")
     }
 
     /// Piece `piece` of [`ViewOps::chunk`](crate::ViewOps::chunk).
@@ -344,15 +336,7 @@ impl ConcreteView {
                 ),
             ));
         }
-        if piece >= sections {
-            return Err(crate::error::bad_piece(
-                "tensor_split",
-                &self.ctx(),
-                axis,
-                piece,
-                sections,
-            ));
-        }
+        check_piece("tensor_split", || self.ctx(), axis, piece, sections)?;
         // piece < sections, so start <= d and nothing overflows.
         let i = piece as i64;
         let (q, r) = (d / n, d % n);
@@ -376,15 +360,13 @@ impl ConcreteView {
         piece: usize,
     ) -> Result<Self> {
         self.check_axis("tensor_split", axis)?;
-        if piece > indices.len() {
-            return Err(crate::error::bad_piece(
-                "tensor_split",
-                &self.ctx(),
-                axis,
-                piece,
-                indices.len() + 1,
-            ));
-        }
+        check_piece(
+            "tensor_split",
+            || self.ctx(),
+            axis,
+            piece,
+            indices.len() + 1,
+        )?;
         let d = self.shape()[axis];
         let clamp = |x: i64| {
             if x < 0 {

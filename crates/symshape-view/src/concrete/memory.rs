@@ -5,8 +5,8 @@
 
 use std::fmt;
 
-use super::{fmt_list, ConcreteStack, ConcreteView};
-use crate::error::{invalid, overflow, Result};
+use super::{fmt_list, write_strided, ConcreteStack, ConcreteView};
+use crate::error::{invalid, overflow, refuse_mask, Result};
 
 /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
 /// ([`ConcreteView::numpy_flags`]).
@@ -47,13 +47,7 @@ pub struct ByteLayout {
 impl fmt::Display for ByteLayout {
     /// `bytes shape=[2, 3] strides=[12, 4] offset=8`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "bytes shape={} strides={} offset={}",
-            fmt_list(&self.shape),
-            fmt_list(&self.strides),
-            self.offset
-        )
+        write_strided(f, "bytes", &self.shape, &self.strides, self.offset)
     }
 }
 
@@ -92,16 +86,12 @@ fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> 
 impl ConcreteView {
     /// The mask refusal of the memory-model queries, which have no masks.
     fn unmasked(&self, op: &'static str) -> Result<()> {
-        match self.mask() {
-            None => Ok(()),
-            Some(_) => Err(invalid(
-                op,
-                format!(
-                    "{} has a mask, which a strided array in bytes cannot express; materialize it first",
-                    self.ctx()
-                ),
-            )),
-        }
+        refuse_mask(
+            op,
+            self.mask().is_some(),
+            self.ctx(),
+            "a strided array in bytes",
+        )
     }
 
     /// NumPy's contiguity flags, with NumPy's exact rules: a view with an axis of
@@ -243,7 +233,12 @@ impl ConcreteView {
     /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
     pub fn view_as_real(&self) -> Result<Self> {
         const OP: &str = "view_as_real";
-        self.complex_unmasked(OP)?;
+        refuse_mask(
+            OP,
+            self.mask().is_some(),
+            self.ctx(),
+            "a strided complex tensor",
+        )?;
         let double = |x: i64, what: &str| {
             x.checked_mul(2)
                 .ok_or_else(|| overflow(OP, format!("{what} {x} doubled, of {}", self.ctx())))
@@ -272,7 +267,12 @@ impl ConcreteView {
     /// masked view.
     pub fn view_as_complex(&self) -> Result<Self> {
         const OP: &str = "view_as_complex";
-        self.complex_unmasked(OP)?;
+        refuse_mask(
+            OP,
+            self.mask().is_some(),
+            self.ctx(),
+            "a strided complex tensor",
+        )?;
         let fail = |why: String| Err(invalid(OP, format!("{why}, in {}", self.ctx())));
         let Some(last) = self.ndim().checked_sub(1) else {
             return fail("Input tensor must have one or more dimensions".to_string());
@@ -333,19 +333,6 @@ impl ConcreteView {
         let pairs = self.view_as_real().map_err(|e| rename_op(e, op))?;
         // The pair axis has size 2, so the select cannot fail.
         pairs.select(self.ndim(), index)
-    }
-
-    fn complex_unmasked(&self, op: &'static str) -> Result<()> {
-        match self.mask() {
-            None => Ok(()),
-            Some(_) => Err(invalid(
-                op,
-                format!(
-                    "{} has a mask, which a strided complex tensor cannot express; materialize it first",
-                    self.ctx()
-                ),
-            )),
-        }
     }
 
     /// PyTorch's `view(dtype)`: reinterprets elements of `from` bytes as elements

@@ -31,6 +31,22 @@ pub(crate) fn fmt_list(v: &[i64]) -> String {
     format!("{v:?}")
 }
 
+/// `KIND shape=[..] strides=[..] offset=N`, the start of a layout's text form.
+pub(crate) fn write_strided(
+    f: &mut fmt::Formatter<'_>,
+    kind: &str,
+    shape: &[i64],
+    strides: &[i64],
+    offset: i64,
+) -> fmt::Result {
+    write!(
+        f,
+        "{kind} shape={} strides={} offset={offset}",
+        fmt_list(shape),
+        fmt_list(strides)
+    )
+}
+
 pub(crate) fn fmt_pairs(v: &[(i64, i64)]) -> String {
     format!("{v:?}")
 }
@@ -625,13 +641,8 @@ pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
 
 impl fmt::Display for ConcreteView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "view shape={} strides={} offset={} mask=",
-            fmt_list(&self.shape),
-            fmt_list(&self.strides),
-            self.offset
-        )?;
+        write_strided(f, "view", &self.shape, &self.strides, self.offset)?;
+        f.write_str(" mask=")?;
         match &self.mask {
             Some(m) => write!(f, "{}", fmt_pairs(m)),
             None => write!(f, "none"),
