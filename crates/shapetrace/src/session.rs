@@ -41,6 +41,12 @@ const BENCH_RUNS: usize = 11;
 
 type StmtResult = Result<Vec<String>, String>;
 
+/// How a split statement cuts its axis: into a number of sections, or at indices.
+enum Sections {
+    Count(usize),
+    At(Vec<Expr>),
+}
+
 impl Session {
     /// A session with nothing declared.
     #[must_use]
@@ -342,14 +348,7 @@ impl Session {
     }
 
     fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
-        let cur = self.current(stmt)?;
-        let next = cur.apply(&self.scope, op).map_err(err)?;
-        // A guard the op adds that the values already bound break is this line's error.
-        if !self.bindings.is_empty() && next.guards() != cur.guards() {
-            check_bound(&next, &self.scope, &self.bindings)?;
-        }
-        self.stack = Some(next);
-        Ok(Vec::new())
+        self.replace_with(stmt, |cx, cur| cur.apply(cx, op))
     }
 
     /// Replaces the current stack with what `f` makes of it, as [`Session::run_op`] does.
@@ -360,6 +359,7 @@ impl Session {
     ) -> StmtResult {
         let cur = self.current(stmt)?;
         let next = f(&self.scope, cur).map_err(err)?;
+        // A guard the op adds that the values already bound break is this line's error.
         if !self.bindings.is_empty() && next.guards() != cur.guards() {
             check_bound(&next, &self.scope, &self.bindings)?;
         }
@@ -376,31 +376,19 @@ impl Session {
         let ([(kw, value)], "") = (&opts[..], lead) else {
             return Err(format!("{stmt}: {usage}, found `{rest}`"));
         };
-        let (arg, piece) = value
-            .rsplit_once(char::is_whitespace)
-            .ok_or_else(|| format!("{stmt}: the piece is missing; {usage}"))?;
-        let piece = piece
-            .parse::<usize>()
-            .map_err(|_| format!("{stmt}: `{piece}` is not a piece number; {usage}"))?;
-        let arg = arg.trim();
-        let pieces = if *kw == "sections" {
-            let sections = arg
-                .parse::<usize>()
-                .map_err(|_| format!("{stmt}: `{arg}` is not a number of sections; {usage}"))?;
-            let cur = self.current(stmt)?;
-            match stmt {
-                "hsplit" => cur.hsplit(&self.scope, sections),
-                "vsplit" => cur.vsplit(&self.scope, sections),
-                _ => cur.dsplit(&self.scope, sections),
-            }
-        } else {
-            let indices = self.exprs(arg)?;
-            let cur = self.current(stmt)?;
-            match stmt {
+        let (sections, piece) = self.sections_clause(stmt, kw, value, &usage)?;
+        let cur = self.current(stmt)?;
+        let pieces = match sections {
+            Sections::Count(n) => match stmt {
+                "hsplit" => cur.hsplit(&self.scope, n),
+                "vsplit" => cur.vsplit(&self.scope, n),
+                _ => cur.dsplit(&self.scope, n),
+            },
+            Sections::At(indices) => match stmt {
                 "hsplit" => cur.hsplit_at(&self.scope, &indices),
                 "vsplit" => cur.vsplit_at(&self.scope, &indices),
                 _ => cur.dsplit_at(&self.scope, &indices),
-            }
+            },
         }
         .map_err(err)?;
         let count = pieces.len();
@@ -456,29 +444,47 @@ impl Session {
         let [(kw, value)] = opts[..] else {
             return Err(format!("tensor_split: {USAGE}, found `{rest}`"));
         };
-        // The piece is the last word; the rest is the count or the list.
+        Ok(
+            match self.sections_clause("tensor_split", kw, value, USAGE)? {
+                (Sections::Count(sections), piece) => Op::TensorSplit {
+                    axis,
+                    sections,
+                    piece,
+                },
+                (Sections::At(indices), piece) => Op::TensorSplitAt {
+                    axis,
+                    indices,
+                    piece,
+                },
+            },
+        )
+    }
+
+    /// The value of a `sections N PIECE` or `at [I, ...] PIECE` clause (keyword `kw`)
+    /// of `stmt`: the sections and the piece, the last word.
+    fn sections_clause(
+        &self,
+        stmt: &str,
+        kw: &str,
+        value: &str,
+        usage: &str,
+    ) -> Result<(Sections, usize), String> {
         let (arg, piece) = value
             .rsplit_once(char::is_whitespace)
-            .ok_or_else(|| format!("tensor_split: the piece is missing; {USAGE}"))?;
+            .ok_or_else(|| format!("{stmt}: the piece is missing; {usage}"))?;
         let piece = piece
             .parse::<usize>()
-            .map_err(|_| format!("tensor_split: `{piece}` is not a piece number; {USAGE}"))?;
+            .map_err(|_| format!("{stmt}: `{piece}` is not a piece number; {usage}"))?;
         let arg = arg.trim();
-        if kw == "sections" {
-            let sections = arg.parse::<usize>().map_err(|_| {
-                format!("tensor_split: `{arg}` is not a number of sections; {USAGE}")
-            })?;
-            return Ok(Op::TensorSplit {
-                axis,
-                sections,
-                piece,
-            });
-        }
-        Ok(Op::TensorSplitAt {
-            axis,
-            indices: self.exprs(arg)?,
-            piece,
-        })
+        let sections = if kw == "sections" {
+            Sections::Count(
+                arg.parse::<usize>()
+                    .map_err(|_| format!("{stmt}: `{arg}` is not a number of sections; {usage}"))?,
+            )
+        } else {
+            Sections::At(self.exprs(arg)?)
+        };
+        Ok((sections, piece))
     }
 
     /// The bound current stack as one unmasked view, for `flags` and `bytes`.

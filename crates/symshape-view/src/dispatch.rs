@@ -241,13 +241,8 @@ impl View {
         piece: usize,
     ) -> Result<Vec<IndexItem<Expr>>> {
         self.dim_for("tensor_split", axis)?;
-        check_piece(
-            "tensor_split",
-            || self.ctx(),
-            axis,
-            piece,
-            indices.len() + 1,
-        )?;
+        let pieces = indices.len() + 1;
+        check_piece("tensor_split", || self.ctx(), axis, piece, pieces)?;
         let mut items = vec![IndexItem::<Expr>::FULL; axis];
         items.push(IndexItem::Slice {
             start: piece.checked_sub(1).map(|k| indices[k]),

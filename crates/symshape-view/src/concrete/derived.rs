@@ -360,13 +360,8 @@ impl ConcreteView {
         piece: usize,
     ) -> Result<Self> {
         self.check_axis("tensor_split", axis)?;
-        check_piece(
-            "tensor_split",
-            || self.ctx(),
-            axis,
-            piece,
-            indices.len() + 1,
-        )?;
+        let pieces = indices.len() + 1;
+        check_piece("tensor_split", || self.ctx(), axis, piece, pieces)?;
         let d = self.shape()[axis];
         let clamp = |x: i64| {
             if x < 0 {

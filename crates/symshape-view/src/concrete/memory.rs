@@ -84,6 +84,16 @@ fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> 
 }
 
 impl ConcreteView {
+    /// The mask refusal of the complex views, which have no masks.
+    fn complex_unmasked(&self, op: &'static str) -> Result<()> {
+        refuse_mask(
+            op,
+            self.mask().is_some(),
+            self.ctx(),
+            "a strided complex tensor",
+        )
+    }
+
     /// The mask refusal of the memory-model queries, which have no masks.
     fn unmasked(&self, op: &'static str) -> Result<()> {
         refuse_mask(
@@ -233,12 +243,7 @@ impl ConcreteView {
     /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
     pub fn view_as_real(&self) -> Result<Self> {
         const OP: &str = "view_as_real";
-        refuse_mask(
-            OP,
-            self.mask().is_some(),
-            self.ctx(),
-            "a strided complex tensor",
-        )?;
+        self.complex_unmasked(OP)?;
         let double = |x: i64, what: &str| {
             x.checked_mul(2)
                 .ok_or_else(|| overflow(OP, format!("{what} {x} doubled, of {}", self.ctx())))
@@ -267,12 +272,7 @@ impl ConcreteView {
     /// masked view.
     pub fn view_as_complex(&self) -> Result<Self> {
         const OP: &str = "view_as_complex";
-        refuse_mask(
-            OP,
-            self.mask().is_some(),
-            self.ctx(),
-            "a strided complex tensor",
-        )?;
+        self.complex_unmasked(OP)?;
         let fail = |why: String| Err(invalid(OP, format!("{why}, in {}", self.ctx())));
         let Some(last) = self.ndim().checked_sub(1) else {
             return fail("Input tensor must have one or more dimensions".to_string());
