@@ -1,6 +1,6 @@
 //! The state of a running script and the execution of one statement.
 
-use symshape::{Bindings, Expr, Scope};
+use symshape::{Bindings, Cond, Expr, Scope};
 use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
 use symshape_view::{
     infer, parse_index_in, ConcreteView, Op, View, ViewOps, ViewStack, MAX_OFFSETS,
@@ -202,11 +202,7 @@ impl Session {
 
     fn prove(&mut self, rest: &str) -> StmtResult {
         need(rest, "prove", "a comparison, e.g. `prove n <= m`")?;
-        let c = self
-            .scope
-            .parse_cond(rest)
-            .map_err(|e| self.located(rest, e))?;
-        let proof = self.scope.prove_cond(c);
+        let proof = self.scope.prove_cond(self.cond(rest)?);
         let word = match proof.as_bool() {
             Some(true) => "true",
             Some(false) => "false",
@@ -217,11 +213,7 @@ impl Session {
 
     fn range(&mut self, rest: &str) -> StmtResult {
         need(rest, "range", "an expression")?;
-        let e = self
-            .scope
-            .parse_expr(rest)
-            .map_err(|e| self.located(rest, e))?;
-        Ok(vec![self.scope.range(e).to_string()])
+        Ok(vec![self.scope.range(self.expr(rest)?).to_string()])
     }
 
     fn bind(&mut self, rest: &str) -> StmtResult {
@@ -680,6 +672,12 @@ impl Session {
     fn expr(&self, text: &str) -> Result<Expr, String> {
         self.scope
             .parse_expr(text)
+            .map_err(|e| self.located(text, e))
+    }
+
+    fn cond(&self, text: &str) -> Result<Cond, String> {
+        self.scope
+            .parse_cond(text)
             .map_err(|e| self.located(text, e))
     }
 

@@ -6,7 +6,7 @@ use symshape::{Expr, Scope};
 
 use crate::concrete::ConcreteView;
 use crate::dim::Dim;
-use crate::error::{check_piece, invalid, unrepresentable, Error, Result};
+use crate::error::{check_matrices, check_piece, invalid, unrepresentable, Error, Result};
 use crate::guard::Guard;
 use crate::index::IndexItem;
 use crate::op::{const_op, Op};
@@ -321,15 +321,7 @@ impl View {
             }
             Op::ReverseAxes => axes.reverse(),
             Op::MatrixTranspose => {
-                if n < 2 {
-                    return Err(invalid(
-                        "mT",
-                        format!(
-                            "tensor.mT is only supported on matrices or batches of matrices; {} has rank {n}, not at least 2",
-                            self.ctx()
-                        ),
-                    ));
-                }
+                check_matrices(|| self.ctx(), n)?;
                 axes.swap(n - 2, n - 1);
             }
             _ => {}

@@ -125,6 +125,21 @@ pub(crate) fn check_new_axis(
     ))
 }
 
+/// Checks that the view described by `ctx`, of rank `ndim`, is a matrix or a batch of
+/// matrices, as PyTorch's `mT` requires.
+pub(crate) fn check_matrices(ctx: impl FnOnce() -> String, ndim: usize) -> Result<()> {
+    if ndim >= 2 {
+        return Ok(());
+    }
+    Err(invalid(
+        "mT",
+        format!(
+            "tensor.mT is only supported on matrices or batches of matrices; {} has rank {ndim}, not at least 2",
+            ctx()
+        ),
+    ))
+}
+
 /// Checks that `piece` is one of the `count` pieces an op cuts `axis` of the view
 /// described by `ctx` into.
 pub(crate) fn check_piece(

@@ -205,6 +205,24 @@ enum Val {
     Bool(Id),
 }
 
+impl Val {
+    /// The integer expression, or what was found instead.
+    fn int(self) -> Result<Id, &'static str> {
+        match self {
+            Val::Int(id) => Ok(id),
+            Val::Bool(_) => Err("a condition"),
+        }
+    }
+
+    /// The condition, or what was found instead.
+    fn boolean(self) -> Result<Id, &'static str> {
+        match self {
+            Val::Bool(id) => Ok(id),
+            Val::Int(_) => Err("an integer expression"),
+        }
+    }
+}
+
 pub(crate) type Resolve<'a> = &'a dyn Fn(&str) -> Option<Expr>;
 
 struct Parser<'a> {
@@ -218,17 +236,13 @@ struct Parser<'a> {
 }
 
 pub(crate) fn parse_expr(resolve: Resolve<'_>, text: &str) -> Result<Expr, Error> {
-    parse_as(resolve, text, "an integer expression", |v| match v {
-        Val::Int(id) => Ok(Expr(id)),
-        Val::Bool(_) => Err("a condition"),
+    parse_as(resolve, text, "an integer expression", |v| {
+        v.int().map(Expr)
     })
 }
 
 pub(crate) fn parse_cond(resolve: Resolve<'_>, text: &str) -> Result<Cond, Error> {
-    parse_as(resolve, text, "a condition", |v| match v {
-        Val::Bool(id) => Ok(Cond(id)),
-        Val::Int(_) => Err("an integer expression"),
-    })
+    parse_as(resolve, text, "a condition", |v| v.boolean().map(Cond))
 }
 
 /// Parses `text` whole and takes its value with `take`, which names what it found
@@ -311,23 +325,13 @@ impl Parser<'_> {
     }
 
     fn int(&self, v: Val, col: usize, what: &str) -> Result<Id, Error> {
-        match v {
-            Val::Int(id) => Ok(id),
-            Val::Bool(_) => Err(perr(
-                col,
-                format!("{what} needs an integer, found a condition"),
-            )),
-        }
+        v.int()
+            .map_err(|found| perr(col, format!("{what} needs an integer, found {found}")))
     }
 
     fn boolean(&self, v: Val, col: usize, what: &str) -> Result<Id, Error> {
-        match v {
-            Val::Bool(id) => Ok(id),
-            Val::Int(_) => Err(perr(
-                col,
-                format!("{what} needs a condition, found an integer expression"),
-            )),
-        }
+        v.boolean()
+            .map_err(|found| perr(col, format!("{what} needs a condition, found {found}")))
     }
 
     fn checked(&self, id: Id, col: usize) -> Result<Id, Error> {

@@ -4,7 +4,7 @@
 //! and the axis reversals `T` and `mT`.
 
 use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
-use crate::error::{check_piece, invalid, overflow, Result};
+use crate::error::{check_matrices, check_piece, invalid, overflow, Result};
 use crate::index::IndexItem;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
@@ -391,15 +391,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the view has fewer than two axes.
     pub fn matrix_transpose(&self) -> Result<Self> {
         let n = self.ndim();
-        if n < 2 {
-            return Err(invalid(
-                "mT",
-                format!(
-                    "tensor.mT is only supported on matrices or batches of matrices; {} has rank {n}, not at least 2",
-                    self.ctx()
-                ),
-            ));
-        }
+        check_matrices(|| self.ctx(), n)?;
         self.transpose(n - 2, n - 1)
     }
 
