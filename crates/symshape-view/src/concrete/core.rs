@@ -64,9 +64,11 @@ impl ConcreteView {
                     ),
                 )
             })?;
-        let bounds = self.valid_bounds();
+        if new_shape == self.shape() {
+            return Ok(self.clone());
+        }
         let mut strides = self.strides.clone();
-        let mut mask = bounds.clone();
+        let mut mask = self.mask.clone();
         for (axis, (&d, &nd)) in self.shape.iter().zip(new_shape).enumerate() {
             if d == nd {
                 continue;
@@ -81,16 +83,12 @@ impl ConcreteView {
                 ));
             }
             strides[axis] = 0;
-            let (b, e) = bounds[axis];
-            mask[axis] = if b < e { (0, nd) } else { (0, 0) };
+            if let Some(m) = &mut mask {
+                let (b, e) = m[axis];
+                m[axis] = if b < e { (0, nd) } else { (0, 0) };
+            }
         }
-        Self::build(
-            "expand",
-            new_shape.to_vec(),
-            strides,
-            self.offset,
-            self.mask.as_ref().map(|_| mask),
-        )
+        Self::build("expand", new_shape.to_vec(), strides, self.offset, mask)
     }
 
     /// Restricts every axis to `[start, end)`, with `0 <= start <= end <= dim`.
@@ -169,7 +167,7 @@ impl ConcreteView {
         for ((&(before, after), &d), ((b, e), &t)) in padding
             .iter()
             .zip(&self.shape)
-            .zip(self.valid_bounds().into_iter().zip(&self.strides))
+            .zip(self.bounds().zip(&self.strides))
         {
             let nd = d
                 .checked_add(before)

@@ -56,7 +56,12 @@ impl ConcreteView {
                         *t = 0;
                     }
                 }
-                return Self::build("reshape", new_shape.to_vec(), strides, self.offset(), None);
+                // Same elements, same offset: the fields stay within invariant 3.
+                return Ok(Self::from_valid_parts(
+                    new_shape.to_vec(),
+                    strides,
+                    self.offset(),
+                ));
             }
         }
         let plan = if self.is_empty() {

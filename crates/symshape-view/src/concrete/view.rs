@@ -167,6 +167,18 @@ impl ConcreteView {
     }
 
     /// Validates and normalises raw fields on behalf of `op`.
+    /// An unmasked view from fields the caller has already validated: non-negative
+    /// sizes of a nonzero count that fits, and offsets that fit (invariants 2 and 3).
+    pub(crate) fn from_valid_parts(shape: Vec<i64>, strides: Vec<i64>, offset: i64) -> Self {
+        debug_assert!(shape.len() == strides.len() && numel_of(&shape).is_some_and(|n| n > 0));
+        Self {
+            shape,
+            strides,
+            offset,
+            mask: None,
+        }
+    }
+
     pub(crate) fn build(
         op: &'static str,
         shape: Vec<i64>,
