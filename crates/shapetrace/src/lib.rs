@@ -2,7 +2,11 @@
 //! at a time, [`run`] executes a whole script and collects what it prints.
 //!
 //! The language is described in `docs/trace-language.md`; `shapetrace --help` lists every
-//! statement.
+//! statement. [`Prompt`] is the interactive session behind `shapetrace` on a terminal.
+//!
+//! Dependencies beyond the workspace's own crates: `rustyline` (default features off, file
+//! history on) gives the prompt line editing and history; nothing else in the library uses
+//! it.
 //!
 //! ```
 //! let out = shapetrace::run("sym n 1..=64\nsimplify (4*n + 3) // 4\nrange 2*n + 1\n");
@@ -20,10 +24,12 @@ pub struct ReadmeDoctests;
 mod bench;
 mod emit;
 mod json;
+mod repl;
 mod session;
 mod syntax;
 
 pub use json::run_json;
+pub use repl::{Prompt, Reply, PROMPT_HELP};
 pub use session::{ScriptError, Session};
 
 /// What a script printed, and the error that stopped it, if any.
@@ -149,7 +155,13 @@ pub const STATEMENTS: &[&str] = &[
 /// The text printed by `shapetrace --help`.
 pub const HELP: &str = r##"usage: shapetrace [--json | --echo] FILE
        shapetrace [--json | --echo] -     (read the script from standard input)
+       shapetrace                         (on a terminal: an interactive prompt)
+       shapetrace --interactive           (the prompt, also on input that is not a terminal)
        shapetrace --help
+
+The prompt takes one statement a line, with line editing and a history kept in
+$SHAPETRACE_HISTORY (default ~/.shapetrace_history); an error is printed and the
+session goes on. `help` lists the prompt's commands, `quit` or Ctrl-D ends it.
 
 --echo prints each statement as `> STATEMENT` before its output (comment lines as
   they are, blank lines blank), so a script reads as a transcript

@@ -1,11 +1,13 @@
-//! The `shapetrace` command: runs a trace script from a file or standard input.
+//! The `shapetrace` command: runs a trace script from a file or standard input, or
+//! opens an interactive prompt.
 
 #![forbid(unsafe_code)]
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
-use shapetrace::{run_json, Session, HELP};
+use rustyline::error::ReadlineError;
+use shapetrace::{run_json, Prompt, Reply, Session, HELP};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -14,6 +16,8 @@ fn main() -> ExitCode {
             print!("{HELP}");
             return ExitCode::SUCCESS;
         }
+        [] if std::io::stdin().is_terminal() => return interactive(),
+        [flag] if flag == "--interactive" || flag == "-i" => return interactive(),
         [flag, path] if flag == "--json" => (true, false, path.clone()),
         [flag, path] if flag == "--echo" => (false, true, path.clone()),
         [path] if !path.starts_with("--") => (false, false, path.clone()),
@@ -73,4 +77,60 @@ fn read_script(path: &str) -> Result<String, String> {
     }
     .map_err(|e| format!("error: cannot read `{path}`: {e}"))?;
     shapetrace::script_text(bytes).map_err(|e| e.to_string())
+}
+
+/// The interactive prompt, with line editing and history; ends at `quit`, `exit` or the
+/// end of input.
+fn interactive() -> ExitCode {
+    let mut editor = match rustyline::DefaultEditor::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot start the prompt: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let history = std::env::var_os("SHAPETRACE_HISTORY")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".shapetrace_history"))
+        });
+    if let Some(h) = &history {
+        // A missing or unreadable history only means starting without one.
+        let _ = editor.load_history(h);
+    }
+    let terminal = std::io::stdin().is_terminal();
+    if terminal {
+        println!("shapetrace: one statement a line; `help` for help, `quit` or Ctrl-D to end");
+    }
+    let mut prompt = Prompt::new();
+    let mut status = ExitCode::SUCCESS;
+    loop {
+        let line = match editor.readline("> ") {
+            Ok(line) => line,
+            // Ctrl-C abandons the line being typed, as in a shell.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: cannot read a line: {e}");
+                status = ExitCode::FAILURE;
+                break;
+            }
+        };
+        if !line.trim().is_empty() {
+            let _ = editor.add_history_entry(line.as_str());
+        }
+        match prompt.respond(&line) {
+            Reply::Print(lines) => {
+                for l in lines {
+                    println!("{l}");
+                }
+            }
+            Reply::Error(message) => eprintln!("{message}"),
+            Reply::Quit => break,
+        }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
+    }
+    status
 }

@@ -171,11 +171,12 @@ impl Session {
 
     fn assume(&mut self, rest: &str) -> StmtResult {
         need(rest, "assume", "a condition, e.g. `assume n % 8 == 0`")?;
-        self.scope
-            .assume_str(rest)
-            .map_err(|e| self.located(rest, e))?;
-        // A fact added after values were bound must hold for them too.
-        self.scope.check(&self.bindings).map_err(err)?;
+        // A fact added after values were bound must hold for them too; a refused fact
+        // leaves the scope as it was.
+        let mut next = self.scope.clone();
+        next.assume_str(rest).map_err(|e| self.located(rest, e))?;
+        next.check(&self.bindings).map_err(err)?;
+        self.scope = next;
         Ok(Vec::new())
     }
 

@@ -6,8 +6,19 @@ use insta::assert_snapshot;
 use std::process::{Command, Stdio};
 
 fn shapetrace(args: &[&str], stdin: &str) -> (String, String, i32) {
+    shapetrace_with(args, stdin, &[])
+}
+
+/// Runs the command with `args` and environment variables `env` on `stdin`: its
+/// standard output, standard error and exit status.
+pub(crate) fn shapetrace_with(
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &std::path::Path)],
+) -> (String, String, i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_shapetrace"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

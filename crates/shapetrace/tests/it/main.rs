@@ -5,6 +5,7 @@ mod emit;
 mod examples;
 mod hostile;
 mod kernels;
+mod prompt;
 mod symbolic;
 mod viewlist;
 mod views;
