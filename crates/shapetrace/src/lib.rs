@@ -139,6 +139,13 @@ pub const STATEMENTS: &[&str] = &[
     "real",
     "imag",
     "ravel",
+    "save",
+    "load",
+    "expand_as",
+    "reshape_as",
+    "view_as",
+    "shares_memory",
+    "may_share_memory",
     "lower",
     "guards",
     "infer",
@@ -237,6 +244,18 @@ views (statements act on the current view stack)
   ravel                              NumPy's ravel: the flattened view when the stack is
                                      one concrete C-contiguous view, else a copy (a
                                      row-major [numel] view pushed on top)
+  save NAME                          keep a copy of the current stack as NAME
+  load NAME                          make the stack saved as NAME current
+  expand_as NAME                     expand (reshape_as: reshape) to NAME's shape
+  reshape_as NAME
+  view_as NAME                       reshape to NAME's shape without pushing a view (an
+                                     error where PyTorch's view would need a copy)
+  shares_memory NAME [max_work N]    print `shares_memory: yes|no|too hard`: whether the
+                                     bound current view and NAME (one-view stacks of one
+                                     buffer) reach a common offset; exact unless the
+                                     search needs more than N steps (NumPy's max_work)
+  may_share_memory NAME              print `may_share_memory: yes|no`: whether their
+                                     offset ranges overlap (NumPy's bounds check)
   show                               print each view of the stack, bottom first:
                                      view shape=[..] strides=[..] offset=E mask=..
   offsets                            print `offsets [SHAPE]:` and the buffer offset of

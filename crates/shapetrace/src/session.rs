@@ -30,6 +30,9 @@ pub struct Session {
     scope: Scope,
     bindings: Bindings,
     stack: Option<ViewStack>,
+    /// Stacks saved by `save NAME`, for `load` and the statements that take another
+    /// tensor (`expand_as NAME`, `shares_memory NAME`, ...).
+    saved: std::collections::BTreeMap<String, ViewStack>,
     /// The line being executed, and the address of its first byte: statement parts are
     /// slices of it, so an error inside one can name its column in the line.
     line: String,
@@ -144,6 +147,20 @@ impl Session {
             "real" => self.apply_bare(rest, "real", &Op::Real),
             "imag" => self.apply_bare(rest, "imag", &Op::Imag),
             "ravel" => self.ravel(rest),
+            "save" => self.save(rest),
+            "load" => {
+                let next = self.saved_stack("load", rest)?.clone();
+                self.replace_with("load", |_, _| Ok(next))
+            }
+            "expand_as" | "reshape_as" | "view_as" => {
+                let other = self.saved_stack(kw, rest)?.clone();
+                self.replace_with(kw, |cx, cur| match kw {
+                    "expand_as" => cur.expand_as(cx, &other),
+                    "reshape_as" => cur.reshape_as(cx, &other),
+                    _ => cur.view_as(cx, &other),
+                })
+            }
+            "shares_memory" | "may_share_memory" => self.overlap(kw, rest),
             "flags" => self.flags(rest),
             "bytes" => self.bytes(rest),
             "lower" => self.lower(rest),
@@ -505,6 +522,70 @@ impl Session {
         Ok(Vec::new())
     }
 
+    /// `save NAME`: keeps a copy of the current stack under `NAME`.
+    fn save(&mut self, rest: &str) -> StmtResult {
+        need(rest, "save", "a name, e.g. `save x`")?;
+        if !is_name(rest) {
+            return Err(format!(
+                "save: `{rest}` is not a name (a letter or `_`, then letters, digits or `_`)"
+            ));
+        }
+        let stack = self.current("save")?.clone();
+        self.saved.insert(rest.to_owned(), stack);
+        Ok(Vec::new())
+    }
+
+    /// The stack saved as `rest` (one name), for `stmt`.
+    fn saved_stack(&self, stmt: &str, rest: &str) -> Result<&ViewStack, String> {
+        need(
+            rest,
+            stmt,
+            "the name of a saved stack, e.g. `save x` earlier",
+        )?;
+        self.saved.get(rest).ok_or_else(|| {
+            let names: Vec<&str> = self.saved.keys().map(String::as_str).collect();
+            match names.as_slice() {
+                [] => format!("{stmt}: no stack is saved as `{rest}`; save one with `save {rest}`"),
+                _ => format!(
+                    "{stmt}: no stack is saved as `{rest}`; saved: {}",
+                    names.join(", ")
+                ),
+            }
+        })
+    }
+
+    /// `shares_memory NAME [max_work N]` and `may_share_memory NAME`: NumPy's overlap
+    /// tests between the current bound view and the saved one, as views of one buffer.
+    fn overlap(&mut self, stmt: &str, rest: &str) -> StmtResult {
+        let (name, max_work) = match rest.split_once(" max_work ") {
+            Some((name, n)) if stmt == "shares_memory" => {
+                let n = n.trim();
+                let n = n
+                    .parse::<u64>()
+                    .map_err(|_| format!("{stmt}: max_work `{n}` is not a non-negative integer"))?;
+                (name.trim(), n)
+            }
+            _ => (rest, u64::MAX),
+        };
+        let other = self.saved_stack(stmt, name)?;
+        let a = one_level(
+            stmt,
+            "current stack",
+            self.bound_stack(stmt, self.current(stmt)?)?,
+        )?;
+        let b = one_level(
+            stmt,
+            &format!("stack `{name}`"),
+            self.bound_stack(stmt, other)?,
+        )?;
+        let answer = if stmt == "shares_memory" {
+            a.shares_memory(&b, max_work).to_string()
+        } else {
+            (if a.may_share_memory(&b) { "yes" } else { "no" }).to_owned()
+        };
+        Ok(vec![format!("{stmt}: {answer}")])
+    }
+
     fn flags(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "flags")?;
         let flags = self.one_view("flags")?.numpy_flags().map_err(err)?;
@@ -590,7 +671,11 @@ impl Session {
 
     /// The current stack with every symbol replaced by its bound value, its guards checked.
     fn bound(&self, stmt: &str) -> Result<ConcreteStack, String> {
-        let stack = self.current(stmt)?;
+        self.bound_stack(stmt, self.current(stmt)?)
+    }
+
+    /// `stack` bound to the session's values, for `stmt`.
+    fn bound_stack(&self, stmt: &str, stack: &ViewStack) -> Result<ConcreteStack, String> {
         stack
             .bind(&self.scope, &self.bindings)
             .map_err(|e| match e {
@@ -772,4 +857,24 @@ fn escape_controls(message: &str) -> String {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// The one view of a bound stack, for statements that compare views of one buffer.
+fn one_level(stmt: &str, what: &str, stack: ConcreteStack) -> Result<ConcreteView, String> {
+    match stack.into_levels().as_slice() {
+        [v] => Ok(v.clone()),
+        levels => Err(format!(
+            "{stmt}: the {what} has {} views; {stmt} compares one-view stacks (materialize the other first)",
+            levels.len()
+        )),
+    }
+}
+
+/// Whether `s` is a name: a letter or `_`, then letters, digits or `_`.
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -5,6 +5,7 @@ mod emit;
 mod examples;
 mod hostile;
 mod kernels;
+mod named;
 mod prompt;
 mod symbolic;
 mod viewlist;
