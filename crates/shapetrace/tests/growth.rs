@@ -18,6 +18,14 @@ fn repeated_slices(reps: usize, tag: &str) -> String {
     )
 }
 
+/// `sym n`, `sym k`, `view [n]`, then `reps` rounds of `slice [-k:]` and `slice [1:]`.
+fn tail_slices(reps: usize, tag: &str) -> String {
+    format!(
+        "sym n{tag} 0..=100000\nsym k{tag} 1..=1000\nview [n{tag}]\n{}show\n",
+        format!("slice [-k{tag}:]\nslice [1:]\n").repeat(reps)
+    )
+}
+
 /// `reps` rounds of (`permute [1, 0]`, `reshape [n*m]`, `reshape [n, m]`).
 fn chain(reps: usize, tag: &str) -> String {
     format!(
@@ -63,6 +71,15 @@ fn hostile_scripts_grow_polynomially() {
     assert!(
         shown.starts_with("view shape=[max(0, -24*kc + nc)]"),
         "{shown}"
+    );
+    // Slices from the end write the size `min(k, d)` with `d` once (`d - max(d - k, 0)`
+    // doubled it at every slice): the nodes grow with the square of the rounds at most
+    // (each offset term holds the size before it).
+    grows_at_most(
+        "3 then 6 tail-slice rounds",
+        4,
+        &tail_slices(3, "a"),
+        &tail_slices(6, "b"),
     );
     // Symbolic chains: linear in their length.
     grows_at_most(

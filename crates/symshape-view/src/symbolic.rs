@@ -609,6 +609,10 @@ pub(crate) fn index_keepdims(
                         // slices repeat (`d` is itself such a clamp).
                         if st == x.min(d) {
                             f.shape[axis] = count_from(d, x);
+                        } else if st == (d + x).max(lit(0)) {
+                            // `[x:]` with `x < 0` keeps the last `min(-x, d)` indices:
+                            // `d` once, not twice as `d - max(d + x, 0)` has it.
+                            f.shape[axis] = count_last(d, -x);
                         }
                     }
                     step
@@ -673,6 +677,16 @@ fn count_from(d: Expr, x: Expr) -> Expr {
         _ => vec![d],
     };
     parts.into_iter().fold(lit(0), |acc, a| acc.max(a - x))
+}
+
+/// `min(k, d)`, the last `k` indices of an axis of size `d`, flat when `d` is itself a
+/// `min`.
+fn count_last(d: Expr, k: Expr) -> Expr {
+    let parts = match d.kind() {
+        ExprKind::Min(args) => args,
+        _ => vec![d],
+    };
+    parts.into_iter().fold(k, Expr::min)
 }
 
 fn axis_error(op: &'static str, v: &View, axis: usize) -> crate::Error {
