@@ -55,6 +55,7 @@
 
 use std::ffi::c_void;
 
+/// The DLPack crate this module builds on, re-exported so that callers name the same types.
 pub use dlpark;
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLTensor};
 use dlpark::metadata::Dynamic;
@@ -181,8 +182,8 @@ fn row_major(shape: &[i64]) -> Option<Vec<i64>> {
 }
 
 /// Lowest and highest element offset that the indices of a non-empty `shape` reach from index
-/// zero with `strides`, or `None` when a partial sum leaves `i128` (it cannot for a rank below
-/// 2^62).
+/// zero with `strides`, or `None` when a partial sum leaves `i128` (it cannot once the element
+/// count fits `i64`: the sizes minus one then sum below 2^63, each stride is at most 2^63).
 fn reach(shape: &[i64], strides: &[i64]) -> Option<(i128, i128)> {
     let (mut lo, mut hi) = (0i128, 0i128);
     for (&n, &s) in shape.iter().zip(strides) {
