@@ -18,9 +18,10 @@ usage: cargo xtask <task>
 
 tasks:
   ci      module layering (no cycles), format check, clippy (-D warnings), the whole
-          test suite, the kernels crate again with its ndarray feature, symshape and
-          view with their serde feature, the docs (-D warnings), a compile of every
-          benchmark, and `cargo package --workspace`
+          test suite, the kernels crate again with its ndarray feature and with its
+          dlpack feature (which needs Rust 1.88), symshape and view with their serde
+          feature, the docs (-D warnings), a compile of every benchmark, and
+          `cargo package --workspace`
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
   fuzz [TARGET] [SECONDS]
@@ -108,6 +109,34 @@ const CI_STEPS: &[Step] = &[
             "symshape-kernels",
             "--features",
             "ndarray",
+            "--locked",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "clippy (kernels with dlpack)",
+        args: &[
+            "clippy",
+            "--package",
+            "symshape-kernels",
+            "--all-targets",
+            "--features",
+            "dlpack",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "tests (kernels with dlpack)",
+        args: &[
+            "test",
+            "--package",
+            "symshape-kernels",
+            "--features",
+            "dlpack",
             "--locked",
         ],
         env: &[],

@@ -139,6 +139,18 @@ pub enum Error {
         /// Strides of the array view.
         strides: Vec<isize>,
     },
+    /// A DLPack tensor cannot be read as a view of the requested element type.
+    #[error("{op}: dlpack tensor of shape {shape} with strides {strides} {reason}")]
+    Dlpack {
+        /// The operation.
+        op: &'static str,
+        /// The shape, printed (`?` when it cannot be read).
+        shape: String,
+        /// The strides, printed (`null` when the tensor gives none).
+        strides: String,
+        /// What is wrong with the tensor.
+        reason: String,
+    },
 }
 
 impl From<symshape_view::Error> for Error {

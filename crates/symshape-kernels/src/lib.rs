@@ -24,7 +24,10 @@
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]).
 //! - Interop: with the `ndarray` feature, the `nd` module turns ndarray views into operands
 //!   (`nd::source`, `nd::destination`, `nd::copy_into`) and results into arrays
-//!   (`Dense::into_ndarray`).
+//!   (`Dense::into_ndarray`). With the `dlpack` feature, the `dlpack` module reads CPU
+//!   DLPack tensors as a slice over exactly their extent and a view (`dlpack::source`,
+//!   `dlpack::materialize`), refusing every malformed one with [`Error::Dlpack`], and
+//!   exports results as managed tensors that own their values (`Dense::into_dlpack`).
 //!
 //! Every view's reachable extent is checked against its buffer once, before the loops (for a
 //! stack, the range of the offsets its table holds); a destination reaching an element twice
@@ -58,7 +61,12 @@
 //! the kernels run on. The optional `ndarray` feature (off by default) adds `ndarray` so that
 //! frameworks built on it can run the kernels on their arrays, without a copy for views that
 //! fill their memory range (any permutation or flip of a block, broadcasts); nothing else in
-//! the crate depends on it.
+//! the crate depends on it. The optional `dlpack` feature (off by default) adds `dlpark`
+//! (without its default features; it brings `bitflags` and `snafu`): it keeps the DLPack ABI
+//! structs, data type and device constants, and the ownership of managed tensors (allocation,
+//! deleter, versioned and legacy ABIs) in a maintained crate instead of hand-written FFI here.
+//! `dlpark` needs Rust 1.88, above the workspace's rust-version, so the `dlpack` feature
+//! needs Rust 1.88 too; the crate without it builds with the workspace's rust-version.
 //!
 //! # Unsafe code
 //!
@@ -70,6 +78,10 @@
 //! ndarray interop adds none: it borrows an array's memory only through ndarray's own
 //! `to_slice_memory_order` (views that fill their memory range) and gathers the elements of
 //! views with gaps, because a slice over the gaps could alias another live mutable view.
+//! The DLPack interop (`src/dlpack.rs`) has the `unsafe` that any reader of a raw pointer
+//! needs: it makes one slice over a tensor's extent after checking every field the tensor
+//! carries, and its `unsafe fn`s leave to the caller only what DLPack cannot say, that the
+//! memory behind the pointer is there.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -79,6 +91,8 @@
 pub struct ReadmeDoctests;
 
 mod alloc;
+#[cfg(feature = "dlpack")]
+pub mod dlpack;
 mod element;
 mod error;
 mod exec;

@@ -2,6 +2,8 @@
 
 mod adversarial;
 mod alloc;
+#[cfg(feature = "dlpack")]
+mod dlpack;
 mod errors;
 mod examples;
 mod gen;
