@@ -736,3 +736,109 @@ proptest! {
         }
     }
 }
+
+/// The lowered offset of every index of `shape` (valid or not: the offset
+/// expression is defined at every index in range), row-major.
+fn offset_table(
+    low: &symshape_view::Lowered,
+    shape: &[i64],
+    b: &Bindings,
+) -> Result<Vec<i64>, TestCaseError> {
+    let total: i64 = shape.iter().product();
+    let mut out = Vec::new();
+    for lin in 0..total {
+        let mut rest = lin;
+        let mut bi = b.clone();
+        for (a, &sym) in low.index.iter().enumerate().rev() {
+            bi.set(sym, rest % shape[a])
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            rest /= shape[a];
+        }
+        out.push(
+            low.offset
+                .eval(&bi)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?,
+        );
+    }
+    Ok(out)
+}
+
+/// `offset(i + e_axis) - offset(i)` for every index `i` whose next index along
+/// `axis` is inside `shape`, read from a row-major table.
+fn steps_along(table: &[i64], shape: &[i64], axis: usize) -> Vec<i64> {
+    let inner: i64 = shape[axis + 1..].iter().product();
+    let mut out = Vec::new();
+    for (lin, &here) in table.iter().enumerate() {
+        let i_axis = (lin as i64 / inner) % shape[axis];
+        if i_axis + 1 < shape[axis] {
+            out.push(table[lin + inner as usize] - here);
+        }
+    }
+    out
+}
+
+proptest! {
+    /// `axis_strides` against evaluation: a claimed stride is the difference of
+    /// the lowered offsets at `i` and `i + e_k` for every in-range step at every
+    /// binding the stack binds at; `None` is only given for an axis whose steps
+    /// differ at some binding of the corpus.
+    #[test]
+    fn axis_strides_match_evaluated_steps(
+        start in 0usize..7,
+        recipes in prop::collection::vec(arb_recipe(), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let (shape, strides, offset, mask) = starts(&s)[start].clone();
+        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
+            .expect("start view");
+        let mut st = ViewStack::new(v0);
+        'chain: for r in &recipes {
+            for step in recipe_ops(&s, r, st.shape()) {
+                match apply_step(&s, &st, &step) {
+                    Ok(next) => st = next,
+                    Err(_) => break 'chain,
+                }
+            }
+        }
+        let claimed = st.axis_strides(&s.cx).map_err(fail)?;
+        let low = st.lower(&s.cx).map_err(fail)?;
+        prop_assert_eq!(claimed.len(), st.shape().len());
+        let mut varies = vec![false; claimed.len()];
+        for b in &all_bindings(&s) {
+            if s.cx.check(b).is_err() || st.bind(&s.cx, b).is_err() {
+                continue;
+            }
+            let dims: Vec<i64> = st.shape().iter().map(|&d| eval(d, b)).collect();
+            let table = offset_table(&low, &dims, b)?;
+            for (k, c) in claimed.iter().enumerate() {
+                let steps = steps_along(&table, &dims, k);
+                if let Some(first) = steps.first() {
+                    varies[k] |= steps.iter().any(|x| x != first);
+                }
+                // Without a step any stride is right, and it need not evaluate.
+                if let (Some(stride), false) = (c, steps.is_empty()) {
+                    let want = stride
+                        .eval(b)
+                        .map_err(|e| TestCaseError::fail(format!("stride {stride}: {e}")))?;
+                    prop_assert!(
+                        steps.iter().all(|&x| x == want),
+                        "axis {} claimed stride {} = {} but steps are {:?} at shape {:?}\n{}",
+                        k, stride, want, steps, dims, st
+                    );
+                }
+            }
+        }
+        // `None` for an axis whose steps differ somewhere is right. Otherwise it
+        // is the documented conservative answer, which only a stack of several
+        // views gives (a step goes through the `//` and `%` of the level below;
+        // on one view the offset is a polynomial in the indices).
+        for (k, c) in claimed.iter().enumerate() {
+            prop_assert!(
+                c.is_some() || varies[k] || st.views().len() > 1,
+                "axis {} of one view is not claimed affine\nlowered {}\n{}",
+                k, low, st
+            );
+        }
+    }
+}
