@@ -449,3 +449,30 @@ fn symbolic_ops_that_leave_no_element_normalise_like_create() {
     let want = View::create(&cx, &[0i64, 6, 3], Some(&[18i64, 3, 1]), 0, None).unwrap();
     assert_eq!(st.views(), &[want]);
 }
+
+#[test]
+fn to_view_of_a_symbolic_stack_answers_without_binding() {
+    // `to_view` needs no constants: a symbolic stack that merges gives its view,
+    // one that does not gives `None`; only `to_concrete` asks for bound symbols.
+    let (cx, [b, s]) = scope_with(["b 1..=8", "s 1..=64"]);
+    let x = ViewStack::new(View::row_major(&cx, &[b, s, 8.into()]).unwrap());
+    let split = x
+        .reshape(&cx, &[b, s, 2.into(), 4.into()])
+        .unwrap()
+        .permute(&cx, &[0, 2, 1, 3])
+        .unwrap();
+    insta::assert_snapshot!(split.to_view(&cx).unwrap().unwrap(), @"view shape=[b, 2, s, 4] strides=[8*s, 4, 8, 1] offset=0 mask=none");
+    let merged = split
+        .permute(&cx, &[0, 2, 1, 3])
+        .unwrap()
+        .reshape(&cx, &[b, s, 8.into()])
+        .unwrap();
+    assert_eq!(merged.to_view(&cx).unwrap().map(|v| v.to_string()), Some(x.top().to_string()));
+    let flat = ViewStack::new(View::row_major(&cx, &[3.into(), s]).unwrap())
+        .permute(&cx, &[1, 0])
+        .unwrap()
+        .reshape(&cx, &[s * 3])
+        .unwrap();
+    assert!(flat.to_view(&cx).unwrap().is_none());
+    insta::assert_snapshot!(flat.to_concrete("offsets").unwrap_err(), @"offsets: shape is symbolic (s); bind the symbols first");
+}
