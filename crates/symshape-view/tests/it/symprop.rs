@@ -842,3 +842,60 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// `squeeze_proven` against the bound stack before it: the same elements in
+    /// the same order, binding at the same values, no squeeze guard, every removed axis of size 1 at every
+    /// binding, every axis of constant size 1 removed, and the other axes kept
+    /// in order.
+    #[test]
+    fn squeeze_proven_removes_only_unit_axes(
+        start in 0usize..7,
+        recipes in prop::collection::vec(arb_recipe(), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let (shape, strides, offset, mask) = starts(&s)[start].clone();
+        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
+            .expect("start view");
+        let mut st = ViewStack::new(v0);
+        'chain: for r in &recipes {
+            for step in recipe_ops(&s, r, st.shape()) {
+                match apply_step(&s, &st, &step) {
+                    Ok(next) => st = next,
+                    Err(_) => break 'chain,
+                }
+            }
+        }
+        let sq = st.squeeze_proven(&s.cx).map_err(fail)?;
+        // The reshape under it may restate a size as non-negative; squeeze adds
+        // nothing, and binding below fails exactly where it failed before.
+        prop_assert!(sq.guards().iter().all(|g| g.op() != "squeeze"), "{}", sq.guards_text());
+        // Match the kept axes to the old ones, in order; the rest were removed.
+        let mut removed = Vec::new();
+        let mut kept = sq.shape().iter().peekable();
+        for &d in st.shape() {
+            if kept.peek() == Some(&&d) {
+                kept.next();
+            } else {
+                removed.push(d);
+            }
+        }
+        prop_assert!(kept.next().is_none(), "{:?} is not {:?} with axes removed", sq.shape(), st.shape());
+        prop_assert!(sq.shape().iter().all(|&d| d != Expr::from(1)), "a constant 1 is kept: {:?}", sq.shape());
+        for b in &all_bindings(&s) {
+            if s.cx.check(b).is_err() {
+                continue;
+            }
+            let want = st.bind(&s.cx, b).and_then(|c| c.offsets());
+            let got = sq.bind(&s.cx, b).and_then(|c| c.offsets());
+            prop_assert_eq!(got.is_ok(), want.is_ok());
+            if let (Ok(g), Ok(w)) = (got, want) {
+                prop_assert_eq!(g, w);
+                for &d in &removed {
+                    prop_assert_eq!(eval(d, b), 1, "removed axis {} is not 1", d);
+                }
+            }
+        }
+    }
+}
