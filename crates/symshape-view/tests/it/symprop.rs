@@ -899,3 +899,109 @@ proptest! {
         }
     }
 }
+
+/// NumPy's broadcast of bound shapes, the naive way; `None` where NumPy raises.
+fn numpy_broadcast(shapes: &[Vec<i64>]) -> Option<Vec<i64>> {
+    let n = shapes.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = vec![1; n];
+    for s in shapes {
+        if s.iter().any(|&d| d < 0) {
+            return None;
+        }
+        for (k, &d) in s.iter().enumerate() {
+            let o = &mut out[n - s.len() + k];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+fn arb_sizes(s: &Syms) -> Vec<Expr> {
+    let c = Expr::from;
+    vec![c(1), c(1), c(2), c(3), s.n, s.m, s.k, s.n + 1, s.m * 2, s.m - 1, s.k - 1]
+}
+
+proptest! {
+    /// The symbolic broadcast against NumPy's at every binding: where the
+    /// guards hold the bound shape is NumPy's; where NumPy raises a guard fails
+    /// (or the call failed, and then NumPy raises at every binding).
+    #[test]
+    fn symbolic_broadcast_matches_numpy(
+        picks in prop::collection::vec(prop::collection::vec(0usize..11, 0..4), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let sizes = arb_sizes(&s);
+        let shapes: Vec<Vec<Expr>> = picks
+            .iter()
+            .map(|p| p.iter().map(|&i| sizes[i]).collect())
+            .collect();
+        let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
+        let got = symshape_view::broadcast_shapes(&s.cx, &refs);
+        for b in &all_bindings(&s) {
+            if s.cx.check(b).is_err() {
+                continue;
+            }
+            let bound: Vec<Vec<i64>> = shapes
+                .iter()
+                .map(|sh| sh.iter().map(|&d| eval(d, b)).collect())
+                .collect();
+            let want = numpy_broadcast(&bound);
+            // The documented restriction: NumPy broadcasts a symbolic size that
+            // is 1 here but not provably 1; the symbolic broadcast may refuse.
+            let restricted = want.as_ref().is_some_and(|out| {
+                shapes.iter().zip(&bound).any(|(sh, bs)| {
+                    sh.iter().zip(bs).enumerate().any(|(a, (d, &v))| {
+                        !d.is_const() && v == 1 && out[out.len() - sh.len() + a] != 1
+                    })
+                })
+            });
+            match &got {
+                Err(e) => prop_assert!(
+                    want.is_none() || restricted,
+                    "{} but NumPy gives {:?} for {:?}", e, want, bound
+                ),
+                Ok(r) => {
+                    if r.guards.iter().all(|g| g.check(b).is_ok()) {
+                        let shape: Vec<i64> = r.shape.iter().map(|&d| eval(d, b)).collect();
+                        prop_assert_eq!(Some(shape), want, "{} for {:?}", r, bound);
+                    } else {
+                        prop_assert!(
+                            want.is_none() || restricted,
+                            "{} refuses {:?}, which NumPy broadcasts to {:?}", r, bound, want
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn symbolic_broadcast_errors_and_guards() {
+    let s = syms(false);
+    let c = Expr::from;
+    let cases: [(&str, Vec<Vec<Expr>>); 6] = [
+        ("bias", vec![vec![s.n, s.m, c(3)], vec![c(3)]]),
+        ("unit axes", vec![vec![s.n, c(1)], vec![c(1), s.m], vec![c(1)]]),
+        ("unproven equality", vec![vec![s.n, c(2)], vec![s.k, c(1)]]),
+        ("never equal", vec![vec![s.n], vec![s.n + 1]]),
+        ("never 1 and different", vec![vec![s.m * 2], vec![c(3)]]),
+        ("constants", vec![vec![c(2), c(3)], vec![c(4), c(1)]]),
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|(name, shapes)| {
+            let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
+            match symshape_view::broadcast_shapes(&s.cx, &refs) {
+                Ok(r) => format!("{name}: {r}"),
+                Err(e) => format!("{name}: error: {e}"),
+            }
+        })
+        .collect();
+    insta::assert_snapshot!(out.join("\n"));
+}
