@@ -123,7 +123,11 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
                 x
             } else {
                 // Provably different: one of them must be 1, the one that can be.
-                let (keep, unit) = if ck.is(y, CmpOp::Ne, one) { (y, x) } else { (x, y) };
+                let (keep, unit) = if ck.is(y, CmpOp::Ne, one) {
+                    (y, x)
+                } else {
+                    (x, y)
+                };
                 ck.require(unit, CmpOp::Eq, one, || {
                     format!("axis {axis} has different sizes, so this one is 1")
                 })?;

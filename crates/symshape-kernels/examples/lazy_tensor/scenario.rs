@@ -237,7 +237,10 @@ pub fn run(out: &mut impl Write) -> Res<()> {
         ),
         (
             "heads_flat",
-            heads.reshape(&cx, &[b, Expr::constant(HEADS), n * Expr::constant(HEAD_DIM)])?,
+            heads.reshape(
+                &cx,
+                &[b, Expr::constant(HEADS), n * Expr::constant(HEAD_DIM)],
+            )?,
             |x| vec![x.b, HEADS, x.n * HEAD_DIM],
             |x, i| x.at(i[0], i[2] / HEAD_DIM, i[1] * HEAD_DIM + i[2] % HEAD_DIM),
         ),

@@ -467,7 +467,10 @@ fn to_view_of_a_symbolic_stack_answers_without_binding() {
         .unwrap()
         .reshape(&cx, &[b, s, 8.into()])
         .unwrap();
-    assert_eq!(merged.to_view(&cx).unwrap().map(|v| v.to_string()), Some(x.top().to_string()));
+    assert_eq!(
+        merged.to_view(&cx).unwrap().map(|v| v.to_string()),
+        Some(x.top().to_string())
+    );
     let flat = ViewStack::new(View::row_major(&cx, &[3.into(), s]).unwrap())
         .permute(&cx, &[1, 0])
         .unwrap()

@@ -922,7 +922,19 @@ fn numpy_broadcast(shapes: &[Vec<i64>]) -> Option<Vec<i64>> {
 
 fn arb_sizes(s: &Syms) -> Vec<Expr> {
     let c = Expr::from;
-    vec![c(1), c(1), c(2), c(3), s.n, s.m, s.k, s.n + 1, s.m * 2, s.m - 1, s.k - 1]
+    vec![
+        c(1),
+        c(1),
+        c(2),
+        c(3),
+        s.n,
+        s.m,
+        s.k,
+        s.n + 1,
+        s.m * 2,
+        s.m - 1,
+        s.k - 1,
+    ]
 }
 
 proptest! {
@@ -987,7 +999,10 @@ fn symbolic_broadcast_errors_and_guards() {
     let c = Expr::from;
     let cases: [(&str, Vec<Vec<Expr>>); 6] = [
         ("bias", vec![vec![s.n, s.m, c(3)], vec![c(3)]]),
-        ("unit axes", vec![vec![s.n, c(1)], vec![c(1), s.m], vec![c(1)]]),
+        (
+            "unit axes",
+            vec![vec![s.n, c(1)], vec![c(1), s.m], vec![c(1)]],
+        ),
         ("unproven equality", vec![vec![s.n, c(2)], vec![s.k, c(1)]]),
         ("never equal", vec![vec![s.n], vec![s.n + 1]]),
         ("never 1 and different", vec![vec![s.m * 2], vec![c(3)]]),
