@@ -534,6 +534,8 @@ impl From<i64> for Expr {
 /// conversion (more `From` impls would leave the literal's type open).
 macro_rules! try_from_int {
     ($($t:ty),*) => {$(
+        // `From` would leave the type of a literal in `Expr::from(6)` open.
+        #[allow(clippy::infallible_try_from)]
         impl TryFrom<$t> for Expr {
             type Error = std::convert::Infallible;
             fn try_from(v: $t) -> Result<Expr, Self::Error> {
