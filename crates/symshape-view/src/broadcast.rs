@@ -6,7 +6,7 @@ use std::fmt;
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::dim::Dim;
-use crate::error::Result;
+use crate::error::{invalid, Error, Result};
 use crate::guard::{Checker, Guard};
 use crate::view::fmt_list;
 
@@ -48,7 +48,7 @@ impl fmt::Display for Broadcast {
 ///    takes it);
 /// 4. provably different: one of them is 1 under a guard, `y` unless `y` is
 ///    provably not 1, and the result is the other; both provably not 1 is an
-///    error.
+///    error (naming the guards the proof used, if any).
 ///
 /// Every size must be non-negative: provably, or under a guard. With constant
 /// sizes only this is [`concrete::broadcast_shapes`](crate::concrete::broadcast_shapes)
@@ -73,9 +73,9 @@ impl fmt::Display for Broadcast {
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) as the concrete broadcast for
-/// constant sizes; [`Error::Guard`](crate::Error::Guard) naming the shapes when a
-/// size is provably negative or two sizes are provably different and neither is
-/// 1; [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the
+/// constant sizes, and when two sizes are provably different and neither is 1;
+/// [`Error::Guard`](crate::Error::Guard) naming the shapes when a size is
+/// provably negative; [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the
 /// budgets.
 pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast> {
     let consts: Option<Vec<Vec<i64>>> = shapes
@@ -122,6 +122,8 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
                     format!("axis {axis} has equal sizes or size 1")
                 })?;
                 x
+            } else if ck.is(x, CmpOp::Ne, one) && ck.is(y, CmpOp::Ne, one) {
+                return Err(differ(&ck, x, y, axis, &ctx()));
             } else {
                 // Provably different: one of them must be 1, the one that can be.
                 let (keep, unit) = if ck.is(y, CmpOp::Ne, one) {
@@ -142,4 +144,20 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
         shape: res,
         guards: ck.guards,
     })
+}
+
+/// The error for sizes `x` and `y` of `axis` that are provably different and
+/// provably not 1, naming the pending guards when the proof needs them.
+fn differ(ck: &Checker<'_>, x: Expr, y: Expr, axis: i64, ctx: &str) -> Error {
+    let mut msg = format!(
+        "{ctx} do not broadcast: axis {axis} has sizes {x} and {y}, different and neither 1"
+    );
+    if !ck.guards.is_empty() {
+        let pending: Vec<String> = ck.guards.iter().map(Guard::text).collect();
+        msg.push_str(&format!(
+            " under the guards of the earlier axes and shapes ({})",
+            pending.join("; ")
+        ));
+    }
+    invalid("broadcast_shapes", msg)
 }

@@ -479,3 +479,40 @@ fn to_view_of_a_symbolic_stack_answers_without_binding() {
     assert!(flat.to_view(&cx).unwrap().is_none());
     insta::assert_snapshot!(flat.to_concrete("offsets").unwrap_err(), @"offsets: shape is symbolic (s); bind the symbols first");
 }
+
+/// The strides of a stack as `axis_strides` gives them, `-` for not affine.
+fn strides_text(cx: &Scope, s: &ViewStack) -> String {
+    let parts: Vec<String> = s
+        .axis_strides(cx)
+        .unwrap()
+        .iter()
+        .map(|x| x.map_or("-".to_string(), |e| e.to_string()))
+        .collect();
+    parts.join(", ")
+}
+
+#[test]
+fn axis_strides_of_unit_and_guarded_axes() {
+    // Shrunk from symprop::axis_strides_match_evaluated_steps: an axis of constant
+    // size 1 has no step (stride 0, and no step index is declared for it), and an
+    // axis whose size is 2 or more only under a guard steps inside the guard.
+    let (cx, [s, m]) = scope_with(["s 1..=64", "m 1..=3"]);
+    let flat = ViewStack::new(View::row_major(&cx, &[3.into(), s]).unwrap())
+        .permute(&cx, &[1, 0])
+        .unwrap()
+        .reshape(&cx, &[s * 3, 1.into()])
+        .unwrap();
+    insta::assert_snapshot!(strides_text(&cx, &flat), @"-, 0");
+    let windows = ViewStack::new(View::row_major(&cx, &[1.into(), m]).unwrap())
+        .flip(&cx, &[1])
+        .unwrap()
+        .reshape(&cx, &[m])
+        .unwrap()
+        .unfold(&cx, 0, 2i64, 1i64)
+        .unwrap();
+    insta::assert_snapshot!(format!("{}\n{}\n{}", windows, windows.guards_text(), strides_text(&cx, &windows)), @"
+    view shape=[m - 1, 2] strides=[-1, -1] offset=m - 1 mask=none
+    unfold: 2 <= m (window size is at most the size of axis 0)
+    -1, -1
+    ");
+}

@@ -997,7 +997,8 @@ proptest! {
 fn symbolic_broadcast_errors_and_guards() {
     let s = syms(false);
     let c = Expr::from;
-    let cases: [(&str, Vec<Vec<Expr>>); 6] = [
+    // The last two are shrunk from symbolic_broadcast_matches_numpy.
+    let cases: [(&str, Vec<Vec<Expr>>); 8] = [
         ("bias", vec![vec![s.n, s.m, c(3)], vec![c(3)]]),
         (
             "unit axes",
@@ -1007,6 +1008,8 @@ fn symbolic_broadcast_errors_and_guards() {
         ("never equal", vec![vec![s.n], vec![s.n + 1]]),
         ("never 1 and different", vec![vec![s.m * 2], vec![c(3)]]),
         ("constants", vec![vec![c(2), c(3)], vec![c(4), c(1)]]),
+        ("different, one may be 1", vec![vec![c(2)], vec![s.k - 1]]),
+        ("restricted", vec![vec![c(2)], vec![s.n], vec![s.n + 1]]),
     ];
     let out: Vec<String> = cases
         .iter()
