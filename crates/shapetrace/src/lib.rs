@@ -127,6 +127,8 @@ pub const STATEMENTS: &[&str] = &[
     "unfold",
     "diagonal",
     "tensor_split",
+    "squeeze",
+    "squeeze_proven",
     "T",
     "mT",
     "adjoint",
@@ -217,6 +219,11 @@ views (statements act on the current view stack)
                                      into N pieces (the first dim % N one longer)
   tensor_split AXIS at [I, ..] PIECE keep piece PIECE of tensor_split at the indices
                                      (piece k is the slice I[k-1]:I[k])
+  squeeze [[AXES]]                   remove the listed size-1 axes; without a list,
+                                     every size-1 axis (a symbolic axis not provably 1
+                                     is kept under a guard that it is not 1)
+  squeeze_proven                     remove the axes provably of size 1, keep the
+                                     others without a guard
   T                                  reverse all axes
   mT                                 swap the last two axes (also PyTorch's mH)
   adjoint                            PyTorch's adjoint: mT (views carry no values to

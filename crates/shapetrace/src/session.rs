@@ -134,6 +134,11 @@ impl Session {
             "unfold" => self.apply(rest, "unfold", Session::unfold_op),
             "diagonal" => self.apply(rest, "diagonal", Session::diagonal_op),
             "tensor_split" => self.apply(rest, "tensor_split", Session::tensor_split_op),
+            "squeeze" if rest.is_empty() => self.apply_bare(rest, "squeeze", &Op::Squeeze(None)),
+            "squeeze" => self.apply(rest, "squeeze", |_, a| {
+                Ok(Op::Squeeze(Some(axes("squeeze", a)?)))
+            }),
+            "squeeze_proven" => self.apply_bare(rest, "squeeze_proven", &Op::SqueezeProven),
             "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
             "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
             "adjoint" => {

@@ -164,6 +164,10 @@ impl View {
                 let (shape, guards) = self.squeezed_shape(cx, axes.as_deref())?;
                 Ok(self.reshape_symbolic(cx, &shape)?.with_guards(&guards))
             }
+            Op::SqueezeProven => {
+                let (shape, _) = self.squeezed_shape(cx, Some(&self.unit_axes(cx)))?;
+                self.reshape_symbolic(cx, &shape)
+            }
             Op::Unsqueeze(axis) => symbolic::unsqueeze(cx, self, *axis),
             Op::Transpose(..) | Op::Movedim { .. } | Op::ReverseAxes | Op::MatrixTranspose => {
                 let axes = self.permutation_of(op)?;
@@ -403,6 +407,19 @@ impl View {
     /// The shape without the listed (or all provably) size-1 axes, and for
     /// `None` the guards `d != 1` of the kept axes that might be 1 (squeezing
     /// them would change the rank, which one symbolic shape cannot express).
+    /// The axes whose size is provably 1 under `cx`: what
+    /// [`Op::SqueezeProven`] removes. A framework that must keep an axis whatever
+    /// its size squeezes an explicit list instead (`Op::Squeeze(Some(axes))`).
+    #[must_use]
+    pub fn unit_axes(&self, cx: &Scope) -> Vec<usize> {
+        self.shape()
+            .iter()
+            .enumerate()
+            .filter(|&(_, &d)| cx.prove_eq(d, Expr::from(1)).is_true())
+            .map(|(a, _)| a)
+            .collect()
+    }
+
     pub(crate) fn squeezed_shape(
         &self,
         cx: &Scope,

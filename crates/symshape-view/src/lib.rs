@@ -29,6 +29,11 @@
 //!   engine, and what binding gives: the kernels crate runs on them through
 //!   [`Levels`].
 //! - [`IndexItem`] and [`parse_index`]: NumPy basic indexing and its text form.
+//! - [`broadcast_shapes`]: NumPy's broadcast of shapes whose sizes are expressions,
+//!   giving a [`Broadcast`] (the shape and the guards it holds under).
+//! - Inputs: [`View::row_major`] is the one-call constructor of a row-major input
+//!   at offset 0 (`View::row_major(&cx, &[b, s, 768.into()])`), symbolic or not;
+//!   [`View::create`] takes strides, offset and mask too.
 //! - Binding: [`View::bind`] / [`ViewStack::bind`] give concrete views and stacks and
 //!   check every guard; [`PreparedView`] and [`PreparedStack`] compile a view or stack
 //!   once into a `symshape::Program` and bind it many times with caller-owned scratch
@@ -102,6 +107,7 @@
 pub struct ReadmeDoctests;
 
 mod bind;
+mod broadcast;
 pub mod concrete;
 mod dim;
 mod dispatch;
@@ -119,6 +125,7 @@ mod view;
 mod view_ops;
 
 pub use bind::{infer, BindCache, Inferred, PreparedStack, PreparedView};
+pub use broadcast::{broadcast_shapes, Broadcast};
 pub use concrete::{
     ByteLayout, ConcreteStack, ConcreteView, Flags, Levels, MemoryOverlap, Raveled,
     INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_PIECES,

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use symshape::{CmpOp, Cond, Expr, Proof, Scope, SymbolSpec};
+use symshape::{Bindings, CmpOp, Cond, Expr, Proof, Scope, SymbolSpec};
 
 use crate::error::Result;
 use crate::stack::ViewStack;
@@ -56,6 +56,42 @@ fn index_symbols(cx: &Scope, shape: &[Expr], taken: &[Expr]) -> Result<Vec<Expr>
             Ok(SymbolSpec::new(&format!("{prefix}i{k}")).below(d).build()?)
         })
         .collect()
+}
+
+/// The symbol `jk` declared `0..dim - 1`: every index of axis `k` that has a
+/// next one, its name free like the loop indices' (see [`index_symbols`]).
+fn step_symbol(cx: &Scope, dim: Expr, k: usize, taken: &[Expr]) -> Result<Expr> {
+    let is_taken = |name: &str| {
+        cx.symbol(name).is_some() || taken.iter().any(|t| t.symbol_name() == Some(name))
+    };
+    let mut name = format!("j{k}");
+    while is_taken(&name) {
+        name.insert(0, '_');
+    }
+    Ok(SymbolSpec::new(&name).below(dim - 1).build()?)
+}
+
+/// The stride a step difference `d` along `axis` shows: `d` itself when it
+/// mentions none of the loop symbols `index`; otherwise its value at the first
+/// step (`first` on `axis`, 0 elsewhere) when the prover shows `d` equal to it
+/// (the canonical form keeps `m*(i // m) + i % m` apart from `i`; the prover may
+/// relate them); `None` when neither holds.
+fn affine_step(sx: &Scope, d: Expr, index: &[Expr], axis: usize, first: i64) -> Option<Expr> {
+    let mentioned = d.symbols();
+    if !mentioned.iter().any(|s| index.contains(s)) {
+        return Some(d);
+    }
+    let mut at = Bindings::new();
+    for (a, &i) in index.iter().enumerate() {
+        if mentioned.contains(&i) {
+            at.set(i, if a == axis { first } else { 0 }).ok()?;
+        }
+    }
+    let c = sx.substitute(d, &at);
+    if c.symbols().iter().any(|s| index.contains(s)) {
+        return None;
+    }
+    sx.prove_eq(d, c).is_true().then_some(c)
 }
 
 /// The symbols the fields of `views` mention (with repeats).
@@ -147,27 +183,98 @@ impl ViewStack {
     }
 
     /// The real stride of every axis: `Some(stride)` when the offset is affine
-    /// along the axis (stepping the axis by one always moves the offset by the same
-    /// amount), `None` when it is not an affine axis (a reshape below wraps it).
+    /// along the axis (stepping the axis by one, from any index to the next one
+    /// inside the shape, moves the offset by the same amount), `None` when it is
+    /// not proven affine (a reshape below wraps it).
+    ///
+    /// The axis is affine when a difference `offset(next) - offset(here)` of
+    /// one step, simplified under `cx` and the stack's guards (binding checks
+    /// them, so the stack is only used where they hold), mentions no loop index, or is proven
+    /// equal to its value at the first step. Three forms of the step are tried:
+    /// `ik` to `ik + 1`; `ik - 1` to `ik` under the fact `ik >= 1`; and `j` to
+    /// `j + 1` for a `j` declared `0..dim - 1`. In the last two both ends are
+    /// inside the axis, so the `//` and `%` of a reshape below simplify alike at
+    /// both (stepping `ik + 1` to `dim` can leave a `%` that no longer cancels).
+    /// An axis provably of at most one index has no step; any value is its
+    /// stride, and it gets 0.
+    ///
+    /// `None` is conservative: it means the difference did not simplify to an
+    /// expression free of indices, which is always the case for an axis that is
+    /// not affine for some value of the symbols, and can also happen for an
+    /// affine one whose difference symshape cannot simplify (see
+    /// `docs/semantics.md`).
     ///
     /// # Errors
     /// As [`ViewStack::lower`].
     pub fn axis_strides(&self, cx: &Scope) -> Result<Vec<Option<Expr>>> {
-        let index = index_symbols(cx, self.shape(), &mentioned_symbols(self.views()))?;
+        let taken = mentioned_symbols(self.views());
+        let index = index_symbols(cx, self.shape(), &taken)?;
         if self.is_provably_empty(cx) {
             return Ok(vec![Some(Expr::from(0)); index.len()]);
         }
-        let (base, _) = lower_at(cx, self.views(), index.clone())?;
+        // The stack is only ever used under its guards: they are facts here.
+        let mut gx = cx.clone();
+        for g in self.guards() {
+            // A guard that contradicts the others never holds; binding reports it.
+            let _ = gx.assume(g.cond());
+        }
+        let (base, _) = lower_at(&gx, self.views(), index.clone())?;
         let mut res = Vec::with_capacity(index.len());
         for k in 0..index.len() {
-            let mut step = index.clone();
-            step[k] += 1;
-            let (moved, _) = lower_at(cx, self.views(), step)?;
-            let d = cx.simplify(moved - base);
-            let affine = d.symbols().iter().all(|s| !index.contains(s));
-            res.push(affine.then_some(d));
+            res.push(self.axis_stride(&gx, &index, base, k, &taken)?);
         }
         Ok(res)
+    }
+
+    /// The stride of axis `k` (see [`ViewStack::axis_strides`]): the forms of the
+    /// step are tried in turn, as the simplifier may cancel the `//` and `%` of a
+    /// reshape below in one and not in another; each answer is exact.
+    fn axis_stride(
+        &self,
+        cx: &Scope,
+        index: &[Expr],
+        base: Expr,
+        k: usize,
+        taken: &[Expr],
+    ) -> Result<Option<Expr>> {
+        let d_k = self.shape()[k];
+        if cx.prove(d_k, CmpOp::Le, Expr::from(1)).is_true() {
+            return Ok(Some(Expr::from(0)));
+        }
+        let i = index[k];
+        // From `ik` to `ik + 1`: exact for every `ik` in range, the last one included.
+        let mut at = index.to_vec();
+        at[k] = i + 1;
+        let (moved, _) = lower_at(cx, self.views(), at)?;
+        let d = cx.simplify(moved - base).check()?;
+        if let Some(s) = affine_step(cx, d, index, k, 0) {
+            return Ok(Some(s));
+        }
+        // From `ik - 1` to `ik` under the fact `ik >= 1`: both ends in range.
+        let mut sx = cx.clone();
+        if sx.assume(i.ge(1)).is_ok() {
+            let mut at = index.to_vec();
+            at[k] = i - 1;
+            let (here, _) = lower_at(&sx, self.views(), at)?;
+            let (next, _) = lower_at(&sx, self.views(), index.to_vec())?;
+            let d = sx.simplify(next - here).check()?;
+            if let Some(s) = affine_step(&sx, d, index, k, 1) {
+                return Ok(Some(s));
+            }
+        }
+        // From `j` to `j + 1` for a `j` declared `0..dim - 1`: both ends in range.
+        let mut taken = taken.to_vec();
+        taken.extend_from_slice(index);
+        let j = step_symbol(cx, d_k, k, &taken)?;
+        let mut at = index.to_vec();
+        at[k] = j;
+        let (here, _) = lower_at(cx, self.views(), at.clone())?;
+        at[k] = j + 1;
+        let (next, _) = lower_at(cx, self.views(), at)?;
+        let d = cx.simplify(next - here).check()?;
+        let mut with_j = index.to_vec();
+        with_j[k] = j;
+        Ok(affine_step(cx, d, &with_j, k, 0))
     }
 
     fn is_provably_empty(&self, cx: &Scope) -> bool {

@@ -67,7 +67,16 @@ pub enum Op<D = Expr> {
         dim2: usize,
     },
     /// Removes the listed size-1 axes, or every size-1 axis for `None`.
+    ///
+    /// On a symbolic view `None` removes the axes provably of size 1 and keeps the
+    /// others under a guard `d != 1` each, so that the rank never depends on a
+    /// value: `[b, 1, s]` gets `[b, s]` with guards `b != 1` and `s != 1`.
     Squeeze(Option<Vec<usize>>),
+    /// Removes the axes provably of size 1 under the scope and keeps every other
+    /// one, adding no guard: `[b, 1, s]` gets `[b, s]`, and binding `b = 1` is
+    /// fine. The result depends on what the scope proves, not on values; on
+    /// constant sizes every size-1 axis is proven, so it is `Squeeze(None)`.
+    SqueezeProven,
     /// Inserts a size-1 axis at the given position.
     Unsqueeze(usize),
     /// Swaps two axes (`transpose` and `swapaxes` in NumPy and PyTorch).
@@ -212,6 +221,7 @@ impl<D> Op<D> {
             Op::Unfold { .. } => "unfold",
             Op::Diagonal { .. } => "diagonal",
             Op::Squeeze(_) => "squeeze",
+            Op::SqueezeProven => "squeeze_proven",
             Op::Unsqueeze(_) => "unsqueeze",
             Op::Transpose(..) => "transpose",
             Op::Movedim { .. } => "movedim",
@@ -261,6 +271,7 @@ impl<D: Copy> Op<D> {
                 dim2: *dim2,
             },
             Op::Squeeze(a) => Op::Squeeze(a.clone()),
+            Op::SqueezeProven => Op::SqueezeProven,
             Op::Unsqueeze(a) => Op::Unsqueeze(*a),
             Op::Transpose(a, b) => Op::Transpose(*a, *b),
             Op::Movedim { src, dst } => Op::Movedim {
@@ -441,6 +452,7 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 join(indices, ToString::to_string)
             ),
             Op::ReverseAxes
+            | Op::SqueezeProven
             | Op::MatrixTranspose
             | Op::ViewAsReal
             | Op::ViewAsComplex

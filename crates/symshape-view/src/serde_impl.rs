@@ -34,6 +34,7 @@ use crate::view::{Fields, View};
 
 /// The ops that record guards, so a loaded guard's op is a `&'static str` again.
 const GUARD_OPS: &[&str] = &[
+    "broadcast_shapes",
     "canonical",
     "create",
     "diagonal",

@@ -316,6 +316,10 @@ impl ViewStack {
                 let shape = top.unflattened_shape(*axis, sizes)?;
                 self.reshape_in(cx, &shape)
             }
+            Op::SqueezeProven => {
+                let (shape, _) = top.squeezed_shape(cx, Some(&top.unit_axes(cx)))?;
+                self.reshape_in(cx, &shape)
+            }
             Op::Squeeze(axes) => {
                 let (shape, guards) = top.squeezed_shape(cx, axes.as_deref())?;
                 let mut res = self.reshape_in(cx, &shape)?;
@@ -461,6 +465,7 @@ fn reshape_target(top: &ConcreteView, op: &Op<i64>) -> Option<Vec<i64>> {
             shape.extend_from_slice(&s[axis + 1..]);
             Some(shape)
         }
+        Op::SqueezeProven => Some(s.iter().copied().filter(|&d| d != 1).collect()),
         Op::Squeeze(axes) => Some(
             s.iter()
                 .enumerate()

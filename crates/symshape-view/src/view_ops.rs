@@ -121,6 +121,15 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::Squeeze(axes.map(<[usize]>::to_vec)))
     }
 
+    /// Removes the axes provably of size 1 under `cx` and keeps the others without a
+    /// guard ([`Op::SqueezeProven`]): on `[b, 1, s]` it gives `[b, s]` for every `b`.
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn squeeze_proven(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::SqueezeProven)
+    }
+
     /// Inserts a size-1 axis ([`Op::Unsqueeze`]).
     ///
     /// # Errors

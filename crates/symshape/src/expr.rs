@@ -24,7 +24,22 @@ pub struct Expr(pub(crate) Id);
 pub struct Cond(pub(crate) Id);
 
 impl Expr {
-    /// The integer constant `v`.
+    /// The integer constant `v`, from any primitive integer type or a `BigInt`:
+    /// `Expr::constant(heads)` for a `heads: usize`, `Expr::constant(1u64 << 40)`.
+    ///
+    /// `Expr::from` takes an `i64` (so that `Expr::from(6)` has one meaning); the
+    /// other integer types convert through this constructor or through
+    /// `Expr::try_from`, which never fails.
+    ///
+    /// ```
+    /// use symshape::Expr;
+    ///
+    /// let heads: usize = 12;
+    /// assert_eq!(Expr::constant(heads), Expr::from(12));
+    /// assert_eq!(Expr::try_from(u64::MAX)?.to_string(), "18446744073709551615");
+    /// assert_eq!(Expr::constant(-3i8) * 2, Expr::from(-6));
+    /// # Ok::<(), std::convert::Infallible>(())
+    /// ```
     pub fn constant(v: impl Into<BigInt>) -> Expr {
         Expr(build::constant(v.into()))
     }
@@ -513,6 +528,24 @@ impl From<i64> for Expr {
         Expr::constant(v)
     }
 }
+
+/// Conversions from the integer types other than `i64`. They never fail; they are
+/// `TryFrom` rather than `From` so that `Expr::from(6)` keeps naming the `i64`
+/// conversion (more `From` impls would leave the literal's type open).
+macro_rules! try_from_int {
+    ($($t:ty),*) => {$(
+        // `From` would leave the type of a literal in `Expr::from(6)` open.
+        #[allow(clippy::infallible_try_from)]
+        impl TryFrom<$t> for Expr {
+            type Error = std::convert::Infallible;
+            fn try_from(v: $t) -> Result<Expr, Self::Error> {
+                Ok(Expr::constant(v))
+            }
+        }
+    )*};
+}
+
+try_from_int!(i8, i16, i32, i128, isize, u8, u16, u32, u64, u128, usize);
 
 impl From<BigInt> for Expr {
     fn from(v: BigInt) -> Expr {

@@ -6,7 +6,10 @@
 //! - [`Expr`]: an integer expression (constants, symbols, `+ - *`, floor division,
 //!   floor modulo, ceiling division, `min`, `max`). A `Copy` handle (a `u32` into a
 //!   process-wide interner), `Send + Sync`, with O(1) equality and hashing. Build it with
-//!   operators (`n * 2 + 1`) or parse it (`"2*n + 1".parse()`).
+//!   operators (`n * 2 + 1`) or parse it (`"2*n + 1".parse()`). Constants come from
+//!   `Expr::from(i64)`, and from any other integer type through
+//!   [`Expr::constant`] (`Expr::constant(heads)` for a `usize`) or `Expr::try_from`,
+//!   which never fails.
 //! - [`Cond`]: a boolean condition (`< <= == != >= >`, `and`, `or`, `not`), e.g. the
 //!   validity mask of a view.
 //! - [`SymbolSpec`]: a symbol's declaration: name, inclusive range (bounds may be

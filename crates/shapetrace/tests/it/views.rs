@@ -120,3 +120,22 @@ fn symbolic_view_errors() {
     ];
     assert_snapshot!(trace_cases(&cases, "=> "));
 }
+
+#[test]
+fn squeeze_listed_all_and_proven() {
+    assert_snapshot!(trace_cases(
+        &[
+            "view [2, 1, 3, 1]\nsqueeze\nshow",
+            "view [2, 1, 3, 1]\nsqueeze [3, 1]\nshow\noffsets",
+            "view [2, 1, 3, 1]\nsqueeze_proven\nshow",
+            "sym b 1..=8\nsym s 1..=64\nview [b, 1, s]\nsqueeze\nguards\nbind b = 1, s = 4",
+            "sym b 1..=8\nsym s 1..=64\nview [b, 1, s]\nsqueeze_proven\nshow\nguards\nbind b = 1, s = 4\noffsets",
+            "sym b 1..=8\nview [b, 1, 3]\nsqueeze [1]\nshow",
+            "sym b 1..=8\nview [b, 1, 3]\nsqueeze [0]",
+            "view [2, 3]\nsqueeze [0]",
+            "view [2, 1]\nsqueeze_proven 1",
+            "sym b 1..=8\nview [b, 3]\npermute [1, 0]\nreshape [3, 1, b]\nsqueeze_proven\nshow",
+        ],
+        "=> ",
+    ));
+}

@@ -128,7 +128,7 @@ impl Compiled {
 /// `[b, n, H*D]` to `[b, H, n, D]`: one head per slice of axis 1.
 fn split_heads(cx: &Scope, x: &LazyTensor) -> Res<LazyTensor> {
     let [b, n, _] = dims(x)?;
-    x.reshape(cx, &[b, n, cst(HEADS), cst(HEAD_DIM)])?
+    x.reshape(cx, &[b, n, Expr::constant(HEADS), Expr::constant(HEAD_DIM)])?
         .permute(cx, &[0, 2, 1, 3])
 }
 
@@ -136,40 +136,36 @@ fn split_heads(cx: &Scope, x: &LazyTensor) -> Res<LazyTensor> {
 fn merge_heads(cx: &Scope, x: &LazyTensor) -> Res<LazyTensor> {
     let [b, _, n, _] = dims(x)?;
     x.permute(cx, &[0, 2, 1, 3])?
-        .reshape(cx, &[b, n, cst(WIDTH)])
+        .reshape(cx, &[b, n, Expr::constant(WIDTH)])
 }
 
 /// Token shift: position `t` reads position `t - 1`; position 0 reads padding.
 fn shift(cx: &Scope, x: &LazyTensor) -> Res<LazyTensor> {
     let [b, n, w] = dims(x)?;
-    let z = cst(0);
-    x.pad(cx, &[(z, z), (cst(1), z), (z, z)])?
+    let z = Expr::from(0);
+    x.pad(cx, &[(z, z), (Expr::from(1), z), (z, z)])?
         .shrink(cx, &[(z, b), (z, n), (z, w)])
 }
 
 /// The last position, broadcast to every position: flip, keep the first, expand.
 fn last_everywhere(cx: &Scope, x: &LazyTensor) -> Res<LazyTensor> {
     let [b, n, w] = dims(x)?;
-    let z = cst(0);
+    let z = Expr::from(0);
     x.flip(cx, &[1])?
-        .shrink(cx, &[(z, b), (z, cst(1)), (z, w)])?
+        .shrink(cx, &[(z, b), (z, Expr::from(1)), (z, w)])?
         .expand(cx, &[b, n, w])
 }
 
 /// The last `len` positions, as sliding-window attention reads its keys.
 fn window(cx: &Scope, x: &LazyTensor, len: Expr) -> Res<LazyTensor> {
     let [b, n, w] = dims(x)?;
-    let z = cst(0);
+    let z = Expr::from(0);
     x.shrink(cx, &[(z, b), (n - len, n), (z, w)])
 }
 
 fn dims<const N: usize>(x: &LazyTensor) -> Res<[Expr; N]> {
     let err = || format!("expected rank {N}, got rank {}", x.shape().len());
     Ok(x.shape().try_into().map_err(|_| err())?)
-}
-
-fn cst(v: usize) -> Expr {
-    Expr::from(v as i64)
 }
 
 /// The run-time input `x[bi][t][c] = 100*bi + 10*t + c`, row-major `[b, n, WIDTH]`.
@@ -230,7 +226,7 @@ pub fn run(out: &mut impl Write) -> Res<()> {
     let b = cx.declare_str("b 1..=64")?;
     let n = cx.declare_str("n 1..=4096")?;
     let w = cx.declare_str("w 1..=256")?;
-    let x = LazyTensor::input(&cx, &[b, n, cst(WIDTH)])?;
+    let x = LazyTensor::input(&cx, &[b, n, Expr::constant(WIDTH)])?;
     let heads = split_heads(&cx, &x)?;
     let cases: [(&str, LazyTensor, Shape, Elem); 5] = [
         (
@@ -241,7 +237,10 @@ pub fn run(out: &mut impl Write) -> Res<()> {
         ),
         (
             "heads_flat",
-            heads.reshape(&cx, &[b, cst(HEADS), n * cst(HEAD_DIM)])?,
+            heads.reshape(
+                &cx,
+                &[b, Expr::constant(HEADS), n * Expr::constant(HEAD_DIM)],
+            )?,
             |x| vec![x.b, HEADS, x.n * HEAD_DIM],
             |x, i| x.at(i[0], i[2] / HEAD_DIM, i[1] * HEAD_DIM + i[2] % HEAD_DIM),
         ),

@@ -28,6 +28,7 @@ impl ConcreteView {
             Op::Unfold { axis, size, step } => self.unfold(*axis, *size, *step),
             Op::Diagonal { offset, dim1, dim2 } => self.diagonal(*offset, *dim1, *dim2),
             Op::Squeeze(axes) => self.squeeze(axes.as_deref()),
+            Op::SqueezeProven => self.squeeze(None),
             Op::Unsqueeze(axis) => self.unsqueeze(*axis),
             Op::Transpose(a, b) => self.transpose(*a, *b),
             Op::Movedim { src, dst } => self.movedim(*src, *dst),

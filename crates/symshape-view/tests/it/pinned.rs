@@ -449,3 +449,70 @@ fn symbolic_ops_that_leave_no_element_normalise_like_create() {
     let want = View::create(&cx, &[0i64, 6, 3], Some(&[18i64, 3, 1]), 0, None).unwrap();
     assert_eq!(st.views(), &[want]);
 }
+
+#[test]
+fn to_view_of_a_symbolic_stack_answers_without_binding() {
+    // `to_view` needs no constants: a symbolic stack that merges gives its view,
+    // one that does not gives `None`; only `to_concrete` asks for bound symbols.
+    let (cx, [b, s]) = scope_with(["b 1..=8", "s 1..=64"]);
+    let x = ViewStack::new(View::row_major(&cx, &[b, s, 8.into()]).unwrap());
+    let split = x
+        .reshape(&cx, &[b, s, 2.into(), 4.into()])
+        .unwrap()
+        .permute(&cx, &[0, 2, 1, 3])
+        .unwrap();
+    insta::assert_snapshot!(split.to_view(&cx).unwrap().unwrap(), @"view shape=[b, 2, s, 4] strides=[8*s, 4, 8, 1] offset=0 mask=none");
+    let merged = split
+        .permute(&cx, &[0, 2, 1, 3])
+        .unwrap()
+        .reshape(&cx, &[b, s, 8.into()])
+        .unwrap();
+    assert_eq!(
+        merged.to_view(&cx).unwrap().map(|v| v.to_string()),
+        Some(x.top().to_string())
+    );
+    let flat = ViewStack::new(View::row_major(&cx, &[3.into(), s]).unwrap())
+        .permute(&cx, &[1, 0])
+        .unwrap()
+        .reshape(&cx, &[s * 3])
+        .unwrap();
+    assert!(flat.to_view(&cx).unwrap().is_none());
+    insta::assert_snapshot!(flat.to_concrete("offsets").unwrap_err(), @"offsets: shape is symbolic (s); bind the symbols first");
+}
+
+/// The strides of a stack as `axis_strides` gives them, `-` for not affine.
+fn strides_text(cx: &Scope, s: &ViewStack) -> String {
+    let parts: Vec<String> = s
+        .axis_strides(cx)
+        .unwrap()
+        .iter()
+        .map(|x| x.map_or("-".to_string(), |e| e.to_string()))
+        .collect();
+    parts.join(", ")
+}
+
+#[test]
+fn axis_strides_of_unit_and_guarded_axes() {
+    // Shrunk from symprop::axis_strides_match_evaluated_steps: an axis of constant
+    // size 1 has no step (stride 0, and no step index is declared for it), and an
+    // axis whose size is 2 or more only under a guard steps inside the guard.
+    let (cx, [s, m]) = scope_with(["s 1..=64", "m 1..=3"]);
+    let flat = ViewStack::new(View::row_major(&cx, &[3.into(), s]).unwrap())
+        .permute(&cx, &[1, 0])
+        .unwrap()
+        .reshape(&cx, &[s * 3, 1.into()])
+        .unwrap();
+    insta::assert_snapshot!(strides_text(&cx, &flat), @"-, 0");
+    let windows = ViewStack::new(View::row_major(&cx, &[1.into(), m]).unwrap())
+        .flip(&cx, &[1])
+        .unwrap()
+        .reshape(&cx, &[m])
+        .unwrap()
+        .unfold(&cx, 0, 2i64, 1i64)
+        .unwrap();
+    insta::assert_snapshot!(format!("{}\n{}\n{}", windows, windows.guards_text(), strides_text(&cx, &windows)), @"
+    view shape=[m - 1, 2] strides=[-1, -1] offset=m - 1 mask=none
+    unfold: 2 <= m (window size is at most the size of axis 0)
+    -1, -1
+    ");
+}

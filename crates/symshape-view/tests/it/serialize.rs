@@ -159,6 +159,9 @@ fn view_list_ops_round_trip() {
             indices: vec![s.p, (-1).into()],
             piece: 1,
         },
+        Op::Squeeze(None),
+        Op::Squeeze(Some(vec![2, 0])),
+        Op::SqueezeProven,
         Op::ReverseAxes,
         Op::MatrixTranspose,
         Op::Reinterpret { from: 4, to: 2 },
@@ -183,6 +186,9 @@ fn view_list_ops_round_trip() {
     insta::assert_snapshot!(out.join("\n"), @r#"
     tensor_split 1 sections 3 2: {"tensor_split":{"axis":1,"sections":3,"piece":2}}
     tensor_split 0 at [p, -1] 1
+    squeeze: {"squeeze":null}
+    squeeze [2, 0]: {"squeeze":[2,0]}
+    squeeze_proven: "squeeze_proven"
     T: "T"
     mT: "mT"
     reinterpret 4 2: {"reinterpret":{"from":4,"to":2}}

@@ -232,6 +232,36 @@ fn run(script: &str) -> String {
 
 /// Scripts for [`run`], each named after the snapshot of its output.
 const SCRIPTS: &[(&str, &str)] = &[
+    // The stride of an axis is taken between two indices inside the axis, where
+    // the `//` and `%` of a reshape below simplify: axis 1 steps by 4, axis 2 wraps.
+    (
+        "axis_strides_of_merged_heads",
+        "
+        sym b 1..=8
+        sym s 1..=64
+        view [b, 2, s, 4]
+        permute [0, 2, 1, 3]
+        reshape [b, s, 8]
+        lower
+        strides
+        reshape [b, s, 2, 4]
+        strides
+        ",
+    ),
+    // A transpose flattened wraps every axis but none in its own range.
+    (
+        "axis_strides_of_a_flattened_transpose",
+        "
+        sym s 1..=64
+        view [3, s]
+        permute [1, 0]
+        reshape [3*s]
+        lower
+        strides
+        reshape [s, 3]
+        strides
+        ",
+    ),
     (
         "attention_heads_split_and_merge_with_symbolic_sequence",
         "

@@ -736,3 +736,292 @@ proptest! {
         }
     }
 }
+
+/// The lowered offset of every index of `shape` (valid or not: the offset
+/// expression is defined at every index in range), row-major.
+fn offset_table(
+    low: &symshape_view::Lowered,
+    shape: &[i64],
+    b: &Bindings,
+) -> Result<Vec<i64>, TestCaseError> {
+    let total: i64 = shape.iter().product();
+    let mut out = Vec::new();
+    for lin in 0..total {
+        let mut rest = lin;
+        let mut bi = b.clone();
+        for (a, &sym) in low.index.iter().enumerate().rev() {
+            bi.set(sym, rest % shape[a])
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            rest /= shape[a];
+        }
+        out.push(
+            low.offset
+                .eval(&bi)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?,
+        );
+    }
+    Ok(out)
+}
+
+/// `offset(i + e_axis) - offset(i)` for every index `i` whose next index along
+/// `axis` is inside `shape`, read from a row-major table.
+fn steps_along(table: &[i64], shape: &[i64], axis: usize) -> Vec<i64> {
+    let inner: i64 = shape[axis + 1..].iter().product();
+    let mut out = Vec::new();
+    for (lin, &here) in table.iter().enumerate() {
+        let i_axis = (lin as i64 / inner) % shape[axis];
+        if i_axis + 1 < shape[axis] {
+            out.push(table[lin + inner as usize] - here);
+        }
+    }
+    out
+}
+
+proptest! {
+    /// `axis_strides` against evaluation: a claimed stride is the difference of
+    /// the lowered offsets at `i` and `i + e_k` for every in-range step at every
+    /// binding the stack binds at; `None` is only given for an axis whose steps
+    /// differ at some binding of the corpus.
+    #[test]
+    fn axis_strides_match_evaluated_steps(
+        start in 0usize..7,
+        recipes in prop::collection::vec(arb_recipe(), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let (shape, strides, offset, mask) = starts(&s)[start].clone();
+        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
+            .expect("start view");
+        let mut st = ViewStack::new(v0);
+        'chain: for r in &recipes {
+            for step in recipe_ops(&s, r, st.shape()) {
+                match apply_step(&s, &st, &step) {
+                    Ok(next) => st = next,
+                    Err(_) => break 'chain,
+                }
+            }
+        }
+        let claimed = st.axis_strides(&s.cx).map_err(fail)?;
+        let low = st.lower(&s.cx).map_err(fail)?;
+        prop_assert_eq!(claimed.len(), st.shape().len());
+        let mut varies = vec![false; claimed.len()];
+        for b in &all_bindings(&s) {
+            if s.cx.check(b).is_err() || st.bind(&s.cx, b).is_err() {
+                continue;
+            }
+            let dims: Vec<i64> = st.shape().iter().map(|&d| eval(d, b)).collect();
+            let table = offset_table(&low, &dims, b)?;
+            for (k, c) in claimed.iter().enumerate() {
+                let steps = steps_along(&table, &dims, k);
+                if let Some(first) = steps.first() {
+                    varies[k] |= steps.iter().any(|x| x != first);
+                }
+                // Without a step any stride is right, and it need not evaluate.
+                if let (Some(stride), false) = (c, steps.is_empty()) {
+                    let want = stride
+                        .eval(b)
+                        .map_err(|e| TestCaseError::fail(format!("stride {stride}: {e}")))?;
+                    prop_assert!(
+                        steps.iter().all(|&x| x == want),
+                        "axis {} claimed stride {} = {} but steps are {:?} at shape {:?}\n{}",
+                        k, stride, want, steps, dims, st
+                    );
+                }
+            }
+        }
+        // `None` for an axis whose steps differ somewhere is right. Otherwise it
+        // is the documented conservative answer, which only a stack of several
+        // views gives (a step goes through the `//` and `%` of the level below;
+        // on one view the offset is a polynomial in the indices).
+        for (k, c) in claimed.iter().enumerate() {
+            prop_assert!(
+                c.is_some() || varies[k] || st.views().len() > 1,
+                "axis {} of one view is not claimed affine\nlowered {}\n{}",
+                k, low, st
+            );
+        }
+    }
+}
+
+proptest! {
+    /// `squeeze_proven` against the bound stack before it: the same elements in
+    /// the same order, binding at the same values, no squeeze guard, every removed axis of size 1 at every
+    /// binding, every axis of constant size 1 removed, and the other axes kept
+    /// in order.
+    #[test]
+    fn squeeze_proven_removes_only_unit_axes(
+        start in 0usize..7,
+        recipes in prop::collection::vec(arb_recipe(), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let (shape, strides, offset, mask) = starts(&s)[start].clone();
+        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
+            .expect("start view");
+        let mut st = ViewStack::new(v0);
+        'chain: for r in &recipes {
+            for step in recipe_ops(&s, r, st.shape()) {
+                match apply_step(&s, &st, &step) {
+                    Ok(next) => st = next,
+                    Err(_) => break 'chain,
+                }
+            }
+        }
+        let sq = st.squeeze_proven(&s.cx).map_err(fail)?;
+        // The reshape under it may restate a size as non-negative; squeeze adds
+        // nothing, and binding below fails exactly where it failed before.
+        prop_assert!(sq.guards().iter().all(|g| g.op() != "squeeze"), "{}", sq.guards_text());
+        let removed = st.top().unit_axes(&s.cx);
+        prop_assert_eq!(sq.shape().len() + removed.len(), st.shape().len());
+        for (a, &d) in st.shape().iter().enumerate() {
+            prop_assert!(d != Expr::from(1) || removed.contains(&a), "constant 1 kept at {}", a);
+        }
+        for b in &all_bindings(&s) {
+            if s.cx.check(b).is_err() {
+                continue;
+            }
+            let want = st.bind(&s.cx, b).and_then(|c| c.offsets());
+            let got = sq.bind(&s.cx, b).and_then(|c| c.offsets());
+            prop_assert_eq!(got.is_ok(), want.is_ok());
+            if let (Ok(g), Ok(w)) = (got, want) {
+                prop_assert_eq!(g, w);
+                let before: Vec<i64> = st.shape().iter().map(|&d| eval(d, b)).collect();
+                let kept: Vec<i64> = before
+                    .iter()
+                    .enumerate()
+                    .filter(|(a, _)| !removed.contains(a))
+                    .map(|(_, &d)| d)
+                    .collect();
+                let after: Vec<i64> = sq.shape().iter().map(|&d| eval(d, b)).collect();
+                prop_assert_eq!(after, kept);
+                for &a in &removed {
+                    prop_assert_eq!(before[a], 1, "removed axis {} is not 1", a);
+                }
+            }
+        }
+    }
+}
+
+/// NumPy's broadcast of bound shapes, the naive way; `None` where NumPy raises.
+fn numpy_broadcast(shapes: &[Vec<i64>]) -> Option<Vec<i64>> {
+    let n = shapes.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = vec![1; n];
+    for s in shapes {
+        if s.iter().any(|&d| d < 0) {
+            return None;
+        }
+        for (k, &d) in s.iter().enumerate() {
+            let o = &mut out[n - s.len() + k];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+fn arb_sizes(s: &Syms) -> Vec<Expr> {
+    let c = Expr::from;
+    vec![
+        c(1),
+        c(1),
+        c(2),
+        c(3),
+        s.n,
+        s.m,
+        s.k,
+        s.n + 1,
+        s.m * 2,
+        s.m - 1,
+        s.k - 1,
+    ]
+}
+
+proptest! {
+    /// The symbolic broadcast against NumPy's at every binding: where the
+    /// guards hold the bound shape is NumPy's; where NumPy raises a guard fails
+    /// (or the call failed, and then NumPy raises at every binding).
+    #[test]
+    fn symbolic_broadcast_matches_numpy(
+        picks in prop::collection::vec(prop::collection::vec(0usize..11, 0..4), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let sizes = arb_sizes(&s);
+        let shapes: Vec<Vec<Expr>> = picks
+            .iter()
+            .map(|p| p.iter().map(|&i| sizes[i]).collect())
+            .collect();
+        let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
+        let got = symshape_view::broadcast_shapes(&s.cx, &refs);
+        for b in &all_bindings(&s) {
+            if s.cx.check(b).is_err() {
+                continue;
+            }
+            let bound: Vec<Vec<i64>> = shapes
+                .iter()
+                .map(|sh| sh.iter().map(|&d| eval(d, b)).collect())
+                .collect();
+            let want = numpy_broadcast(&bound);
+            // The documented restriction: NumPy broadcasts a symbolic size that
+            // is 1 here but not provably 1; the symbolic broadcast may refuse.
+            let restricted = want.as_ref().is_some_and(|out| {
+                shapes.iter().zip(&bound).any(|(sh, bs)| {
+                    sh.iter().zip(bs).enumerate().any(|(a, (d, &v))| {
+                        !d.is_const() && v == 1 && out[out.len() - sh.len() + a] != 1
+                    })
+                })
+            });
+            match &got {
+                Err(e) => prop_assert!(
+                    want.is_none() || restricted,
+                    "{} but NumPy gives {:?} for {:?}", e, want, bound
+                ),
+                Ok(r) => {
+                    if r.guards.iter().all(|g| g.check(b).is_ok()) {
+                        let shape: Vec<i64> = r.shape.iter().map(|&d| eval(d, b)).collect();
+                        prop_assert_eq!(Some(shape), want, "{} for {:?}", r, bound);
+                    } else {
+                        prop_assert!(
+                            want.is_none() || restricted,
+                            "{} refuses {:?}, which NumPy broadcasts to {:?}", r, bound, want
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn symbolic_broadcast_errors_and_guards() {
+    let s = syms(false);
+    let c = Expr::from;
+    // The last two are shrunk from symbolic_broadcast_matches_numpy.
+    let cases: [(&str, Vec<Vec<Expr>>); 8] = [
+        ("bias", vec![vec![s.n, s.m, c(3)], vec![c(3)]]),
+        (
+            "unit axes",
+            vec![vec![s.n, c(1)], vec![c(1), s.m], vec![c(1)]],
+        ),
+        ("unproven equality", vec![vec![s.n, c(2)], vec![s.k, c(1)]]),
+        ("never equal", vec![vec![s.n], vec![s.n + 1]]),
+        ("never 1 and different", vec![vec![s.m * 2], vec![c(3)]]),
+        ("constants", vec![vec![c(2), c(3)], vec![c(4), c(1)]]),
+        ("different, one may be 1", vec![vec![c(2)], vec![s.k - 1]]),
+        ("restricted", vec![vec![c(2)], vec![s.n], vec![s.n + 1]]),
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|(name, shapes)| {
+            let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
+            match symshape_view::broadcast_shapes(&s.cx, &refs) {
+                Ok(r) => format!("{name}: {r}"),
+                Err(e) => format!("{name}: error: {e}"),
+            }
+        })
+        .collect();
+    insta::assert_snapshot!(out.join("\n"));
+}

@@ -295,3 +295,38 @@ fn regression_seed_always_zero_divisor_round_trip() {
     );
     assert_eq!(check_round_trip(&T::C(0), &u, CmpOp::Lt), Ok(()));
 }
+
+/// The printed decimal of an integer, the reference for the conversions below.
+fn decimal(v: impl ToString) -> String {
+    v.to_string()
+}
+
+proptest! {
+    /// Every integer type converts to the constant of the same value: through
+    /// `Expr::constant`, through `Expr::try_from`, and like `Expr::from` on `i64`.
+    #[test]
+    fn integer_conversions_keep_the_value(
+        a in any::<i128>(),
+        b in any::<u128>(),
+        c in any::<u64>(),
+        d in any::<usize>(),
+        e in any::<i32>(),
+        f in any::<u8>(),
+    ) {
+        let all = [
+            (Expr::constant(a), Expr::try_from(a), decimal(a)),
+            (Expr::constant(b), Expr::try_from(b), decimal(b)),
+            (Expr::constant(c), Expr::try_from(c), decimal(c)),
+            (Expr::constant(d), Expr::try_from(d), decimal(d)),
+            (Expr::constant(e), Expr::try_from(e), decimal(e)),
+            (Expr::constant(f), Expr::try_from(f), decimal(f)),
+        ];
+        for (x, y, want) in all {
+            prop_assert_eq!(Ok(x), y);
+            prop_assert_eq!(x.as_bigint().map(|v| v.to_string()), Some(want.clone()));
+            if let Ok(small) = want.parse::<i64>() {
+                prop_assert_eq!(x, Expr::from(small));
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! [`broadcast_shapes`]: NumPy's broadcast of several shapes whose sizes are
+//! expressions, with guards where an equality is not proven.
+
+use std::fmt;
+
+use symshape::{CmpOp, Expr, Scope};
+
+use crate::dim::Dim;
+use crate::error::{invalid, Error, Result};
+use crate::guard::{Checker, Guard};
+use crate::view::fmt_list;
+
+/// The result of [`broadcast_shapes`]: the broadcast shape and the guards it
+/// holds under.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub struct Broadcast {
+    /// The broadcast shape, right-aligned as NumPy aligns it.
+    pub shape: Vec<Expr>,
+    /// What the shape needs and no proof under the scope settled: sizes
+    /// non-negative, and equal sizes where neither is provably 1. Check them with
+    /// [`Guard::check`] once the symbols are bound (views built on the shape
+    /// carry their own guards and do not inherit these).
+    pub guards: Vec<Guard>,
+}
+
+impl fmt::Display for Broadcast {
+    /// `[n, 4]`, then one line per guard.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", fmt_list(&self.shape))?;
+        for g in &self.guards {
+            write!(f, "\nguard {g}")?;
+        }
+        Ok(())
+    }
+}
+
+/// NumPy's broadcast of several shapes, over `i64` sizes or expressions.
+///
+/// Shapes are right-aligned; a missing axis counts as size 1. For each axis and
+/// each pair of sizes `x` (so far) and `y` (next shape):
+///
+/// 1. `x` and `y` provably equal under `cx` (the same expression included): `x`;
+/// 2. `y` provably 1: `x`; else `x` provably 1: `y`;
+/// 3. `x` and `y` not provably different: `x`, under the guard `x == y`. Whether
+///    a size is 1 would otherwise decide which size wins, so a size that is not
+///    provably 1 is taken as not broadcast (as [`Op::Expand`](crate::Op::Expand)
+///    takes it);
+/// 4. provably different: one of them is 1 under a guard, `y` unless `y` is
+///    provably not 1, and the result is the other; both provably not 1 is an
+///    error (naming the guards the proof used, if any).
+///
+/// Every size must be non-negative: provably, or under a guard. With constant
+/// sizes only this is [`concrete::broadcast_shapes`](crate::concrete::broadcast_shapes)
+/// and gives no guard.
+///
+/// ```
+/// use symshape::Scope;
+/// use symshape_view::broadcast_shapes;
+///
+/// let mut cx = Scope::new();
+/// let b = cx.declare_str("b 1..=64")?;
+/// let s = cx.declare_str("s 1..=4096")?;
+/// let t = cx.declare_str("t 1..=4096")?;
+/// let r = broadcast_shapes(&cx, &[&[b, 1.into(), s], &[s], &[1.into(), 12.into(), 1.into()]])?;
+/// assert_eq!(r.to_string(), "[b, 12, s]");
+/// let r = broadcast_shapes(&cx, &[&[s, 8.into()], &[t, 1.into()]])?;
+/// assert_eq!(r.to_string(), "[s, 8]\nguard broadcast_shapes: s == t (axis -2 has equal sizes or size 1)");
+/// // Sizes provably different and provably not 1 never broadcast.
+/// assert!(broadcast_shapes(&cx, &[&[s + 1], &[s + 2]]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) as the concrete broadcast for
+/// constant sizes, and when two sizes are provably different and neither is 1;
+/// [`Error::Guard`](crate::Error::Guard) naming the shapes when a size is
+/// provably negative; [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the
+/// budgets.
+pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast> {
+    let consts: Option<Vec<Vec<i64>>> = shapes
+        .iter()
+        .map(|s| s.iter().map(|d| d.as_const()).collect())
+        .collect();
+    if let Some(c) = consts {
+        let refs: Vec<&[i64]> = c.iter().map(Vec::as_slice).collect();
+        let shape = crate::concrete::broadcast_shapes(&refs)?;
+        return Ok(Broadcast {
+            shape: shape.into_iter().map(Expr::from).collect(),
+            guards: Vec::new(),
+        });
+    }
+    let shapes: Vec<Vec<Expr>> = shapes
+        .iter()
+        .map(|s| s.iter().map(|&d| d.into()).collect())
+        .collect();
+    let ctx = || {
+        let all: Vec<String> = shapes.iter().map(|s| fmt_list(s)).collect();
+        format!("shapes {}", all.join(", "))
+    };
+    let mut ck = Checker::new(cx, "broadcast_shapes", &[], ctx());
+    let one = Expr::from(1);
+    let mut res: Vec<Expr> = Vec::new();
+    for (i, s) in shapes.iter().enumerate() {
+        for (a, &d) in s.iter().enumerate() {
+            ck.require(d, CmpOp::Ge, Expr::from(0), || {
+                format!("size of axis {a} of shape {i} is non-negative")
+            })?;
+        }
+        let n = res.len().max(s.len());
+        let mut out = Vec::with_capacity(n);
+        for k in 0..n {
+            let pick = |v: &[Expr]| (k + v.len()).checked_sub(n).map_or(one, |i| v[i]);
+            let (x, y) = (pick(&res), pick(s));
+            let axis = k as i64 - n as i64;
+            let size = if x == y || ck.is(x, CmpOp::Eq, y) || ck.is(y, CmpOp::Eq, one) {
+                x
+            } else if ck.is(x, CmpOp::Eq, one) {
+                y
+            } else if !ck.is(x, CmpOp::Ne, y) {
+                ck.require(x, CmpOp::Eq, y, || {
+                    format!("axis {axis} has equal sizes or size 1")
+                })?;
+                x
+            } else if ck.is(x, CmpOp::Ne, one) && ck.is(y, CmpOp::Ne, one) {
+                return Err(differ(&ck, x, y, axis, &ctx()));
+            } else {
+                // Provably different: one of them must be 1, the one that can be.
+                let (keep, unit) = if ck.is(y, CmpOp::Ne, one) {
+                    (y, x)
+                } else {
+                    (x, y)
+                };
+                ck.require(unit, CmpOp::Eq, one, || {
+                    format!("axis {axis} has different sizes, so this one is 1")
+                })?;
+                keep
+            };
+            out.push(ck.simplify(size));
+        }
+        res = out;
+    }
+    Ok(Broadcast {
+        shape: res,
+        guards: ck.guards,
+    })
+}
+
+/// The error for sizes `x` and `y` of `axis` that are provably different and
+/// provably not 1, naming the pending guards when the proof needs them.
+fn differ(ck: &Checker<'_>, x: Expr, y: Expr, axis: i64, ctx: &str) -> Error {
+    let mut msg = format!(
+        "{ctx} do not broadcast: axis {axis} has sizes {x} and {y}, different and neither 1"
+    );
+    if !ck.guards.is_empty() {
+        let pending: Vec<String> = ck.guards.iter().map(Guard::text).collect();
+        msg.push_str(&format!(
+            " under the guards of the earlier axes and shapes ({})",
+            pending.join("; ")
+        ));
+    }
+    invalid("broadcast_shapes", msg)
+}
