@@ -3,7 +3,7 @@
 use symshape::{Bindings, Cond, Expr, Scope};
 use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
 use symshape_view::{
-    infer, parse_index_in, ConcreteView, Op, View, ViewOps, ViewStack, MAX_OFFSETS,
+    infer, parse_index_in, ConcreteView, Op, SplitDirection, View, ViewOps, ViewStack, MAX_OFFSETS,
 };
 
 use crate::bench::{bench_materialize_f32, counting_buffer};
@@ -145,7 +145,10 @@ impl Session {
                 no_args(rest, "adjoint")?;
                 self.replace_with("adjoint", |cx, cur| cur.adjoint(cx))
             }
-            "hsplit" | "vsplit" | "dsplit" => self.directional_split(kw, rest),
+            "hsplit" | "vsplit" | "dsplit" => {
+                need(rest, kw, "`sections N PIECE` or `at [I, ...] PIECE`")?;
+                self.apply(rest, kw, |cx, a| cx.directional_split_op(kw, a))
+            }
             "reinterpret" => self.apply(rest, "reinterpret", |_, a| reinterpret_op(a)),
             "view_as_real" => self.apply_bare(rest, "view_as_real", &Op::ViewAsReal),
             "view_as_complex" => self.apply_bare(rest, "view_as_complex", &Op::ViewAsComplex),
@@ -384,33 +387,29 @@ impl Session {
 
     /// `hsplit sections N PIECE` or `hsplit at [I, ...] PIECE` (and `vsplit`, `dsplit`):
     /// piece `PIECE` of PyTorch's split along its fixed axis.
-    fn directional_split(&mut self, stmt: &str, rest: &str) -> StmtResult {
+    fn directional_split_op(&self, stmt: &str, rest: &str) -> Result<Op, String> {
         let usage = format!("expected `{stmt} sections N PIECE` or `{stmt} at [I, ...] PIECE`");
-        need(rest, stmt, "`sections N PIECE` or `at [I, ...] PIECE`")?;
         let (lead, opts) = clauses(rest, &["sections", "at"])?;
         let ([(kw, value)], "") = (&opts[..], lead) else {
             return Err(format!("{stmt}: {usage}, found `{rest}`"));
         };
-        let (sections, piece) = self.sections_clause(stmt, kw, value, &usage)?;
-        let cur = self.current(stmt)?;
-        let pieces = match sections {
-            Sections::Count(n) => match stmt {
-                "hsplit" => cur.hsplit(&self.scope, n),
-                "vsplit" => cur.vsplit(&self.scope, n),
-                _ => cur.dsplit(&self.scope, n),
+        let direction = match stmt {
+            "hsplit" => SplitDirection::Horizontal,
+            "vsplit" => SplitDirection::Vertical,
+            _ => SplitDirection::Depth,
+        };
+        Ok(match self.sections_clause(stmt, kw, value, &usage)? {
+            (Sections::Count(sections), piece) => Op::DirectionalSplit {
+                direction,
+                sections,
+                piece,
             },
-            Sections::At(indices) => match stmt {
-                "hsplit" => cur.hsplit_at(&self.scope, &indices),
-                "vsplit" => cur.vsplit_at(&self.scope, &indices),
-                _ => cur.dsplit_at(&self.scope, &indices),
+            (Sections::At(indices), piece) => Op::DirectionalSplitAt {
+                direction,
+                indices,
+                piece,
             },
-        }
-        .map_err(err)?;
-        let count = pieces.len();
-        let next = pieces.into_iter().nth(piece).ok_or_else(|| {
-            format!("{stmt}: piece {piece} is not one of the {count} pieces; {usage}")
-        })?;
-        self.replace_with(stmt, |_, _| Ok(next))
+        })
     }
 
     /// `unfold AXIS size SIZE [step STEP]` (step defaults to 1).

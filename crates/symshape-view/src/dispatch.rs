@@ -222,6 +222,39 @@ impl View {
                 let items = self.tensor_split_items(*axis, indices, *piece)?;
                 self.apply_symbolic(cx, &Op::Index(items))
             }
+            Op::DirectionalSplit {
+                direction,
+                sections,
+                piece,
+            } => {
+                let axis = direction.axis(self.ndim(), || self.ctx())?;
+                let d = self.dim_for(direction.name(), axis)?;
+                let n = i64::try_from(*sections).unwrap_or(i64::MAX);
+                if n > 0 && !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
+                    let constant = d.as_i64().is_some();
+                    let ctx = self.ctx();
+                    return Err(direction.indivisible(
+                        axis,
+                        cx.simplify(d),
+                        constant,
+                        *sections,
+                        &ctx,
+                    ));
+                }
+                symbolic::tensor_split_piece(cx, self, axis, *sections, *piece)
+                    .map_err(|e| crate::concrete::rename_op(e, direction.name()))
+            }
+            Op::DirectionalSplitAt {
+                direction,
+                indices,
+                piece,
+            } => {
+                let axis = direction.axis(self.ndim(), || self.ctx())?;
+                let items = self
+                    .tensor_split_items(axis, indices, *piece)
+                    .map_err(|e| crate::concrete::rename_op(e, direction.name()))?;
+                self.apply_symbolic(cx, &Op::Index(items))
+            }
             Op::Reinterpret { from, to } => symbolic::reinterpret(cx, self, *from, *to),
             Op::ViewAsReal => symbolic::view_as_real(cx, self),
             Op::ViewAsComplex => symbolic::view_as_complex(cx, self),

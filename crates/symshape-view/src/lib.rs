@@ -135,7 +135,7 @@ pub use error::{Error, Result};
 pub use guard::Guard;
 pub use index::{parse_index, parse_index_in, IndexItem};
 pub use lower::Lowered;
-pub use op::Op;
+pub use op::{Op, SplitDirection};
 pub use stack::ViewStack;
 pub use trace::{Step, Trace};
 pub use view::View;

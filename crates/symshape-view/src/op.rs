@@ -175,6 +175,27 @@ pub enum Op<D = Expr> {
         /// Which piece to keep, from 0.
         piece: usize,
     },
+    /// Piece `piece` of PyTorch's `hsplit`, `vsplit` or `dsplit` into `sections`
+    /// equal pieces: [`Op::TensorSplit`] along the direction's axis, whose size must
+    /// be (provably) divisible by `sections`.
+    DirectionalSplit {
+        /// Which of the three splits, and so which axis.
+        direction: SplitDirection,
+        /// The number of pieces (at least 1).
+        sections: usize,
+        /// Which piece to keep, from 0.
+        piece: usize,
+    },
+    /// Piece `piece` of PyTorch's `hsplit`, `vsplit` or `dsplit` at `indices`:
+    /// [`Op::TensorSplitAt`] along the direction's axis.
+    DirectionalSplitAt {
+        /// Which of the three splits, and so which axis.
+        direction: SplitDirection,
+        /// Where pieces start (one more piece than indices).
+        indices: Vec<D>,
+        /// Which piece to keep, from 0.
+        piece: usize,
+    },
     /// Every axis reversed (`T` in NumPy and PyTorch).
     #[cfg_attr(feature = "serde", serde(rename = "T"))]
     ReverseAxes,
@@ -234,6 +255,9 @@ impl<D> Op<D> {
             Op::Chunk { .. } => "chunk",
             Op::Select { .. } => "select",
             Op::TensorSplit { .. } | Op::TensorSplitAt { .. } => "tensor_split",
+            Op::DirectionalSplit { direction, .. } | Op::DirectionalSplitAt { direction, .. } => {
+                direction.name()
+            }
             Op::ReverseAxes => "T",
             Op::MatrixTranspose => "mT",
             Op::Reinterpret { .. } => "reinterpret",
@@ -333,6 +357,24 @@ impl<D: Copy> Op<D> {
                 piece,
             } => Op::TensorSplitAt {
                 axis: *axis,
+                indices: list(indices, &mut f),
+                piece: *piece,
+            },
+            Op::DirectionalSplit {
+                direction,
+                sections,
+                piece,
+            } => Op::DirectionalSplit {
+                direction: *direction,
+                sections: *sections,
+                piece: *piece,
+            },
+            Op::DirectionalSplitAt {
+                direction,
+                indices,
+                piece,
+            } => Op::DirectionalSplitAt {
+                direction: *direction,
                 indices: list(indices, &mut f),
                 piece: *piece,
             },
@@ -451,6 +493,14 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 "{name} {axis} at {} {piece}",
                 join(indices, ToString::to_string)
             ),
+            Op::DirectionalSplit {
+                sections, piece, ..
+            } => write!(f, "{name} sections {sections} {piece}"),
+            Op::DirectionalSplitAt { indices, piece, .. } => write!(
+                f,
+                "{name} at {} {piece}",
+                join(indices, ToString::to_string)
+            ),
             Op::ReverseAxes
             | Op::SqueezeProven
             | Op::MatrixTranspose
@@ -460,6 +510,80 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             | Op::Imag => write!(f, "{name}"),
             Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
         }
+    }
+}
+
+/// Which of PyTorch's `hsplit`, `vsplit` and `dsplit` an [`Op::DirectionalSplit`]
+/// is, and so which axis it cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum SplitDirection {
+    /// `hsplit`: axis 1, or axis 0 of a view of rank 1.
+    Horizontal,
+    /// `vsplit`: axis 0 of a view of rank at least 2.
+    Vertical,
+    /// `dsplit`: axis 2 of a view of rank at least 3.
+    Depth,
+}
+
+impl SplitDirection {
+    /// The op's name: `hsplit`, `vsplit` or `dsplit`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            SplitDirection::Horizontal => "hsplit",
+            SplitDirection::Vertical => "vsplit",
+            SplitDirection::Depth => "dsplit",
+        }
+    }
+
+    /// The axis the split cuts in a view of rank `ndim` (described by `ctx`), with
+    /// PyTorch's refusal of a rank too small.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) when `ndim` is below 1, 2 or 3.
+    pub(crate) fn axis(self, ndim: usize, ctx: impl FnOnce() -> String) -> crate::Result<usize> {
+        let (need, axis) = match self {
+            SplitDirection::Horizontal => (1, usize::from(ndim > 1)),
+            SplitDirection::Vertical => (2, 0),
+            SplitDirection::Depth => (3, 2),
+        };
+        if ndim < need {
+            let op = self.name();
+            return Err(crate::error::invalid(
+                op,
+                format!(
+                    "torch.{op} requires a tensor with at least {need} dimension{}, but {} has {ndim}",
+                    if need == 1 { "" } else { "s" },
+                    ctx()
+                ),
+            ));
+        }
+        Ok(axis)
+    }
+
+    /// PyTorch's refusal of `sections` that do not divide the size `d` of `axis`
+    /// (`proven`: whether `d` is a constant or only not provably divisible).
+    pub(crate) fn indivisible(
+        self,
+        axis: usize,
+        d: impl fmt::Display,
+        constant: bool,
+        sections: usize,
+        ctx: &str,
+    ) -> crate::Error {
+        let op = self.name();
+        crate::error::invalid(
+            op,
+            format!(
+                "torch.{op} attempted to split along dimension {axis}, but the size of the dimension {d} is not {}divisible by the split_size {sections}, for {ctx}",
+                if constant { "" } else { "provably " },
+            ),
+        )
     }
 }
 

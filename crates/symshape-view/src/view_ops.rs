@@ -7,7 +7,7 @@ use crate::concrete::MAX_PIECES;
 use crate::dim::Dim;
 use crate::error::{invalid, Error, Result};
 use crate::index::IndexItem;
-use crate::op::Op;
+use crate::op::{Op, SplitDirection};
 use crate::stack::ViewStack;
 use crate::view::View;
 
@@ -397,7 +397,7 @@ pub trait ViewOps: Sized {
     /// [`Error::Invalid`] for a view of rank 0 or a size not divisible; as
     /// [`ViewOps::tensor_split`].
     fn hsplit(&self, cx: &Scope, sections: usize) -> Result<Vec<Self>> {
-        directional_split(self, cx, "hsplit", sections)
+        directional_split(self, cx, SplitDirection::Horizontal, sections)
     }
 
     /// PyTorch's `hsplit` at `indices` (axis 1, or 0 for rank 1), as
@@ -406,8 +406,7 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// [`Error::Invalid`] for a view of rank 0; as [`ViewOps::tensor_split_at`].
     fn hsplit_at<D: Dim>(&self, cx: &Scope, indices: &[D]) -> Result<Vec<Self>> {
-        let axis = directional_axis(self.top_view(), "hsplit")?;
-        self.tensor_split_at(cx, axis, indices)
+        directional_split_at(self, cx, SplitDirection::Horizontal, indices)
     }
 
     /// PyTorch's `vsplit` into `sections` equal pieces along axis 0 (rank at least 2).
@@ -415,7 +414,7 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::hsplit`], with rank at least 2.
     fn vsplit(&self, cx: &Scope, sections: usize) -> Result<Vec<Self>> {
-        directional_split(self, cx, "vsplit", sections)
+        directional_split(self, cx, SplitDirection::Vertical, sections)
     }
 
     /// PyTorch's `vsplit` at `indices` along axis 0 (rank at least 2).
@@ -423,8 +422,7 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::hsplit_at`], with rank at least 2.
     fn vsplit_at<D: Dim>(&self, cx: &Scope, indices: &[D]) -> Result<Vec<Self>> {
-        let axis = directional_axis(self.top_view(), "vsplit")?;
-        self.tensor_split_at(cx, axis, indices)
+        directional_split_at(self, cx, SplitDirection::Vertical, indices)
     }
 
     /// PyTorch's `dsplit` into `sections` equal pieces along axis 2 (rank at least 3).
@@ -432,7 +430,7 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::hsplit`], with rank at least 3.
     fn dsplit(&self, cx: &Scope, sections: usize) -> Result<Vec<Self>> {
-        directional_split(self, cx, "dsplit", sections)
+        directional_split(self, cx, SplitDirection::Depth, sections)
     }
 
     /// PyTorch's `dsplit` at `indices` along axis 2 (rank at least 3).
@@ -440,8 +438,7 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::hsplit_at`], with rank at least 3.
     fn dsplit_at<D: Dim>(&self, cx: &Scope, indices: &[D]) -> Result<Vec<Self>> {
-        let axis = directional_axis(self.top_view(), "dsplit")?;
-        self.tensor_split_at(cx, axis, indices)
+        directional_split_at(self, cx, SplitDirection::Depth, indices)
     }
 
     /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
@@ -561,56 +558,61 @@ pub trait ViewOps: Sized {
 }
 
 /// Which of `hsplit`, `vsplit` and `dsplit`: its name, the rank it needs and its axis.
-fn directional_axis(top: &View, op: &'static str) -> Result<usize> {
-    let n = top.ndim();
-    let (need, axis) = match op {
-        "hsplit" => (1, usize::from(n > 1)),
-        "vsplit" => (2, 0),
-        _ => (3, 2),
-    };
-    if n < need {
-        return Err(invalid(
-            op,
-            format!(
-                "torch.{op} requires a tensor with at least {need} dimension{}, but {} has {n}",
-                if need == 1 { "" } else { "s" },
-                top.ctx()
-            ),
-        ));
-    }
-    Ok(axis)
-}
-
-/// `hsplit`, `vsplit` or `dsplit` into `sections` equal pieces: the axis size must
-/// be (provably) divisible by `sections`, as PyTorch requires.
+/// The pieces of `hsplit`, `vsplit` or `dsplit` into `sections` equal pieces, one
+/// [`Op::DirectionalSplit`] each.
 fn directional_split<V: ViewOps>(
     v: &V,
     cx: &Scope,
-    op: &'static str,
+    direction: SplitDirection,
     sections: usize,
 ) -> Result<Vec<V>> {
     let top = v.top_view();
-    let axis = directional_axis(top, op)?;
-    let d = top.dim_for(op, axis)?;
+    let axis = direction.axis(top.ndim(), || top.ctx())?;
     let n = i64::try_from(sections).unwrap_or(i64::MAX);
-    if n == 0 {
-        // tensor_split reports it, with PyTorch's words, under this op's name.
-        return v
-            .tensor_split(cx, axis, 0)
-            .map_err(|e| crate::concrete::rename_op(e, op));
-    }
-    if !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
-        return Err(invalid(
-            op,
-            format!(
-                "torch.{op} attempted to split along dimension {axis}, but the size of the dimension {} is not {}divisible by the split_size {sections}, for {}",
-                cx.simplify(d),
-                if d.as_i64().is_some() { "" } else { "provably " },
-                top.ctx()
-            ),
-        ));
-    }
-    v.tensor_split(cx, axis, sections)
+    piece_count(top, direction.name(), axis, Expr::from(n), || {
+        format!("Op::DirectionalSplit {{ direction: {direction:?}, sections: {sections}, piece }}")
+    })?;
+    // Zero sections still apply one op, which reports them with PyTorch's words.
+    (0..sections.max(1))
+        .map(|piece| {
+            v.apply_dim(
+                cx,
+                &Op::<i64>::DirectionalSplit {
+                    direction,
+                    sections,
+                    piece,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The pieces of `hsplit`, `vsplit` or `dsplit` at `indices`, one
+/// [`Op::DirectionalSplitAt`] each.
+fn directional_split_at<V: ViewOps, D: Dim>(
+    v: &V,
+    cx: &Scope,
+    direction: SplitDirection,
+    indices: &[D],
+) -> Result<Vec<V>> {
+    let top = v.top_view();
+    let axis = direction.axis(top.ndim(), || top.ctx())?;
+    let count = i64::try_from(indices.len()).map_or(i64::MAX, |n| n.saturating_add(1));
+    piece_count(top, direction.name(), axis, Expr::from(count), || {
+        format!("Op::DirectionalSplitAt {{ direction: {direction:?}, indices, piece }}")
+    })?;
+    (0..=indices.len())
+        .map(|piece| {
+            v.apply_dim(
+                cx,
+                &Op::DirectionalSplitAt {
+                    direction,
+                    indices: indices.to_vec(),
+                    piece,
+                },
+            )
+        })
+        .collect()
 }
 
 /// The constant number of pieces `count`, within [`MAX_PIECES`]; `one` says how to take

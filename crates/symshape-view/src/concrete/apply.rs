@@ -1,6 +1,6 @@
 //! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
 
-use super::ConcreteView;
+use super::{rename_op, ConcreteView};
 use crate::error::Result;
 use crate::op::Op;
 
@@ -58,6 +58,29 @@ impl ConcreteView {
                 indices,
                 piece,
             } => self.tensor_split_at_piece(*axis, indices, *piece),
+            Op::DirectionalSplit {
+                direction,
+                sections,
+                piece,
+            } => {
+                let axis = direction.axis(self.ndim(), || self.ctx())?;
+                let d = self.shape()[axis];
+                let n = i64::try_from(*sections).unwrap_or(i64::MAX);
+                if n > 0 && d % n != 0 {
+                    return Err(direction.indivisible(axis, d, true, *sections, &self.ctx()));
+                }
+                self.tensor_split_piece(axis, *sections, *piece)
+                    .map_err(|e| rename_op(e, direction.name()))
+            }
+            Op::DirectionalSplitAt {
+                direction,
+                indices,
+                piece,
+            } => {
+                let axis = direction.axis(self.ndim(), || self.ctx())?;
+                self.tensor_split_at_piece(axis, indices, *piece)
+                    .map_err(|e| rename_op(e, direction.name()))
+            }
             Op::ReverseAxes => self.reverse_axes(),
             Op::MatrixTranspose => self.matrix_transpose(),
             Op::Reinterpret { from, to } => self.reinterpret(*from, *to),

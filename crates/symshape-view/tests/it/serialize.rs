@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use symshape::{Expr, Scope};
-use symshape_view::{parse_index, IndexItem, Op, View, ViewOps, ViewStack};
+use symshape_view::{parse_index, IndexItem, Op, SplitDirection, View, ViewOps, ViewStack};
 
 use crate::scope_with;
 
@@ -159,6 +159,16 @@ fn view_list_ops_round_trip() {
             indices: vec![s.p, (-1).into()],
             piece: 1,
         },
+        Op::DirectionalSplit {
+            direction: SplitDirection::Vertical,
+            sections: 2,
+            piece: 1,
+        },
+        Op::DirectionalSplitAt {
+            direction: SplitDirection::Depth,
+            indices: vec![s.p],
+            piece: 0,
+        },
         Op::Squeeze(None),
         Op::Squeeze(Some(vec![2, 0])),
         Op::SqueezeProven,
@@ -186,6 +196,8 @@ fn view_list_ops_round_trip() {
     insta::assert_snapshot!(out.join("\n"), @r#"
     tensor_split 1 sections 3 2: {"tensor_split":{"axis":1,"sections":3,"piece":2}}
     tensor_split 0 at [p, -1] 1
+    vsplit sections 2 1: {"directional_split":{"direction":"vertical","sections":2,"piece":1}}
+    dsplit at [p] 0
     squeeze: {"squeeze":null}
     squeeze [2, 0]: {"squeeze":[2,0]}
     squeeze_proven: "squeeze_proven"

@@ -95,6 +95,41 @@ proptest! {
     }
 
     #[test]
+    fn directional_splits_match_the_model(
+        raw in arb_raw(4, 0, 6),
+        n in 1usize..5,
+        indices in prop::collection::vec(-8i64..=8, 0..3),
+    ) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let cx = Scope::new();
+        let m = model_of_view(&c);
+        let rank = c.ndim();
+        let st = ViewStack::new(View::from(&c));
+        // PyTorch's axes and minimal ranks, written out independently of the library.
+        let cases: [(&str, usize, usize); 3] =
+            [("hsplit", 1, usize::from(rank > 1)), ("vsplit", 2, 0), ("dsplit", 3, 2)];
+        for (name, need, axis) in cases {
+            let (by_sections, at) = match name {
+                "hsplit" => (st.hsplit(&cx, n), st.hsplit_at(&cx, &indices)),
+                "vsplit" => (st.vsplit(&cx, n), st.vsplit_at(&cx, &indices)),
+                _ => (st.dsplit(&cx, n), st.dsplit_at(&cx, &indices)),
+            };
+            if rank < need {
+                prop_assert!(by_sections.is_err() && at.is_err(), "{} on rank {}", name, rank);
+                continue;
+            }
+            let d = c.shape()[axis];
+            if d % n as i64 == 0 {
+                check_pieces(by_sections, &m, axis, &sections_model(d, n as i64))?;
+            } else {
+                let e = by_sections.err().map(|e| e.to_string()).unwrap_or_default();
+                prop_assert!(e.contains("divisible"), "{} of size {} by {}: {}", name, d, n, e);
+            }
+            check_pieces(at, &m, axis, &at_model(d, &indices))?;
+        }
+    }
+
+    #[test]
     fn axis_reversals_match_the_model(raw in arb_raw(4, 0, 4)) {
         let Some(c) = raw.concrete_view() else { return Ok(()) };
         let m = model_of_view(&c);
