@@ -22,14 +22,18 @@ fn contiguous(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("view")
 }
 
-/// A timed workload: it owns its buffers; `run` performs the operation once.
+/// The operation of a workload, run once per call, owning its buffers.
+type Run = Box<dyn FnMut()>;
+
+/// A timed workload. `setup` allocates its buffers and returns the operation, so that
+/// filtered-out workloads allocate nothing.
 struct Workload {
     group: &'static str,
     name: String,
     target: f64,
     /// Bytes the baseline copies (output bytes, input bytes for reductions).
     bytes: usize,
-    run: Box<dyn FnMut()>,
+    setup: Box<dyn FnOnce() -> Run>,
 }
 
 fn ramp(n: usize) -> Vec<f32> {
@@ -48,17 +52,19 @@ fn materialize_workload<T: Element + From<u8>>(
     buf_len: usize,
     view: ConcreteStack,
 ) -> Workload {
-    let buf = ramp_of::<T>(buf_len);
     let n = view.numel() as usize;
-    let mut out = vec![T::ZERO; n];
-    let dst = contiguous(view.shape());
     Workload {
         group,
         name,
         target,
         bytes: n * std::mem::size_of::<T>(),
-        run: Box::new(move || {
-            copy(Input::new(&buf, &view), Output::new(&mut out, &dst)).expect("materialize")
+        setup: Box::new(move || {
+            let buf = ramp_of::<T>(buf_len);
+            let mut out = vec![T::ZERO; n];
+            let dst = contiguous(view.shape());
+            Box::new(move || {
+                copy(Input::new(&buf, &view), Output::new(&mut out, &dst)).expect("materialize")
+            })
         }),
     }
 }
@@ -158,17 +164,17 @@ fn workloads() -> Vec<Workload> {
         8 * 12 * 512 * 64,
         heads,
     ));
-    {
-        let (a, b) = (ramp(N), ramp(N));
-        let (la, lb) = (contiguous(&[n, 1]), contiguous(&[1, n]));
-        let mut out = vec![0f32; N * N];
-        let lo = contiguous(&[n, n]);
-        res.push(Workload {
-            group: "broadcast_add",
-            name: format!("{N}x1+1x{N}"),
-            target: 0.7,
-            bytes: N * N * 4,
-            run: Box::new(move || {
+    res.push(Workload {
+        group: "broadcast_add",
+        name: format!("{N}x1+1x{N}"),
+        target: 0.7,
+        bytes: N * N * 4,
+        setup: Box::new(move || {
+            let (a, b) = (ramp(N), ramp(N));
+            let (la, lb) = (contiguous(&[n, 1]), contiguous(&[1, n]));
+            let mut out = vec![0f32; N * N];
+            let lo = contiguous(&[n, n]);
+            Box::new(move || {
                 zip_into(
                     Input::new(&a, &la),
                     Input::new(&b, &lb),
@@ -176,27 +182,29 @@ fn workloads() -> Vec<Workload> {
                     |x, y| x + y,
                 )
                 .expect("zip");
-            }),
-        });
-    }
+            })
+        }),
+    });
     for (axis, label) in [(1usize, "last"), (0, "first")] {
-        let buf = ramp(N * N);
         let l = c2.clone();
         res.push(Workload {
             group: "sum",
             name: format!("{N}x{N}/{label}"),
             target: 0.8,
             bytes: N * N * 4,
-            run: Box::new(move || {
-                black_box(
-                    reduce(
-                        Input::new(&buf, &l),
-                        &[axis],
-                        ReduceOp::Sum,
-                        ReduceConfig::default(),
-                    )
-                    .expect("reduce"),
-                );
+            setup: Box::new(move || {
+                let buf = ramp(N * N);
+                Box::new(move || {
+                    black_box(
+                        reduce(
+                            Input::new(&buf, &l),
+                            &[axis],
+                            ReduceOp::Sum,
+                            ReduceConfig::default(),
+                        )
+                        .expect("reduce"),
+                    );
+                })
             }),
         });
     }
@@ -208,17 +216,17 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Times `w` and a `copy_from_slice` of `w.bytes`, alternating, `runs` times each.
-fn ratio(w: &mut Workload, runs: usize) -> (Duration, Duration) {
-    let n = w.bytes / 4;
+/// Times `run` and a `copy_from_slice` of `bytes`, alternating, `runs` times each.
+fn ratio(run: &mut Run, bytes: usize, runs: usize) -> (Duration, Duration) {
+    let n = bytes / 4;
     let src = ramp(n);
     let mut dst = vec![0f32; n];
-    (w.run)();
+    run();
     dst.copy_from_slice(&src);
     let (mut t_op, mut t_cp) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let t = std::time::Instant::now();
-        (w.run)();
+        run();
         t_op.push(t.elapsed());
         let t = std::time::Instant::now();
         dst.copy_from_slice(black_box(&src));
@@ -287,11 +295,13 @@ fn table() {
     );
     let mut missed = 0;
     let filter = std::env::var("KERNELS_BENCH_FILTER").unwrap_or_default();
-    for mut w in workloads() {
+    for w in workloads() {
         if !format!("kernels/{}/{}", w.group, w.name).contains(&filter) {
             continue;
         }
-        let (op, cp) = ratio(&mut w, runs);
+        let mut run = (w.setup)();
+        let (op, cp) = ratio(&mut run, w.bytes, runs);
+        drop(run);
         let r = op.as_secs_f64() / cp.as_secs_f64();
         let ok = r <= w.target;
         missed += usize::from(!ok);
@@ -309,6 +319,9 @@ fn table() {
         ("kernels/small/materialize 8x8", false, 50),
         ("kernels/small/plan+run 8x8", true, 200),
     ] {
+        if !name.contains(&filter) {
+            continue;
+        }
         let small = small_materialize(explicit);
         let ok = small <= Duration::from_nanos(target);
         missed += usize::from(!ok);
@@ -326,9 +339,10 @@ fn table() {
 }
 
 fn criterion_benches(c: &mut Criterion) {
-    for mut w in workloads() {
+    for w in workloads() {
+        let mut run = (w.setup)();
         c.bench_function(&format!("kernels/{}/{}", w.group, w.name), |b| {
-            b.iter(|| (w.run)())
+            b.iter(|| run())
         });
     }
     let buf = ramp(64);

@@ -148,7 +148,7 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
     let level = simd::level();
     let size = std::mem::size_of::<T>();
     let stream = plan.n_written().saturating_mul(size) >= stream_bytes();
-    for b in &plan.boxes {
+    for b in plan.boxes.iter() {
         let axes = &b.nest.axes;
         let kernel = b.nest.kernel;
         let base = b.nest.base;
@@ -364,7 +364,7 @@ fn drive_tiles<F>(
 /// source offset (from `off[1]`) readable.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-unsafe fn tiled<T: Element>(
+pub(crate) unsafe fn tiled<T: Element>(
     level: Level,
     dst: *mut T,
     src: *mut T,
@@ -386,14 +386,17 @@ unsafe fn tiled<T: Element>(
             let sp = src.offset(off[1] + a0 as isize * sa) as *const T;
             let dp = dst.offset(off[0] + a0 as isize);
             let mut b_start = b0;
-            if kk == k_full && sb == 1 {
-                // Whole groups of destination rows through register transposes; the
-                // remaining rows below.
-                let size = std::mem::size_of::<T>() as isize;
+            let size = std::mem::size_of::<T>();
+            if sb == 1 && (1..=16).contains(&size) && kk % (16 / size) == 0 {
+                // Whole groups of destination rows through register transposes (a full line,
+                // or whole 16-byte quarters of it for a narrow slab); the remaining rows
+                // below.
+                let size = size as isize;
                 b_start = b0
                     + simd::tile(
                         level,
                         size as usize,
+                        kk,
                         dp as *mut u8,
                         sp as *const u8,
                         sa * size,

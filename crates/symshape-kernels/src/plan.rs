@@ -11,6 +11,7 @@
 //!    last axis is the one with the smallest destination stride.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use symshape_view::concrete::{merge_memo, merge_refined};
 use symshape_view::{ConcreteView, Levels};
@@ -105,7 +106,7 @@ pub struct LoopPlan<'a> {
     pub(crate) op: &'static str,
     pub(crate) elem: &'static str,
     pub(crate) elem_size: usize,
-    pub(crate) dst: ConcreteView,
+    pub(crate) dst: Dst,
     pub(crate) dst_numel: usize,
     pub(crate) src_levels: &'a [ConcreteView],
     /// When levels of the source merged ([`merge_memo`], or [`merge_refined`] after cutting the
@@ -121,11 +122,88 @@ pub struct LoopPlan<'a> {
     /// Lowest and highest source offset read: the source's extent, or the range of the
     /// table's valid entries.
     pub(crate) read: Option<(i64, i64)>,
-    pub(crate) boxes: Vec<PlanBox>,
+    pub(crate) boxes: Boxes,
     pub(crate) parallel: bool,
 }
 
+/// The boxes of a plan. Most plans have one (every plan of an unmasked single view), kept
+/// inline so that a small plan allocates less.
+#[derive(Debug, Clone, Eq)]
+pub(crate) enum Boxes {
+    One(PlanBox),
+    Many(Vec<PlanBox>),
+}
+
+impl std::ops::Deref for Boxes {
+    type Target = [PlanBox];
+
+    fn deref(&self) -> &[PlanBox] {
+        match self {
+            Boxes::One(b) => std::slice::from_ref(b),
+            Boxes::Many(v) => v,
+        }
+    }
+}
+
+impl PartialEq for Boxes {
+    fn eq(&self, other: &Boxes) -> bool {
+        **self == **other
+    }
+}
+
+impl From<Vec<PlanBox>> for Boxes {
+    fn from(mut v: Vec<PlanBox>) -> Boxes {
+        match (v.pop(), v.is_empty()) {
+            (Some(one), true) => Boxes::One(one),
+            (Some(last), false) => {
+                v.push(last);
+                Boxes::Many(v)
+            }
+            (None, _) => Boxes::Many(v),
+        }
+    }
+}
+
+/// The destination of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Dst {
+    /// A view given by the caller (or built for a plan that needs it).
+    View(ConcreteView),
+    /// The row-major layout of the source's shape at offset 0 (a materialize), built only when
+    /// [`LoopPlan::dst`] asks for it: small plans skip building a view they never read.
+    RowMajor(LazyView),
+}
+
+/// A view built on first use. Equal to any other: it is a function of the plan's shape.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LazyView(OnceLock<ConcreteView>);
+
+impl PartialEq for LazyView {
+    fn eq(&self, _: &LazyView) -> bool {
+        true
+    }
+}
+
+impl Eq for LazyView {}
+
 impl LoopPlan<'_> {
+    /// The shape of the destination.
+    pub(crate) fn dst_shape(&self) -> &[i64] {
+        match &self.dst {
+            Dst::View(v) => v.shape(),
+            Dst::RowMajor(_) => top(self.src_levels).shape(),
+        }
+    }
+
+    /// The lowest and highest destination offset written, as [`ConcreteView::extent`].
+    pub(crate) fn dst_extent(&self) -> Option<(i64, i64)> {
+        match &self.dst {
+            Dst::View(v) => v.extent(),
+            // Row-major at offset 0: the first and last of `dst_numel` elements.
+            Dst::RowMajor(_) => (self.dst_numel > 0).then(|| (0, self.dst_numel as i64 - 1)),
+        }
+    }
+
     /// The source levels the loops read: the given ones, or the merged ones.
     fn levels(&self) -> &[ConcreteView] {
         match &self.merged {
@@ -150,7 +228,15 @@ impl LoopPlan<'_> {
     /// The destination view.
     #[must_use]
     pub fn dst(&self) -> &ConcreteView {
-        &self.dst
+        match &self.dst {
+            Dst::View(v) => v,
+            Dst::RowMajor(lazy) => lazy.0.get_or_init(|| {
+                let t = top(self.src_levels);
+                // The shape is that of a valid view, so its row-major layout exists; were it
+                // refused, the top itself still has the right shape.
+                ConcreteView::contiguous(t.shape()).unwrap_or_else(|_| t.clone())
+            }),
+        }
     }
 
     /// Number of destination elements written.
@@ -192,9 +278,9 @@ fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::
 impl fmt::Display for LoopPlan<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "plan {} {} ", self.op, self.elem)?;
-        write_list(f, self.dst.shape())?;
+        write_list(f, self.dst_shape())?;
         writeln!(f)?;
-        writeln!(f, "  dst: {}", fmt_layout(&self.dst))?;
+        writeln!(f, "  dst: {}", fmt_layout(self.dst()))?;
         for (k, l) in self.src_levels.iter().enumerate() {
             writeln!(f, "  src level {k}: {}", fmt_layout(l))?;
         }
@@ -239,7 +325,7 @@ impl fmt::Display for LoopPlan<'_> {
         if self.boxes.is_empty() {
             writeln!(f, "  nothing to do")?;
         }
-        for b in &self.boxes {
+        for b in self.boxes.iter() {
             write!(f, "  box [")?;
             for (k, (lo, hi)) in b.region.iter().enumerate() {
                 if k > 0 {
@@ -554,22 +640,34 @@ fn table_range(table: &[isize]) -> Option<(i64, i64)> {
     res
 }
 
-/// Plans copying `src` into the elements of `dst` (same shape); `dst` is one level.
+/// Plans copying `src` into the elements of `dst` (same shape; `None`: the row-major layout
+/// of the source's shape); `dst` is one level.
 pub(crate) fn plan_copy<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
-    dst: ConcreteView,
+    dst: Option<ConcreteView>,
     src: &'a [ConcreteView],
 ) -> Result<LoopPlan<'a>> {
     let top_view = top(src);
-    if dst.shape() != top_view.shape() {
-        return Err(Error::ShapeMismatch {
-            op,
-            dst: dst.shape().to_vec(),
-            src: top_view.shape().to_vec(),
-        });
+    if let Some(dst) = &dst {
+        if dst.shape() != top_view.shape() {
+            return Err(Error::ShapeMismatch {
+                op,
+                dst: dst.shape().to_vec(),
+                src: top_view.shape().to_vec(),
+            });
+        }
     }
+    if let [one] = src {
+        if one.mask().is_none() && dst.as_ref().map_or(true, |d| d.mask().is_none()) {
+            return plan_single(op, elem, elem_size, dst, src, one);
+        }
+    }
+    let dst = match dst {
+        Some(d) => d,
+        None => ConcreteView::contiguous(top_view.shape())?,
+    };
     // Merge the source's top into the level below while their composition is one view,
     // possibly after cutting the top along the rows of the level below (the destination is
     // cut alike, so the loops write the same elements).
@@ -696,12 +794,100 @@ pub(crate) fn plan_copy<'a>(
         elem,
         elem_size,
         dst_numel: d.numel(),
-        dst,
+        dst: Dst::View(dst),
         src_levels: src,
         merged,
         table,
         table_per_top: per_top,
         read,
+        boxes: boxes.into(),
+        parallel: false,
+    };
+    plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
+    Ok(plan)
+}
+
+/// Plans a copy between two unmasked single views (`dst` `None`: the row-major layout of the
+/// source's shape): one box, no table, no temporaries beyond the plan's own fields (the
+/// common case, and the one small copies hit).
+fn plan_single<'a>(
+    op: &'static str,
+    elem: &'static str,
+    elem_size: usize,
+    dst: Option<ConcreteView>,
+    src_levels: &'a [ConcreteView],
+    src: &ConcreteView,
+) -> Result<LoopPlan<'a>> {
+    // The checks of `Machine::of`, without building one. Every field of a view fits `i64`,
+    // so on 64-bit targets the conversions cannot fail and the compiler drops them.
+    let bad = |v: &ConcreteView, what: &'static str, value: i64| Error::Machine {
+        op,
+        what,
+        value,
+        view: v.to_string(),
+    };
+    for v in dst.iter().chain([src]) {
+        usize::try_from(v.numel()).map_err(|_| bad(v, "element count", v.numel()))?;
+        if isize::BITS < i64::BITS {
+            if let Some((lo, hi)) = v.extent() {
+                for x in [lo, hi] {
+                    isize::try_from(x).map_err(|_| bad(v, "offset", x))?;
+                }
+            }
+        }
+    }
+    let to_isize = |v: &ConcreteView, what, x: i64| isize::try_from(x).map_err(|_| bad(v, what, x));
+    let shape = src.shape();
+    let mut axes: Vec<Axis<2>> = Vec::with_capacity(shape.len());
+    let mut region = Vec::with_capacity(shape.len());
+    for (k, (&n, &ss)) in shape.iter().zip(src.strides()).enumerate() {
+        let n = usize::try_from(n).map_err(|_| bad(src, "size", n))?;
+        let ds = match &dst {
+            Some(d) => to_isize(d, "stride", d.strides().get(k).copied().unwrap_or(0))?,
+            None => 0,
+        };
+        axes.push((n, [ds, to_isize(src, "stride", ss)?]));
+        region.push((0, n));
+    }
+    if dst.is_none() {
+        // Row-major strides; zero-size axes count as one, as the view crate does. The
+        // products are bounded by the element count, which fits.
+        let mut acc: isize = 1;
+        for a in axes.iter_mut().rev() {
+            a.1[0] = acc;
+            acc = acc.saturating_mul(isize::try_from(a.0.max(1)).unwrap_or(isize::MAX));
+        }
+    }
+    let mut base = [
+        match &dst {
+            Some(d) => to_isize(d, "offset", d.offset())?,
+            None => 0,
+        },
+        to_isize(src, "offset", src.offset())?,
+    ];
+    let boxes = match simplify(axes, &mut base) {
+        Some(mut axes) => {
+            let kernel = pick_kernel(&mut axes, false);
+            Boxes::One(PlanBox {
+                region,
+                nest: Nest { axes, base, kernel },
+            })
+        }
+        None => Boxes::Many(Vec::new()),
+    };
+    // The element count fits (checked above); the shapes are equal.
+    let dst_numel = src.numel() as usize;
+    let mut plan = LoopPlan {
+        op,
+        elem,
+        elem_size,
+        dst_numel,
+        dst: dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View),
+        src_levels,
+        merged: None,
+        table: Vec::new(),
+        table_per_top: false,
+        read: src.extent(),
         boxes,
         parallel: false,
     };
@@ -719,12 +905,11 @@ pub fn plan_materialize<T: Element>(src: &impl Levels) -> Result<LoopPlan<'_>> {
 }
 
 pub(crate) fn materialize_plan<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
-    let dst = ConcreteView::contiguous(top(levels).shape())?;
     plan_copy(
         "materialize",
         T::NAME,
         std::mem::size_of::<T>(),
-        dst,
+        None,
         levels,
     )
 }
@@ -747,7 +932,13 @@ pub(crate) fn copy_plan<'a, T: Element>(
     dst: &ConcreteView,
 ) -> Result<LoopPlan<'a>> {
     check_no_self_overlap("copy", std::slice::from_ref(dst))?;
-    plan_copy("copy", T::NAME, std::mem::size_of::<T>(), dst.clone(), src)
+    plan_copy(
+        "copy",
+        T::NAME,
+        std::mem::size_of::<T>(),
+        Some(dst.clone()),
+        src,
+    )
 }
 
 /// Offsets of every element of a stack's top, and the lowest and highest among them.
