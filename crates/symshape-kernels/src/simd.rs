@@ -466,6 +466,18 @@ mod tests {
             check_all_sizes(&[1029, 1100], &[1, 0]);
             check_all_sizes(&[33, 64, 96], &[2, 1, 0]);
             check_all_sizes(&[64, 33, 96], &[1, 2, 0]);
+            // Slabs narrower than a destination line: whole 16-byte quarters of it go
+            // through the register transposes (a quarter, a half, three quarters, and
+            // widths that are not a whole number of quarters), through the small gather
+            // (at most 1024 elements) and through a plan.
+            check_all_sizes(&[8, 8], &[1, 0]);
+            check_all_sizes(&[2, 4, 40], &[0, 2, 1]);
+            check_all_sizes(&[24, 40], &[1, 0]);
+            check_all_sizes(&[3, 48, 7], &[0, 2, 1]);
+            check_all_sizes(&[24, 20_000], &[1, 0]);
+            check_all_sizes(&[14, 30_000], &[1, 0]);
+            check_all_sizes(&[48, 9_000], &[1, 0]);
+            check_all_sizes(&[6, 10, 4_000], &[0, 2, 1]);
         }
         FORCED.store(0, Ordering::Relaxed);
     }
