@@ -43,6 +43,10 @@ fn stream_bytes() -> usize {
 /// Rows shorter than this (bytes) are copied with ordinary stores even when streaming.
 const STREAM_ROW: usize = 1 << 13;
 
+/// Rows shorter than this (bytes) are copied by [`short_rows`] when they lie end to end in
+/// the destination.
+const SHORT_ROW: usize = 64;
+
 /// Units of work per rayon task are chosen so that there are about this many tasks.
 const TASKS: usize = 64;
 
@@ -180,6 +184,26 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             drive_tiles(outer, base, (na, a_block), (nb, TILE), plan.parallel, &tile);
             continue;
         }
+        if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
+            // Rows shorter than a cache line (the windows of an im2col): when an outer axis
+            // lays them end to end in the destination, copy runs of them with plain loops
+            // rather than a call per row.
+            if let Some(k) = outer.iter().position(|a| a.1[0] == na as isize) {
+                let mut rest: Vec<Axis<2>> = outer.to_vec();
+                let (nb, [db, sb]) = rest.remove(k);
+                let rows = move |off: [isize; 2], start: usize, len: usize| {
+                    // SAFETY: rows start..start+len of the run, each `na` elements: inside the
+                    // checked extents; distinct units write distinct destination elements.
+                    unsafe {
+                        let dp = d.get().offset(off[0] + start as isize * db);
+                        let sp = s.get().offset(off[1] + start as isize * sb) as *const T;
+                        short_rows(dp, db, sp, sb, len, na)
+                    }
+                };
+                drive(&rest, base, nb, SEG, plan.parallel, &rows);
+                continue;
+            }
+        }
         let row = move |off: [isize; 2], start: usize, len: usize| {
             let (di, si) = (off[0] + start as isize * da, off[1] + start as isize * sa);
             // For an offset-table box `si` indexes the table, not the source, and may lie past
@@ -207,6 +231,51 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             }
         };
         drive(outer, base, na, SEG, plan.parallel, &row);
+    }
+}
+
+/// Copies `rows` rows of `na` contiguous elements, rows at strides `db` and `sb`.
+///
+/// # Safety
+/// For `i < rows` and `k < na`: `dp + i * db + k` writable, `sp + i * sb + k` readable.
+#[inline]
+unsafe fn short_rows<T: Element>(
+    dp: *mut T,
+    db: isize,
+    sp: *const T,
+    sb: isize,
+    rows: usize,
+    na: usize,
+) {
+    macro_rules! fixed {
+        ($n:literal) => {
+            for i in 0..rows as isize {
+                // SAFETY: the function's contract, with `na == $n`.
+                unsafe {
+                    let (d, s) = (dp.offset(i * db), sp.offset(i * sb));
+                    for k in 0..$n {
+                        *d.add(k) = *s.add(k);
+                    }
+                }
+            }
+        };
+    }
+    match na {
+        1 => fixed!(1),
+        2 => fixed!(2),
+        3 => fixed!(3),
+        4 => fixed!(4),
+        _ => {
+            for i in 0..rows as isize {
+                // SAFETY: the function's contract.
+                unsafe {
+                    let (d, s) = (dp.offset(i * db), sp.offset(i * sb));
+                    for k in 0..na {
+                        *d.add(k) = *s.add(k);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -12,13 +12,13 @@ use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::exec::{drive, run_copy, tiled, Ptr};
-use crate::simd;
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
 use crate::plan::{
     copy_plan, materialize_plan, simplify, stack_offsets, Axis, LoopPlan, PARALLEL_BYTES,
 };
+use crate::simd;
 
 /// A dense row-major result: its shape and its values.
 #[derive(Debug, Clone, PartialEq)]

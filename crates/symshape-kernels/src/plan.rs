@@ -119,6 +119,9 @@ pub struct LoopPlan<'a> {
     /// below it).
     pub(crate) table: Vec<isize>,
     pub(crate) table_per_top: bool,
+    /// When the two levels left did not merge but boxes of the top each did
+    /// ([`split_merge`]): the number of such boxes (the loops then read no table).
+    pub(crate) pieces: usize,
     /// Lowest and highest source offset read: the source's extent, or the range of the
     /// table's valid entries.
     pub(crate) read: Option<(i64, i64)>,
@@ -303,7 +306,13 @@ impl fmt::Display for LoopPlan<'_> {
             }
             None => {}
         }
-        if self.levels().len() > 1 {
+        if self.pieces > 0 {
+            writeln!(
+                f,
+                "  split: the top cut into {} boxes that each read the level below as one view",
+                self.pieces
+            )?;
+        } else if self.levels().len() > 1 {
             let per = if self.table_per_top {
                 " (one per element of the top)"
             } else {
@@ -698,6 +707,38 @@ pub(crate) fn plan_copy<'a>(
     let levels = merged.as_ref().map_or(src, |(_, l)| l.as_slice());
     let top_view = top(levels);
     let dst_view = cut_dst.as_ref().unwrap_or(&dst);
+    if let [lower, upper] = levels {
+        if let Some(pieces) = split_merge(lower, upper)? {
+            let d = Machine::of(op, dst_view)?;
+            let mut plan = LoopPlan {
+                op,
+                elem,
+                elem_size,
+                dst_numel: d.numel(),
+                dst: Dst::View(dst),
+                src_levels: src,
+                merged: None,
+                table: Vec::new(),
+                table_per_top: false,
+                pieces: pieces.len(),
+                read: None,
+                boxes: Boxes::Many(Vec::new()),
+                parallel: false,
+            };
+            let mut boxes = Vec::new();
+            for (origin, v) in &pieces {
+                piece_boxes(op, &d, origin, v, &mut boxes)?;
+                plan.read = match (plan.read, v.extent()) {
+                    (Some((a, b)), Some((c, e))) => Some((a.min(c), b.max(e))),
+                    (r, None) | (None, r) => r,
+                };
+            }
+            plan.merged = merged;
+            plan.boxes = boxes.into();
+            plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
+            return Ok(plan);
+        }
+    }
     let mut d = Machine::of(op, dst_view)?;
     let t = Machine::of(op, top_view)?;
     let below = &levels[..levels.len() - 1];
@@ -799,12 +840,193 @@ pub(crate) fn plan_copy<'a>(
         merged,
         table,
         table_per_top: per_top,
+        pieces: 0,
         read,
         boxes: boxes.into(),
         parallel: false,
     };
     plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
     Ok(plan)
+}
+
+/// Most boxes [`split_merge`] cuts a top into before the planner reads through a table.
+const MAX_PIECES: usize = 64;
+
+/// Fewest elements per box, on average, for which [`split_merge`] cuts a top.
+const MIN_PIECE: usize = 16;
+
+/// Most merges [`split_merge`] tries before giving up.
+const MERGE_BUDGET: usize = 256;
+
+/// A region of a view's index space: a half-open interval per axis.
+type Region = Vec<(i64, i64)>;
+
+/// `upper` restricted to `region`, composed with `lower` ([`merge_memo`]: a stack planned
+/// again is split without deciding again), when that is one view.
+fn merge_piece(
+    lower: &ConcreteView,
+    upper: &ConcreteView,
+    region: &[(i64, i64)],
+) -> Result<Option<ConcreteView>> {
+    Ok(merge_memo(lower, &upper.shrink(region)?)?)
+}
+
+/// `region` cut along `axis` at `at`: the part below and the part from `at`.
+fn halves(region: &[(i64, i64)], axis: usize, at: i64) -> (Region, Region) {
+    let (mut lo, mut hi) = (region.to_vec(), region.to_vec());
+    if let (Some(l), Some(h)) = (lo.get_mut(axis), hi.get_mut(axis)) {
+        l.1 = at;
+        h.0 = at;
+    }
+    (lo, hi)
+}
+
+/// Cuts the index space of `upper` into boxes that each compose with `lower` into one view
+/// ([`merge_memo`]),
+/// when the whole does not: where `lower` is masked, a box whose image stays inside its
+/// valid box merges although the whole top does not (the padded edges of an im2col
+/// matrix, whose windows cross the padding only in their first and last positions).
+///
+/// Cuts are tried one element in from either end of an axis, then in its middle, keeping the
+/// first cut whose larger half merges, else the first with a half that merges; failing
+/// that, the longest axis is halved. Returns the
+/// boxes (their origins in `upper` and their views, of the boxes' extents), or `None` when
+/// more than [`MAX_PIECES`] boxes (or one per [`MIN_PIECE`] elements) or [`MERGE_BUDGET`]
+/// merges would be needed.
+fn split_merge(
+    lower: &ConcreteView,
+    upper: &ConcreteView,
+) -> Result<Option<Vec<(Vec<i64>, ConcreteView)>>> {
+    // Every merge tried counts, so that a top that never merges costs a bounded number.
+    let mut budget = MERGE_BUDGET;
+    let mut try_merge = |region: &[(i64, i64)]| -> Result<Option<Option<ConcreteView>>> {
+        if budget == 0 {
+            return Ok(None);
+        }
+        budget -= 1;
+        merge_piece(lower, upper, region).map(Some)
+    };
+    // Boxes of a few elements are slower than a table: at least `MIN_PIECE` per box on average.
+    let max_pieces = MAX_PIECES.min(usize::try_from(upper.numel()).unwrap_or(0) / MIN_PIECE);
+    let mut todo: Vec<Region> = vec![upper.shape().iter().map(|&n| (0, n)).collect()];
+    let mut done = Vec::new();
+    while let Some(region) = todo.pop() {
+        if done.len() + todo.len() >= max_pieces {
+            return Ok(None);
+        }
+        match try_merge(&region)? {
+            None => return Ok(None),
+            Some(Some(v)) => {
+                done.push((region.iter().map(|r| r.0).collect(), v));
+                continue;
+            }
+            Some(None) => {}
+        }
+        // Cuts whose larger half merges first (the bulk of the box), then any half.
+        let mut cut = None;
+        'passes: for larger in [true, false] {
+            for (axis, &(b, e)) in region.iter().enumerate() {
+                for at in [b + 1, e - 1, b + (e - b) / 2] {
+                    if at <= b || at >= e {
+                        continue;
+                    }
+                    let (lo, hi) = halves(&region, axis, at);
+                    let lo_larger = at - b >= e - at;
+                    let half = if larger == lo_larger { &lo } else { &hi };
+                    match try_merge(half)? {
+                        None => return Ok(None),
+                        Some(Some(_)) => {
+                            cut = Some((lo, hi));
+                            break 'passes;
+                        }
+                        Some(None) => {}
+                    }
+                }
+            }
+        }
+        let (lo, hi) = match cut {
+            Some(c) => c,
+            None => {
+                let longest = region.iter().enumerate().max_by_key(|(_, r)| r.1 - r.0);
+                match longest {
+                    Some((axis, &(b, e))) if e - b >= 2 => halves(&region, axis, b + (e - b) / 2),
+                    _ => return Ok(None),
+                }
+            }
+        };
+        // Row-major order of the boxes: the lower half is taken next.
+        todo.push(hi);
+        todo.push(lo);
+    }
+    Ok(Some(done))
+}
+
+/// The boxes of one piece of a split plan: the piece's view `v` (its index space the box of
+/// the destination at `origin`), cut where its mask or the destination's valid box begins
+/// or ends.
+fn piece_boxes(
+    op: &'static str,
+    d: &Machine,
+    origin: &[i64],
+    v: &ConcreteView,
+    out: &mut Vec<PlanBox>,
+) -> Result<()> {
+    let m = Machine::of(op, v)?;
+    let origin: Vec<usize> = origin.iter().map(|&o| o.max(0) as usize).collect();
+    // The destination's valid box in the piece's coordinates, clipped to it.
+    let dst_local: Vec<(usize, usize)> = d
+        .valid
+        .iter()
+        .zip(&origin)
+        .zip(&m.shape)
+        .map(|((&(b, e), &o), &n)| {
+            let lo = b.saturating_sub(o).min(n);
+            (lo, e.saturating_sub(o).min(n).max(lo))
+        })
+        .collect();
+    let src_box = if m.masked {
+        m.valid.clone()
+    } else {
+        Vec::new()
+    };
+    for cell in cells(&m.shape, &[&dst_local, &src_box]) {
+        let global: Vec<(usize, usize)> = cell
+            .iter()
+            .zip(&origin)
+            .map(|(&(b, e), &o)| (b + o, e + o))
+            .collect();
+        if d.masked && !inside(&global, &d.valid) {
+            continue;
+        }
+        let kernel_src = src_box.is_empty() || inside(&cell, &src_box);
+        let mut base = [base_of(&d.strides, d.offset, &global), 0];
+        let axes: Vec<Axis<2>> = if kernel_src {
+            base[1] = base_of(&m.strides, m.offset, &cell);
+            cell.iter()
+                .zip(&d.strides)
+                .zip(&m.strides)
+                .map(|((&(b, e), &ds), &ss)| (e - b, [ds, ss]))
+                .collect()
+        } else {
+            cell.iter()
+                .zip(&d.strides)
+                .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
+                .collect()
+        };
+        let Some(mut axes) = simplify(axes, &mut base) else {
+            continue;
+        };
+        let kernel = if kernel_src {
+            pick_kernel(&mut axes, false)
+        } else {
+            Kernel::Pad
+        };
+        out.push(PlanBox {
+            region: global,
+            nest: Nest { axes, base, kernel },
+        });
+    }
+    Ok(())
 }
 
 /// Plans a copy between two unmasked single views (`dst` `None`: the row-major layout of the
@@ -887,6 +1109,7 @@ fn plan_single<'a>(
         merged: None,
         table: Vec::new(),
         table_per_top: false,
+        pieces: 0,
         read: src.extent(),
         boxes,
         parallel: false,

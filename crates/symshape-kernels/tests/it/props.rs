@@ -5,7 +5,8 @@ use crate::reference as r;
 use proptest::prelude::*;
 use symshape_kernels::{
     copy, copy_within, fill, map, map_into, materialize, plan_materialize, reduce, reduce_with,
-    zip, zip_into, ConcreteStack, ConcreteView, Input, Levels, Output, ReduceConfig, ReduceOp,
+    zip, zip_into, ConcreteStack, ConcreteView, Input, Kernel, Levels, Output, ReduceConfig,
+    ReduceOp,
 };
 
 const LEN: usize = 40;
@@ -348,4 +349,19 @@ fn large_results_do_not_depend_on_thread_count() {
     let one = run(1);
     assert_eq!(one, run(2));
     assert_eq!(one, run(3));
+}
+
+#[test]
+fn im2col_matches_reference_without_a_table() {
+    let s = crate::plans::im2col();
+    let buf = buffer(60);
+    let want = r::materialize(&buf, s.levels(), -7);
+    let got = materialize(Input::new(&buf, &s).pad(-7)).unwrap().values;
+    assert_eq!(got, want);
+    let plan = plan_materialize::<i64>(&s).unwrap();
+    let kernels: Vec<Kernel> = plan.boxes().iter().map(|b| b.nest.kernel).collect();
+    assert!(!kernels.contains(&Kernel::OffsetTable), "{plan}");
+    let mut planned = vec![0; want.len()];
+    plan.run_materialize(&buf, &mut planned, -7).unwrap();
+    assert_eq!(planned, want);
 }
