@@ -404,7 +404,7 @@ fn criterion_benches(c: &mut Criterion) {
     for w in workloads() {
         let (mut run, _) = (w.setup)();
         c.bench_function(&format!("kernels/{}/{}", w.group, w.name), |b| {
-            b.iter(|| run())
+            b.iter(&mut run)
         });
     }
     let buf = ramp(64);

@@ -669,7 +669,7 @@ pub(crate) fn plan_copy<'a>(
         }
     }
     if let [one] = src {
-        if one.mask().is_none() && dst.as_ref().map_or(true, |d| d.mask().is_none()) {
+        if one.mask().is_none() && dst.as_ref().is_none_or(|d| d.mask().is_none()) {
             return plan_single(op, elem, elem_size, dst, src, one);
         }
     }
@@ -858,6 +858,10 @@ const MIN_PIECE: usize = 16;
 /// Most merges [`split_merge`] tries before giving up.
 const MERGE_BUDGET: usize = 256;
 
+/// A box of a split top: its origin in the top's index space and its view (of the box's
+/// extents) over the level below.
+type Piece = (Vec<i64>, ConcreteView);
+
 /// A region of a view's index space: a half-open interval per axis.
 type Region = Vec<(i64, i64)>;
 
@@ -893,10 +897,7 @@ fn halves(region: &[(i64, i64)], axis: usize, at: i64) -> (Region, Region) {
 /// boxes (their origins in `upper` and their views, of the boxes' extents), or `None` when
 /// more than [`MAX_PIECES`] boxes (or one per [`MIN_PIECE`] elements) or [`MERGE_BUDGET`]
 /// merges would be needed.
-fn split_merge(
-    lower: &ConcreteView,
-    upper: &ConcreteView,
-) -> Result<Option<Vec<(Vec<i64>, ConcreteView)>>> {
+fn split_merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Vec<Piece>>> {
     // Every merge tried counts, so that a top that never merges costs a bounded number.
     let mut budget = MERGE_BUDGET;
     let mut try_merge = |region: &[(i64, i64)]| -> Result<Option<Option<ConcreteView>>> {
