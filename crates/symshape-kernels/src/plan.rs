@@ -855,8 +855,10 @@ const MAX_PIECES: usize = 64;
 /// Fewest elements per box, on average, for which [`split_merge`] cuts a top.
 const MIN_PIECE: usize = 16;
 
-/// Most merges [`split_merge`] tries before giving up.
-const MERGE_BUDGET: usize = 256;
+/// Most merges [`split_merge`] tries before giving up: a merge that crosses a mask may walk
+/// many points before it refuses, so the cost of a stack that never splits stays bounded (an
+/// im2col of a conv1d splits in about 26).
+const MERGE_BUDGET: usize = 64;
 
 /// A box of a split top: its origin in the top's index space and its view (of the box's
 /// extents) over the level below.
