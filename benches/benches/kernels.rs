@@ -3,14 +3,15 @@
 //!
 //! `cargo bench -p benches --bench kernels` prints the table and runs criterion; set
 //! `KERNELS_BENCH=table` to print the table only, and `KERNELS_BENCH_FILTER=<text>` to time only
-//! the table rows whose name contains the text.
+//! the table rows whose name contains the text, and `KERNELS_BENCH_PLANS=1` to print the
+//! plan of each copy before timing it.
 
 use criterion::{black_box, Criterion};
 use std::time::Duration;
 use symshape::Scope;
 use symshape_kernels::{
     copy, plan_materialize, reduce, simd_path, zip_into, ConcreteStack, ConcreteView, Element,
-    Input, Output, ReduceConfig, ReduceOp,
+    Input, Kernel, LoopPlan, Output, ReduceConfig, ReduceOp,
 };
 use symshape_view::ViewOps;
 
@@ -22,14 +23,18 @@ fn contiguous(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("view")
 }
 
-/// A timed workload: it owns its buffers; `run` performs the operation once.
+/// The operation of a workload, run once per call, owning its buffers.
+type Run = Box<dyn FnMut()>;
+
+/// A timed workload. `setup` allocates its buffers and returns the operation and the kernels
+/// its plan chose (empty when not a copy), so that filtered-out workloads allocate nothing.
 struct Workload {
     group: &'static str,
     name: String,
     target: f64,
     /// Bytes the baseline copies (output bytes, input bytes for reductions).
     bytes: usize,
-    run: Box<dyn FnMut()>,
+    setup: Box<dyn FnOnce() -> (Run, String)>,
 }
 
 fn ramp(n: usize) -> Vec<f32> {
@@ -48,19 +53,44 @@ fn materialize_workload<T: Element + From<u8>>(
     buf_len: usize,
     view: ConcreteStack,
 ) -> Workload {
-    let buf = ramp_of::<T>(buf_len);
     let n = view.numel() as usize;
-    let mut out = vec![T::ZERO; n];
-    let dst = contiguous(view.shape());
     Workload {
         group,
         name,
         target,
         bytes: n * std::mem::size_of::<T>(),
-        run: Box::new(move || {
-            copy(Input::new(&buf, &view), Output::new(&mut out, &dst)).expect("materialize")
+        setup: Box::new(move || {
+            let buf = ramp_of::<T>(buf_len);
+            let mut out = vec![T::ZERO; n];
+            let dst = contiguous(view.shape());
+            let plan = plan_materialize::<T>(&view).expect("plan");
+            if std::env::var_os("KERNELS_BENCH_PLANS").is_some() {
+                print!("{plan}");
+            }
+            let path = kernels_of(&plan);
+            drop(plan);
+            let run: Run = Box::new(move || {
+                copy(Input::new(&buf, &view), Output::new(&mut out, &dst)).expect("materialize")
+            });
+            (run, path)
         }),
     }
+}
+
+/// The distinct kernels of a plan's boxes, in order, `+`-separated (`table` for an
+/// offset-table gather).
+fn kernels_of(plan: &LoopPlan<'_>) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for b in plan.boxes() {
+        let name = match b.nest.kernel {
+            Kernel::OffsetTable => "table".to_string(),
+            k => k.to_string().replace(' ', "_"),
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join("+")
 }
 
 const N: usize = 4096;
@@ -158,17 +188,52 @@ fn workloads() -> Vec<Workload> {
         8 * 12 * 512 * 64,
         heads,
     ));
-    {
-        let (a, b) = (ramp(N), ramp(N));
-        let (la, lb) = (contiguous(&[n, 1]), contiguous(&[1, n]));
-        let mut out = vec![0f32; N * N];
-        let lo = contiguous(&[n, n]);
-        res.push(Workload {
-            group: "broadcast_add",
-            name: format!("{N}x1+1x{N}"),
-            target: 0.7,
-            bytes: N * N * 4,
-            run: Box::new(move || {
+    // Splitting them again: [8, 512, 768] read as [8, 512, 12, 64], permuted to
+    // [8, 12, 512, 64].
+    let split = symshape_view::ViewStack::new(
+        symshape_view::View::contiguous(&[8, 512, 768]).expect("view"),
+    )
+    .reshape(&cx, &[8i64, 512, 12, 64])
+    .and_then(|s| s.permute(&cx, &[0, 2, 1, 3]))
+    .and_then(|s| s.to_concrete("bench"))
+    .expect("stack");
+    res.push(materialize_workload::<f32>(
+        "split_heads",
+        "8x512x768".to_string(),
+        1.5,
+        8 * 512 * 768,
+        split,
+    ));
+    // im2col of a conv1d with kernel 3 and "same" padding: x [8, 256, 1024] padded by one on
+    // the last axis, windows of 3 unfolded, permuted to [8, 1024, 256, 3] and read as the
+    // [8192, 768] matrix a matrix product takes.
+    let im2col = symshape_view::ViewStack::new(
+        symshape_view::View::contiguous(&[8, 256, 1024]).expect("view"),
+    )
+    .pad(&cx, &[(0i64, 0i64), (0, 0), (1, 1)])
+    .and_then(|s| s.unfold(&cx, 2, 3i64, 1i64))
+    .and_then(|s| s.permute(&cx, &[0, 2, 1, 3]))
+    .and_then(|s| s.reshape(&cx, &[8i64 * 1024, 256 * 3]))
+    .and_then(|s| s.to_concrete("bench"))
+    .expect("stack");
+    res.push(materialize_workload::<f32>(
+        "im2col",
+        "8x256x1024/k3".to_string(),
+        1.5,
+        8 * 256 * 1024,
+        im2col,
+    ));
+    res.push(Workload {
+        group: "broadcast_add",
+        name: format!("{N}x1+1x{N}"),
+        target: 0.7,
+        bytes: N * N * 4,
+        setup: Box::new(move || {
+            let (a, b) = (ramp(N), ramp(N));
+            let (la, lb) = (contiguous(&[n, 1]), contiguous(&[1, n]));
+            let mut out = vec![0f32; N * N];
+            let lo = contiguous(&[n, n]);
+            let run: Run = Box::new(move || {
                 zip_into(
                     Input::new(&a, &la),
                     Input::new(&b, &lb),
@@ -176,27 +241,31 @@ fn workloads() -> Vec<Workload> {
                     |x, y| x + y,
                 )
                 .expect("zip");
-            }),
-        });
-    }
+            });
+            (run, String::new())
+        }),
+    });
     for (axis, label) in [(1usize, "last"), (0, "first")] {
-        let buf = ramp(N * N);
         let l = c2.clone();
         res.push(Workload {
             group: "sum",
             name: format!("{N}x{N}/{label}"),
             target: 0.8,
             bytes: N * N * 4,
-            run: Box::new(move || {
-                black_box(
-                    reduce(
-                        Input::new(&buf, &l),
-                        &[axis],
-                        ReduceOp::Sum,
-                        ReduceConfig::default(),
-                    )
-                    .expect("reduce"),
-                );
+            setup: Box::new(move || {
+                let buf = ramp(N * N);
+                let run: Run = Box::new(move || {
+                    black_box(
+                        reduce(
+                            Input::new(&buf, &l),
+                            &[axis],
+                            ReduceOp::Sum,
+                            ReduceConfig::default(),
+                        )
+                        .expect("reduce"),
+                    );
+                });
+                (run, String::new())
             }),
         });
     }
@@ -208,17 +277,17 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Times `w` and a `copy_from_slice` of `w.bytes`, alternating, `runs` times each.
-fn ratio(w: &mut Workload, runs: usize) -> (Duration, Duration) {
-    let n = w.bytes / 4;
+/// Times `run` and a `copy_from_slice` of `bytes`, alternating, `runs` times each.
+fn ratio(run: &mut Run, bytes: usize, runs: usize) -> (Duration, Duration) {
+    let n = bytes / 4;
     let src = ramp(n);
     let mut dst = vec![0f32; n];
-    (w.run)();
+    run();
     dst.copy_from_slice(&src);
     let (mut t_op, mut t_cp) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let t = std::time::Instant::now();
-        (w.run)();
+        run();
         t_op.push(t.elapsed());
         let t = std::time::Instant::now();
         dst.copy_from_slice(black_box(&src));
@@ -282,33 +351,39 @@ fn table() {
     println!("cpu: {}; kernels SIMD path: {}", cpu_model(), simd_path());
     println!("kernels: ratio = op time / single-threaded copy_from_slice of the same bytes, same run, median of {runs}");
     println!(
-        "{:<40} {:>10} {:>8} {:>7} {:>7}  status",
-        "workload", "time", "GB/s", "ratio", "target"
+        "{:<40} {:>10} {:>8} {:>7} {:>7}  {:<7} kernels",
+        "workload", "time", "GB/s", "ratio", "target", "status"
     );
     let mut missed = 0;
     let filter = std::env::var("KERNELS_BENCH_FILTER").unwrap_or_default();
-    for mut w in workloads() {
+    for w in workloads() {
         if !format!("kernels/{}/{}", w.group, w.name).contains(&filter) {
             continue;
         }
-        let (op, cp) = ratio(&mut w, runs);
+        let (mut run, path) = (w.setup)();
+        let (op, cp) = ratio(&mut run, w.bytes, runs);
+        drop(run);
         let r = op.as_secs_f64() / cp.as_secs_f64();
         let ok = r <= w.target;
         missed += usize::from(!ok);
         println!(
-            "{:<40} {:>8.2}ms {:>8.2} {:>7.2} {:>7}  {}",
+            "{:<40} {:>8.2}ms {:>8.2} {:>7.2} {:>7}  {:<7} {}",
             format!("kernels/{}/{}", w.group, w.name),
             op.as_secs_f64() * 1e3,
             w.bytes as f64 / op.as_secs_f64() / 1e9,
             r,
             format!("<={}", w.target),
-            if ok { "met" } else { "MISSED" }
+            if ok { "met" } else { "MISSED" },
+            path
         );
     }
     for (name, explicit, target) in [
         ("kernels/small/materialize 8x8", false, 50),
         ("kernels/small/plan+run 8x8", true, 200),
     ] {
+        if !name.contains(&filter) {
+            continue;
+        }
         let small = small_materialize(explicit);
         let ok = small <= Duration::from_nanos(target);
         missed += usize::from(!ok);
@@ -326,9 +401,10 @@ fn table() {
 }
 
 fn criterion_benches(c: &mut Criterion) {
-    for mut w in workloads() {
+    for w in workloads() {
+        let (mut run, _) = (w.setup)();
         c.bench_function(&format!("kernels/{}/{}", w.group, w.name), |b| {
-            b.iter(|| (w.run)())
+            b.iter(&mut run)
         });
     }
     let buf = ramp(64);

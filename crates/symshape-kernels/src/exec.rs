@@ -43,6 +43,10 @@ fn stream_bytes() -> usize {
 /// Rows shorter than this (bytes) are copied with ordinary stores even when streaming.
 const STREAM_ROW: usize = 1 << 13;
 
+/// Rows shorter than this (bytes) are copied by [`short_rows`] when they lie end to end in
+/// the destination.
+const SHORT_ROW: usize = 64;
+
 /// Units of work per rayon task are chosen so that there are about this many tasks.
 const TASKS: usize = 64;
 
@@ -148,7 +152,7 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
     let level = simd::level();
     let size = std::mem::size_of::<T>();
     let stream = plan.n_written().saturating_mul(size) >= stream_bytes();
-    for b in &plan.boxes {
+    for b in plan.boxes.iter() {
         let axes = &b.nest.axes;
         let kernel = b.nest.kernel;
         let base = b.nest.base;
@@ -180,6 +184,26 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             drive_tiles(outer, base, (na, a_block), (nb, TILE), plan.parallel, &tile);
             continue;
         }
+        if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
+            // Rows shorter than a cache line (the windows of an im2col): when an outer axis
+            // lays them end to end in the destination, copy runs of them with plain loops
+            // rather than a call per row.
+            if let Some(k) = outer.iter().position(|a| a.1[0] == na as isize) {
+                let mut rest: Vec<Axis<2>> = outer.to_vec();
+                let (nb, [db, sb]) = rest.remove(k);
+                let rows = move |off: [isize; 2], start: usize, len: usize| {
+                    // SAFETY: rows start..start+len of the run, each `na` elements: inside the
+                    // checked extents; distinct units write distinct destination elements.
+                    unsafe {
+                        let dp = d.get().offset(off[0] + start as isize * db);
+                        let sp = s.get().offset(off[1] + start as isize * sb) as *const T;
+                        short_rows(dp, db, sp, sb, len, na)
+                    }
+                };
+                drive(&rest, base, nb, SEG, plan.parallel, &rows);
+                continue;
+            }
+        }
         let row = move |off: [isize; 2], start: usize, len: usize| {
             let (di, si) = (off[0] + start as isize * da, off[1] + start as isize * sa);
             // For an offset-table box `si` indexes the table, not the source, and may lie past
@@ -207,6 +231,51 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             }
         };
         drive(outer, base, na, SEG, plan.parallel, &row);
+    }
+}
+
+/// Copies `rows` rows of `na` contiguous elements, rows at strides `db` and `sb`.
+///
+/// # Safety
+/// For `i < rows` and `k < na`: `dp + i * db + k` writable, `sp + i * sb + k` readable.
+#[inline]
+unsafe fn short_rows<T: Element>(
+    dp: *mut T,
+    db: isize,
+    sp: *const T,
+    sb: isize,
+    rows: usize,
+    na: usize,
+) {
+    macro_rules! fixed {
+        ($n:literal) => {
+            for i in 0..rows as isize {
+                // SAFETY: the function's contract, with `na == $n`.
+                unsafe {
+                    let (d, s) = (dp.offset(i * db), sp.offset(i * sb));
+                    for k in 0..$n {
+                        *d.add(k) = *s.add(k);
+                    }
+                }
+            }
+        };
+    }
+    match na {
+        1 => fixed!(1),
+        2 => fixed!(2),
+        3 => fixed!(3),
+        4 => fixed!(4),
+        _ => {
+            for i in 0..rows as isize {
+                // SAFETY: the function's contract.
+                unsafe {
+                    let (d, s) = (dp.offset(i * db), sp.offset(i * sb));
+                    for k in 0..na {
+                        *d.add(k) = *s.add(k);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -364,7 +433,7 @@ fn drive_tiles<F>(
 /// source offset (from `off[1]`) readable.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-unsafe fn tiled<T: Element>(
+pub(crate) unsafe fn tiled<T: Element>(
     level: Level,
     dst: *mut T,
     src: *mut T,
@@ -386,14 +455,17 @@ unsafe fn tiled<T: Element>(
             let sp = src.offset(off[1] + a0 as isize * sa) as *const T;
             let dp = dst.offset(off[0] + a0 as isize);
             let mut b_start = b0;
-            if kk == k_full && sb == 1 {
-                // Whole groups of destination rows through register transposes; the
-                // remaining rows below.
-                let size = std::mem::size_of::<T>() as isize;
+            let size = std::mem::size_of::<T>();
+            if sb == 1 && (1..=16).contains(&size) && kk % (16 / size) == 0 {
+                // Whole groups of destination rows through register transposes (a full line,
+                // or whole 16-byte quarters of it for a narrow slab); the remaining rows
+                // below.
+                let size = size as isize;
                 b_start = b0
                     + simd::tile(
                         level,
                         size as usize,
+                        kk,
                         dp as *mut u8,
                         sp as *const u8,
                         sa * size,

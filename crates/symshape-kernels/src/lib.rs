@@ -8,7 +8,10 @@
 //! the one below), both through the sealed trait [`Levels`]. This crate adds no view algebra
 //! of its own: extents, overlap and broadcasting come from the view crate.
 //!
-//! - [`Input`]: a buffer, the view that reads it, and the value masked-out elements read;
+//! - [`Input`]: a buffer, the view that reads it, and the value masked-out elements read
+//!   ([`Input::pad`], zero by default) in every operation that reads it: `materialize`,
+//!   `copy`, `map`, `zip` and `reduce` alike, so a causal mask padded with `-inf` feeds a
+//!   softmax's `max` and `exp` directly;
 //!   [`Output`]: a buffer and the view its elements are written through. Every operation
 //!   takes its inputs first, then its output, then scalars and closures.
 //! - The operations: [`materialize`], [`copy`], [`copy_within`] (source and destination in
@@ -17,7 +20,9 @@
 //!   Results the operations allocate are [`Dense`] (shape and row-major values).
 //! - [`LoopPlan`]: the inspectable plan of a copy or materialize ([`plan_materialize`],
 //!   [`plan_copy_into`]): boxes of the destination (an interior without mask checks, border
-//!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`]. Its `Display`
+//!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`]. A stack whose
+//!   levels do not compose into one view is cut into boxes that do (the padded ends of the
+//!   unfold windows of an im2col) before it falls back to an offset table. Its `Display`
 //!   is what `shapetrace plan` prints; it runs with [`LoopPlan::run_materialize`] or
 //!   [`LoopPlan::run_copy`] any number of times.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
@@ -32,6 +37,9 @@
 //! Every view's reachable extent is checked against its buffer once, before the loops (for a
 //! stack, the range of the offsets its table holds); a destination reaching an element twice
 //! is rejected. Work above 1 MiB runs on rayon; results never depend on the number of threads.
+//! A single unmasked view of at most 1024 elements materialized into a row-major buffer skips
+//! the planner: it is gathered with its axes on the stack, a transpose of its last two axes
+//! through the tiled kernel's register transposes.
 //!
 //! ```
 //! use symshape_kernels::{materialize, plan_materialize, Input, Kernel};

@@ -11,13 +11,14 @@ use symshape_view::{ConcreteView, Levels};
 use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::exec::{drive, run_copy, Ptr};
+use crate::exec::{drive, run_copy, tiled, Ptr};
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
 use crate::plan::{
     copy_plan, materialize_plan, simplify, stack_offsets, Axis, LoopPlan, PARALLEL_BYTES,
 };
+use crate::simd;
 
 /// A dense row-major result: its shape and its values.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +45,7 @@ impl LoopPlan<'_> {
     /// source's extent (or the range of its offset table) and the destination's extent.
     fn check_buffers(&self, src_len: usize, dst_len: usize) -> Result<()> {
         check_extent(self.op, "source", self.read, src_len)?;
-        check_extent(self.op, "destination", self.dst.extent(), dst_len)
+        check_extent(self.op, "destination", self.dst_extent(), dst_len)
     }
 
     /// Runs a materialize plan: reads `src_buf` through the planned view and writes every
@@ -57,7 +58,7 @@ impl LoopPlan<'_> {
         if out.len() != self.dst_numel {
             return Err(Error::OutputLength {
                 op: self.op,
-                shape: self.dst.shape().iter().map(|&d| d as usize).collect(),
+                shape: self.dst_shape().iter().map(|&d| d as usize).collect(),
                 expected: self.dst_numel,
                 got: out.len(),
             });
@@ -108,60 +109,147 @@ pub fn materialize<T: Element>(src: Input<'_, T>) -> Result<Dense<T>> {
     let shape = shape_of("materialize", src.levels)?;
     let n = alloc::count("materialize", &shape, std::mem::size_of::<T>())?;
     let mut values = alloc::filled_vec("materialize", n, src.pad)?;
-    if !small_gather(src, &mut values)? {
+    if !small_gather("materialize", src, None, &mut values)? {
         let plan = materialize_plan::<T>(src.levels)?;
         plan.run_materialize(src.buf, &mut values, src.pad)?;
     }
     Ok(Dense { shape, values })
 }
 
-/// Gathers a small unmasked single view of at most 8 axes into row-major `out` without a
-/// plan (a direct gather is faster than planning one). Returns whether it applied.
-fn small_gather<T: Element>(src: Input<'_, T>, out: &mut [T]) -> Result<bool> {
+/// Axes a small gather handles without allocating.
+const SMALL_RANK: usize = 8;
+
+/// Gathers a small unmasked single view of at most [`SMALL_RANK`] axes into the row-major
+/// elements of `buf` without a plan (a direct gather is faster than planning one): all of
+/// `buf` when `dst` is `None` (a materialize), else the elements of `dst`, which must be the
+/// row-major layout of the source's shape at offset 0. Returns whether it applied.
+fn small_gather<T: Element>(
+    op: &'static str,
+    src: Input<'_, T>,
+    dst: Option<&ConcreteView>,
+    buf: &mut [T],
+) -> Result<bool> {
     let [l] = src.levels else {
         return Ok(false);
     };
-    let numel = usize::try_from(l.numel()).unwrap_or(usize::MAX);
-    if l.mask().is_some() || numel > SMALL_VIEW || l.ndim() > 8 || out.len() != numel {
+    let (shape, strides) = (l.shape(), l.strides());
+    if l.mask().is_some() || shape.len() > SMALL_RANK {
         return Ok(false);
     }
-    check_extent("materialize", "source", l.extent(), src.buf.len())?;
-    // Offsets of in-shape indices fit i64 (the view's invariant) and lie in the checked
-    // extent, so `get` never misses.
-    let read = |o: i64| {
-        usize::try_from(o)
-            .ok()
-            .and_then(|i| src.buf.get(i))
-            .copied()
-            .unwrap_or(src.pad)
-    };
-    let (shape, strides) = (l.shape(), l.strides());
-    let Some((&n_in, outer)) = shape.split_last() else {
-        if let Some(o) = out.first_mut() {
-            *o = read(l.offset());
+    if let Some(d) = dst {
+        // Compared element by element: for a few axes, faster than a call to `memcmp`.
+        let same = d.ndim() == shape.len() && d.shape().iter().zip(shape).all(|(a, b)| a == b);
+        if d.mask().is_some() || d.offset() != 0 || !same {
+            return Ok(false);
         }
-        return Ok(true);
+        // Row-major strides (axes of extent 1 may have any).
+        let mut expect = 1i64;
+        for (&n, &t) in shape.iter().zip(d.strides()).rev() {
+            if n != 1 && t != expect {
+                return Ok(false);
+            }
+            expect = expect.saturating_mul(n);
+        }
+    }
+    // Axes of extent > 1 in machine integers, outermost first, and the lowest and highest
+    // offset they reach; anything that does not fit goes to the planner, which reports it.
+    let mut n = [0usize; SMALL_RANK];
+    let mut st = [0isize; SMALL_RANK];
+    let mut rank = 0;
+    let mut numel = 1usize;
+    let Ok(base) = isize::try_from(l.offset()) else {
+        return Ok(false);
+    };
+    let (mut lo, mut hi) = (base, base);
+    for (&d, &t) in shape.iter().zip(strides) {
+        let (Ok(d), Ok(t)) = (usize::try_from(d), isize::try_from(t)) else {
+            return Ok(false);
+        };
+        numel = numel.saturating_mul(d);
+        if d > 1 {
+            // In-shape offsets of a view fit `i64`, so do these partial sums (when no axis is
+            // empty; then nothing is read).
+            let last = t.wrapping_mul(d as isize - 1);
+            lo = lo.wrapping_add(last.min(0));
+            hi = hi.wrapping_add(last.max(0));
+            n[rank] = d;
+            st[rank] = t;
+            rank += 1;
+        }
+    }
+    if numel > SMALL_VIEW {
+        return Ok(false);
+    }
+    let out = match dst {
+        Some(_) => match buf.get_mut(..numel) {
+            Some(out) => out,
+            None => return Ok(false),
+        },
+        None if buf.len() == numel => buf,
+        None => return Ok(false),
     };
     if numel == 0 {
         return Ok(true);
     }
-    let s_in = strides[strides.len() - 1];
-    let mut idx = [0i64; 8];
-    let mut off = l.offset();
-    for row in out.chunks_exact_mut(n_in as usize) {
-        let mut o = off;
-        for x in row.iter_mut() {
-            *x = read(o);
-            o = o.wrapping_add(s_in);
+    if lo < 0 || usize::try_from(hi).map_or(true, |h| h >= src.buf.len()) {
+        return Err(Error::OutOfBuffer {
+            op,
+            role: "source",
+            lo: lo as i64,
+            hi: hi as i64,
+            len: src.buf.len(),
+        });
+    }
+    if rank == 0 {
+        n[0] = 1;
+        rank = 1;
+    }
+    let (n_in, s_in) = (n[rank - 1], st[rank - 1]);
+    // A transpose of the last two axes (the source's unit stride on the second-to-last)
+    // goes through the tiled kernel's register transposes, a block per outer index.
+    let transpose = rank >= 2 && st[rank - 2] == 1 && s_in != 1;
+    let inner = if transpose { rank - 2 } else { rank - 1 };
+    let (outer_n, outer_s) = (&n[..inner], &st[..inner]);
+    let block: usize = n[inner..rank].iter().product();
+    let sp = src.buf.as_ptr();
+    let level = simd::level();
+    let mut idx = [0usize; SMALL_RANK];
+    let mut off = base;
+    for row in out.chunks_exact_mut(block) {
+        // SAFETY: `off` is the offset of the first element of an in-shape block (the odometer
+        // below keeps it so) and every in-shape offset lies in the extent checked above, so
+        // every source offset read is inside `src.buf`; the destination block is `row`.
+        unsafe {
+            if transpose {
+                let nb = n[rank - 2];
+                tiled(
+                    level,
+                    row.as_mut_ptr(),
+                    sp as *mut T,
+                    [0, off],
+                    (0, n_in),
+                    (0, nb),
+                    s_in,
+                    n_in as isize,
+                    1,
+                );
+            } else if s_in == 1 {
+                row.copy_from_slice(std::slice::from_raw_parts(sp.offset(off), n_in));
+            } else {
+                for (k, x) in row.iter_mut().enumerate() {
+                    *x = *sp.offset(off + k as isize * s_in);
+                }
+            }
         }
-        for ((i, &n), &s) in idx.iter_mut().zip(outer).zip(strides).rev() {
+        // Wrapping: the step past the last block is never used.
+        for ((i, &d), &s) in idx.iter_mut().zip(outer_n).zip(outer_s).rev() {
             *i += 1;
             off = off.wrapping_add(s);
-            if *i < n {
+            if *i < d {
                 break;
             }
             *i = 0;
-            off = off.wrapping_sub(s.wrapping_mul(n));
+            off = off.wrapping_sub(s.wrapping_mul(d as isize));
         }
     }
     Ok(true)
@@ -177,13 +265,8 @@ fn small_gather<T: Element>(src: Input<'_, T>, out: &mut [T]) -> Result<bool> {
 pub fn copy<T: Element>(src: Input<'_, T>, dst: Output<'_, T>) -> Result<()> {
     if let [d] = dst.levels {
         // A row-major destination at offset 0 is the output of a materialize.
-        if d.is_c_contiguous() && top(src.levels).shape() == d.shape() {
-            let n = usize::try_from(d.numel()).unwrap_or(usize::MAX);
-            if let Some(out) = dst.buf.get_mut(..n) {
-                if small_gather(src, out)? {
-                    return Ok(());
-                }
-            }
+        if small_gather("copy", src, Some(d), dst.buf)? {
+            return Ok(());
         }
     }
     match dst.levels {

@@ -11,6 +11,7 @@
 //!    last axis is the one with the smallest destination stride.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use symshape_view::concrete::{merge_memo, merge_refined};
 use symshape_view::{ConcreteView, Levels};
@@ -105,7 +106,7 @@ pub struct LoopPlan<'a> {
     pub(crate) op: &'static str,
     pub(crate) elem: &'static str,
     pub(crate) elem_size: usize,
-    pub(crate) dst: ConcreteView,
+    pub(crate) dst: Dst,
     pub(crate) dst_numel: usize,
     pub(crate) src_levels: &'a [ConcreteView],
     /// When levels of the source merged ([`merge_memo`], or [`merge_refined`] after cutting the
@@ -118,14 +119,94 @@ pub struct LoopPlan<'a> {
     /// below it).
     pub(crate) table: Vec<isize>,
     pub(crate) table_per_top: bool,
+    /// When the two levels left did not merge but boxes of the top each did
+    /// ([`split_merge`]): the number of such boxes (the loops then read no table).
+    pub(crate) pieces: usize,
     /// Lowest and highest source offset read: the source's extent, or the range of the
     /// table's valid entries.
     pub(crate) read: Option<(i64, i64)>,
-    pub(crate) boxes: Vec<PlanBox>,
+    pub(crate) boxes: Boxes,
     pub(crate) parallel: bool,
 }
 
+/// The boxes of a plan. Most plans have one (every plan of an unmasked single view), kept
+/// inline so that a small plan allocates less.
+#[derive(Debug, Clone, Eq)]
+pub(crate) enum Boxes {
+    One(PlanBox),
+    Many(Vec<PlanBox>),
+}
+
+impl std::ops::Deref for Boxes {
+    type Target = [PlanBox];
+
+    fn deref(&self) -> &[PlanBox] {
+        match self {
+            Boxes::One(b) => std::slice::from_ref(b),
+            Boxes::Many(v) => v,
+        }
+    }
+}
+
+impl PartialEq for Boxes {
+    fn eq(&self, other: &Boxes) -> bool {
+        **self == **other
+    }
+}
+
+impl From<Vec<PlanBox>> for Boxes {
+    fn from(mut v: Vec<PlanBox>) -> Boxes {
+        match (v.pop(), v.is_empty()) {
+            (Some(one), true) => Boxes::One(one),
+            (Some(last), false) => {
+                v.push(last);
+                Boxes::Many(v)
+            }
+            (None, _) => Boxes::Many(v),
+        }
+    }
+}
+
+/// The destination of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Dst {
+    /// A view given by the caller (or built for a plan that needs it).
+    View(ConcreteView),
+    /// The row-major layout of the source's shape at offset 0 (a materialize), built only when
+    /// [`LoopPlan::dst`] asks for it: small plans skip building a view they never read.
+    RowMajor(LazyView),
+}
+
+/// A view built on first use. Equal to any other: it is a function of the plan's shape.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LazyView(OnceLock<ConcreteView>);
+
+impl PartialEq for LazyView {
+    fn eq(&self, _: &LazyView) -> bool {
+        true
+    }
+}
+
+impl Eq for LazyView {}
+
 impl LoopPlan<'_> {
+    /// The shape of the destination.
+    pub(crate) fn dst_shape(&self) -> &[i64] {
+        match &self.dst {
+            Dst::View(v) => v.shape(),
+            Dst::RowMajor(_) => top(self.src_levels).shape(),
+        }
+    }
+
+    /// The lowest and highest destination offset written, as [`ConcreteView::extent`].
+    pub(crate) fn dst_extent(&self) -> Option<(i64, i64)> {
+        match &self.dst {
+            Dst::View(v) => v.extent(),
+            // Row-major at offset 0: the first and last of `dst_numel` elements.
+            Dst::RowMajor(_) => (self.dst_numel > 0).then(|| (0, self.dst_numel as i64 - 1)),
+        }
+    }
+
     /// The source levels the loops read: the given ones, or the merged ones.
     fn levels(&self) -> &[ConcreteView] {
         match &self.merged {
@@ -150,7 +231,15 @@ impl LoopPlan<'_> {
     /// The destination view.
     #[must_use]
     pub fn dst(&self) -> &ConcreteView {
-        &self.dst
+        match &self.dst {
+            Dst::View(v) => v,
+            Dst::RowMajor(lazy) => lazy.0.get_or_init(|| {
+                let t = top(self.src_levels);
+                // The shape is that of a valid view, so its row-major layout exists; were it
+                // refused, the top itself still has the right shape.
+                ConcreteView::contiguous(t.shape()).unwrap_or_else(|_| t.clone())
+            }),
+        }
     }
 
     /// Number of destination elements written.
@@ -192,9 +281,9 @@ fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::
 impl fmt::Display for LoopPlan<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "plan {} {} ", self.op, self.elem)?;
-        write_list(f, self.dst.shape())?;
+        write_list(f, self.dst_shape())?;
         writeln!(f)?;
-        writeln!(f, "  dst: {}", fmt_layout(&self.dst))?;
+        writeln!(f, "  dst: {}", fmt_layout(self.dst()))?;
         for (k, l) in self.src_levels.iter().enumerate() {
             writeln!(f, "  src level {k}: {}", fmt_layout(l))?;
         }
@@ -217,7 +306,13 @@ impl fmt::Display for LoopPlan<'_> {
             }
             None => {}
         }
-        if self.levels().len() > 1 {
+        if self.pieces > 0 {
+            writeln!(
+                f,
+                "  split: the top cut into {} boxes that each read the level below as one view",
+                self.pieces
+            )?;
+        } else if self.levels().len() > 1 {
             let per = if self.table_per_top {
                 " (one per element of the top)"
             } else {
@@ -239,7 +334,7 @@ impl fmt::Display for LoopPlan<'_> {
         if self.boxes.is_empty() {
             writeln!(f, "  nothing to do")?;
         }
-        for b in &self.boxes {
+        for b in self.boxes.iter() {
             write!(f, "  box [")?;
             for (k, (lo, hi)) in b.region.iter().enumerate() {
                 if k > 0 {
@@ -554,22 +649,34 @@ fn table_range(table: &[isize]) -> Option<(i64, i64)> {
     res
 }
 
-/// Plans copying `src` into the elements of `dst` (same shape); `dst` is one level.
+/// Plans copying `src` into the elements of `dst` (same shape; `None`: the row-major layout
+/// of the source's shape); `dst` is one level.
 pub(crate) fn plan_copy<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
-    dst: ConcreteView,
+    dst: Option<ConcreteView>,
     src: &'a [ConcreteView],
 ) -> Result<LoopPlan<'a>> {
     let top_view = top(src);
-    if dst.shape() != top_view.shape() {
-        return Err(Error::ShapeMismatch {
-            op,
-            dst: dst.shape().to_vec(),
-            src: top_view.shape().to_vec(),
-        });
+    if let Some(dst) = &dst {
+        if dst.shape() != top_view.shape() {
+            return Err(Error::ShapeMismatch {
+                op,
+                dst: dst.shape().to_vec(),
+                src: top_view.shape().to_vec(),
+            });
+        }
     }
+    if let [one] = src {
+        if one.mask().is_none() && dst.as_ref().is_none_or(|d| d.mask().is_none()) {
+            return plan_single(op, elem, elem_size, dst, src, one);
+        }
+    }
+    let dst = match dst {
+        Some(d) => d,
+        None => ConcreteView::contiguous(top_view.shape())?,
+    };
     // Merge the source's top into the level below while their composition is one view,
     // possibly after cutting the top along the rows of the level below (the destination is
     // cut alike, so the loops write the same elements).
@@ -600,6 +707,38 @@ pub(crate) fn plan_copy<'a>(
     let levels = merged.as_ref().map_or(src, |(_, l)| l.as_slice());
     let top_view = top(levels);
     let dst_view = cut_dst.as_ref().unwrap_or(&dst);
+    if let [lower, upper] = levels {
+        if let Some(pieces) = split_merge(lower, upper)? {
+            let d = Machine::of(op, dst_view)?;
+            let mut plan = LoopPlan {
+                op,
+                elem,
+                elem_size,
+                dst_numel: d.numel(),
+                dst: Dst::View(dst),
+                src_levels: src,
+                merged: None,
+                table: Vec::new(),
+                table_per_top: false,
+                pieces: pieces.len(),
+                read: None,
+                boxes: Boxes::Many(Vec::new()),
+                parallel: false,
+            };
+            let mut boxes = Vec::new();
+            for (origin, v) in &pieces {
+                piece_boxes(op, &d, origin, v, &mut boxes)?;
+                plan.read = match (plan.read, v.extent()) {
+                    (Some((a, b)), Some((c, e))) => Some((a.min(c), b.max(e))),
+                    (r, None) | (None, r) => r,
+                };
+            }
+            plan.merged = merged;
+            plan.boxes = boxes.into();
+            plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
+            return Ok(plan);
+        }
+    }
     let mut d = Machine::of(op, dst_view)?;
     let t = Machine::of(op, top_view)?;
     let below = &levels[..levels.len() - 1];
@@ -696,12 +835,285 @@ pub(crate) fn plan_copy<'a>(
         elem,
         elem_size,
         dst_numel: d.numel(),
-        dst,
+        dst: Dst::View(dst),
         src_levels: src,
         merged,
         table,
         table_per_top: per_top,
+        pieces: 0,
         read,
+        boxes: boxes.into(),
+        parallel: false,
+    };
+    plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
+    Ok(plan)
+}
+
+/// Most boxes [`split_merge`] cuts a top into before the planner reads through a table.
+const MAX_PIECES: usize = 64;
+
+/// Fewest elements per box, on average, for which [`split_merge`] cuts a top.
+const MIN_PIECE: usize = 16;
+
+/// Most merges [`split_merge`] tries before giving up: a merge that crosses a mask may walk
+/// many points before it refuses, so the cost of a stack that never splits stays bounded (an
+/// im2col of a conv1d splits in about 26).
+const MERGE_BUDGET: usize = 64;
+
+/// A box of a split top: its origin in the top's index space and its view (of the box's
+/// extents) over the level below.
+type Piece = (Vec<i64>, ConcreteView);
+
+/// A region of a view's index space: a half-open interval per axis.
+type Region = Vec<(i64, i64)>;
+
+/// `upper` restricted to `region`, composed with `lower` ([`merge_memo`]: a stack planned
+/// again is split without deciding again), when that is one view.
+fn merge_piece(
+    lower: &ConcreteView,
+    upper: &ConcreteView,
+    region: &[(i64, i64)],
+) -> Result<Option<ConcreteView>> {
+    Ok(merge_memo(lower, &upper.shrink(region)?)?)
+}
+
+/// `region` cut along `axis` at `at`: the part below and the part from `at`.
+fn halves(region: &[(i64, i64)], axis: usize, at: i64) -> (Region, Region) {
+    let (mut lo, mut hi) = (region.to_vec(), region.to_vec());
+    if let (Some(l), Some(h)) = (lo.get_mut(axis), hi.get_mut(axis)) {
+        l.1 = at;
+        h.0 = at;
+    }
+    (lo, hi)
+}
+
+/// Cuts the index space of `upper` into boxes that each compose with `lower` into one view
+/// ([`merge_memo`]),
+/// when the whole does not: where `lower` is masked, a box whose image stays inside its
+/// valid box merges although the whole top does not (the padded edges of an im2col
+/// matrix, whose windows cross the padding only in their first and last positions).
+///
+/// Cuts are tried one element in from either end of an axis, then in its middle, keeping the
+/// first cut whose larger half merges, else the first with a half that merges; failing
+/// that, the longest axis is halved. Returns the
+/// boxes (their origins in `upper` and their views, of the boxes' extents), or `None` when
+/// more than [`MAX_PIECES`] boxes (or one per [`MIN_PIECE`] elements) or [`MERGE_BUDGET`]
+/// merges would be needed.
+fn split_merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Vec<Piece>>> {
+    // Every merge tried counts, so that a top that never merges costs a bounded number.
+    let mut budget = MERGE_BUDGET;
+    let mut try_merge = |region: &[(i64, i64)]| -> Result<Option<Option<ConcreteView>>> {
+        if budget == 0 {
+            return Ok(None);
+        }
+        budget -= 1;
+        merge_piece(lower, upper, region).map(Some)
+    };
+    // Boxes of a few elements are slower than a table: at least `MIN_PIECE` per box on average.
+    let max_pieces = MAX_PIECES.min(usize::try_from(upper.numel()).unwrap_or(0) / MIN_PIECE);
+    let mut todo: Vec<Region> = vec![upper.shape().iter().map(|&n| (0, n)).collect()];
+    let mut done = Vec::new();
+    while let Some(region) = todo.pop() {
+        if done.len() + todo.len() >= max_pieces {
+            return Ok(None);
+        }
+        match try_merge(&region)? {
+            None => return Ok(None),
+            Some(Some(v)) => {
+                done.push((region.iter().map(|r| r.0).collect(), v));
+                continue;
+            }
+            Some(None) => {}
+        }
+        // Cuts whose larger half merges first (the bulk of the box), then any half.
+        let mut cut = None;
+        'passes: for larger in [true, false] {
+            for (axis, &(b, e)) in region.iter().enumerate() {
+                for at in [b + 1, e - 1, b + (e - b) / 2] {
+                    if at <= b || at >= e {
+                        continue;
+                    }
+                    let (lo, hi) = halves(&region, axis, at);
+                    let lo_larger = at - b >= e - at;
+                    let half = if larger == lo_larger { &lo } else { &hi };
+                    match try_merge(half)? {
+                        None => return Ok(None),
+                        Some(Some(_)) => {
+                            cut = Some((lo, hi));
+                            break 'passes;
+                        }
+                        Some(None) => {}
+                    }
+                }
+            }
+        }
+        let (lo, hi) = match cut {
+            Some(c) => c,
+            None => {
+                let longest = region.iter().enumerate().max_by_key(|(_, r)| r.1 - r.0);
+                match longest {
+                    Some((axis, &(b, e))) if e - b >= 2 => halves(&region, axis, b + (e - b) / 2),
+                    _ => return Ok(None),
+                }
+            }
+        };
+        // Row-major order of the boxes: the lower half is taken next.
+        todo.push(hi);
+        todo.push(lo);
+    }
+    Ok(Some(done))
+}
+
+/// The boxes of one piece of a split plan: the piece's view `v` (its index space the box of
+/// the destination at `origin`), cut where its mask or the destination's valid box begins
+/// or ends.
+fn piece_boxes(
+    op: &'static str,
+    d: &Machine,
+    origin: &[i64],
+    v: &ConcreteView,
+    out: &mut Vec<PlanBox>,
+) -> Result<()> {
+    let m = Machine::of(op, v)?;
+    let origin: Vec<usize> = origin.iter().map(|&o| o.max(0) as usize).collect();
+    // The destination's valid box in the piece's coordinates, clipped to it.
+    let dst_local: Vec<(usize, usize)> = d
+        .valid
+        .iter()
+        .zip(&origin)
+        .zip(&m.shape)
+        .map(|((&(b, e), &o), &n)| {
+            let lo = b.saturating_sub(o).min(n);
+            (lo, e.saturating_sub(o).min(n).max(lo))
+        })
+        .collect();
+    let src_box = if m.masked {
+        m.valid.clone()
+    } else {
+        Vec::new()
+    };
+    for cell in cells(&m.shape, &[&dst_local, &src_box]) {
+        let global: Vec<(usize, usize)> = cell
+            .iter()
+            .zip(&origin)
+            .map(|(&(b, e), &o)| (b + o, e + o))
+            .collect();
+        if d.masked && !inside(&global, &d.valid) {
+            continue;
+        }
+        let kernel_src = src_box.is_empty() || inside(&cell, &src_box);
+        let mut base = [base_of(&d.strides, d.offset, &global), 0];
+        let axes: Vec<Axis<2>> = if kernel_src {
+            base[1] = base_of(&m.strides, m.offset, &cell);
+            cell.iter()
+                .zip(&d.strides)
+                .zip(&m.strides)
+                .map(|((&(b, e), &ds), &ss)| (e - b, [ds, ss]))
+                .collect()
+        } else {
+            cell.iter()
+                .zip(&d.strides)
+                .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
+                .collect()
+        };
+        let Some(mut axes) = simplify(axes, &mut base) else {
+            continue;
+        };
+        let kernel = if kernel_src {
+            pick_kernel(&mut axes, false)
+        } else {
+            Kernel::Pad
+        };
+        out.push(PlanBox {
+            region: global,
+            nest: Nest { axes, base, kernel },
+        });
+    }
+    Ok(())
+}
+
+/// Plans a copy between two unmasked single views (`dst` `None`: the row-major layout of the
+/// source's shape): one box, no table, no temporaries beyond the plan's own fields (the
+/// common case, and the one small copies hit).
+fn plan_single<'a>(
+    op: &'static str,
+    elem: &'static str,
+    elem_size: usize,
+    dst: Option<ConcreteView>,
+    src_levels: &'a [ConcreteView],
+    src: &ConcreteView,
+) -> Result<LoopPlan<'a>> {
+    // The checks of `Machine::of`, without building one. Every field of a view fits `i64`,
+    // so on 64-bit targets the conversions cannot fail and the compiler drops them.
+    let bad = |v: &ConcreteView, what: &'static str, value: i64| Error::Machine {
+        op,
+        what,
+        value,
+        view: v.to_string(),
+    };
+    for v in dst.iter().chain([src]) {
+        usize::try_from(v.numel()).map_err(|_| bad(v, "element count", v.numel()))?;
+        if isize::BITS < i64::BITS {
+            if let Some((lo, hi)) = v.extent() {
+                for x in [lo, hi] {
+                    isize::try_from(x).map_err(|_| bad(v, "offset", x))?;
+                }
+            }
+        }
+    }
+    let to_isize = |v: &ConcreteView, what, x: i64| isize::try_from(x).map_err(|_| bad(v, what, x));
+    let shape = src.shape();
+    let mut axes: Vec<Axis<2>> = Vec::with_capacity(shape.len());
+    let mut region = Vec::with_capacity(shape.len());
+    for (k, (&n, &ss)) in shape.iter().zip(src.strides()).enumerate() {
+        let n = usize::try_from(n).map_err(|_| bad(src, "size", n))?;
+        let ds = match &dst {
+            Some(d) => to_isize(d, "stride", d.strides().get(k).copied().unwrap_or(0))?,
+            None => 0,
+        };
+        axes.push((n, [ds, to_isize(src, "stride", ss)?]));
+        region.push((0, n));
+    }
+    if dst.is_none() {
+        // Row-major strides; zero-size axes count as one, as the view crate does. The
+        // products are bounded by the element count, which fits.
+        let mut acc: isize = 1;
+        for a in axes.iter_mut().rev() {
+            a.1[0] = acc;
+            acc = acc.saturating_mul(isize::try_from(a.0.max(1)).unwrap_or(isize::MAX));
+        }
+    }
+    let mut base = [
+        match &dst {
+            Some(d) => to_isize(d, "offset", d.offset())?,
+            None => 0,
+        },
+        to_isize(src, "offset", src.offset())?,
+    ];
+    let boxes = match simplify(axes, &mut base) {
+        Some(mut axes) => {
+            let kernel = pick_kernel(&mut axes, false);
+            Boxes::One(PlanBox {
+                region,
+                nest: Nest { axes, base, kernel },
+            })
+        }
+        None => Boxes::Many(Vec::new()),
+    };
+    // The element count fits (checked above); the shapes are equal.
+    let dst_numel = src.numel() as usize;
+    let mut plan = LoopPlan {
+        op,
+        elem,
+        elem_size,
+        dst_numel,
+        dst: dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View),
+        src_levels,
+        merged: None,
+        table: Vec::new(),
+        table_per_top: false,
+        pieces: 0,
+        read: src.extent(),
         boxes,
         parallel: false,
     };
@@ -719,12 +1131,11 @@ pub fn plan_materialize<T: Element>(src: &impl Levels) -> Result<LoopPlan<'_>> {
 }
 
 pub(crate) fn materialize_plan<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
-    let dst = ConcreteView::contiguous(top(levels).shape())?;
     plan_copy(
         "materialize",
         T::NAME,
         std::mem::size_of::<T>(),
-        dst,
+        None,
         levels,
     )
 }
@@ -747,7 +1158,13 @@ pub(crate) fn copy_plan<'a, T: Element>(
     dst: &ConcreteView,
 ) -> Result<LoopPlan<'a>> {
     check_no_self_overlap("copy", std::slice::from_ref(dst))?;
-    plan_copy("copy", T::NAME, std::mem::size_of::<T>(), dst.clone(), src)
+    plan_copy(
+        "copy",
+        T::NAME,
+        std::mem::size_of::<T>(),
+        Some(dst.clone()),
+        src,
+    )
 }
 
 /// Offsets of every element of a stack's top, and the lowest and highest among them.

@@ -93,22 +93,25 @@ pub fn simd_path() -> &'static str {
     level().name()
 }
 
-/// One full-width tile of the tiled kernel, in bytes: `64 / size` source rows (one destination
-/// cache line) by `bl` destination rows from `b0`, where source row `k` starts at
-/// `sp + k * sa` and destination row `ib` at `dp + ib * db`, element `ib` of a source row
-/// going to element `k` of destination row `ib`. Whole groups of destination rows go through
-/// register transposes of `level`; returns the number of rows done (from `b0`), the caller
-/// copies the rest. Bit moves only, so exact for any element type of that size.
+/// One tile of the tiled kernel, in bytes: `rows` source rows (a multiple of `16 / size`, at
+/// most `64 / size`: one destination cache line or a whole number of its 16-byte quarters) by
+/// `bl` destination rows from `b0`, where source row `k` starts at `sp + k * sa` and
+/// destination row `ib` at `dp + ib * db`, element `ib` of a source row going to element `k`
+/// of destination row `ib`. Whole groups of destination rows go through register transposes
+/// of `level`; returns the number of rows done (from `b0`), the caller copies the rest. Bit
+/// moves only, so exact for any element type of that size.
 ///
 /// # Safety
-/// `level` is supported by this CPU; `size` is 1, 2, 4 or 8 (else nothing is done); for
-/// `k < 64 / size` and `ib` in `b0..b0 + bl`, the `size` bytes at `sp + k * sa + ib * size` are
-/// readable and those at `dp + ib * db + k * size` writable.
+/// `level` is supported by this CPU; `size` is 1, 2, 4 or 8 (else nothing is done); `rows`
+/// as above (else nothing is done); for `k < rows` and `ib` in `b0..b0 + bl`, the `size`
+/// bytes at `sp + k * sa + ib * size` are readable and those at `dp + ib * db + k * size`
+/// writable.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn tile(
     level: Level,
     size: usize,
+    rows: usize,
     dp: *mut u8,
     sp: *const u8,
     sa: isize,
@@ -118,12 +121,19 @@ pub(crate) unsafe fn tile(
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
+        // Quarters of a destination line per tile: 16-byte blocks of `16 / size` rows.
+        let bytes = rows.saturating_mul(size);
+        if !matches!(size, 1 | 2 | 4 | 8) || bytes % 16 != 0 || !(16..=64).contains(&bytes) {
+            return 0;
+        }
+        let quads = bytes / 16;
         macro_rules! go {
             ($f:ident, $s:literal, $w:expr) => {{
                 let groups = bl / $w;
-                // SAFETY: the caller's contract, for the `groups * $w` rows from `b0`; the
-                // level's features are present (caller; SSE2 is in the x86_64 baseline).
-                unsafe { x86::$f::<$s>(dp, sp, sa, db, b0, groups) };
+                // SAFETY: the caller's contract, for the `groups * $w` rows from `b0` and
+                // `quads * 16 / S = rows` source rows; the level's features are present
+                // (caller; SSE2 is in the x86_64 baseline).
+                unsafe { x86::$f::<$s>(dp, sp, sa, db, b0, groups, quads) };
                 groups * $w
             }};
         }
@@ -144,7 +154,7 @@ pub(crate) unsafe fn tile(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (level, size, dp, sp, sa, db, b0, bl);
+        let _ = (level, size, rows, dp, sp, sa, db, b0, bl);
         0
     }
 }
@@ -279,12 +289,13 @@ mod x86 {
         }
     }
 
-    /// `groups` groups of `16 / S` destination rows; per group, four blocks of `16 / S`
-    /// source rows, each an `R x R` register transpose (`R = 16 / S`) of 16-byte rows.
+    /// `groups` groups of `16 / S` destination rows; per group, `quads` (at most four) blocks
+    /// of `16 / S` source rows, each an `R x R` register transpose (`R = 16 / S`) of 16-byte
+    /// rows.
     ///
     /// # Safety
-    /// As [`super::tile`], for `16 / S * groups` rows from `b0` (SSE2 is in the x86_64
-    /// baseline).
+    /// As [`super::tile`], for `16 / S * groups` rows from `b0` and `quads * 16 / S` source
+    /// rows (SSE2 is in the x86_64 baseline).
     #[inline]
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn tile_sse2<const S: usize>(
@@ -294,12 +305,13 @@ mod x86 {
         db: isize,
         b0: usize,
         groups: usize,
+        quads: usize,
     ) {
         let r = 16 / S;
         let bits = r.trailing_zeros();
         for g in 0..groups {
             let b = b0 + r * g;
-            for q in 0..4 {
+            for q in 0..quads.min(4) {
                 let mut v = [_mm_setzero_si128(); 16];
                 for (i, x) in v.iter_mut().take(r).enumerate() {
                     // SAFETY: source row `q * r + i` of the tile, columns `b..b + r`.
@@ -334,7 +346,8 @@ mod x86 {
     /// the low lane giving destination rows `b..b + R`, the high one rows `b + R..b + 2R`.
     ///
     /// # Safety
-    /// As [`super::tile`], for `32 / S * groups` rows from `b0`; the CPU has AVX2.
+    /// As [`super::tile`], for `32 / S * groups` rows from `b0` and `quads * 16 / S` source
+    /// rows; the CPU has AVX2.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn tile_avx2<const S: usize>(
@@ -344,12 +357,13 @@ mod x86 {
         db: isize,
         b0: usize,
         groups: usize,
+        quads: usize,
     ) {
         let r = 16 / S;
         let bits = r.trailing_zeros();
         for g in 0..groups {
             let b = b0 + 2 * r * g;
-            for q in 0..4 {
+            for q in 0..quads.min(4) {
                 let mut v = [_mm256_setzero_si256(); 16];
                 for (i, x) in v.iter_mut().take(r).enumerate() {
                     // SAFETY: source row `q * r + i` of the tile, columns `b..b + 2r`.
@@ -452,6 +466,18 @@ mod tests {
             check_all_sizes(&[1029, 1100], &[1, 0]);
             check_all_sizes(&[33, 64, 96], &[2, 1, 0]);
             check_all_sizes(&[64, 33, 96], &[1, 2, 0]);
+            // Slabs narrower than a destination line: whole 16-byte quarters of it go
+            // through the register transposes (a quarter, a half, three quarters, and
+            // widths that are not a whole number of quarters), through the small gather
+            // (at most 1024 elements) and through a plan.
+            check_all_sizes(&[8, 8], &[1, 0]);
+            check_all_sizes(&[2, 4, 40], &[0, 2, 1]);
+            check_all_sizes(&[24, 40], &[1, 0]);
+            check_all_sizes(&[3, 48, 7], &[0, 2, 1]);
+            check_all_sizes(&[24, 20_000], &[1, 0]);
+            check_all_sizes(&[14, 30_000], &[1, 0]);
+            check_all_sizes(&[48, 9_000], &[1, 0]);
+            check_all_sizes(&[6, 10, 4_000], &[0, 2, 1]);
         }
         FORCED.store(0, Ordering::Relaxed);
     }

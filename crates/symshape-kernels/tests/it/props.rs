@@ -1,11 +1,12 @@
 //! Property tests: every operation against the element-by-element reference.
 
-use crate::gen::{any_layout, buffer, stack, structured_layout, view};
+use crate::gen::{buffer, stack, structured_layout, view};
 use crate::reference as r;
 use proptest::prelude::*;
 use symshape_kernels::{
-    copy, copy_within, fill, map, materialize, plan_materialize, reduce, reduce_with, zip,
-    ConcreteStack, ConcreteView, Input, Levels, Output, ReduceConfig, ReduceOp,
+    copy, copy_within, fill, map, map_into, materialize, plan_materialize, reduce, reduce_with,
+    zip, zip_into, ConcreteStack, ConcreteView, Input, Kernel, Levels, Output, ReduceConfig,
+    ReduceOp,
 };
 
 const LEN: usize = 40;
@@ -24,10 +25,31 @@ proptest! {
     }
 
     #[test]
-    fn map_matches_reference(s in stack(LEN)) {
+    fn map_matches_reference(s in stack(LEN), pad in -5i64..5, dst in structured_layout(LEN)) {
+        // Masked elements read the input's pad before `f` sees them.
         let buf = buffer(LEN);
-        let got = map(Input::new(&buf, &s), |x| x * 2 + 1).unwrap().values;
-        let want: Vec<i64> = r::materialize(&buf, s.levels(), 0).iter().map(|x| x * 2 + 1).collect();
+        let f = |x: i64| x * 2 + 1;
+        let got = map(Input::new(&buf, &s).pad(pad), f).unwrap().values;
+        let want: Vec<i64> = r::materialize(&buf, s.levels(), pad).iter().map(|&x| f(x)).collect();
+        prop_assert_eq!(&got, &want);
+        // Into a destination of the same shape (a random layout, maybe masked), when its
+        // shape fits: the reference writes the valid destination elements only.
+        if dst.shape() == s.shape() && !r::overlaps(&dst) {
+            let mut got = buffer(LEN);
+            map_into(Input::new(&buf, &s).pad(pad), Output::new(&mut got, &dst), f).unwrap();
+            let mut expect = buffer(LEN);
+            r::copy_values(&mut expect, &dst, &want);
+            prop_assert_eq!(got, expect);
+        }
+    }
+
+    #[test]
+    fn map_into_a_row_major_destination_matches_reference(s in stack(LEN), pad in -5i64..5) {
+        let buf = buffer(LEN);
+        let want: Vec<i64> = r::materialize(&buf, s.levels(), pad).iter().map(|&x| x - 3).collect();
+        let dst = ConcreteView::contiguous(s.shape()).unwrap();
+        let mut got = vec![99; want.len()];
+        map_into(Input::new(&buf, &s).pad(pad), Output::new(&mut got, &dst), |x| x - 3).unwrap();
         prop_assert_eq!(got, want);
     }
 
@@ -89,45 +111,72 @@ proptest! {
     fn zip_broadcasts_like_reference(
         (shape, a_keep, b_keep, a_rank) in (prop::collection::vec(1usize..4, 0..=3), prop::collection::vec(any::<bool>(), 3), prop::collection::vec(any::<bool>(), 3), 0usize..=3),
         picks in prop::collection::vec(any::<u32>(), 2),
+        masks in prop::collection::vec(any::<bool>(), 2),
+        pads in prop::collection::vec(-5i64..5, 2),
+        into in any::<bool>(),
     ) {
-        // Each side keeps some axes (others broadcast from 1), the left may drop leading axes.
+        // Each side keeps some axes (others broadcast from 1), the left may drop leading axes;
+        // either side may be masked, and its masked elements read its own pad.
         let a_shape: Vec<usize> = shape.iter().zip(&a_keep).map(|(&n, &k)| if k { n } else { 1 }).collect();
         let a_shape = a_shape[a_rank.min(a_shape.len())..].to_vec();
         let b_shape: Vec<usize> = shape.iter().zip(&b_keep).map(|(&n, &k)| if k { n } else { 1 }).collect();
-        let (a, b) = (layout_with_shape(&a_shape, picks[0], LEN), layout_with_shape(&b_shape, picks[1], LEN));
+        let masked = |l: ConcreteView, on: bool| {
+            if !on || l.ndim() == 0 {
+                return l;
+            }
+            let m: Vec<(usize, usize)> = l.shape().iter().map(|&n| ((n as usize) / 2, n as usize)).collect();
+            let strides: Vec<isize> = l.strides().iter().map(|&t| t as isize).collect();
+            let shape = r::dims(&l);
+            view(&shape, &strides, l.offset() as isize, Some(&m)).unwrap()
+        };
+        let a = masked(layout_with_shape(&a_shape, picks[0], LEN), masks[0]);
+        let b = masked(layout_with_shape(&b_shape, picks[1], LEN), masks[1]);
         let (abuf, bbuf) = (buffer(LEN), buffer(LEN).iter().map(|x| x * 7).collect::<Vec<_>>());
-        let got = zip(Input::new(&abuf, &a), Input::new(&bbuf, &b), |x: i64, y: i64| x * 1000 + y).unwrap();
+        let (ia, ib) = (Input::new(&abuf, &a).pad(pads[0]), Input::new(&bbuf, &b).pad(pads[1]));
+        let f = |x: i64, y: i64| x * 1000 + y;
         let out_shape: Vec<usize> = (0..shape.len()).map(|k| {
             let ka = (k + a_shape.len()).checked_sub(shape.len()).map_or(1, |i| a_shape[i]);
             ka.max(b_shape[k])
         }).collect();
-        prop_assert_eq!(&got.shape, &out_shape);
+        let got = if into {
+            let dst = ConcreteView::contiguous(&out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>()).unwrap();
+            let mut values = vec![0; out_shape.iter().product()];
+            zip_into(ia, ib, Output::new(&mut values, &dst), f).unwrap();
+            values
+        } else {
+            let got = zip(ia, ib, f).unwrap();
+            prop_assert_eq!(&got.shape, &out_shape);
+            got.values
+        };
         let want: Vec<i64> = r::indices(&out_shape).iter().map(|idx| {
             let pick = |l: &ConcreteView| {
                 let lead = idx.len() - l.ndim();
                 let i: Vec<usize> = l.shape().iter().enumerate().map(|(k, &n)| if n == 1 { 0 } else { idx[k + lead] }).collect();
                 if r::is_valid(l, &i) { Some(r::linear_index(l, &i) as usize) } else { None }
             };
-            let x = pick(&a).map_or(0, |o| abuf[o]);
-            let y = pick(&b).map_or(0, |o| bbuf[o]);
-            x * 1000 + y
+            let x = pick(&a).map_or(pads[0], |o| abuf[o]);
+            let y = pick(&b).map_or(pads[1], |o| bbuf[o]);
+            f(x, y)
         }).collect();
-        prop_assert_eq!(got.values, want);
+        prop_assert_eq!(got, want);
     }
 
     #[test]
-    fn reduce_matches_reference(l in any_layout(LEN), axes_bits in 0u8..8, keep in any::<bool>(), op in 0usize..5) {
+    fn reduce_matches_reference(s in stack(LEN), axes_bits in 0u8..8, keep in any::<bool>(), op in 0usize..5, pad in -5i64..5) {
+        // Masked elements (of any level of the stack) read the input's pad, not the fold's
+        // identity.
         let buf = buffer(LEN);
+        let l = s.top().clone();
         let axes: Vec<usize> = (0..l.ndim()).filter(|k| axes_bits & (1 << k) != 0).collect();
         let cfg = ReduceConfig { keep_dims: keep };
         // Non-associative user fold: checks the row-major fold order too.
         let user = |a: i64, x: i64| a.wrapping_mul(31).wrapping_add(x);
         let got = match op {
-            0 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Sum, cfg),
-            1 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Prod, cfg),
-            2 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Min, cfg),
-            3 => reduce(Input::new(&buf, &l), &axes, ReduceOp::Max, cfg),
-            _ => reduce_with(Input::new(&buf, &l), &axes, cfg, 7, user),
+            0 => reduce(Input::new(&buf, &s).pad(pad), &axes, ReduceOp::Sum, cfg),
+            1 => reduce(Input::new(&buf, &s).pad(pad), &axes, ReduceOp::Prod, cfg),
+            2 => reduce(Input::new(&buf, &s).pad(pad), &axes, ReduceOp::Min, cfg),
+            3 => reduce(Input::new(&buf, &s).pad(pad), &axes, ReduceOp::Max, cfg),
+            _ => reduce_with(Input::new(&buf, &s).pad(pad), &axes, cfg, 7, user),
         }.unwrap();
         let (id, f): (i64, Box<dyn Fn(i64, i64) -> i64>) = match op {
             0 => (0, Box::new(|a: i64, x: i64| a.wrapping_add(x))),
@@ -136,7 +185,7 @@ proptest! {
             3 => (i64::MIN, Box::new(|a: i64, x: i64| a.max(x))),
             _ => (7, Box::new(user)),
         };
-        let vals = r::materialize(&buf, std::slice::from_ref(&l), 0);
+        let vals = r::materialize(&buf, s.levels(), pad);
         let shape = &r::dims(&l);
         let kept: Vec<usize> = (0..shape.len()).filter(|k| !axes.contains(k)).collect();
         let kept_shape: Vec<usize> = kept.iter().map(|&k| shape[k]).collect();
@@ -300,4 +349,19 @@ fn large_results_do_not_depend_on_thread_count() {
     let one = run(1);
     assert_eq!(one, run(2));
     assert_eq!(one, run(3));
+}
+
+#[test]
+fn im2col_matches_reference_without_a_table() {
+    let s = crate::plans::im2col();
+    let buf = buffer(60);
+    let want = r::materialize(&buf, s.levels(), -7);
+    let got = materialize(Input::new(&buf, &s).pad(-7)).unwrap().values;
+    assert_eq!(got, want);
+    let plan = plan_materialize::<i64>(&s).unwrap();
+    let kernels: Vec<Kernel> = plan.boxes().iter().map(|b| b.nest.kernel).collect();
+    assert!(!kernels.contains(&Kernel::OffsetTable), "{plan}");
+    let mut planned = vec![0; want.len()];
+    plan.run_materialize(&buf, &mut planned, -7).unwrap();
+    assert_eq!(planned, want);
 }
