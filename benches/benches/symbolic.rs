@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p benches --bench symbolic` prints a table of per-op means (the whole trace,
 //! then by op kind, then single ops on a cold and a warm scope) and runs criterion; set
-//! `SYMBOLIC_BENCH=table` to print the table only.
+//! `SYMBOLIC_BENCH=table` to print the table only, `SYMBOLIC_BENCH=criterion` to skip it.
 //!
 //! Each trace starts from a fresh scope, as a framework does when it compiles a model, so
 //! whatever the scope learns while tracing layer 1 is what layers 2-24 reuse. "Cold" single
@@ -400,8 +400,11 @@ fn criterion_benches(c: &mut Criterion) {
 }
 
 fn main() {
-    table();
-    if std::env::var("SYMBOLIC_BENCH").is_ok_and(|v| v == "table") {
+    let mode = std::env::var("SYMBOLIC_BENCH").unwrap_or_default();
+    if mode != "criterion" {
+        table();
+    }
+    if mode == "table" {
         return;
     }
     let mut c = Criterion::default()

@@ -271,6 +271,19 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Whether `a OP b` holds when `a` compares to `b` as `ord`.
+    pub(crate) fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            CmpOp::Lt => ord == Less,
+            CmpOp::Le => ord != Greater,
+            CmpOp::Eq => ord == Equal,
+            CmpOp::Ne => ord != Equal,
+            CmpOp::Ge => ord != Less,
+            CmpOp::Gt => ord == Greater,
+        }
+    }
+
     /// The operator's text, e.g. `<=`.
     #[must_use]
     pub fn as_str(self) -> &'static str {

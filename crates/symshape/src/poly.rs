@@ -11,7 +11,7 @@ use crate::num::Cong;
 use crate::order;
 
 /// A polynomial over monomials, not interned: `sum(coef * mono) + c`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Poly {
     pub terms: Vec<(Id, BigInt)>,
     pub c: BigInt,

@@ -15,6 +15,7 @@ use crate::display::id_text;
 use crate::expr::{check_id, CmpOp, Cond, Expr, SymbolSpec};
 use crate::node::{const_of, info, node, CmpKind, Id, Node};
 use crate::num::{Cong, Interval};
+use crate::memo::Memo;
 use crate::rebuild::Rebuild;
 use crate::{parse, prove, Error};
 
@@ -99,6 +100,8 @@ pub struct Scope {
     excluded: Vec<(Id, BigInt)>,
     /// `or` assumptions, which proofs split into cases.
     disjunctions: Vec<Id>,
+    /// Answers computed under this knowledge, shared with clones (see `memo`).
+    memo: Memo,
 }
 
 /// Most `or` assumptions one proof splits into cases (each split multiplies the work).
@@ -150,6 +153,8 @@ impl Scope {
                 });
             }
         }
+        // The memo's `assume` entries hold whole scopes, names included.
+        self.memo = Memo::fresh();
         self.names.insert(spec.name().to_string(), e);
         self.order.push(e);
         Ok(e)
@@ -259,18 +264,29 @@ impl Scope {
         let contradiction = || Error::Contradiction {
             assumption: c.to_string(),
         };
+        // The same assumption on the same knowledge leads to the same scope.
+        let next = match self.memo.get(|t| &t.assume, &c.0) {
+            Some(next) => next,
+            None => {
+                let next = self.assume_uncached(c);
+                self.memo.put(|t| &mut t.assume, c.0, next.clone());
+                next
+            }
+        };
+        *self = next.ok_or_else(contradiction)?;
+        Ok(())
+    }
+
+    /// The scope `assume(c)` gives, `None` for a contradiction.
+    fn assume_uncached(&self, c: Cond) -> Option<Scope> {
         if self.simplify_cond(c).as_bool() == Some(false) {
-            return Err(contradiction());
+            return None;
         }
         let mut next = self.clone();
         next.assumptions.push(c);
         let facts_before = next.facts.len();
         next.absorb(c.0);
-        if !next.consistent(facts_before) {
-            return Err(contradiction());
-        }
-        *self = next;
-        Ok(())
+        next.consistent(facts_before).then_some(next)
     }
 
     /// Whether no contradiction shows among the bounds, and among the linear facts from
@@ -298,11 +314,17 @@ impl Scope {
         })
     }
 
+    /// Adds what `c` says to the facts; the memo starts over, as the knowledge changes.
     fn absorb(&mut self, c: Id) {
+        self.memo = Memo::fresh();
+        self.absorb_facts(c);
+    }
+
+    fn absorb_facts(&mut self, c: Id) {
         match node(c) {
             Node::And(args) => {
                 for a in args.iter() {
-                    self.absorb(*a);
+                    self.absorb_facts(*a);
                 }
             }
             Node::Cmp(CmpKind::Le, d) => self.add_le(Poly::of(*d)),
@@ -427,15 +449,27 @@ impl Scope {
     /// `e` simplified with the ranges, congruences and assumptions of this scope.
     #[must_use]
     pub fn simplify(&self, e: Expr) -> Expr {
+        Expr(self.simplify_id(e.0))
+    }
+
+    /// `simplify` and `simplify_cond` on ids, through the memo.
+    fn simplify_id(&self, id: Id) -> Id {
+        if matches!(node(id), Node::Const(_) | Node::Bool(_) | Node::Invalid(_)) {
+            return id;
+        }
+        if let Some(r) = self.memo.get(|t| &t.simplify, &id) {
+            return r;
+        }
         let fx = self.facts();
-        Expr(Rebuild::new(&fx, &|_| None).run(e.0))
+        let r = Rebuild::new(&fx, &|_| None).run(id);
+        self.memo.put(|t| &mut t.simplify, id, r);
+        r
     }
 
     /// `c` simplified with this scope's knowledge: `true`/`false` when decided.
     #[must_use]
     pub fn simplify_cond(&self, c: Cond) -> Cond {
-        let fx = self.facts();
-        Cond(Rebuild::new(&fx, &|_| None).run(c.0))
+        Cond(self.simplify_id(c.0))
     }
 
     /// A sound range of `e` under this scope's assumptions.
@@ -479,7 +513,24 @@ impl Scope {
     /// Whether `a OP b` holds for every admissible binding.
     #[must_use]
     pub fn prove(&self, a: Expr, op: CmpOp, b: Expr) -> Proof {
-        self.prove_cond(a.compare(op, b))
+        // Equal handles and constants are decided without building the condition.
+        if check_id(a.0).is_ok() && check_id(b.0).is_ok() {
+            let ord = if a == b {
+                Some(std::cmp::Ordering::Equal)
+            } else {
+                const_of(a.0).zip(const_of(b.0)).map(|(x, y)| x.cmp(y))
+            };
+            if let Some(ord) = ord {
+                return if op.holds(ord) { Proof::True } else { Proof::False };
+            }
+        }
+        let key = (a.0, op, b.0);
+        if let Some(p) = self.memo.get(|t| &t.compare, &key) {
+            return p;
+        }
+        let p = self.prove_cond(a.compare(op, b));
+        self.memo.put(|t| &mut t.compare, key, p.clone());
+        p
     }
 
     prove_shortcuts! {
@@ -499,6 +550,15 @@ impl Scope {
         if let Err(e) = check_id(c.0) {
             return Proof::Unknown(e.to_string());
         }
+        if let Some(p) = self.memo.get(|t| &t.prove, &c.0) {
+            return p;
+        }
+        let p = self.prove_uncached(c);
+        self.memo.put(|t| &mut t.prove, c.0, p.clone());
+        p
+    }
+
+    fn prove_uncached(&self, c: Cond) -> Proof {
         let fx = self.facts();
         let s = Rebuild::new(&fx, &|_| None).run(c.0);
         match self
@@ -648,7 +708,13 @@ impl Facts for ScopeFacts<'_> {
     }
 
     fn le0_deep(&self, p: &Poly) -> bool {
-        prove::le0(self, self.scope.linear_facts(), p)
+        let memo = &self.scope.memo;
+        if let Some(b) = memo.get(|t| &t.le0, p) {
+            return b;
+        }
+        let b = prove::le0(self, self.scope.linear_facts(), p);
+        memo.put(|t| &mut t.le0, p.clone(), b);
+        b
     }
 }
 

@@ -1,0 +1,93 @@
+//! The answers a [`Scope`](crate::Scope) has computed, kept for the next time the same
+//! question is asked under the same knowledge.
+//!
+//! Every entry is a pure function of the scope's knowledge (its assumptions, in the order
+//! they were absorbed) and the question, so a memo is shared by the clones of a scope and
+//! replaced by an empty one whenever the knowledge changes. Keys are interned ids, so a
+//! structurally equal question is the same key.
+//!
+//! Invariants:
+//! 1. A memo is reachable only from scopes whose knowledge is the one it was filled under
+//!    (`Scope::absorb` gives a scope a fresh memo before changing its knowledge).
+//! 2. A stored answer is the one the computation gives; nothing is stored that was not
+//!    computed under that knowledge (the transition memo stores the scope `assume` built).
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hashbrown::HashMap;
+
+use crate::build::Poly;
+use crate::expr::CmpOp;
+use crate::node::Id;
+use crate::num::Interval;
+use crate::scope::{Proof, Scope};
+
+/// Most entries one table keeps; past it the table starts over (a memo only saves work).
+const MAX_ENTRIES: usize = 1 << 16;
+
+#[derive(Default)]
+pub(crate) struct Tables {
+    /// `simplify` and `simplify_cond` results.
+    pub simplify: HashMap<Id, Id>,
+    /// `prove_cond` results.
+    pub prove: HashMap<Id, Proof>,
+    /// `prove` results, by the handles compared.
+    pub compare: HashMap<(Id, CmpOp, Id), Proof>,
+    /// Whether the linear refutation shows `p <= 0`.
+    pub le0: HashMap<Poly, bool>,
+    /// Refined ranges of atoms and polynomials' nodes.
+    pub range: HashMap<Id, Interval>,
+    /// The scope `assume(c)` leads to (`None`: refused as a contradiction).
+    pub assume: HashMap<Id, Option<Scope>>,
+}
+
+/// A memo shared by the clones of one scope.
+#[derive(Clone, Default)]
+pub(crate) struct Memo(Arc<Mutex<Tables>>);
+
+impl Memo {
+    /// A new, empty memo (for a scope whose knowledge just changed).
+    pub(crate) fn fresh() -> Memo {
+        Memo::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tables> {
+        // A panic while the lock was held cannot leave a wrong entry: entries are inserted
+        // whole, after they are computed.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn get<K, V: Clone>(
+        &self,
+        table: impl FnOnce(&Tables) -> &HashMap<K, V>,
+        key: &K,
+    ) -> Option<V>
+    where
+        K: std::hash::Hash + Eq,
+    {
+        table(&self.lock()).get(key).cloned()
+    }
+
+    pub(crate) fn put<K, V>(
+        &self,
+        table: impl FnOnce(&mut Tables) -> &mut HashMap<K, V>,
+        key: K,
+        value: V,
+    ) where
+        K: std::hash::Hash + Eq,
+    {
+        let mut t = self.lock();
+        let map = table(&mut t);
+        if map.len() >= MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, value);
+    }
+}
+
+impl fmt::Debug for Memo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Memo")
+    }
+}
