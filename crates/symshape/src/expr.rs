@@ -7,6 +7,7 @@ use num_bigint::BigInt;
 use num_traits::{One, ToPrimitive, Zero};
 
 use crate::build::{self, NoFacts, Poly};
+use crate::memo::{self, OpKey};
 use crate::node::{const_of, info, node, CmpKind, Id, Node, Sort, SymData};
 use crate::num::{Cong, Interval};
 use crate::Error;
@@ -82,13 +83,19 @@ impl Expr {
     /// The smaller of the two.
     #[must_use]
     pub fn min(self, rhs: impl Into<Expr>) -> Expr {
-        Expr(build::min_max(&NoFacts, true, &[self.0, rhs.into().0]))
+        let (a, b) = (self.0, rhs.into().0);
+        Expr(memo::op(OpKey::MinMax(true, a, b), || {
+            build::min_max(&NoFacts, true, &[a, b])
+        }))
     }
 
     /// The larger of the two.
     #[must_use]
     pub fn max(self, rhs: impl Into<Expr>) -> Expr {
-        Expr(build::min_max(&NoFacts, false, &[self.0, rhs.into().0]))
+        let (a, b) = (self.0, rhs.into().0);
+        Expr(memo::op(OpKey::MinMax(false, a, b), || {
+            build::min_max(&NoFacts, false, &[a, b])
+        }))
     }
 
     /// The smallest of several expressions (`None` when `args` is empty).
@@ -523,7 +530,9 @@ impl Expr {
 
 impl From<i64> for Expr {
     fn from(v: i64) -> Expr {
-        Expr::constant(v)
+        Expr(memo::op(OpKey::Const(v), || {
+            build::constant(BigInt::from(v))
+        }))
     }
 }
 

@@ -91,3 +91,41 @@ impl fmt::Debug for Memo {
         f.write_str("Memo")
     }
 }
+
+/// A context-free constructor call: its result depends on its arguments only (handles
+/// are hash-consed and never change), so it is remembered per thread.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum OpKey {
+    Add(Id, Id),
+    Sub(Id, Id),
+    Mul(Id, Id),
+    /// `min` (true) or `max` of two expressions, without facts.
+    MinMax(bool, Id, Id),
+    Const(i64),
+}
+
+thread_local! {
+    static OPS: std::cell::RefCell<HashMap<OpKey, Id>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// `f()`, or what it returned before for `key` on this thread.
+pub(crate) fn op(key: OpKey, f: impl FnOnce() -> Id) -> Id {
+    let hit = OPS
+        .try_with(|m| m.borrow().get(&key).copied())
+        .ok()
+        .flatten();
+    if let Some(id) = hit {
+        return id;
+    }
+    let id = f();
+    // During thread teardown the memo may be gone; the answer stands without it.
+    let _ = OPS.try_with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_ENTRIES {
+            m.clear();
+        }
+        m.insert(key, id);
+    });
+    id
+}
