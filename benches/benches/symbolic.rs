@@ -384,7 +384,24 @@ fn criterion_benches(c: &mut Criterion) {
     c.bench_function(&format!("symbolic/model/attention_{LAYERS}_layers"), |bn| {
         bn.iter(|| trace(None))
     });
+    // One more layer in a scope that has traced one: what layers 2-24 cost.
     let m = model();
+    let mut t = Tracer {
+        cx: &m.cx,
+        times: None,
+        ops: 0,
+    };
+    layer(&mut t, &m);
+    c.bench_function("symbolic/model/warm_layer", |bn| {
+        bn.iter(|| {
+            let mut t = Tracer {
+                cx: &m.cx,
+                times: None,
+                ops: 0,
+            };
+            layer(&mut t, &m);
+        })
+    });
     for (name, x, op) in single_ops(&m) {
         c.bench_function(&format!("symbolic/op/cold/{name}"), |bn| {
             bn.iter_batched(

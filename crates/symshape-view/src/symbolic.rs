@@ -9,7 +9,7 @@
 use symshape::{CmpOp, Expr, ExprKind, Scope};
 
 use crate::error::{invalid, Result};
-use crate::guard::Checker;
+use crate::guard::{Checker, ShapeCtx};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
 
@@ -162,7 +162,8 @@ pub(crate) fn create(
     offset: Expr,
     mask: Option<&[(Expr, Expr)]>,
 ) -> Result<View> {
-    let mut ck = Checker::new(cx, "create", &[], format!("shape {}", fmt_list(shape)));
+    let ctx = ShapeCtx(shape);
+    let mut ck = Checker::new(cx, "create", &[], &ctx);
     if let Some(s) = strides.filter(|s| s.len() != shape.len()) {
         return Err(invalid(
             "create",

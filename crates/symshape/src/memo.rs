@@ -129,3 +129,30 @@ pub(crate) fn op(key: OpKey, f: impl FnOnce() -> Id) -> Id {
     });
     id
 }
+
+/// Constants `SMALL_MIN..SMALL_MIN + SMALL_LEN` (the sizes, strides and bounds views use
+/// most) are looked up by value.
+const SMALL_MIN: i64 = -64;
+const SMALL_LEN: usize = 1024 + 64;
+
+thread_local! {
+    static SMALL: std::cell::RefCell<Vec<Option<Id>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The interned constant `v` when it is small, `None` otherwise.
+pub(crate) fn small_const(v: i64) -> Option<Id> {
+    let i = usize::try_from(v.checked_sub(SMALL_MIN)?).ok()?;
+    if i >= SMALL_LEN {
+        return None;
+    }
+    SMALL
+        .try_with(|t| {
+            let mut t = t.borrow_mut();
+            if t.is_empty() {
+                t.resize(SMALL_LEN, None);
+            }
+            *t[i].get_or_insert_with(|| crate::build::constant(num_bigint::BigInt::from(v)))
+        })
+        .ok()
+}

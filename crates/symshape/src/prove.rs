@@ -92,7 +92,38 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
             }
         }
     }
-    refute(cons)
+    refute_memo(cons)
+}
+
+/// Most refutations remembered per thread.
+const MAX_REMEMBERED: usize = 1 << 14;
+
+thread_local! {
+    /// `refute` is a function of its constraint list alone (ids are hash-consed), so its
+    /// answers are kept per thread; the same questions recur in every scope that traces
+    /// the same model.
+    static REFUTED: std::cell::RefCell<HashMap<Vec<Poly>, bool>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+fn refute_memo(cons: Vec<Poly>) -> bool {
+    let hit = REFUTED
+        .try_with(|m| m.borrow().get(&cons).copied())
+        .ok()
+        .flatten();
+    if let Some(b) = hit {
+        return b;
+    }
+    let key = cons.clone();
+    let b = refute(cons);
+    let _ = REFUTED.try_with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_REMEMBERED {
+            m.clear();
+        }
+        m.insert(key, b);
+    });
+    b
 }
 
 /// Linear facts (`p <= 0`) that hold by the structure of the atom `m`.
