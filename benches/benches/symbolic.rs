@@ -295,7 +295,10 @@ fn us(d: Duration) -> String {
 
 fn table() {
     println!("symbolic op latency (microseconds per op; best of 5 batches)");
+    // The first trace of the process: nothing is remembered yet, not even per thread.
+    let start = Instant::now();
     let ops = trace(None);
+    let first_trace = start.elapsed() / ops as u32;
     let total = mean_of(3, || {
         let t = Instant::now();
         black_box(trace(None));
@@ -319,6 +322,12 @@ fn table() {
         us(per_op),
         ops,
         status(per_op, 3.0)
+    );
+    println!(
+        "{:<44} {:>10} {:>8}",
+        "symbolic/model/first_trace_in_process",
+        us(first_trace),
+        ops
     );
     // Layer 1 alone, in a fresh scope: nothing learnt yet.
     let first = mean_of(5, || {

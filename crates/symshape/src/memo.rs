@@ -3,14 +3,19 @@
 //!
 //! Every entry is a pure function of the scope's knowledge (its assumptions, in the order
 //! they were absorbed) and the question, so a memo is shared by the clones of a scope and
-//! replaced by an empty one whenever the knowledge changes. Keys are interned ids, so a
+//! replaced by an empty one whenever the scope changes. Keys are interned ids, so a
 //! structurally equal question is the same key.
 //!
 //! Invariants:
-//! 1. A memo is reachable only from scopes whose knowledge is the one it was filled under
-//!    (`Scope::absorb` gives a scope a fresh memo before changing its knowledge).
-//! 2. A stored answer is the one the computation gives; nothing is stored that was not
-//!    computed under that knowledge (the transition memo stores the scope `assume` built).
+//! 1. A memo is reachable only from scopes equal to the one it was filled under:
+//!    `Scope::absorb` gives a scope a fresh memo before changing its knowledge, and
+//!    `Scope::declare` before adding a name (the `assume` entries hold whole scopes).
+//! 2. A stored answer is the one the computation gives under that scope; nothing else is
+//!    stored (the `assume` entry is the scope `assume` built, or its refusal).
+//!
+//! Constructor calls that use no facts (`add`, `sub`, `mul`, two-argument `min`/`max`,
+//! small constants) are remembered per thread instead: their result depends on the handles
+//! alone.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,7 +25,6 @@ use hashbrown::HashMap;
 use crate::build::Poly;
 use crate::expr::CmpOp;
 use crate::node::Id;
-use crate::num::Interval;
 use crate::scope::{Proof, Scope};
 
 /// Most entries one table keeps; past it the table starts over (a memo only saves work).
@@ -36,8 +40,6 @@ pub(crate) struct Tables {
     pub compare: HashMap<(Id, CmpOp, Id), Proof>,
     /// Whether the linear refutation shows `p <= 0`.
     pub le0: HashMap<Poly, bool>,
-    /// Refined ranges of atoms and polynomials' nodes.
-    pub range: HashMap<Id, Interval>,
     /// The scope `assume(c)` leads to (`None`: refused as a contradiction).
     pub assume: HashMap<Id, Option<Scope>>,
 }
