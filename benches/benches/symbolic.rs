@@ -304,10 +304,7 @@ fn table() {
         black_box(trace(None));
         t.elapsed()
     });
-    println!(
-        "{:<44} {:>10} {:>8}  target",
-        "workload", "us/op", "ops"
-    );
+    println!("{:<44} {:>10} {:>8}  target", "workload", "us/op", "ops");
     let per_op = total / ops as u32;
     let status = |d: Duration, target_us: f64| {
         if d.as_secs_f64() * 1e6 <= target_us {

@@ -19,6 +19,8 @@
 //!    [`ViewStack::from_views`] whose fit cannot be proven carries `stack`
 //!    guards (first and last element reached within the view below).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
@@ -31,6 +33,16 @@ use crate::index::IndexItem;
 use crate::op::{const_op, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
+
+/// Most op results remembered per thread (see `ViewStack::apply_remembered`).
+const MAX_APPLIED: usize = 1 << 12;
+
+/// What a symbolic op returned for (scope generation, stack, op).
+type Applied = HashMap<(u64, ViewStack, Op), Result<ViewStack>>;
+
+thread_local! {
+    static APPLIED: RefCell<Applied> = RefCell::new(HashMap::new());
+}
 
 /// A stack of views, bottom first. Ops never fail for lack of representability:
 /// a reshape that is not one view pushes a row-major view on top.
@@ -265,7 +277,31 @@ impl ViewStack {
                 return self.apply_concrete(cx, top, &k);
             }
         }
-        self.apply_symbolic(cx, &op.to_expr())
+        self.apply_remembered(cx, &op.to_expr())
+    }
+
+    /// `apply_symbolic`, remembered per thread by the scope's generation, the stack and the
+    /// op: an op is a function of those three, and a traced model repeats the same op on
+    /// equal stacks in every layer.
+    fn apply_remembered(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
+        let key = (cx.generation(), self.clone(), op.clone());
+        let hit = APPLIED
+            .try_with(|m| m.borrow().get(&key).cloned())
+            .ok()
+            .flatten();
+        if let Some(res) = hit {
+            return res;
+        }
+        let res = self.apply_symbolic(cx, op);
+        // During thread teardown the memo may be gone; the answer stands without it.
+        let _ = APPLIED.try_with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() >= MAX_APPLIED {
+                m.clear();
+            }
+            m.insert(key, res.clone());
+        });
+        res
     }
 
     fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {

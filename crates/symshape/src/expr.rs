@@ -530,9 +530,10 @@ impl Expr {
 
 impl From<i64> for Expr {
     fn from(v: i64) -> Expr {
-        Expr(memo::small_const(v).unwrap_or_else(|| {
-            memo::op(OpKey::Const(v), || build::constant(BigInt::from(v)))
-        }))
+        Expr(
+            memo::small_const(v)
+                .unwrap_or_else(|| memo::op(OpKey::Const(v), || build::constant(BigInt::from(v)))),
+        )
     }
 }
 

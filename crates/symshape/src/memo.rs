@@ -18,6 +18,7 @@
 //! alone.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hashbrown::HashMap;
@@ -44,20 +45,35 @@ pub(crate) struct Tables {
     pub assume: HashMap<Id, Option<Scope>>,
 }
 
-/// A memo shared by the clones of one scope.
-#[derive(Clone, Default)]
-pub(crate) struct Memo(Arc<Mutex<Tables>>);
+/// A memo shared by the clones of one scope, with an id no other memo of the process has.
+#[derive(Clone)]
+pub(crate) struct Memo(Arc<(u64, Mutex<Tables>)>);
+
+/// The id of the next memo; ids are never reused.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+impl Default for Memo {
+    fn default() -> Memo {
+        Memo::fresh()
+    }
+}
 
 impl Memo {
     /// A new, empty memo (for a scope whose knowledge just changed).
     pub(crate) fn fresh() -> Memo {
-        Memo::default()
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        Memo(Arc::new((id, Mutex::new(Tables::default()))))
+    }
+
+    /// The memo's id: equal ids, equal scopes (invariant 1).
+    pub(crate) fn id(&self) -> u64 {
+        self.0 .0
     }
 
     fn lock(&self) -> MutexGuard<'_, Tables> {
         // A panic while the lock was held cannot leave a wrong entry: entries are inserted
         // whole, after they are computed.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0 .1.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn get<K, V: Clone>(

@@ -5,8 +5,8 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 
-use crate::memo::{self, OpKey};
 use crate::limits::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};
+use crate::memo::{self, OpKey};
 use crate::node::{const_of, info, intern, node, Id, Node, Sort};
 use crate::num::Cong;
 use crate::order;

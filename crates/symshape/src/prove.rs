@@ -494,7 +494,10 @@ mod tests {
     fn small_refutation_finds_a_contradiction() {
         let ids = atoms();
         let p = |terms: &[(usize, i64)], c: i64| Poly {
-            terms: terms.iter().map(|&(i, k)| (ids[i], BigInt::from(k))).collect(),
+            terms: terms
+                .iter()
+                .map(|&(i, k)| (ids[i], BigInt::from(k)))
+                .collect(),
             c: BigInt::from(c),
         };
         let cons = vec![p(&[(0, -1)], 1), p(&[(1, -1)], 1), p(&[(0, 1), (1, 1)], -1)];

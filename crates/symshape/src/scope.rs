@@ -13,9 +13,9 @@ use num_traits::{Signed, Zero};
 use crate::build::{self, Facts, Poly};
 use crate::display::id_text;
 use crate::expr::{check_id, CmpOp, Cond, Expr, SymbolSpec};
+use crate::memo::Memo;
 use crate::node::{const_of, info, node, CmpKind, Id, Node};
 use crate::num::{Cong, Interval};
-use crate::memo::Memo;
 use crate::rebuild::Rebuild;
 use crate::{parse, prove, Error};
 
@@ -234,6 +234,16 @@ impl Scope {
     #[must_use]
     pub fn assumptions(&self) -> &[Cond] {
         &self.assumptions
+    }
+
+    /// An id of this scope's state: clones share it, and a `declare` or `assume` that
+    /// changes the scope gives it a new one, never used before in the process. Anything
+    /// computed from a scope holds for every scope of the same generation, so callers may
+    /// key their own memos by it (scopes built apart with the same declarations have
+    /// different generations).
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.memo.id()
     }
 
     /// Parses an integer expression over the declared symbols.
@@ -513,16 +523,19 @@ impl Scope {
     /// Whether `a OP b` holds for every admissible binding.
     #[must_use]
     pub fn prove(&self, a: Expr, op: CmpOp, b: Expr) -> Proof {
-        // Equal handles and constants are decided without building the condition.
-        if check_id(a.0).is_ok() && check_id(b.0).is_ok() {
-            let ord = if a == b {
-                Some(std::cmp::Ordering::Equal)
+        let decided = |ord| {
+            if op.holds(ord) {
+                Proof::True
             } else {
-                const_of(a.0).zip(const_of(b.0)).map(|(x, y)| x.cmp(y))
-            };
-            if let Some(ord) = ord {
-                return if op.holds(ord) { Proof::True } else { Proof::False };
+                Proof::False
             }
+        };
+        // Equal handles and constants are decided without building the condition.
+        if a == b && check_id(a.0).is_ok() {
+            return decided(std::cmp::Ordering::Equal);
+        }
+        if let Some((x, y)) = const_of(a.0).zip(const_of(b.0)) {
+            return decided(x.cmp(y));
         }
         let key = (a.0, op, b.0);
         if let Some(p) = self.memo.get(|t| &t.compare, &key) {

@@ -131,3 +131,25 @@ fn a_declaration_is_not_shared_through_the_memo() {
     assert_eq!(other.symbol("x"), Some(x));
     assert_eq!(cx.symbol("x"), None);
 }
+
+/// Clones share a generation; a change of the scope gives a new one, a repeated
+/// declaration or assumption does not.
+#[test]
+fn generations_follow_changes() {
+    let (mut cx, syms) = scope_of(&DECLS);
+    let copy = cx.clone();
+    assert_eq!(cx.generation(), copy.generation());
+    let g0 = cx.generation();
+    cx.declare_str("n 1..=64").expect("same declaration");
+    assert_eq!(cx.generation(), g0);
+    cx.assume(syms[0].compare(CmpOp::Ge, 2)).expect("assume");
+    let g1 = cx.generation();
+    assert_ne!(g1, g0);
+    cx.assume(syms[0].compare(CmpOp::Ge, 2)).expect("again");
+    assert_eq!(cx.generation(), g1);
+    cx.declare_str("x 0..=3").expect("x");
+    assert_ne!(cx.generation(), g1);
+    assert_eq!(copy.generation(), g0);
+    // Built apart, the same declarations are another generation.
+    assert_ne!(scope_of(&DECLS).0.generation(), g0);
+}
