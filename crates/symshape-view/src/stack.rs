@@ -18,6 +18,11 @@
 //!    are equal, which is invariant 2 for that binding; a stack assembled with
 //!    [`ViewStack::from_views`] whose fit cannot be proven carries `stack`
 //!    guards (first and last element reached within the view below).
+//!
+//! A symbolic op's result is a function of the scope's state, the stack and the op, so
+//! [`ViewStack::apply`] remembers it per thread under the scope's
+//! [`generation`](symshape::Scope::generation): a traced model that repeats an op on equal
+//! stacks in every layer computes it once.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
