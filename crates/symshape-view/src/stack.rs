@@ -41,6 +41,8 @@ use crate::view::{fmt_list, View};
 
 /// Most op results remembered per thread (see `ViewStack::apply_remembered`).
 const MAX_APPLIED: usize = 1 << 12;
+/// Tallest stack whose op results are remembered.
+const MAX_REMEMBERED_VIEWS: usize = 16;
 
 /// What a symbolic op returned for (scope generation, stack, op).
 type Applied = HashMap<(u64, ViewStack, Op), Result<ViewStack>>;
@@ -289,6 +291,10 @@ impl ViewStack {
     /// op: an op is a function of those three, and a traced model repeats the same op on
     /// equal stacks in every layer.
     fn apply_remembered(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
+        if self.views.len() > MAX_REMEMBERED_VIEWS {
+            // Hashing a tall stack costs what it saves, and storing it costs memory.
+            return self.apply_symbolic(cx, op);
+        }
         let key = (cx.generation(), self.clone(), op.clone());
         let hit = APPLIED
             .try_with(|m| m.borrow().get(&key).cloned())

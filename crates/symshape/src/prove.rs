@@ -97,6 +97,8 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
 
 /// Most refutations remembered per thread.
 const MAX_REMEMBERED: usize = 1 << 14;
+/// Longest constraint list whose refutation is remembered.
+const MAX_REMEMBERED_CONSTRAINTS: usize = 64;
 
 thread_local! {
     /// `refute` is a function of its constraint list alone (ids are hash-consed), so its
@@ -107,6 +109,10 @@ thread_local! {
 }
 
 fn refute_memo(cons: Vec<Poly>) -> bool {
+    if cons.len() > MAX_REMEMBERED_CONSTRAINTS {
+        // A long list costs memory to keep and is seldom asked twice.
+        return small::refute(&cons).unwrap_or_else(|| refute(cons));
+    }
     let hit = REFUTED
         .try_with(|m| m.borrow().get(&cons).copied())
         .ok()

@@ -84,6 +84,9 @@ macro_rules! prove_shortcuts {
 ///
 /// Handles do not depend on a scope: a scope only adds knowledge. Cloning is cheap
 /// enough to fork a scope for a sub-problem.
+///
+/// A scope remembers what it has simplified and proven, in a memo its clones share until
+/// one of them changes; the same question is answered once per [`Scope::generation`].
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     names: HashMap<String, Expr>,
