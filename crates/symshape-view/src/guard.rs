@@ -155,15 +155,6 @@ pub(crate) trait Describe {
     fn describe(&self) -> String;
 }
 
-/// A shape, named `shape [..]` in messages; formatted only for a message.
-pub(crate) struct ShapeCtx<'a>(pub(crate) &'a [Expr]);
-
-impl Describe for ShapeCtx<'_> {
-    fn describe(&self) -> String {
-        format!("shape {}", crate::view::fmt_list(self.0))
-    }
-}
-
 /// What a [`Checker`]'s messages name: a described value, or a text.
 pub(crate) enum Ctx<'a> {
     /// Described when a message needs it.

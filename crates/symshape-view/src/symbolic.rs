@@ -9,7 +9,7 @@
 use symshape::{CmpOp, Expr, ExprKind, Scope};
 
 use crate::error::{invalid, Result};
-use crate::guard::{Checker, ShapeCtx};
+use crate::guard::{Checker, Describe};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
 
@@ -152,6 +152,15 @@ fn require_range(
     ck.require(e, CmpOp::Le, d, || {
         format!("{what}end of axis {axis} is within its size")
     })
+}
+
+/// A shape, named `shape [..]` in messages; formatted only for a message.
+struct ShapeCtx<'a>(&'a [Expr]);
+
+impl Describe for ShapeCtx<'_> {
+    fn describe(&self) -> String {
+        format!("shape {}", fmt_list(self.0))
+    }
 }
 
 /// [`View::create`] with symbolic fields.

@@ -530,10 +530,8 @@ impl Expr {
 
 impl From<i64> for Expr {
     fn from(v: i64) -> Expr {
-        Expr(
-            memo::small_const(v)
-                .unwrap_or_else(|| memo::op(OpKey::Const(v), || build::constant(BigInt::from(v)))),
-        )
+        let make = || build::constant(BigInt::from(v));
+        Expr(memo::small_const(v, make).unwrap_or_else(|| memo::op(OpKey::Const(v), make)))
     }
 }
 

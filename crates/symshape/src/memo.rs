@@ -23,62 +23,54 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use hashbrown::HashMap;
 
-use crate::build::Poly;
-use crate::expr::CmpOp;
 use crate::node::Id;
-use crate::scope::{Proof, Scope};
 
 /// Most entries one table keeps; past it the table starts over (a memo only saves work).
 const MAX_ENTRIES: usize = 1 << 16;
 
-#[derive(Default)]
-pub(crate) struct Tables {
-    /// `simplify` and `simplify_cond` results.
-    pub simplify: HashMap<Id, Id>,
-    /// `prove_cond` results.
-    pub prove: HashMap<Id, Proof>,
-    /// `prove` results, by the handles compared.
-    pub compare: HashMap<(Id, CmpOp, Id), Proof>,
-    /// Whether the linear refutation shows `p <= 0`.
-    pub le0: HashMap<Poly, bool>,
-    /// The scope `assume(c)` leads to (`None`: refused as a contradiction).
-    pub assume: HashMap<Id, Option<Scope>>,
-}
-
-/// A memo shared by the clones of one scope, with an id no other memo of the process has.
-#[derive(Clone)]
-pub(crate) struct Memo(Arc<(u64, Mutex<Tables>)>);
+/// A memo of tables `T` shared by the clones of one scope, with an id no other memo of the
+/// process has.
+pub(crate) struct Memo<T>(Arc<(u64, Mutex<T>)>);
 
 /// The id of the next memo; ids are never reused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
-impl Default for Memo {
-    fn default() -> Memo {
+impl<T> Clone for Memo<T> {
+    fn clone(&self) -> Memo<T> {
+        Memo(Arc::clone(&self.0))
+    }
+}
+
+impl<T: Default> Default for Memo<T> {
+    fn default() -> Memo<T> {
         Memo::fresh()
     }
 }
 
-impl Memo {
+impl<T: Default> Memo<T> {
     /// A new, empty memo (for a scope whose knowledge just changed).
-    pub(crate) fn fresh() -> Memo {
+    pub(crate) fn fresh() -> Memo<T> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        Memo(Arc::new((id, Mutex::new(Tables::default()))))
+        Memo(Arc::new((id, Mutex::new(T::default()))))
     }
+}
 
+impl<T> Memo<T> {
     /// The memo's id: equal ids, equal scopes (invariant 1).
     pub(crate) fn id(&self) -> u64 {
         self.0 .0
     }
 
-    fn lock(&self) -> MutexGuard<'_, Tables> {
+    fn lock(&self) -> MutexGuard<'_, T> {
         // A panic while the lock was held cannot leave a wrong entry: entries are inserted
         // whole, after they are computed.
         self.0 .1.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The entry for `key` in the table `table` picks.
     pub(crate) fn get<K, V: Clone>(
         &self,
-        table: impl FnOnce(&Tables) -> &HashMap<K, V>,
+        table: impl FnOnce(&T) -> &HashMap<K, V>,
         key: &K,
     ) -> Option<V>
     where
@@ -87,9 +79,10 @@ impl Memo {
         table(&self.lock()).get(key).cloned()
     }
 
+    /// Stores `value` for `key` in the table `table` picks.
     pub(crate) fn put<K, V>(
         &self,
-        table: impl FnOnce(&mut Tables) -> &mut HashMap<K, V>,
+        table: impl FnOnce(&mut T) -> &mut HashMap<K, V>,
         key: K,
         value: V,
     ) where
@@ -104,7 +97,7 @@ impl Memo {
     }
 }
 
-impl fmt::Debug for Memo {
+impl<T> fmt::Debug for Memo<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Memo")
     }
@@ -158,8 +151,9 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The interned constant `v` when it is small, `None` otherwise.
-pub(crate) fn small_const(v: i64) -> Option<Id> {
+/// The interned constant `v` (built by `make` the first time) when it is small, `None`
+/// otherwise.
+pub(crate) fn small_const(v: i64, make: impl FnOnce() -> Id) -> Option<Id> {
     let i = usize::try_from(v.checked_sub(SMALL_MIN)?).ok()?;
     if i >= SMALL_LEN {
         return None;
@@ -170,7 +164,7 @@ pub(crate) fn small_const(v: i64) -> Option<Id> {
             if t.is_empty() {
                 t.resize(SMALL_LEN, None);
             }
-            *t[i].get_or_insert_with(|| crate::build::constant(num_bigint::BigInt::from(v)))
+            *t[i].get_or_insert_with(make)
         })
         .ok()
 }

@@ -104,7 +104,22 @@ pub struct Scope {
     /// `or` assumptions, which proofs split into cases.
     disjunctions: Vec<Id>,
     /// Answers computed under this knowledge, shared with clones (see `memo`).
-    memo: Memo,
+    memo: Memo<Answers>,
+}
+
+/// What a scope remembers (`crate::memo` has the invariants).
+#[derive(Default)]
+struct Answers {
+    /// `simplify` and `simplify_cond` results.
+    simplify: HashMap<Id, Id>,
+    /// `prove_cond` results.
+    prove: HashMap<Id, Proof>,
+    /// `prove` results, by the handles compared.
+    compare: HashMap<(Id, CmpOp, Id), Proof>,
+    /// Whether the linear refutation shows `p <= 0`.
+    le0: HashMap<Poly, bool>,
+    /// The scope `assume(c)` leads to (`None`: refused as a contradiction).
+    assume: HashMap<Id, Option<Scope>>,
 }
 
 /// Most `or` assumptions one proof splits into cases (each split multiplies the work).
