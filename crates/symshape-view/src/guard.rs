@@ -230,16 +230,18 @@ impl<'a> Checker<'a> {
         let rhs = self.scope().simplify(rhs);
         lhs.check()?;
         rhs.check()?;
-        let g = Guard {
+        // The text is written only for a guard or an error.
+        let guard = |what: String| Guard {
             op: self.op,
             lhs,
             cmp,
             rhs,
-            what: what(),
+            what,
         };
         match self.scope().prove(lhs, cmp, rhs) {
             Proof::True => Ok(()),
             Proof::False => {
+                let g = guard(what());
                 // Refuted only with the pending guards as facts: say so, as
                 // values the guards exclude may satisfy it.
                 let under_guards =
@@ -264,6 +266,7 @@ impl<'a> Checker<'a> {
                 })
             }
             Proof::Unknown(_) => {
+                let g = guard(what());
                 self.assume(g.cond());
                 add_guard(&mut self.guards, g);
                 Ok(())

@@ -18,7 +18,14 @@
 //!    are equal, which is invariant 2 for that binding; a stack assembled with
 //!    [`ViewStack::from_views`] whose fit cannot be proven carries `stack`
 //!    guards (first and last element reached within the view below).
+//!
+//! A symbolic op's result is a function of the scope's state, the stack and the op, so
+//! [`ViewStack::apply`] remembers it per thread under the scope's
+//! [`generation`](symshape::Scope::generation): a traced model that repeats an op on equal
+//! stacks in every layer computes it once.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
@@ -31,6 +38,18 @@ use crate::index::IndexItem;
 use crate::op::{const_op, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
+
+/// Most op results remembered per thread (see `ViewStack::apply_remembered`).
+const MAX_APPLIED: usize = 1 << 12;
+/// Tallest stack whose op results are remembered.
+const MAX_REMEMBERED_VIEWS: usize = 16;
+
+/// What a symbolic op returned for (scope generation, stack, op).
+type Applied = HashMap<(u64, ViewStack, Op), Result<ViewStack>>;
+
+thread_local! {
+    static APPLIED: RefCell<Applied> = RefCell::new(HashMap::new());
+}
 
 /// A stack of views, bottom first. Ops never fail for lack of representability:
 /// a reshape that is not one view pushes a row-major view on top.
@@ -265,7 +284,35 @@ impl ViewStack {
                 return self.apply_concrete(cx, top, &k);
             }
         }
-        self.apply_symbolic(cx, &op.to_expr())
+        self.apply_remembered(cx, &op.to_expr())
+    }
+
+    /// `apply_symbolic`, remembered per thread by the scope's generation, the stack and the
+    /// op: an op is a function of those three, and a traced model repeats the same op on
+    /// equal stacks in every layer.
+    fn apply_remembered(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
+        if self.views.len() > MAX_REMEMBERED_VIEWS {
+            // Hashing a tall stack costs what it saves, and storing it costs memory.
+            return self.apply_symbolic(cx, op);
+        }
+        let key = (cx.generation(), self.clone(), op.clone());
+        let hit = APPLIED
+            .try_with(|m| m.borrow().get(&key).cloned())
+            .ok()
+            .flatten();
+        if let Some(res) = hit {
+            return res;
+        }
+        let res = self.apply_symbolic(cx, op);
+        // During thread teardown the memo may be gone; the answer stands without it.
+        let _ = APPLIED.try_with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() >= MAX_APPLIED {
+                m.clear();
+            }
+            m.insert(key, res.clone());
+        });
+        res
     }
 
     fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {

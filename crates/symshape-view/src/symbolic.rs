@@ -9,7 +9,7 @@
 use symshape::{CmpOp, Expr, ExprKind, Scope};
 
 use crate::error::{check_new_axis, check_piece, invalid, refuse_mask, Result};
-use crate::guard::Checker;
+use crate::guard::{Checker, Describe};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
 
@@ -154,6 +154,15 @@ fn require_range(
     })
 }
 
+/// A shape, named `shape [..]` in messages; formatted only for a message.
+struct ShapeCtx<'a>(&'a [Expr]);
+
+impl Describe for ShapeCtx<'_> {
+    fn describe(&self) -> String {
+        format!("shape {}", fmt_list(self.0))
+    }
+}
+
 /// [`View::create`] with symbolic fields.
 pub(crate) fn create(
     cx: &Scope,
@@ -162,7 +171,8 @@ pub(crate) fn create(
     offset: Expr,
     mask: Option<&[(Expr, Expr)]>,
 ) -> Result<View> {
-    let mut ck = Checker::new(cx, "create", &[], format!("shape {}", fmt_list(shape)));
+    let ctx = ShapeCtx(shape);
+    let mut ck = Checker::new(cx, "create", &[], &ctx);
     if let Some(s) = strides.filter(|s| s.len() != shape.len()) {
         return Err(invalid(
             "create",

@@ -7,6 +7,7 @@ use num_bigint::BigInt;
 use num_traits::{One, ToPrimitive, Zero};
 
 use crate::build::{self, NoFacts, Poly};
+use crate::memo::{self, OpKey};
 use crate::node::{const_of, info, node, CmpKind, Id, Node, Sort, SymData};
 use crate::num::{Cong, Interval};
 use crate::Error;
@@ -97,13 +98,19 @@ impl Expr {
     /// The smaller of the two.
     #[must_use]
     pub fn min(self, rhs: impl Into<Expr>) -> Expr {
-        Expr(build::min_max(&NoFacts, true, &[self.0, rhs.into().0]))
+        let (a, b) = (self.0, rhs.into().0);
+        Expr(memo::op(OpKey::MinMax(true, a, b), || {
+            build::min_max(&NoFacts, true, &[a, b])
+        }))
     }
 
     /// The larger of the two.
     #[must_use]
     pub fn max(self, rhs: impl Into<Expr>) -> Expr {
-        Expr(build::min_max(&NoFacts, false, &[self.0, rhs.into().0]))
+        let (a, b) = (self.0, rhs.into().0);
+        Expr(memo::op(OpKey::MinMax(false, a, b), || {
+            build::min_max(&NoFacts, false, &[a, b])
+        }))
     }
 
     /// The smallest of several expressions (`None` when `args` is empty).
@@ -286,6 +293,19 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Whether `a OP b` holds when `a` compares to `b` as `ord`.
+    pub(crate) fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            CmpOp::Lt => ord == Less,
+            CmpOp::Le => ord != Greater,
+            CmpOp::Eq => ord == Equal,
+            CmpOp::Ne => ord != Equal,
+            CmpOp::Ge => ord != Less,
+            CmpOp::Gt => ord == Greater,
+        }
+    }
+
     /// The operator's text, e.g. `<=`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -525,7 +545,8 @@ impl Expr {
 
 impl From<i64> for Expr {
     fn from(v: i64) -> Expr {
-        Expr::constant(v)
+        let make = || build::constant(BigInt::from(v));
+        Expr(memo::small_const(v, make).unwrap_or_else(|| memo::op(OpKey::Const(v), make)))
     }
 }
 

@@ -126,6 +126,7 @@ mod expr;
 mod facts;
 mod inspect;
 mod limits;
+mod memo;
 mod node;
 mod num;
 mod order;

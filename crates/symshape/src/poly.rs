@@ -6,12 +6,13 @@ use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 
 use crate::limits::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};
+use crate::memo::{self, OpKey};
 use crate::node::{const_of, info, intern, node, Id, Node, Sort};
 use crate::num::Cong;
 use crate::order;
 
 /// A polynomial over monomials, not interned: `sum(coef * mono) + c`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Poly {
     pub terms: Vec<(Id, BigInt)>,
     pub c: BigInt,
@@ -171,17 +172,21 @@ pub(crate) fn from_poly(mut p: Poly) -> Id {
 }
 
 pub(crate) fn add(a: Id, b: Id) -> Id {
-    if let Some(i) = first_invalid(&[a, b]) {
-        return i;
-    }
-    from_poly(Poly::of(a).add(&Poly::of(b)))
+    memo::op(OpKey::Add(a, b), || {
+        if let Some(i) = first_invalid(&[a, b]) {
+            return i;
+        }
+        from_poly(Poly::of(a).add(&Poly::of(b)))
+    })
 }
 
 pub(crate) fn sub(a: Id, b: Id) -> Id {
-    if let Some(i) = first_invalid(&[a, b]) {
-        return i;
-    }
-    from_poly(Poly::of(a).sub(&Poly::of(b)))
+    memo::op(OpKey::Sub(a, b), || {
+        if let Some(i) = first_invalid(&[a, b]) {
+            return i;
+        }
+        from_poly(Poly::of(a).sub(&Poly::of(b)))
+    })
 }
 
 pub(crate) fn scale(a: Id, k: &BigInt) -> Id {
@@ -251,6 +256,10 @@ pub(crate) fn product_without(fs: &[(Id, u32)], idx: usize) -> Id {
 }
 
 pub(crate) fn mul(a: Id, b: Id) -> Id {
+    memo::op(OpKey::Mul(a, b), || mul_uncached(a, b))
+}
+
+fn mul_uncached(a: Id, b: Id) -> Id {
     if let Some(i) = first_invalid(&[a, b]) {
         return i;
     }

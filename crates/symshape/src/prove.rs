@@ -92,7 +92,47 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
             }
         }
     }
-    refute(cons)
+    refute_memo(cons)
+}
+
+/// Most refutations remembered per thread.
+const MAX_REMEMBERED: usize = 1 << 14;
+/// Longest constraint list whose refutation is remembered.
+const MAX_REMEMBERED_CONSTRAINTS: usize = 64;
+
+thread_local! {
+    /// `refute` is a function of its constraint list alone (ids are hash-consed), so its
+    /// answers are kept per thread; the same questions recur in every scope that traces
+    /// the same model.
+    static REFUTED: std::cell::RefCell<HashMap<Vec<Poly>, bool>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+fn refute_memo(cons: Vec<Poly>) -> bool {
+    if cons.len() > MAX_REMEMBERED_CONSTRAINTS {
+        // A long list costs memory to keep and is seldom asked twice.
+        return small::refute(&cons).unwrap_or_else(|| refute(cons));
+    }
+    let hit = REFUTED
+        .try_with(|m| m.borrow().get(&cons).copied())
+        .ok()
+        .flatten();
+    if let Some(b) = hit {
+        return b;
+    }
+    let key = cons.clone();
+    let b = match small::refute(&cons) {
+        Some(b) => b,
+        None => refute(cons),
+    };
+    let _ = REFUTED.try_with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_REMEMBERED {
+            m.clear();
+        }
+        m.insert(key, b);
+    });
+    b
 }
 
 /// Linear facts (`p <= 0`) that hold by the structure of the atom `m`.
@@ -261,5 +301,213 @@ fn insert(map: &mut HashMap<Vec<(Id, BigInt)>, BigInt>, p: Poly) {
     let e = map.entry(p.terms).or_insert_with(|| p.c.clone());
     if p.c > *e {
         *e = p.c;
+    }
+}
+
+/// `refute` over `i64` coefficients, with every product and sum checked: the same steps in
+/// the same order, so the same answer, or `None` as soon as a number leaves `i64` (the
+/// caller then runs the `BigInt` version from the start).
+mod small {
+    use hashbrown::HashMap;
+    use num_traits::ToPrimitive;
+
+    use super::MAX_CONSTRAINTS;
+    use crate::build::Poly;
+    use crate::node::{const_of, Id};
+
+    type Terms = Vec<(Id, i64)>;
+
+    enum Norm {
+        Keep(Terms, i64),
+        Trivial,
+        Contradiction,
+    }
+
+    fn gcd(a: u64, b: u64) -> u64 {
+        let (mut a, mut b) = (a, b);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    }
+
+    /// As `super::normalize`: merge equal monomials, drop zeros, divide by the content
+    /// (rounding the constant up).
+    fn normalize(mut terms: Vec<(Id, i128)>, c: i128) -> Option<Norm> {
+        terms.sort_by_key(|t| t.0);
+        let mut out: Vec<(Id, i128)> = Vec::with_capacity(terms.len());
+        for (m, k) in terms {
+            match out.last_mut() {
+                Some(last) if last.0 == m => last.1 += k,
+                _ => out.push((m, k)),
+            }
+        }
+        out.retain(|t| t.1 != 0);
+        if out.is_empty() {
+            return Some(if c > 0 {
+                Norm::Contradiction
+            } else {
+                Norm::Trivial
+            });
+        }
+        let mut g: u64 = 0;
+        for t in &out {
+            g = gcd(g, u64::try_from(t.1.unsigned_abs()).ok()?);
+        }
+        let g = i128::from(g);
+        let (terms, c) = if g > 1 {
+            let terms = out.into_iter().map(|(m, k)| (m, k / g)).collect();
+            // ceil(c / g) for g > 0.
+            (terms, -((-c).div_euclid(g)))
+        } else {
+            (out, c)
+        };
+        let terms = terms
+            .into_iter()
+            .map(|(m, k)| Some((m, i64::try_from(k).ok()?)))
+            .collect::<Option<Terms>>()?;
+        Some(Norm::Keep(terms, i64::try_from(c).ok()?))
+    }
+
+    fn insert(map: &mut HashMap<Terms, i64>, terms: Terms, c: i64) {
+        let e = map.entry(terms).or_insert(c);
+        if c > *e {
+            *e = c;
+        }
+    }
+
+    pub(super) fn refute(cons: &[Poly]) -> Option<bool> {
+        let mut cur: HashMap<Terms, i64> = HashMap::new();
+        for p in cons {
+            let mut terms = Vec::with_capacity(p.terms.len());
+            for (m, k) in &p.terms {
+                // A constant monomial folds into the constant: left to the BigInt path.
+                if const_of(*m).is_some() {
+                    return None;
+                }
+                terms.push((*m, i128::from(k.to_i64()?)));
+            }
+            match normalize(terms, i128::from(p.c.to_i64()?))? {
+                Norm::Contradiction => return Some(true),
+                Norm::Trivial => {}
+                Norm::Keep(t, c) => insert(&mut cur, t, c),
+            }
+        }
+        loop {
+            let mut counts: HashMap<Id, (usize, usize)> = HashMap::new();
+            for terms in cur.keys() {
+                for (m, k) in terms {
+                    let e = counts.entry(*m).or_insert((0, 0));
+                    if *k > 0 {
+                        e.0 += 1;
+                    } else {
+                        e.1 += 1;
+                    }
+                }
+            }
+            let Some((&v, _)) = counts.iter().min_by(|(a, (pa, na)), (b, (pb, nb))| {
+                (pa * na)
+                    .cmp(&(pb * nb))
+                    .then_with(|| crate::order::cmp(**a, **b))
+            }) else {
+                return Some(false);
+            };
+            let (mut pos, mut neg, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+            for (terms, c) in cur.drain() {
+                match terms.iter().find(|t| t.0 == v).map(|t| t.1) {
+                    Some(k) if k > 0 => pos.push((terms, c, i128::from(k))),
+                    Some(k) => neg.push((terms, c, -i128::from(k))),
+                    None => rest.push((terms, c)),
+                }
+            }
+            if rest.len() + pos.len() * neg.len() > MAX_CONSTRAINTS {
+                return Some(false);
+            }
+            let mut next: HashMap<Terms, i64> = HashMap::new();
+            for (t, c) in rest {
+                insert(&mut next, t, c);
+            }
+            for (p, pc, a) in &pos {
+                for (n, nc, b) in &neg {
+                    // p*b + n*a: i64 times i64 fits i128, and so does the sum of two.
+                    let mut terms: Vec<(Id, i128)> = Vec::with_capacity(p.len() + n.len());
+                    terms.extend(p.iter().map(|(m, k)| (*m, i128::from(*k) * b)));
+                    terms.extend(n.iter().map(|(m, k)| (*m, i128::from(*k) * a)));
+                    let c = i128::from(*pc) * b + i128::from(*nc) * a;
+                    match normalize(terms, c)? {
+                        Norm::Contradiction => return Some(true),
+                        Norm::Trivial => {}
+                        Norm::Keep(t, c) => insert(&mut next, t, c),
+                    }
+                }
+            }
+            cur = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The `i64` refutation against the `BigInt` one, on constraint sets whose numbers
+    //! range from small to near the ends of `i64` (where the `i64` path must give up).
+    use num_bigint::BigInt;
+    use proptest::prelude::*;
+
+    use super::{refute, small, Poly};
+    use crate::expr::SymbolSpec;
+    use crate::node::Id;
+
+    fn atoms() -> Vec<Id> {
+        ["fm_a", "fm_b", "fm_c", "fm_d"]
+            .iter()
+            .map(|n| SymbolSpec::new(n).build().expect("symbol").0)
+            .collect()
+    }
+
+    fn coef() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            4 => -6i64..=6,
+            1 => -1000i64..=1000,
+            1 => prop_oneof![Just(i64::MAX), Just(i64::MIN), Just(i64::MAX / 3), Just(-(1i64 << 40))],
+        ]
+    }
+
+    fn poly() -> impl Strategy<Value = (Vec<(usize, i64)>, i64)> {
+        (proptest::collection::vec((0usize..4, coef()), 0..4), coef())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn small_refutation_agrees_with_bigint(cons in proptest::collection::vec(poly(), 1..8)) {
+            let ids = atoms();
+            let cons: Vec<Poly> = cons
+                .into_iter()
+                .map(|(terms, c)| Poly {
+                    terms: terms.into_iter().map(|(i, k)| (ids[i], BigInt::from(k))).collect(),
+                    c: BigInt::from(c),
+                })
+                .collect();
+            if let Some(got) = small::refute(&cons) {
+                prop_assert_eq!(got, refute(cons));
+            }
+        }
+    }
+
+    /// A contradiction the `i64` path finds: `a >= 1`, `b >= 1`, `a + b <= 1`.
+    #[test]
+    fn small_refutation_finds_a_contradiction() {
+        let ids = atoms();
+        let p = |terms: &[(usize, i64)], c: i64| Poly {
+            terms: terms
+                .iter()
+                .map(|&(i, k)| (ids[i], BigInt::from(k)))
+                .collect(),
+            c: BigInt::from(c),
+        };
+        let cons = vec![p(&[(0, -1)], 1), p(&[(1, -1)], 1), p(&[(0, 1), (1, 1)], -1)];
+        assert_eq!(small::refute(&cons), Some(true));
+        assert!(refute(cons));
     }
 }

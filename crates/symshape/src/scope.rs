@@ -13,6 +13,7 @@ use num_traits::{Signed, Zero};
 use crate::build::{self, Facts, Poly};
 use crate::display::id_text;
 use crate::expr::{check_id, CmpOp, Cond, Expr, SymbolSpec};
+use crate::memo::Memo;
 use crate::node::{const_of, info, node, CmpKind, Id, Node};
 use crate::num::{Cong, Interval};
 use crate::rebuild::Rebuild;
@@ -83,6 +84,9 @@ macro_rules! prove_shortcuts {
 ///
 /// Handles do not depend on a scope: a scope only adds knowledge. Cloning is cheap
 /// enough to fork a scope for a sub-problem.
+///
+/// A scope remembers what it has simplified and proven, in a memo its clones share until
+/// one of them changes; the same question is answered once per [`Scope::generation`].
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     names: HashMap<String, Expr>,
@@ -99,6 +103,23 @@ pub struct Scope {
     excluded: Vec<(Id, BigInt)>,
     /// `or` assumptions, which proofs split into cases.
     disjunctions: Vec<Id>,
+    /// Answers computed under this knowledge, shared with clones (see `memo`).
+    memo: Memo<Answers>,
+}
+
+/// What a scope remembers (`crate::memo` has the invariants).
+#[derive(Default)]
+struct Answers {
+    /// `simplify` and `simplify_cond` results.
+    simplify: HashMap<Id, Id>,
+    /// `prove_cond` results.
+    prove: HashMap<Id, Proof>,
+    /// `prove` results, by the handles compared.
+    compare: HashMap<(Id, CmpOp, Id), Proof>,
+    /// Whether the linear refutation shows `p <= 0`.
+    le0: HashMap<Poly, bool>,
+    /// The scope `assume(c)` leads to (`None`: refused as a contradiction).
+    assume: HashMap<Id, Option<Scope>>,
 }
 
 /// Most `or` assumptions one proof splits into cases (each split multiplies the work).
@@ -150,6 +171,8 @@ impl Scope {
                 });
             }
         }
+        // The memo's `assume` entries hold whole scopes, names included.
+        self.memo = Memo::fresh();
         self.names.insert(spec.name().to_string(), e);
         self.order.push(e);
         Ok(e)
@@ -231,6 +254,16 @@ impl Scope {
         &self.assumptions
     }
 
+    /// An id of this scope's state: clones share it, and a `declare` or `assume` that
+    /// changes the scope gives it a new one, never used before in the process. Anything
+    /// computed from a scope holds for every scope of the same generation, so callers may
+    /// key their own memos by it (scopes built apart with the same declarations have
+    /// different generations).
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.memo.id()
+    }
+
     /// Parses an integer expression over the declared symbols.
     pub fn parse_expr(&self, text: &str) -> Result<Expr, Error> {
         parse::parse_expr(&|n| self.symbol(n), text)
@@ -259,18 +292,29 @@ impl Scope {
         let contradiction = || Error::Contradiction {
             assumption: c.to_string(),
         };
+        // The same assumption on the same knowledge leads to the same scope.
+        let next = match self.memo.get(|t| &t.assume, &c.0) {
+            Some(next) => next,
+            None => {
+                let next = self.assume_uncached(c);
+                self.memo.put(|t| &mut t.assume, c.0, next.clone());
+                next
+            }
+        };
+        *self = next.ok_or_else(contradiction)?;
+        Ok(())
+    }
+
+    /// The scope `assume(c)` gives, `None` for a contradiction.
+    fn assume_uncached(&self, c: Cond) -> Option<Scope> {
         if self.simplify_cond(c).as_bool() == Some(false) {
-            return Err(contradiction());
+            return None;
         }
         let mut next = self.clone();
         next.assumptions.push(c);
         let facts_before = next.facts.len();
         next.absorb(c.0);
-        if !next.consistent(facts_before) {
-            return Err(contradiction());
-        }
-        *self = next;
-        Ok(())
+        next.consistent(facts_before).then_some(next)
     }
 
     /// Whether no contradiction shows among the bounds, and among the linear facts from
@@ -298,11 +342,17 @@ impl Scope {
         })
     }
 
+    /// Adds what `c` says to the facts; the memo starts over, as the knowledge changes.
     fn absorb(&mut self, c: Id) {
+        self.memo = Memo::fresh();
+        self.absorb_facts(c);
+    }
+
+    fn absorb_facts(&mut self, c: Id) {
         match node(c) {
             Node::And(args) => {
                 for a in args.iter() {
-                    self.absorb(*a);
+                    self.absorb_facts(*a);
                 }
             }
             Node::Cmp(CmpKind::Le, d) => self.add_le(Poly::of(*d)),
@@ -427,15 +477,27 @@ impl Scope {
     /// `e` simplified with the ranges, congruences and assumptions of this scope.
     #[must_use]
     pub fn simplify(&self, e: Expr) -> Expr {
+        Expr(self.simplify_id(e.0))
+    }
+
+    /// `simplify` and `simplify_cond` on ids, through the memo.
+    fn simplify_id(&self, id: Id) -> Id {
+        if matches!(node(id), Node::Const(_) | Node::Bool(_) | Node::Invalid(_)) {
+            return id;
+        }
+        if let Some(r) = self.memo.get(|t| &t.simplify, &id) {
+            return r;
+        }
         let fx = self.facts();
-        Expr(Rebuild::new(&fx, &|_| None).run(e.0))
+        let r = Rebuild::new(&fx, &|_| None).run(id);
+        self.memo.put(|t| &mut t.simplify, id, r);
+        r
     }
 
     /// `c` simplified with this scope's knowledge: `true`/`false` when decided.
     #[must_use]
     pub fn simplify_cond(&self, c: Cond) -> Cond {
-        let fx = self.facts();
-        Cond(Rebuild::new(&fx, &|_| None).run(c.0))
+        Cond(self.simplify_id(c.0))
     }
 
     /// A sound range of `e` under this scope's assumptions.
@@ -479,7 +541,27 @@ impl Scope {
     /// Whether `a OP b` holds for every admissible binding.
     #[must_use]
     pub fn prove(&self, a: Expr, op: CmpOp, b: Expr) -> Proof {
-        self.prove_cond(a.compare(op, b))
+        let decided = |ord| {
+            if op.holds(ord) {
+                Proof::True
+            } else {
+                Proof::False
+            }
+        };
+        // Equal handles and constants are decided without building the condition.
+        if a == b && check_id(a.0).is_ok() {
+            return decided(std::cmp::Ordering::Equal);
+        }
+        if let Some((x, y)) = const_of(a.0).zip(const_of(b.0)) {
+            return decided(x.cmp(y));
+        }
+        let key = (a.0, op, b.0);
+        if let Some(p) = self.memo.get(|t| &t.compare, &key) {
+            return p;
+        }
+        let p = self.prove_cond(a.compare(op, b));
+        self.memo.put(|t| &mut t.compare, key, p.clone());
+        p
     }
 
     prove_shortcuts! {
@@ -499,6 +581,15 @@ impl Scope {
         if let Err(e) = check_id(c.0) {
             return Proof::Unknown(e.to_string());
         }
+        if let Some(p) = self.memo.get(|t| &t.prove, &c.0) {
+            return p;
+        }
+        let p = self.prove_uncached(c);
+        self.memo.put(|t| &mut t.prove, c.0, p.clone());
+        p
+    }
+
+    fn prove_uncached(&self, c: Cond) -> Proof {
         let fx = self.facts();
         let s = Rebuild::new(&fx, &|_| None).run(c.0);
         match self
@@ -648,7 +739,13 @@ impl Facts for ScopeFacts<'_> {
     }
 
     fn le0_deep(&self, p: &Poly) -> bool {
-        prove::le0(self, self.scope.linear_facts(), p)
+        let memo = &self.scope.memo;
+        if let Some(b) = memo.get(|t| &t.le0, p) {
+            return b;
+        }
+        let b = prove::le0(self, self.scope.linear_facts(), p);
+        memo.put(|t| &mut t.le0, p.clone(), b);
+        b
     }
 }
 

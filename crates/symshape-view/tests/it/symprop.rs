@@ -1025,3 +1025,44 @@ fn symbolic_broadcast_errors_and_guards() {
         .collect();
     insta::assert_snapshot!(out.join("\n"));
 }
+
+/// Runs the chain of `recipes` from start view `start` in `s`, returning every stack
+/// (or the error that stopped the chain).
+fn run_chain(s: &Syms, start: usize, recipes: &[Recipe]) -> Vec<Result<ViewStack, Error>> {
+    let (shape, strides, offset, mask) = starts(s)[start].clone();
+    let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
+        .expect("start view");
+    let mut st = ViewStack::new(v0);
+    let mut out = Vec::new();
+    for r in recipes {
+        for step in recipe_ops(s, r, st.shape()) {
+            let res = apply_step(s, &st, &step);
+            out.push(res.clone());
+            match res {
+                Ok(next) => st = next,
+                Err(_) => return out,
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    /// Ops remembered under a scope's generation give what a freshly declared scope (on
+    /// a new thread, so with no per-thread memo either) computes.
+    #[test]
+    fn remembered_ops_match_a_fresh_scope(
+        start in 0usize..7,
+        recipes in prop::collection::vec(arb_recipe(), 1..4),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let first = run_chain(&s, start, &recipes);
+        let again = run_chain(&s, start, &recipes);
+        prop_assert_eq!(&first, &again);
+        let (r, want) = (recipes.clone(), std::thread::spawn(move || {
+            run_chain(&syms(assume), start, &recipes)
+        }).join().expect("reference thread"));
+        prop_assert_eq!(&first, &want, "recipes {:?}", r);
+    }
+}

@@ -33,6 +33,7 @@ mod eval;
 mod facts;
 mod fuzz;
 mod limits;
+mod memo;
 mod parse;
 mod props;
 mod prove;
