@@ -44,12 +44,6 @@ const BENCH_RUNS: usize = 11;
 
 type StmtResult = Result<Vec<String>, String>;
 
-/// How a split statement cuts its axis: into a number of sections, or at indices.
-enum Sections {
-    Count(usize),
-    At(Vec<Expr>),
-}
-
 impl Session {
     /// A session with nothing declared.
     #[must_use]
@@ -398,18 +392,19 @@ impl Session {
             "vsplit" => SplitDirection::Vertical,
             _ => SplitDirection::Depth,
         };
-        Ok(match self.sections_clause(stmt, kw, value, &usage)? {
-            (Sections::Count(sections), piece) => Op::DirectionalSplit {
+        self.sections_op(
+            (stmt, kw, value, &usage),
+            |sections, piece| Op::DirectionalSplit {
                 direction,
                 sections,
                 piece,
             },
-            (Sections::At(indices), piece) => Op::DirectionalSplitAt {
+            |indices, piece| Op::DirectionalSplitAt {
                 direction,
                 indices,
                 piece,
             },
-        })
+        )
     }
 
     /// `unfold AXIS size SIZE [step STEP]` (step defaults to 1).
@@ -458,31 +453,30 @@ impl Session {
         let [(kw, value)] = opts[..] else {
             return Err(format!("tensor_split: {USAGE}, found `{rest}`"));
         };
-        Ok(
-            match self.sections_clause("tensor_split", kw, value, USAGE)? {
-                (Sections::Count(sections), piece) => Op::TensorSplit {
-                    axis,
-                    sections,
-                    piece,
-                },
-                (Sections::At(indices), piece) => Op::TensorSplitAt {
-                    axis,
-                    indices,
-                    piece,
-                },
+        self.sections_op(
+            ("tensor_split", kw, value, USAGE),
+            |sections, piece| Op::TensorSplit {
+                axis,
+                sections,
+                piece,
+            },
+            |indices, piece| Op::TensorSplitAt {
+                axis,
+                indices,
+                piece,
             },
         )
     }
 
-    /// The value of a `sections N PIECE` or `at [I, ...] PIECE` clause (keyword `kw`)
-    /// of `stmt`: the sections and the piece, the last word.
-    fn sections_clause(
+    /// The op of a `sections N PIECE` or `at [I, ...] PIECE` clause (keyword `kw`, text
+    /// `value`) of `stmt`: `count(N, PIECE)` or `at(indices, PIECE)`; the piece is the
+    /// last word.
+    fn sections_op(
         &self,
-        stmt: &str,
-        kw: &str,
-        value: &str,
-        usage: &str,
-    ) -> Result<(Sections, usize), String> {
+        (stmt, kw, value, usage): (&str, &str, &str, &str),
+        count: impl FnOnce(usize, usize) -> Op,
+        at: impl FnOnce(Vec<Expr>, usize) -> Op,
+    ) -> Result<Op, String> {
         let (arg, piece) = value
             .rsplit_once(char::is_whitespace)
             .ok_or_else(|| format!("{stmt}: the piece is missing; {usage}"))?;
@@ -490,15 +484,13 @@ impl Session {
             .parse::<usize>()
             .map_err(|_| format!("{stmt}: `{piece}` is not a piece number; {usage}"))?;
         let arg = arg.trim();
-        let sections = if kw == "sections" {
-            Sections::Count(
-                arg.parse::<usize>()
-                    .map_err(|_| format!("{stmt}: `{arg}` is not a number of sections; {usage}"))?,
-            )
-        } else {
-            Sections::At(self.exprs(arg)?)
-        };
-        Ok((sections, piece))
+        if kw == "sections" {
+            let sections = arg
+                .parse::<usize>()
+                .map_err(|_| format!("{stmt}: `{arg}` is not a number of sections; {usage}"))?;
+            return Ok(count(sections, piece));
+        }
+        Ok(at(self.exprs(arg)?, piece))
     }
 
     /// The bound current stack as one unmasked view, for `flags` and `bytes`.

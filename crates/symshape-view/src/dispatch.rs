@@ -9,7 +9,7 @@ use crate::dim::Dim;
 use crate::error::{check_matrices, check_piece, invalid, unrepresentable, Error, Result};
 use crate::guard::Guard;
 use crate::index::IndexItem;
-use crate::op::{const_op, Op};
+use crate::op::{const_op, Op, SplitDirection};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 
@@ -226,24 +226,7 @@ impl View {
                 direction,
                 sections,
                 piece,
-            } => {
-                let axis = direction.axis(self.ndim(), || self.ctx())?;
-                let d = self.dim_for(direction.name(), axis)?;
-                let n = i64::try_from(*sections).unwrap_or(i64::MAX);
-                if n > 0 && !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
-                    let constant = d.as_i64().is_some();
-                    let ctx = self.ctx();
-                    return Err(direction.indivisible(
-                        axis,
-                        cx.simplify(d),
-                        constant,
-                        *sections,
-                        &ctx,
-                    ));
-                }
-                symbolic::tensor_split_piece(cx, self, axis, *sections, *piece)
-                    .map_err(|e| crate::concrete::rename_op(e, direction.name()))
-            }
+            } => self.directional_split_piece(cx, *direction, *sections, *piece),
             Op::DirectionalSplitAt {
                 direction,
                 indices,
@@ -267,6 +250,27 @@ impl View {
                 pairs.apply_symbolic(cx, &Op::Select { axis, index })
             }
         }
+    }
+
+    /// Piece `piece` of `hsplit`, `vsplit` or `dsplit` into `sections` equal pieces
+    /// ([`Op::DirectionalSplit`]): the axis size must be provably divisible.
+    fn directional_split_piece(
+        &self,
+        cx: &Scope,
+        direction: SplitDirection,
+        sections: usize,
+        piece: usize,
+    ) -> Result<View> {
+        let axis = direction.axis(self.ndim(), || self.ctx())?;
+        let d = self.dim_for(direction.name(), axis)?;
+        let n = i64::try_from(sections).unwrap_or(i64::MAX);
+        if n > 0 && !cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true() {
+            let constant = d.as_i64().is_some();
+            let ctx = self.ctx();
+            return Err(direction.indivisible(axis, cx.simplify(d), constant, sections, &ctx));
+        }
+        symbolic::tensor_split_piece(cx, self, axis, sections, piece)
+            .map_err(|e| crate::concrete::rename_op(e, direction.name()))
     }
 
     /// The index items of piece `piece` of `tensor_split` at `indices`: a slice

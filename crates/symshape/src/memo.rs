@@ -122,23 +122,34 @@ thread_local! {
 
 /// `f()`, or what it returned before for `key` on this thread.
 pub(crate) fn op(key: OpKey, f: impl FnOnce() -> Id) -> Id {
-    let hit = OPS
-        .try_with(|m| m.borrow().get(&key).copied())
+    per_thread(&OPS, &key, MAX_ENTRIES, f)
+}
+
+/// `f()`, or what it returned before for `key` in the per-thread `table`, for answers
+/// that depend on their key alone; past `limit` entries the table starts over.
+pub(crate) fn per_thread<K: std::hash::Hash + Eq + Clone, V: Clone>(
+    table: &'static std::thread::LocalKey<std::cell::RefCell<HashMap<K, V>>>,
+    key: &K,
+    limit: usize,
+    f: impl FnOnce() -> V,
+) -> V {
+    let hit = table
+        .try_with(|m| m.borrow().get(key).cloned())
         .ok()
         .flatten();
-    if let Some(id) = hit {
-        return id;
+    if let Some(v) = hit {
+        return v;
     }
-    let id = f();
+    let v = f();
     // During thread teardown the memo may be gone; the answer stands without it.
-    let _ = OPS.try_with(|m| {
+    let _ = table.try_with(|m| {
         let mut m = m.borrow_mut();
-        if m.len() >= MAX_ENTRIES {
+        if m.len() >= limit {
             m.clear();
         }
-        m.insert(key, id);
+        m.insert(key.clone(), v.clone());
     });
-    id
+    v
 }
 
 /// Constants `SMALL_MIN..SMALL_MIN + SMALL_LEN` (the sizes, strides and bounds views use

@@ -113,26 +113,9 @@ fn refute_memo(cons: Vec<Poly>) -> bool {
         // A long list costs memory to keep and is seldom asked twice.
         return small::refute(&cons).unwrap_or_else(|| refute(cons));
     }
-    let hit = REFUTED
-        .try_with(|m| m.borrow().get(&cons).copied())
-        .ok()
-        .flatten();
-    if let Some(b) = hit {
-        return b;
-    }
-    let key = cons.clone();
-    let b = match small::refute(&cons) {
-        Some(b) => b,
-        None => refute(cons),
-    };
-    let _ = REFUTED.try_with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= MAX_REMEMBERED {
-            m.clear();
-        }
-        m.insert(key, b);
-    });
-    b
+    crate::memo::per_thread(&REFUTED, &cons, MAX_REMEMBERED, || {
+        small::refute(&cons).unwrap_or_else(|| refute(cons.clone()))
+    })
 }
 
 /// Linear facts (`p <= 0`) that hold by the structure of the atom `m`.

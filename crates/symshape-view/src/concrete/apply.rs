@@ -2,9 +2,27 @@
 
 use super::{rename_op, ConcreteView};
 use crate::error::Result;
-use crate::op::Op;
+use crate::op::{Op, SplitDirection};
 
 impl ConcreteView {
+    /// Piece `piece` of `hsplit`, `vsplit` or `dsplit` into `sections` equal pieces
+    /// ([`Op::DirectionalSplit`]).
+    fn directional_split_piece(
+        &self,
+        direction: SplitDirection,
+        sections: usize,
+        piece: usize,
+    ) -> Result<Self> {
+        let axis = direction.axis(self.ndim(), || self.ctx())?;
+        let d = self.shape()[axis];
+        let n = i64::try_from(sections).unwrap_or(i64::MAX);
+        if n > 0 && d % n != 0 {
+            return Err(direction.indivisible(axis, d, true, sections, &self.ctx()));
+        }
+        self.tensor_split_piece(axis, sections, piece)
+            .map_err(|e| rename_op(e, direction.name()))
+    }
+
     /// Runs `op` on the exact engine.
     ///
     /// # Errors
@@ -62,16 +80,7 @@ impl ConcreteView {
                 direction,
                 sections,
                 piece,
-            } => {
-                let axis = direction.axis(self.ndim(), || self.ctx())?;
-                let d = self.shape()[axis];
-                let n = i64::try_from(*sections).unwrap_or(i64::MAX);
-                if n > 0 && d % n != 0 {
-                    return Err(direction.indivisible(axis, d, true, *sections, &self.ctx()));
-                }
-                self.tensor_split_piece(axis, *sections, *piece)
-                    .map_err(|e| rename_op(e, direction.name()))
-            }
+            } => self.directional_split_piece(*direction, *sections, *piece),
             Op::DirectionalSplitAt {
                 direction,
                 indices,
