@@ -282,6 +282,7 @@ impl Prepared {
     fn cache(&self) -> BindCache {
         BindCache {
             state: self.program.as_ref().map(Program::state),
+            hints: Vec::new(),
         }
     }
 
@@ -408,6 +409,8 @@ pub struct PreparedView {
 #[derive(Clone, Debug)]
 pub struct BindCache {
     state: Option<ProgramState>,
+    /// Per merge decision of a [`PreparedStack`], the probe that last refuted it.
+    hints: Vec<u32>,
 }
 
 impl PreparedView {
@@ -532,7 +535,7 @@ impl PreparedStack {
         }
         let mut views = Vec::with_capacity(self.core.layouts.len());
         self.core.bind(cache, values, |v| views.push(v))?;
-        ConcreteStack::new(views)
+        ConcreteStack::new_hinted(views, &mut cache.hints)
     }
 
     /// [`PreparedStack::bind`] with the values of [`PreparedStack::symbols`] taken
