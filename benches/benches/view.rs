@@ -75,6 +75,20 @@ fn bench_merge(c: &mut Criterion) {
     c.bench_function("view/merge/evaluated_960k_refuted_halfway", |b| {
         b.iter(|| merge(black_box(&lower), black_box(&upper)))
     });
+    // The causal mask [s, p + s] at s = 512, p = 3 (pad, flatten, shrink, reshape, shrink):
+    // no structural decider applies, and the evaluation decider refutes the valid set
+    // (a staircase, not a box) in its second row.
+    let lower = ConcreteView::create(
+        &[512, 1027],
+        Some(&[515, 1]),
+        0,
+        Some(&[(0, 512), (0, 515)]),
+    )
+    .expect("lower");
+    let upper = ConcreteView::create(&[512, 515], Some(&[1026, 1]), 511, None).expect("upper");
+    c.bench_function("view/merge/causal_mask_512_refuted", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
 }
 
 fn bench_stack(c: &mut Criterion) {
@@ -291,10 +305,24 @@ fn bench_prepared_stack(c: &mut Criterion) {
         let prepared = PreparedStack::new(&cx, &stack).expect("prepare");
         let mut cache = prepared.cache();
         for seq in [512i64, 4096] {
-            // Symbols b, p, s.
-            let values: Vec<[i64; 3]> = [8, 4, 2, 1].iter().map(|&bv| [bv, 3, seq]).collect();
+            // p = 3 and s = `seq`; b cycles through four batch sizes.
+            let values: Vec<Vec<i64>> = [8, 4, 2, 1]
+                .iter()
+                .map(|&bv| {
+                    let value = |sym: &Expr| match sym.to_string().as_str() {
+                        "b" => bv,
+                        "p" => 3,
+                        _ => seq,
+                    };
+                    prepared.symbols().iter().map(value).collect()
+                })
+                .collect();
             let bound = prepared.bind(&mut cache, &values[0]).expect("bind");
-            assert_eq!(bound.levels().len(), 2, "{name} at s = {seq} stays two levels");
+            assert_eq!(
+                bound.levels().len(),
+                2,
+                "{name} at s = {seq} stays two levels"
+            );
             let mut k = 0;
             c.bench_function(&format!("view/bind/prepared_stack/{name}_s{seq}"), |bn| {
                 bn.iter(|| {

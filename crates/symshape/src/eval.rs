@@ -492,7 +492,10 @@ impl Scope {
     ///
     /// Assumptions over symbols not yet bound are checked by the call that binds
     /// the last of them; [`Bindings::set`] checks the range only, and
-    /// [`Scope::check`] checks everything bound so far.
+    /// [`Scope::check`] checks everything bound so far. To change several bound
+    /// values whose intermediate states may break an assumption (`m <= n` going
+    /// from `n = 10, m = 8` to `n = 5, m = 4`), set them with [`Bindings::set`]
+    /// and call [`Scope::check`] once.
     pub fn bind(&self, b: &mut Bindings, name: &str, value: i64) -> Result<(), Error> {
         let sym = self.symbol(name).ok_or_else(|| Error::UnknownSymbol {
             op: "bind",

@@ -77,16 +77,17 @@ fn digits(shape: &[i64], mut q: i64) -> Vec<i64> {
     res
 }
 
+/// The offset of an element, `None` when it is masked.
+type ElementFn = Box<dyn Fn(&[i64]) -> Option<i64>>;
+
 /// The offset table of each stack written from the definitions of its ops, for
 /// sizes `[b, c, d, p, s]`; `None` where the ops refuse the sizes.
 fn reference(name: &str, [b, c, d, p, s]: [i64; 5]) -> Option<Model> {
-    let (shape, at): (Vec<i64>, Box<dyn Fn(&[i64]) -> Option<i64>>) = match name {
+    let (shape, at): (Vec<i64>, ElementFn) = match name {
         // Input [b, 3, s, d]; output (i0, i1, i2) reads head i2 / d, position i1.
         "heads" => (
             vec![b, s, 3 * d],
-            Box::new(move |i: &[i64]| {
-                Some(((i[0] * 3 + i[2] / d) * s + i[1]) * d + i[2] % d)
-            }),
+            Box::new(move |i: &[i64]| Some(((i[0] * 3 + i[2] / d) * s + i[1]) * d + i[2] % d)),
         ),
         // Window i2, tap i3 reads position i2 + i3 - 1 of the unpadded axis.
         "conv" => {
@@ -157,10 +158,22 @@ fn check_binding(
     prop_assert_eq!(show(&plain), show(&fresh), "{} at {:?}", name, vals);
     let want = reference(name, vals);
     let (Ok(got), Some(want)) = (plain, want.clone()) else {
-        prop_assert!(want.is_none(), "{} at {:?}: bind refused sizes the ops accept", name, vals);
+        prop_assert!(
+            want.is_none(),
+            "{} at {:?}: bind refused sizes the ops accept",
+            name,
+            vals
+        );
         return Ok(());
     };
-    prop_assert_eq!(&model_of_stack(&got), &want, "{} at {:?}: {}", name, vals, got);
+    prop_assert_eq!(
+        &model_of_stack(&got),
+        &want,
+        "{} at {:?}: {}",
+        name,
+        vals,
+        got
+    );
     prop_assert_eq!(
         got.levels().len() == 1,
         want.one_view().is_some(),
