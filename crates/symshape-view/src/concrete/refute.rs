@@ -225,3 +225,217 @@ pub(crate) fn refute(run: &[ConcreteView], hint: &mut u32) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::refute;
+    use crate::concrete::{check_stacked, merge, unravel, ConcreteView};
+
+    /// The composition's offsets, row-major over the upper shape, by definition.
+    fn table(lower: &ConcreteView, upper: &ConcreteView) -> Vec<Option<i64>> {
+        let n = upper.numel();
+        (0..n)
+            .map(|q| {
+                let l = upper.offset_of(&unravel(upper.shape(), q)).ok()??;
+                lower.offset_of(&unravel(lower.shape(), l)).ok()?
+            })
+            .collect()
+    }
+
+    /// Whether `t` over `shape` is one view, by brute force: the valid points fill
+    /// their bounding box and the offsets are affine on it.
+    fn one_view(shape: &[i64], t: &[Option<i64>]) -> bool {
+        let pts: Vec<(Vec<i64>, i64)> = (0..t.len())
+            .filter_map(|q| Some((unravel(shape, q as i64), t[q]?)))
+            .collect();
+        let Some((first, f0)) = pts.first().cloned() else {
+            return true;
+        };
+        let rank = shape.len();
+        let lo: Vec<i64> = (0..rank)
+            .map(|a| pts.iter().map(|p| p.0[a]).min().unwrap_or(0))
+            .collect();
+        let hi: Vec<i64> = (0..rank)
+            .map(|a| pts.iter().map(|p| p.0[a]).max().unwrap_or(0))
+            .collect();
+        let volume: i64 = lo.iter().zip(&hi).map(|(l, h)| h - l + 1).product();
+        if volume != pts.len() as i64 {
+            return false;
+        }
+        let mut strides = vec![0i64; rank];
+        for a in 0..rank {
+            let mut next = first.clone();
+            next[a] += 1;
+            if let Some((_, v)) = pts.iter().find(|p| p.0 == next) {
+                strides[a] = v - f0;
+            }
+        }
+        pts.iter().all(|(p, v)| {
+            *v == f0
+                + (0..rank)
+                    .map(|a| (p[a] - first[a]) * strides[a])
+                    .sum::<i64>()
+        })
+    }
+
+    fn arb_view() -> impl Strategy<Value = Option<ConcreteView>> {
+        (1usize..=3)
+            .prop_flat_map(|rank| {
+                (
+                    prop::collection::vec(1i64..=5, rank),
+                    prop::collection::vec(-7i64..=7, rank),
+                    -20i64..=40,
+                    prop::collection::vec((0i64..=5, 0i64..=5), rank),
+                    any::<bool>(),
+                )
+            })
+            .prop_map(|(shape, strides, offset, cuts, masked)| {
+                let mask: Vec<(i64, i64)> = shape
+                    .iter()
+                    .zip(&cuts)
+                    .map(|(&d, &(x, y))| {
+                        let (a, b) = (x % (d + 1), y % (d + 1));
+                        (a.min(b), a.max(b))
+                    })
+                    .collect();
+                ConcreteView::create(&shape, Some(&strides), offset, masked.then_some(&mask[..]))
+                    .ok()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A refutation is never wrong: the composition is then not one view (by
+        /// brute force) and `merge` refuses it.
+        #[test]
+        fn a_refuted_pair_is_not_one_view(lower in arb_view(), upper in arb_view(), shift in 0i64..1000) {
+            let (Some(lower), Some(upper)) = (lower, upper) else { return Ok(()) };
+            let Some(upper) = fitted(&upper, lower.numel(), shift) else { return Ok(()) };
+            check_refuted(&lower, &upper)?;
+        }
+    }
+
+    /// `upper` moved to read within `n` elements, when its valid span fits.
+    fn fitted(upper: &ConcreteView, n: i64, shift: i64) -> Option<ConcreteView> {
+        let (lo, hi) = match upper.extent() {
+            None => (0, 0),
+            Some(e) => e,
+        };
+        let span = hi - lo;
+        if span >= n {
+            return None;
+        }
+        let offset = upper.offset() - lo + shift % (n - span);
+        ConcreteView::create(upper.shape(), Some(upper.strides()), offset, upper.mask()).ok()
+    }
+
+    /// When `refute` refutes the pair, the composition is not one view and `merge`
+    /// refuses it; returns whether it refuted.
+    fn check_refuted(lower: &ConcreteView, upper: &ConcreteView) -> Result<bool, TestCaseError> {
+        check_stacked(lower, upper).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        {
+            let (lower, upper) = (lower.clone(), upper.clone());
+            let pair = [lower.clone(), upper.clone()];
+            let mut hint = 0;
+            if refute(&pair, &mut hint) {
+                prop_assert!(
+                    !one_view(upper.shape(), &table(&lower, &upper)),
+                    "{} over {}",
+                    upper,
+                    lower
+                );
+                prop_assert_eq!(merge(&lower, &upper).ok(), Some(None));
+                // The remembered probe refutes it again on its own.
+                let mut again = hint;
+                prop_assert!(refute(&pair, &mut again));
+                prop_assert_eq!(again, hint);
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Every pair of a small family: refutations are sound, and most of the
+    /// pairs that are not one view are refuted.
+    #[test]
+    fn refutations_of_a_family_are_sound_and_frequent() {
+        let lowers = [
+            ConcreteView::create(&[4, 5], None, 0, None),
+            ConcreteView::create(&[4, 5], Some(&[1, 4]), 0, None),
+            ConcreteView::create(&[4, 5], Some(&[5, 1]), 0, Some(&[(1, 4), (0, 5)])),
+            ConcreteView::create(
+                &[2, 3, 4],
+                Some(&[1, 2, 6]),
+                0,
+                Some(&[(0, 2), (1, 3), (0, 3)]),
+            ),
+        ];
+        let (mut refuted, mut not_one) = (0, 0);
+        for lower in lowers {
+            let lower = lower.expect("lower");
+            for t0 in -4i64..=4 {
+                for t1 in -4i64..=4 {
+                    for mask in [None, Some([(0, 2), (1, 3)])] {
+                        let upper = ConcreteView::create(
+                            &[3, 3],
+                            Some(&[t0, t1]),
+                            0,
+                            mask.as_ref().map(|m| &m[..]),
+                        )
+                        .expect("upper");
+                        let Some(upper) = fitted(&upper, lower.numel(), 0) else {
+                            continue;
+                        };
+                        if !one_view(upper.shape(), &table(&lower, &upper)) {
+                            not_one += 1;
+                        }
+                        if check_refuted(&lower, &upper).expect("sound") {
+                            refuted += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(not_one > 100, "{not_one} pairs are not one view");
+        assert!(2 * refuted > not_one, "{refuted} of {not_one} refuted");
+    }
+
+    /// The stacks a traced attention block keeps apart are refuted at every size
+    /// where they are not one view (merged heads, padded windows, a causal mask).
+    #[test]
+    fn attention_stacks_are_refuted() {
+        let view = |shape: &[i64], strides: &[i64], offset: i64, mask: Option<&[(i64, i64)]>| {
+            ConcreteView::create(shape, Some(strides), offset, mask).expect("view")
+        };
+        for s in 2..=9i64 {
+            for p in 0..=3i64 {
+                let heads = [
+                    view(&[2, s, 12, 64], &[768 * s, 64, 64 * s, 1], 0, None),
+                    view(&[2, s, 768], &[768 * s, 768, 1], 0, None),
+                ];
+                let conv = [
+                    view(
+                        &[2, 4, s + 2],
+                        &[4 * s, s, 1],
+                        -1,
+                        Some(&[(0, 2), (0, 4), (1, s + 1)]),
+                    ),
+                    view(&[2, 4, s, 3], &[4 * s + 8, s + 2, 1, 1], 0, None),
+                ];
+                let w = p + s;
+                let causal = [
+                    view(&[s, w + s], &[w, 1], 0, Some(&[(0, s), (0, w)])),
+                    view(&[s, w], &[w + s - 1, 1], s - 1, None),
+                ];
+                for (name, pair) in [("heads", &heads), ("conv", &conv), ("causal", &causal)] {
+                    let mut hint = 0;
+                    assert!(refute(pair, &mut hint), "{name} at s = {s}, p = {p}");
+                    assert_eq!(merge(&pair[0], &pair[1]).ok(), Some(None), "{name}");
+                }
+            }
+        }
+    }
+}
