@@ -320,10 +320,7 @@ mod tests {
 
     /// `upper` moved to read within `n` elements, when its valid span fits.
     fn fitted(upper: &ConcreteView, n: i64, shift: i64) -> Option<ConcreteView> {
-        let (lo, hi) = match upper.extent() {
-            None => (0, 0),
-            Some(e) => e,
-        };
+        let (lo, hi) = upper.extent().unwrap_or_default();
         let span = hi - lo;
         if span >= n {
             return None;
