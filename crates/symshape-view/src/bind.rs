@@ -435,9 +435,11 @@ pub struct PreparedView {
 }
 
 /// Scratch space for binding a [`PreparedView`] or [`PreparedStack`]: the
-/// registers of its compiled program. Make one per thread with `cache()` and
+/// registers of its compiled program, and for a stack the probe that last
+/// showed each merge not to be one view. Make one per thread with `cache()` and
 /// reuse it for every bind (a cache made for another prepared object is reset on
-/// first use, never misread).
+/// first use, never misread: a remembered probe is only an order in which to try
+/// them).
 #[derive(Clone, Debug)]
 pub struct BindCache {
     state: Option<ProgramState>,
@@ -552,7 +554,19 @@ impl PreparedStack {
         &self.core.slots
     }
 
-    /// The concrete, merged stack for `values`.
+    /// The concrete, merged stack for `values`: exactly what [`ViewStack::bind`]
+    /// returns with bindings holding these values, as the [`ConcreteStack`]
+    /// kernels take.
+    ///
+    /// Before merging, each merge [`ConcreteStack::new`] would try is looked at
+    /// through a few evaluated points that may show it is not one view (an
+    /// invalid point between two valid ones, or two steps along one axis that
+    /// move the offset differently). When all are shown so, the bound levels are
+    /// returned as they are, without running the deciders; otherwise they are
+    /// merged as [`ConcreteStack::new`] merges them. The probe that worked for
+    /// each merge is kept in `cache` and tried first on the next bind, so the
+    /// decision is taken again only when it no longer holds at the new values
+    /// (typically at sizes 0 and 1).
     ///
     /// # Errors
     /// As [`PreparedView::bind`], and [`ViewStack::from_views`].
