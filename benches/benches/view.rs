@@ -1,9 +1,9 @@
 //! Benchmarks of view: complete reshape and merge decisions on realistic sizes, op latency on
 //! constant and symbolic stacks, prepared binding.
 use criterion::{black_box, criterion_main, Criterion};
-use symshape::{Expr, Scope, SymbolSpec};
+use symshape::{Bindings, Expr, Scope, SymbolSpec};
 use symshape_view::concrete::merge;
-use symshape_view::{ConcreteView, Op, PreparedView, View, ViewOps, ViewStack};
+use symshape_view::{ConcreteView, Op, PreparedStack, PreparedView, View, ViewOps, ViewStack};
 
 fn cv(shape: &[i64]) -> ConcreteView {
     ConcreteView::contiguous(shape).expect("contiguous")
@@ -73,6 +73,20 @@ fn bench_merge(c: &mut Criterion) {
     let lower = ConcreteView::create(&[20000, 64], Some(&[1, 20000]), 0, None).expect("lower");
     let upper = ConcreteView::create(&[2, 8000, 60], Some(&[70, 64, 1]), 0, None).expect("upper");
     c.bench_function("view/merge/evaluated_960k_refuted_halfway", |b| {
+        b.iter(|| merge(black_box(&lower), black_box(&upper)))
+    });
+    // The causal mask [s, p + s] at s = 512, p = 3 (pad, flatten, shrink, reshape, shrink):
+    // no structural decider applies, and the evaluation decider refutes the valid set
+    // (a staircase, not a box) in its second row.
+    let lower = ConcreteView::create(
+        &[512, 1027],
+        Some(&[515, 1]),
+        0,
+        Some(&[(0, 512), (0, 515)]),
+    )
+    .expect("lower");
+    let upper = ConcreteView::create(&[512, 515], Some(&[1026, 1]), 511, None).expect("upper");
+    c.bench_function("view/merge/causal_mask_512_refuted", |b| {
         b.iter(|| merge(black_box(&lower), black_box(&upper)))
     });
 }
@@ -212,12 +226,136 @@ fn bench_bind(c: &mut Criterion) {
     });
 }
 
+/// The stacks a traced attention block binds, with symbols `b`, `p`, `s` (sorted by name):
+/// merged heads, conv windows (pad + unfold) and a causal mask built from pad/reshape/shrink.
+fn attention_stacks(cx: &mut Scope) -> Vec<(&'static str, ViewStack)> {
+    let b = cx.declare_str("b 1..=64").expect("b");
+    let p = cx.declare_str("p 0..=8192").expect("p");
+    let s = cx.declare_str("s 1..=8192").expect("s");
+    let (z, e) = (Expr::from(0), Expr::from);
+    let trace = |x: ViewStack, ops: &[Op]| {
+        ops.iter()
+            .try_fold(x, |st, op| st.apply(cx, op))
+            .expect("trace")
+    };
+    let input = |shape: &[Expr]| ViewStack::new(View::row_major(cx, shape).expect("input"));
+    let heads = trace(
+        input(&[b, e(12), s, e(64)]),
+        &[
+            Op::Permute(vec![0, 2, 1, 3]),
+            Op::Reshape(vec![b, s, e(768)]),
+        ],
+    );
+    let conv = trace(
+        input(&[b, e(64), s]),
+        &[
+            Op::Pad(vec![(z, z), (z, z), (e(1), e(1))]),
+            Op::Unfold {
+                axis: 2,
+                size: e(3),
+                step: e(1),
+            },
+        ],
+    );
+    let w = p + s;
+    let causal = trace(
+        input(&[s, w]),
+        &[
+            Op::Pad(vec![(z, z), (z, s)]),
+            Op::Reshape(vec![s * (w + s)]),
+            Op::Shrink(vec![(s - e(1), s - e(1) + s * (w + s - e(1)))]),
+            Op::Reshape(vec![s, w + s - e(1)]),
+            Op::Shrink(vec![(z, s), (z, w)]),
+        ],
+    );
+    vec![("heads", heads), ("conv", conv), ("causal", causal)]
+}
+
+/// Prepared stacks bound to kernel-ready `ConcreteStack`s: a rank-4 stack of one view, and
+/// the attention stacks at s = 512 and s = 4096 (two levels that never merge at these sizes),
+/// with the plain bind of the same stacks for comparison. Each iteration binds the next of
+/// four batch sizes, so no result is the previous one.
+fn bench_prepared_stack(c: &mut Criterion) {
+    let mut cx = Scope::new();
+    let b = cx.declare_str("b 1..=64").expect("b");
+    let h = cx.declare_str("h 1..=1024").expect("h");
+    let w = cx.declare_str("w 1..=1024").expect("w");
+    let z = Expr::from(0);
+    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
+        .and_then(|v| {
+            v.pad(
+                &cx,
+                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
+            )
+        })
+        .expect("padded view");
+    let prepared = PreparedStack::new(&cx, &ViewStack::new(v)).expect("prepare");
+    let mut cache = prepared.cache();
+    let values = [[8, 224, 224], [4, 224, 224], [2, 224, 224], [1, 224, 224]];
+    let mut k = 0;
+    c.bench_function("view/bind/prepared_stack/one_view_rank4", |bn| {
+        bn.iter(|| {
+            k = (k + 1) % 4;
+            prepared.bind(&mut cache, black_box(&values[k]))
+        })
+    });
+
+    let mut cx = Scope::new();
+    for (name, stack) in attention_stacks(&mut cx) {
+        let prepared = PreparedStack::new(&cx, &stack).expect("prepare");
+        let mut cache = prepared.cache();
+        for seq in [512i64, 4096] {
+            // p = 3 and s = `seq`; b cycles through four batch sizes.
+            let values: Vec<Vec<i64>> = [8, 4, 2, 1]
+                .iter()
+                .map(|&bv| {
+                    let value = |sym: &Expr| match sym.to_string().as_str() {
+                        "b" => bv,
+                        "p" => 3,
+                        _ => seq,
+                    };
+                    prepared.symbols().iter().map(value).collect()
+                })
+                .collect();
+            let bound = prepared.bind(&mut cache, &values[0]).expect("bind");
+            assert_eq!(
+                bound.levels().len(),
+                2,
+                "{name} at s = {seq} stays two levels"
+            );
+            let mut k = 0;
+            c.bench_function(&format!("view/bind/prepared_stack/{name}_s{seq}"), |bn| {
+                bn.iter(|| {
+                    k = (k + 1) % 4;
+                    prepared.bind(&mut cache, black_box(&values[k]))
+                })
+            });
+            let bindings: Vec<Bindings> = values
+                .iter()
+                .map(|vals| {
+                    let mut bs = Bindings::new();
+                    for (sym, &v) in prepared.symbols().iter().zip(vals) {
+                        bs.set(*sym, v).expect("in range");
+                    }
+                    bs
+                })
+                .collect();
+            c.bench_function(&format!("view/bind/plain_stack/{name}_s{seq}"), |bn| {
+                bn.iter(|| {
+                    k = (k + 1) % 4;
+                    stack.bind(&cx, black_box(&bindings[k]))
+                })
+            });
+        }
+    }
+}
+
 mod group {
     //! The criterion group (its macro generates an undocumented function).
     #![allow(missing_docs)]
     use super::{
-        bench_bind, bench_merge, bench_op_latency, bench_reshape, bench_stack,
-        bench_symbolic_latency,
+        bench_bind, bench_merge, bench_op_latency, bench_prepared_stack, bench_reshape,
+        bench_stack, bench_symbolic_latency,
     };
     use criterion::criterion_group;
     criterion_group!(
@@ -227,7 +365,8 @@ mod group {
         bench_stack,
         bench_op_latency,
         bench_symbolic_latency,
-        bench_bind
+        bench_bind,
+        bench_prepared_stack
     );
 }
 

@@ -247,7 +247,16 @@ impl Session {
             let value: i64 = value
                 .parse()
                 .map_err(|_| format!("bind: `{value}` is not an integer (in `{item}`)"))?;
-            self.scope.bind(&mut next, name, value).map_err(err)?;
+            // Set one by one (ranges checked) and checked together below: a statement
+            // that rebinds several symbols may pass through a state that breaks an
+            // assumption its final values keep, which `Scope::bind` would refuse.
+            let sym = self.scope.symbol(name).ok_or_else(|| {
+                err(symshape::Error::UnknownSymbol {
+                    op: "bind",
+                    name: name.to_string(),
+                })
+            })?;
+            next.set(sym, value).map_err(err)?;
         }
         self.scope.check(&next).map_err(err)?;
         self.bind_stack(&next)?;

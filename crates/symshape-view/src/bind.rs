@@ -23,8 +23,10 @@ impl View {
     /// [`Error::Symshape`] for an unbound symbol, a value out of range, a failed
     /// assumption or an overflow; the errors of [`ConcreteView::create`].
     pub fn bind(&self, cx: &Scope, b: &Bindings) -> Result<ConcreteView> {
-        cx.check(b)?;
-        self.bind_checked(b)
+        cx.check(b)
+            .map_err(Error::from)
+            .and_then(|()| self.bind_checked(b))
+            .map_err(|e| unbound_first(std::slice::from_ref(self), b, e))
     }
 
     pub(crate) fn bind_checked(&self, b: &Bindings) -> Result<ConcreteView> {
@@ -76,13 +78,79 @@ impl ViewStack {
     /// # Errors
     /// As [`View::bind`].
     pub fn bind(&self, cx: &Scope, b: &Bindings) -> Result<ConcreteStack> {
-        cx.check(b)?;
-        let views = self
-            .views()
-            .iter()
-            .map(|v| v.bind_checked(b))
-            .collect::<Result<Vec<_>>>()?;
-        ConcreteStack::new(views)
+        let bound = cx.check(b).map_err(Error::from).and_then(|()| {
+            self.views()
+                .iter()
+                .map(|v| v.bind_checked(b))
+                .collect::<Result<Vec<_>>>()
+        });
+        ConcreteStack::new(bound.map_err(|e| unbound_first(self.views(), b, e))?)
+    }
+}
+
+/// Every symbol the fields and guards of `views` mention, sorted by name: the
+/// inputs of a prepared view or stack, in order.
+fn symbols_of(views: &[View]) -> Vec<Expr> {
+    let mut slots: Vec<Expr> = Vec::new();
+    for e in outputs_of(views).0 {
+        slots.extend(e.symbols());
+    }
+    slots.sort_by_key(|s| s.to_string());
+    // Distinct symbols may share a name, so equal handles need not be adjacent.
+    let mut seen = Vec::with_capacity(slots.len());
+    slots.retain(|s| {
+        let fresh = !seen.contains(s);
+        seen.push(*s);
+        fresh
+    });
+    slots
+}
+
+/// Per view its shape, strides, offset and mask bounds, then both sides of every
+/// distinct guard; with, per view, its rank and whether it has a mask, and the
+/// guards in first-seen order with the view that first carries each.
+type Outputs = (Vec<Expr>, Vec<(usize, bool)>, Vec<(usize, Guard)>);
+
+fn outputs_of(views: &[View]) -> Outputs {
+    let mut outputs: Vec<Expr> = Vec::new();
+    let mut layouts = Vec::with_capacity(views.len());
+    for view in views {
+        outputs.extend_from_slice(view.shape());
+        outputs.extend_from_slice(view.strides());
+        outputs.push(view.offset());
+        if let Some(m) = view.mask() {
+            for &(lo, hi) in m {
+                outputs.push(lo);
+                outputs.push(hi);
+            }
+        }
+        layouts.push((view.ndim(), view.mask().is_some()));
+    }
+    let mut guards: Vec<(usize, Guard)> = Vec::new();
+    for (k, view) in views.iter().enumerate() {
+        for g in view.guards() {
+            // A repeated guard passed when it was first checked.
+            if guards.iter().any(|(_, o)| o == g) {
+                continue;
+            }
+            outputs.push(g.lhs());
+            outputs.push(g.rhs());
+            guards.push((k, g.clone()));
+        }
+    }
+    (outputs, layouts, guards)
+}
+
+/// The error plain binding reports for `err`: when `b` leaves a symbol of `views`
+/// unbound, the first such symbol by name, as prepared binding reports it
+/// (`bind: symbol `s` is unbound`), whatever check failed first.
+fn unbound_first(views: &[View], b: &Bindings, err: Error) -> Error {
+    match symbols_of(views).into_iter().find(|&s| b.get(s).is_none()) {
+        Some(s) => Error::Symshape(symshape::Error::Unbound {
+            op: "bind",
+            name: s.to_string(),
+        }),
+        None => err,
     }
 }
 
@@ -217,44 +285,8 @@ struct Cold {
 
 impl Prepared {
     fn new(cx: &Scope, views: &[View]) -> Result<Prepared> {
-        let mut outputs: Vec<Expr> = Vec::new();
-        let mut layouts = Vec::with_capacity(views.len());
-        for view in views {
-            outputs.extend_from_slice(view.shape());
-            outputs.extend_from_slice(view.strides());
-            outputs.push(view.offset());
-            if let Some(m) = view.mask() {
-                for &(lo, hi) in m {
-                    outputs.push(lo);
-                    outputs.push(hi);
-                }
-            }
-            layouts.push((view.ndim(), view.mask().is_some()));
-        }
-        let mut guards: Vec<(usize, Guard)> = Vec::new();
-        for (k, view) in views.iter().enumerate() {
-            for g in view.guards() {
-                // A repeated guard passed when it was first checked.
-                if guards.iter().any(|(_, o)| o == g) {
-                    continue;
-                }
-                outputs.push(g.lhs());
-                outputs.push(g.rhs());
-                guards.push((k, g.clone()));
-            }
-        }
-        let mut slots: Vec<Expr> = Vec::new();
-        for e in &outputs {
-            slots.extend(e.symbols());
-        }
-        slots.sort_by_key(|s| s.to_string());
-        // Distinct symbols may share a name, so equal handles need not be adjacent.
-        let mut seen = Vec::with_capacity(slots.len());
-        slots.retain(|s| {
-            let fresh = !seen.contains(s);
-            seen.push(*s);
-            fresh
-        });
+        let (outputs, layouts, guards) = outputs_of(views);
+        let slots = symbols_of(views);
         let program = match Program::compile_checked(cx, &slots, &outputs) {
             Ok(p) => Some(p),
             // A constant beyond i64 (`min(n, 2^70)`) can still evaluate to an i64.
@@ -282,6 +314,7 @@ impl Prepared {
     fn cache(&self) -> BindCache {
         BindCache {
             state: self.program.as_ref().map(Program::state),
+            hints: Vec::new(),
         }
     }
 
@@ -402,12 +435,16 @@ pub struct PreparedView {
 }
 
 /// Scratch space for binding a [`PreparedView`] or [`PreparedStack`]: the
-/// registers of its compiled program. Make one per thread with `cache()` and
+/// registers of its compiled program, and for a stack the probe that last
+/// showed each merge not to be one view. Make one per thread with `cache()` and
 /// reuse it for every bind (a cache made for another prepared object is reset on
-/// first use, never misread).
+/// first use, never misread: a remembered probe is only an order in which to try
+/// them).
 #[derive(Clone, Debug)]
 pub struct BindCache {
     state: Option<ProgramState>,
+    /// Per merge decision of a [`PreparedStack`], the probe that last refuted it.
+    hints: Vec<u32>,
 }
 
 impl PreparedView {
@@ -517,7 +554,19 @@ impl PreparedStack {
         &self.core.slots
     }
 
-    /// The concrete, merged stack for `values`.
+    /// The concrete, merged stack for `values`: exactly what [`ViewStack::bind`]
+    /// returns with bindings holding these values, as the [`ConcreteStack`]
+    /// kernels take.
+    ///
+    /// Before merging, each merge [`ConcreteStack::new`] would try is looked at
+    /// through a few evaluated points that may show it is not one view (an
+    /// invalid point between two valid ones, or two steps along one axis that
+    /// move the offset differently). When all are shown so, the bound levels are
+    /// returned as they are, without running the deciders; otherwise they are
+    /// merged as [`ConcreteStack::new`] merges them. The probe that worked for
+    /// each merge is kept in `cache` and tried first on the next bind, so the
+    /// decision is taken again only when it no longer holds at the new values
+    /// (typically at sizes 0 and 1).
     ///
     /// # Errors
     /// As [`PreparedView::bind`], and [`ViewStack::from_views`].
@@ -532,7 +581,7 @@ impl PreparedStack {
         }
         let mut views = Vec::with_capacity(self.core.layouts.len());
         self.core.bind(cache, values, |v| views.push(v))?;
-        ConcreteStack::new(views)
+        ConcreteStack::new_hinted(views, &mut cache.hints)
     }
 
     /// [`PreparedStack::bind`] with the values of [`PreparedStack::symbols`] taken

@@ -485,13 +485,41 @@ pub(crate) fn violated(a: Cond, b: &Bindings) -> Error {
 }
 
 impl Scope {
-    /// Binds the symbol declared as `name`, checked against its range.
+    /// Binds the symbol declared as `name`, checked against its range and against
+    /// every assumption that mentions it and whose symbols are then all bound
+    /// (under `assume p + s <= 64`, binding `s = 40` after `p = 30` fails, naming
+    /// the assumption and both values). On an error `b` is left as it was.
+    ///
+    /// Assumptions over symbols not yet bound are checked by the call that binds
+    /// the last of them; [`Bindings::set`] checks the range only, and
+    /// [`Scope::check`] checks everything bound so far. To change several bound
+    /// values whose intermediate states may break an assumption (`m <= n` going
+    /// from `n = 10, m = 8` to `n = 5, m = 4`), set them with [`Bindings::set`]
+    /// and call [`Scope::check`] once.
     pub fn bind(&self, b: &mut Bindings, name: &str, value: i64) -> Result<(), Error> {
         let sym = self.symbol(name).ok_or_else(|| Error::UnknownSymbol {
             op: "bind",
             name: name.to_string(),
         })?;
-        b.set(sym, value)
+        let prev = b.get(sym);
+        b.set(sym, value)?;
+        for a in self.assumptions() {
+            let syms = a.symbols();
+            if !syms.contains(&sym) || !syms.iter().all(|s| b.get(*s).is_some()) {
+                continue;
+            }
+            let failure = match a.eval(b) {
+                Ok(true) => continue,
+                Ok(false) => violated(*a, b),
+                Err(e) => e,
+            };
+            match prev {
+                Some(p) => b.vals.insert(sym, p),
+                None => b.vals.remove(&sym),
+            };
+            return Err(failure);
+        }
+        Ok(())
     }
 
     /// Checks every bound value against its range and every assumption whose symbols

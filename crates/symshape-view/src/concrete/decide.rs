@@ -4,7 +4,11 @@
 //! affine on that box. [`decide`] streams the points of the index space once in
 //! row-major order, compares each valid point against the candidate view built
 //! from the first valid point and its axis neighbours, and stops at the first
-//! point that contradicts it, so mappings that are not one view are usually
+//! point that contradicts it. The box is checked as the walk goes: a masked
+//! point inside the bounding box of the valid points seen so far, or a valid
+//! point beyond an extent that is already final (the first row fixes the
+//! innermost extent, and so on outwards), refutes it. So mappings that are not
+//! one view, masked ones included (a causal mask, a padded window), are
 //! refuted within the first rows. Nothing is stored per point.
 //!
 //! Walks over a composition of two views step the lower view's digits with
@@ -119,25 +123,55 @@ pub(super) fn decide(shape: &[i128], w: &mut impl Walk) -> Result<Option<Solved>
     // valid point, and the innermost axis at every valid point.
     let inner = rank.saturating_sub(1);
     let mut row_checked = true;
-    let inside = |a: usize, j: i128, hi: &mut [i128]| {
+    // Axes from `fixed` on have their final extent in `hi`: once an axis before
+    // them has moved past the corner, the block of points sharing the corner's
+    // earlier axes has been walked, and in a box it spans the box's whole extent
+    // on each later axis.
+    let mut fixed = rank;
+    let inside = |a: usize, j: i128, hi: &mut [i128], fixed: usize| {
         let d = j - corner[a];
+        if a >= fixed && j >= hi[a] {
+            return false;
+        }
         hi[a] = hi[a].max(j + 1);
         d >= 0 && (d == 0 || !thin[a])
     };
+    // Whether the current row's outer axes lie in `corner..hi`, recomputed when
+    // the row or `hi` changes.
+    let (mut row_in, mut row_stale) = (false, true);
     while let Some(axis) = step(&mut j, shape) {
         w.advance(axis)?;
         row_checked &= axis == inner;
+        if axis != inner {
+            row_stale = true;
+        }
+        fixed = fixed.min(axis + 1);
         let v = want[axis] + strides[axis];
         want[axis..].fill(v);
-        let Some(got) = w.value() else { continue };
-        if got != v || !inside(inner, j[inner], &mut hi) {
+        let Some(got) = w.value() else {
+            // A box holds the bounding box of its points: a masked point inside
+            // `corner..hi` refutes it at once.
+            let x = j[inner];
+            if rank > 0 && corner[inner] <= x && x < hi[inner] {
+                if row_stale {
+                    row_in = (0..inner).all(|a| corner[a] <= j[a] && j[a] < hi[a]);
+                    row_stale = false;
+                }
+                if row_in {
+                    return Ok(None);
+                }
+            }
+            continue;
+        };
+        if got != v || !inside(inner, j[inner], &mut hi, fixed) {
             return Ok(None);
         }
         if !row_checked {
-            if (0..inner).any(|a| !inside(a, j[a], &mut hi)) {
+            if (0..inner).any(|a| !inside(a, j[a], &mut hi, fixed)) {
                 return Ok(None);
             }
             row_checked = true;
+            row_stale = true;
         }
         count += 1;
     }

@@ -16,6 +16,7 @@ mod derived;
 mod memory;
 mod merge;
 mod overlap;
+mod refute;
 mod reshape;
 mod stack;
 mod view;

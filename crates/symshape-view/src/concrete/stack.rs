@@ -14,7 +14,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 
-use super::merge::{check_stacked, collapse_run, merge};
+use super::merge::{check_stacked, collapse_run, merge, RUN_LIMIT};
+use super::refute::refute;
 use super::{format_offsets, unravel, ConcreteView};
 use crate::error::{invalid, Result};
 
@@ -85,6 +86,52 @@ impl ConcreteStack {
             check_stacked(&pair[0], &pair[1])?;
         }
         Ok(ConcreteStack { levels })
+    }
+
+    /// [`ConcreteStack::new`] for levels that usually do not merge: when every
+    /// decision [`ConcreteStack::simplify`] would take is refuted by a few
+    /// evaluated points (see `refute.rs`), the levels are kept as given without
+    /// running the deciders; otherwise this is [`ConcreteStack::new`]. Either way
+    /// the result is exactly [`ConcreteStack::new`]'s.
+    ///
+    /// `hints` holds, per decision, the probe that refuted it last time (it grows
+    /// as needed); a caller binding the same stack repeatedly keeps it.
+    pub(crate) fn new_hinted(levels: Vec<ConcreteView>, hints: &mut Vec<u32>) -> Result<Self> {
+        let stack = ConcreteStack::unmerged(levels)?;
+        if stack.refuted(hints) {
+            return Ok(stack);
+        }
+        stack.simplify()
+    }
+
+    /// Whether every merge [`ConcreteStack::simplify`] would try on these levels
+    /// is refuted: each adjacent pair, and, where the level pushed has at most
+    /// [`RUN_LIMIT`] elements, each run of three or more levels ending at it.
+    fn refuted(&self, hints: &mut Vec<u32>) -> bool {
+        let mut slot = 0usize;
+        let mut next = |run: &[ConcreteView]| {
+            if hints.len() <= slot {
+                hints.resize(slot + 1, 0);
+            }
+            let ok = refute(run, &mut hints[slot]);
+            slot += 1;
+            ok
+        };
+        for i in 1..self.levels.len() {
+            if !next(&self.levels[i - 1..=i]) {
+                return false;
+            }
+            let top = &self.levels[i];
+            let small = top.numel() > 0 && i128::from(top.numel()) <= RUN_LIMIT;
+            if i >= 2 && small {
+                for k in 0..=i - 2 {
+                    if !next(&self.levels[k..=i]) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// A stack whose fit the caller has established.

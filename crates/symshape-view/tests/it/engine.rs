@@ -90,7 +90,7 @@ fn same_canonical(got: &ConcreteView, want: &Model) -> Result<(), TestCaseError>
 }
 
 /// An upper view whose valid elements index `0..n` (shifted into range).
-fn fit_upper(mut upper: Raw, n: i64, shift: i64) -> Option<Raw> {
+pub fn fit_upper(mut upper: Raw, n: i64, shift: i64) -> Option<Raw> {
     let numel: i64 = upper.shape.iter().product();
     if numel == 0 {
         return Some(upper);

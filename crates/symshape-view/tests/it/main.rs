@@ -10,6 +10,7 @@ mod model;
 mod ops;
 mod overlap;
 mod pinned;
+mod prepmerge;
 mod robust;
 mod scale;
 mod serialize;
