@@ -129,6 +129,25 @@ pub const STATEMENTS: &[&str] = &[
     "tensor_split",
     "squeeze",
     "squeeze_proven",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "movedim",
+    "moveaxis",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "broadcast_to",
+    "narrow",
+    "select",
+    "split",
+    "split_sizes",
+    "split_with_sizes",
+    "chunk",
+    "unbind",
+    "H",
+    "mH",
     "T",
     "mT",
     "adjoint",
@@ -251,6 +270,25 @@ views (statements act on the current view stack)
   ravel                              NumPy's ravel: the flattened view when the stack is
                                      one concrete C-contiguous view, else a copy (a
                                      row-major [numel] view pushed on top)
+  transpose A B                      swap axes A and B
+  swapaxes A B                       transpose A B
+  swapdims A B                       transpose A B
+  t                                  transpose 0 1 on rank 2; nothing below; an error above
+  movedim SRC DST                    move axis SRC to position DST
+  moveaxis SRC DST                   movedim SRC DST
+  unsqueeze A                        insert a size-1 axis at position A
+  flatten START END                  merge axes START..=END into one
+  unflatten A [SIZES]                split axis A into SIZES
+  broadcast_to [SHAPE]               NumPy's broadcast_to (new leading axes allowed)
+  narrow A start E length E          indices E.. of axis A, E of them
+  select A index E                   index E of axis A, the axis removed
+  unbind A PIECE                     piece PIECE of unbind: select A index PIECE
+  split A size E piece E             piece of PyTorch's split into pieces of size E
+  split_sizes A [SIZES] piece P      piece P of PyTorch's split_with_sizes
+  split_with_sizes A [SIZES] piece P the same
+  chunk A chunks N piece P           piece P of chunk into N chunks
+  H                                  the conjugate transpose: the view of mT (adjoint)
+  mH                                 H
   save NAME                          keep a copy of the current stack as NAME
   load NAME                          make the stack saved as NAME current
   expand_as NAME                     expand (reshape_as: reshape) to NAME's shape

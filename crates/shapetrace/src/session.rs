@@ -133,6 +133,50 @@ impl Session {
                 Ok(Op::Squeeze(Some(axes("squeeze", a)?)))
             }),
             "squeeze_proven" => self.apply_bare(rest, "squeeze_proven", &Op::SqueezeProven),
+            "transpose" | "swapaxes" | "swapdims" => self.apply(rest, kw, |_, a| {
+                let [x, y] = numbers(kw, a, "`AXIS AXIS`")?;
+                Ok(Op::Transpose(x, y))
+            }),
+            "t" => {
+                no_args(rest, "t")?;
+                let ndim = self.current("t")?.ndim();
+                let op = match ndim {
+                    0 | 1 => Op::Permute((0..ndim).collect()),
+                    2 => Op::Transpose(0, 1),
+                    _ => {
+                        return Err(format!(
+                            "t: t() expects a tensor with <= 2 dimensions, but self is {ndim}D"
+                        ))
+                    }
+                };
+                self.run_op("t", &op)
+            }
+            "movedim" | "moveaxis" => self.apply(rest, kw, |_, a| {
+                let [src, dst] = numbers(kw, a, "`SOURCE DESTINATION`")?;
+                Ok(Op::Movedim { src, dst })
+            }),
+            "unsqueeze" => self.apply(rest, kw, |_, a| {
+                let [axis] = numbers(kw, a, "`AXIS`")?;
+                Ok(Op::Unsqueeze(axis))
+            }),
+            "flatten" => self.apply(rest, kw, |_, a| {
+                let [start, end] = numbers(kw, a, "`START END` (axes, both included)")?;
+                Ok(Op::Flatten { start, end })
+            }),
+            "unflatten" => self.apply(rest, kw, |cx, a| {
+                let (axis, sizes) = axis_and(kw, a, "`AXIS [SIZES]`")?;
+                Ok(Op::Unflatten {
+                    axis,
+                    sizes: cx.exprs(sizes)?,
+                })
+            }),
+            "broadcast_to" => self.apply(rest, kw, |cx, a| Ok(Op::BroadcastTo(cx.exprs(a)?))),
+            "narrow" | "select" | "split" | "split_sizes" | "split_with_sizes" | "chunk"
+            | "unbind" => self.apply(rest, kw, |cx, a| cx.piece_op(kw, a)),
+            "H" | "mH" => {
+                no_args(rest, kw)?;
+                self.replace_with(kw, |cx, cur| cur.adjoint(cx))
+            }
             "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
             "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
             "adjoint" => {
@@ -449,6 +493,70 @@ impl Session {
             None => Expr::from(0),
         };
         Ok(Op::Diagonal { offset, dim1, dim2 })
+    }
+
+    /// The ops that keep one piece or index of an axis: `narrow AXIS start E length E`,
+    /// `select AXIS index E`, `split AXIS size E piece E`, `split_sizes AXIS [SIZES] piece
+    /// P` (also `split_with_sizes`), `chunk AXIS chunks N piece P` and `unbind AXIS PIECE`.
+    fn piece_op(&self, stmt: &str, rest: &str) -> Result<Op, String> {
+        let (keywords, usage): (&[&'static str], &str) = match stmt {
+            "narrow" => (&["start", "length"], "`narrow AXIS start E length E`"),
+            "select" => (&["index"], "`select AXIS index E`"),
+            "split" => (&["size", "piece"], "`split AXIS size E piece E`"),
+            "chunk" => (&["chunks", "piece"], "`chunk AXIS chunks N piece P`"),
+            "unbind" => (&[], "`unbind AXIS PIECE`"),
+            _ => (&["piece"], "`split_sizes AXIS [SIZES] piece P`"),
+        };
+        let (lead, opts) = clauses(rest, keywords)?;
+        let found = || format!("{stmt}: expected {usage}, found `{rest}`");
+        let values: Vec<&str> = opts.iter().map(|(_, v)| *v).collect();
+        let got: Vec<&str> = opts.iter().map(|(k, _)| *k).collect();
+        if got != keywords {
+            return Err(found());
+        }
+        let count = |v: &str, what: &str| {
+            v.parse::<usize>()
+                .map_err(|_| format!("{stmt}: `{v}` is not {what}; expected {usage}"))
+        };
+        Ok(match stmt {
+            "narrow" | "select" | "split" | "chunk" => {
+                let axis = count(lead, "an axis number")?;
+                match stmt {
+                    "narrow" => Op::Narrow {
+                        axis,
+                        start: self.expr(values[0])?,
+                        length: self.expr(values[1])?,
+                    },
+                    "select" => Op::Select {
+                        axis,
+                        index: self.expr(values[0])?,
+                    },
+                    "split" => Op::Split {
+                        axis,
+                        size: self.expr(values[0])?,
+                        piece: self.expr(values[1])?,
+                    },
+                    _ => Op::Chunk {
+                        axis,
+                        chunks: count(values[0], "a number of chunks")?,
+                        piece: count(values[1], "a piece number")?,
+                    },
+                }
+            }
+            "unbind" => {
+                let [axis, piece] = numbers(stmt, lead, usage)?;
+                let index = Expr::from(i64::try_from(piece).unwrap_or(i64::MAX));
+                Op::Select { axis, index }
+            }
+            _ => {
+                let (axis, sizes) = axis_and(stmt, lead, usage)?;
+                Op::SplitSizes {
+                    axis,
+                    sizes: self.exprs(sizes)?,
+                    piece: count(values[0], "a piece number")?,
+                }
+            }
+        })
     }
 
     /// `tensor_split AXIS sections N PIECE` or `tensor_split AXIS at [I, ...] PIECE`.
@@ -814,6 +922,26 @@ fn reinterpret_op(rest: &str) -> Result<Op, String> {
         from: size(from)?,
         to: size(to)?,
     })
+}
+
+/// Exactly `N` whitespace-separated non-negative integers (axes, pieces) of `stmt`.
+fn numbers<const N: usize>(stmt: &str, text: &str, usage: &str) -> Result<[usize; N], String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let parsed = words
+        .iter()
+        .map(|w| w.parse::<usize>().ok())
+        .collect::<Option<Vec<usize>>>();
+    parsed
+        .and_then(|v| <[usize; N]>::try_from(v).ok())
+        .ok_or_else(|| format!("{stmt}: expected {usage}, found `{text}`"))
+}
+
+/// An axis number, then the rest of `text` (a list).
+fn axis_and<'a>(stmt: &str, text: &'a str, usage: &str) -> Result<(usize, &'a str), String> {
+    text.trim()
+        .split_once(char::is_whitespace)
+        .and_then(|(a, rest)| Some((a.parse::<usize>().ok()?, rest.trim())))
+        .ok_or_else(|| format!("{stmt}: expected {usage}, found `{text}`"))
 }
 
 /// Parses a list of axis numbers.

@@ -8,6 +8,7 @@ mod kernels;
 mod named;
 mod prompt;
 mod symbolic;
+mod torchlist;
 mod viewlist;
 mod views;
 mod windows;
