@@ -129,6 +129,9 @@ pub const STATEMENTS: &[&str] = &[
     "tensor_split",
     "squeeze",
     "squeeze_proven",
+    "as_strided",
+    "detach",
+    "alias",
     "transpose",
     "swapaxes",
     "swapdims",
@@ -270,6 +273,11 @@ views (statements act on the current view stack)
   ravel                              NumPy's ravel: the flattened view when the stack is
                                      one concrete C-contiguous view, else a copy (a
                                      row-major [numel] view pushed on top)
+  as_strided [SHAPE] strides [S..] [offset E]
+                                     PyTorch's as_strided: a new stack, as `view` with
+                                     strides (the storage read anew, whatever the view)
+  detach                             the identity on views (autograd only)
+  alias                              the identity on views
   transpose A B                      swap axes A and B
   swapaxes A B                       transpose A B
   swapdims A B                       transpose A B

@@ -116,6 +116,18 @@ impl Session {
             "solve" => self.solve(rest),
             "eval" => self.eval(rest),
             "view" => self.view(rest),
+            // PyTorch's `as_strided` reads the storage with new sizes, strides and offset,
+            // whatever the current view: a new stack, as `view` with strides builds.
+            "as_strided" => {
+                need(rest, "as_strided", "`[SHAPE] strides [S, ...] [offset E]`")?;
+                self.view(rest)
+            }
+            // Autograd only: as views, `detach` and `alias` are the identity.
+            "detach" | "alias" => {
+                no_args(rest, kw)?;
+                self.current(kw)?;
+                Ok(Vec::new())
+            }
             "reshape" => self.apply(rest, "reshape", |cx, a| Ok(Op::Reshape(cx.exprs(a)?))),
             "expand" => self.apply(rest, "expand", |cx, a| Ok(Op::Expand(cx.exprs(a)?))),
             "permute" => self.apply(rest, "permute", |_, a| Ok(Op::Permute(axes("permute", a)?))),

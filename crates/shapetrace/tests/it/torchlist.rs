@@ -34,6 +34,11 @@ fn axis_ops_of_pytorch() {
         show
         broadcast_to [5, 3, 2]
         show
+        detach
+        alias
+        show
+        as_strided [2, 2] strides [1, 2] offset 1
+        show
     "
     ));
 }
@@ -91,6 +96,9 @@ fn errors_of_the_axis_and_piece_statements() {
         "view [2, 3]\nunbind 2 0",
         "view [2, 3]\nsplit_sizes 1 [1, 1] piece 0",
         "view [2, 3]\nH 1",
+        "detach",
+        "view [2]\ndetach 1",
+        "view [2]\nas_strided",
     ];
     let out: Vec<String> = cases
         .iter()
