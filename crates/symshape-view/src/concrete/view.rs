@@ -370,13 +370,15 @@ impl ConcreteView {
     #[must_use]
     pub fn is_injective(&self) -> Option<bool> {
         let bounds = self.valid_bounds();
+        // No valid element (an empty axis anywhere, also after a broadcast one): nothing
+        // can be reached twice.
+        if bounds.iter().any(|&(b, e)| e <= b) {
+            return Some(true);
+        }
         let mut axes: Vec<(u128, u128)> = Vec::new();
         let mut count: i128 = 1;
         for (&t, &(b, e)) in self.strides.iter().zip(&bounds) {
             let len = e - b;
-            if len <= 0 {
-                return Some(true);
-            }
             count = count.saturating_mul(i128::from(len));
             if len > 1 {
                 if t == 0 {

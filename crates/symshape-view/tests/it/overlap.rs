@@ -122,3 +122,21 @@ fn shares_memory_pinned() {
     assert_eq!(bcast.shares_memory(&x, 0), MemoryOverlap::Yes);
     assert_eq!(MemoryOverlap::TooHard.to_string(), "too hard");
 }
+
+proptest! {
+    /// `is_injective` says whether two valid elements share an offset, as the explicit
+    /// table of valid offsets does (broadcast and empty axes included).
+    #[test]
+    fn injectivity_matches_the_offset_table(raw in arb_raw(4, 0, 4)) {
+        let Some(v) = raw.concrete_view() else { return Ok(()) };
+        let offsets: Vec<i64> = model_of_view(&v).table.into_iter().flatten().collect();
+        let distinct = offsets.iter().collect::<BTreeSet<_>>().len() == offsets.len();
+        prop_assert_eq!(v.is_injective(), Some(distinct), "{}", v);
+    }
+}
+
+#[test]
+fn an_empty_axis_after_a_broadcast_one_is_injective() {
+    let v = ConcreteView::create(&[2, 0], Some(&[0, 0]), 0, None).expect("view");
+    assert_eq!(v.is_injective(), Some(true));
+}
