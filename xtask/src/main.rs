@@ -18,8 +18,8 @@ usage: cargo xtask <task>
 
 tasks:
   ci      module layering (no cycles), format check, clippy (-D warnings), the whole
-          test suite, the kernels crate again with its ndarray feature and with its
-          dlpack feature (which needs Rust 1.88), symshape and view with their serde
+          test suite, the kernels crate again with its ndarray and dlpack features
+          (dlpack needs Rust 1.88), symshape and view with their serde
           feature, the docs (-D warnings), a compile of every benchmark, and
           `cargo package --workspace`
   bench   run the kernel benchmarks and print the ratio table
@@ -85,15 +85,16 @@ const CI_STEPS: &[Step] = &[
         args: &["test", "--workspace", "--locked"],
         env: &[],
     },
+    // Both optional features at once: they are independent and additive.
     Step {
-        name: "clippy (kernels with ndarray)",
+        name: "clippy (kernels with ndarray and dlpack)",
         args: &[
             "clippy",
             "--package",
             "symshape-kernels",
             "--all-targets",
             "--features",
-            "ndarray",
+            "ndarray,dlpack",
             "--locked",
             "--",
             "-D",
@@ -102,41 +103,13 @@ const CI_STEPS: &[Step] = &[
         env: &[],
     },
     Step {
-        name: "tests (kernels with ndarray)",
+        name: "tests (kernels with ndarray and dlpack)",
         args: &[
             "test",
             "--package",
             "symshape-kernels",
             "--features",
-            "ndarray",
-            "--locked",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "clippy (kernels with dlpack)",
-        args: &[
-            "clippy",
-            "--package",
-            "symshape-kernels",
-            "--all-targets",
-            "--features",
-            "dlpack",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "tests (kernels with dlpack)",
-        args: &[
-            "test",
-            "--package",
-            "symshape-kernels",
-            "--features",
-            "dlpack",
+            "ndarray,dlpack",
             "--locked",
         ],
         env: &[],

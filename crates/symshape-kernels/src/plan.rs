@@ -471,6 +471,41 @@ fn base_of(strides: &[isize], offset: isize, region: &[(usize, usize)]) -> isize
         })
 }
 
+/// The loop nest of one cell: destination elements of the region `at` (strides and
+/// offset `dst`) read from `cell` of a source (strides and offset `src`; `None` for a
+/// cell the source does not cover, which gets the pad), through an offset table when
+/// `table`. `None` when the cell has no element.
+fn cell_nest(
+    at: &[(usize, usize)],
+    cell: &[(usize, usize)],
+    dst: (&[isize], isize),
+    src: Option<(&[isize], isize)>,
+    table: bool,
+) -> Option<Nest> {
+    let mut base = [base_of(dst.0, dst.1, at), 0];
+    let axes: Vec<Axis<2>> = match src {
+        Some((ss, so)) => {
+            base[1] = base_of(ss, so, cell);
+            cell.iter()
+                .zip(dst.0)
+                .zip(ss)
+                .map(|((&(b, e), &ds), &s)| (e - b, [ds, s]))
+                .collect()
+        }
+        None => cell
+            .iter()
+            .zip(dst.0)
+            .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
+            .collect(),
+    };
+    let mut axes = simplify(axes, &mut base)?;
+    let kernel = match src {
+        Some(_) => pick_kernel(&mut axes, table),
+        None => Kernel::Pad,
+    };
+    Some(Nest { axes, base, kernel })
+}
+
 /// Chooses the inner kernel of a simplified copy nest and puts its axes in the order the
 /// kernel expects.
 fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
@@ -803,32 +838,12 @@ pub(crate) fn plan_copy<'a>(
             continue;
         }
         let kernel_src = src_box.is_empty() || inside(&cell, &src_box);
-        let mut base = [base_of(&d.strides, d.offset, &cell), 0];
-        let axes: Vec<Axis<2>> = if kernel_src {
-            base[1] = base_of(src_strides, src_offset, &cell);
-            cell.iter()
-                .zip(&d.strides)
-                .zip(src_strides)
-                .map(|((&(b, e), &ds), &ss)| (e - b, [ds, ss]))
-                .collect()
-        } else {
-            cell.iter()
-                .zip(&d.strides)
-                .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
-                .collect()
-        };
-        let Some(mut axes) = simplify(axes, &mut base) else {
+        let src = kernel_src.then_some((src_strides.as_slice(), src_offset));
+        let dst = (d.strides.as_slice(), d.offset);
+        let Some(nest) = cell_nest(&cell, &cell, dst, src, !below.is_empty()) else {
             continue;
         };
-        let kernel = if kernel_src {
-            pick_kernel(&mut axes, !below.is_empty())
-        } else {
-            Kernel::Pad
-        };
-        boxes.push(PlanBox {
-            region: cell,
-            nest: Nest { axes, base, kernel },
-        });
+        boxes.push(PlanBox { region: cell, nest });
     }
     let mut plan = LoopPlan {
         op,
@@ -1002,31 +1017,14 @@ fn piece_boxes(
             continue;
         }
         let kernel_src = src_box.is_empty() || inside(&cell, &src_box);
-        let mut base = [base_of(&d.strides, d.offset, &global), 0];
-        let axes: Vec<Axis<2>> = if kernel_src {
-            base[1] = base_of(&m.strides, m.offset, &cell);
-            cell.iter()
-                .zip(&d.strides)
-                .zip(&m.strides)
-                .map(|((&(b, e), &ds), &ss)| (e - b, [ds, ss]))
-                .collect()
-        } else {
-            cell.iter()
-                .zip(&d.strides)
-                .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
-                .collect()
-        };
-        let Some(mut axes) = simplify(axes, &mut base) else {
+        let src = kernel_src.then_some((m.strides.as_slice(), m.offset));
+        let dst = (d.strides.as_slice(), d.offset);
+        let Some(nest) = cell_nest(&global, &cell, dst, src, false) else {
             continue;
-        };
-        let kernel = if kernel_src {
-            pick_kernel(&mut axes, false)
-        } else {
-            Kernel::Pad
         };
         out.push(PlanBox {
             region: global,
-            nest: Nest { axes, base, kernel },
+            nest,
         });
     }
     Ok(())

@@ -789,18 +789,7 @@ proptest! {
         assume in any::<bool>(),
     ) {
         let s = syms(assume);
-        let (shape, strides, offset, mask) = starts(&s)[start].clone();
-        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
-            .expect("start view");
-        let mut st = ViewStack::new(v0);
-        'chain: for r in &recipes {
-            for step in recipe_ops(&s, r, st.shape()) {
-                match apply_step(&s, &st, &step) {
-                    Ok(next) => st = next,
-                    Err(_) => break 'chain,
-                }
-            }
-        }
+        let st = chain_end(&s, start, &recipes);
         let claimed = st.axis_strides(&s.cx).map_err(fail)?;
         let low = st.lower(&s.cx).map_err(fail)?;
         prop_assert_eq!(claimed.len(), st.shape().len());
@@ -855,18 +844,7 @@ proptest! {
         assume in any::<bool>(),
     ) {
         let s = syms(assume);
-        let (shape, strides, offset, mask) = starts(&s)[start].clone();
-        let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
-            .expect("start view");
-        let mut st = ViewStack::new(v0);
-        'chain: for r in &recipes {
-            for step in recipe_ops(&s, r, st.shape()) {
-                match apply_step(&s, &st, &step) {
-                    Ok(next) => st = next,
-                    Err(_) => break 'chain,
-                }
-            }
-        }
+        let st = chain_end(&s, start, &recipes);
         let sq = st.squeeze_proven(&s.cx).map_err(fail)?;
         // The reshape under it may restate a size as non-negative; squeeze adds
         // nothing, and binding below fails exactly where it failed before.
@@ -1026,13 +1004,28 @@ fn symbolic_broadcast_errors_and_guards() {
     insta::assert_snapshot!(out.join("\n"));
 }
 
-/// Runs the chain of `recipes` from start view `start` in `s`, returning every stack
-/// (or the error that stopped the chain).
-fn run_chain(s: &Syms, start: usize, recipes: &[Recipe]) -> Vec<Result<ViewStack, Error>> {
+/// The start view `start` of `s` as a stack.
+fn start_stack(s: &Syms, start: usize) -> ViewStack {
     let (shape, strides, offset, mask) = starts(s)[start].clone();
     let v0 = View::create(&s.cx, &shape, strides.as_deref(), offset, mask.as_deref())
         .expect("start view");
-    let mut st = ViewStack::new(v0);
+    ViewStack::new(v0)
+}
+
+/// The last stack the chain of `recipes` reaches from start view `start` (the steps
+/// after the first failing one are not taken).
+fn chain_end(s: &Syms, start: usize, recipes: &[Recipe]) -> ViewStack {
+    run_chain(s, start, recipes)
+        .into_iter()
+        .map_while(Result::ok)
+        .last()
+        .unwrap_or_else(|| start_stack(s, start))
+}
+
+/// Runs the chain of `recipes` from start view `start` in `s`, returning every stack
+/// (or the error that stopped the chain).
+fn run_chain(s: &Syms, start: usize, recipes: &[Recipe]) -> Vec<Result<ViewStack, Error>> {
+    let mut st = start_stack(s, start);
     let mut out = Vec::new();
     for r in recipes {
         for step in recipe_ops(s, r, st.shape()) {
