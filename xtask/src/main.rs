@@ -214,6 +214,7 @@ fn ci() -> Result<(), String> {
                 std::fs::remove_dir_all(&dir)
                     .map_err(|e| format!("cannot empty {}: {e}", dir.display()))?;
             }
+            forget_unpacked_members(&root)?;
         }
         let t = Instant::now();
         eprintln!("xtask ci: {} (cargo {})", step.name, step.args.join(" "));
@@ -222,6 +223,78 @@ fn ci() -> Result<(), String> {
     }
     eprintln!("xtask ci: all checks passed in {:.1?}", started.elapsed());
     Ok(())
+}
+
+/// Removes the sources cargo unpacked from the local registries of earlier `cargo package`
+/// runs, for this workspace's packages only.
+///
+/// `cargo package --workspace` verifies each crate against the packaged crates of the others,
+/// served from a local registry under the target directory. Cargo unpacks them into
+/// `$CARGO_HOME/registry/src/-<hash>/NAME-VERSION`, where the hash depends only on that
+/// registry's path, and reuses an unpacked directory it finds there. A run from the same path
+/// at the same version would therefore compile an earlier run's sources. Registries with a
+/// host (crates.io and others) unpack into directories named after the host, which are left
+/// alone.
+fn forget_unpacked_members(root: &Path) -> Result<(), String> {
+    let Some(src) = cargo_home().map(|h| h.join("registry").join("src")) else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(&src) else {
+        return Ok(());
+    };
+    let names = member_names(root)?;
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(unpacked) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for dir in unpacked.flatten() {
+            let file_name = dir.file_name();
+            let file_name = file_name.to_string_lossy();
+            let ours = names.iter().any(|n| {
+                file_name
+                    .strip_prefix(n.as_str())
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(dir.path())
+                    .map_err(|e| format!("cannot remove {}: {e}", dir.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `$CARGO_HOME`, or `~/.cargo` when it is unset.
+fn cargo_home() -> Option<PathBuf> {
+    env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+}
+
+/// The package names of the workspace members: `crates/*`, `xtask` and `benches`.
+fn member_names(root: &Path) -> Result<Vec<String>, String> {
+    let crates = root.join("crates");
+    let entries =
+        std::fs::read_dir(&crates).map_err(|e| format!("cannot list {}: {e}", crates.display()))?;
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    dirs.push(root.join("xtask"));
+    dirs.push(root.join("benches"));
+    let mut names = Vec::new();
+    for dir in dirs {
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let name = manifest.lines().find_map(|l| {
+            let value = l.trim().strip_prefix("name")?.trim().strip_prefix('=')?;
+            Some(value.trim().trim_matches('"').to_owned())
+        });
+        names.extend(name);
+    }
+    Ok(names)
 }
 
 fn bench(extra: &[String]) -> Result<(), String> {
