@@ -1109,6 +1109,24 @@ fn is_row_major(ck: &Checker<'_>, v: &View) -> bool {
         .all(|((&d, &t), &q)| t == q || ck.is(d, CmpOp::Eq, lit(1)) || ck.is(t, CmpOp::Eq, q))
 }
 
+/// `v` with its broadcast axes (stride 0, size proven at least 1, other than the literal 1)
+/// of size 1; `None` when it has none, or a mask.
+fn unbroadcast(cx: &Scope, v: &View) -> Option<View> {
+    if v.mask().is_some() {
+        return None;
+    }
+    let (zero, one) = (lit(0), lit(1));
+    let mut f = Fields::of(v);
+    let mut narrowed = false;
+    for (d, &t) in f.shape.iter_mut().zip(v.strides()) {
+        if t == zero && *d != one && cx.prove(*d, CmpOp::Ge, one).is_true() {
+            *d = one;
+            narrowed = true;
+        }
+    }
+    narrowed.then(|| View::from_fields(f, v.guards().to_vec()))
+}
+
 /// The one view equal to `upper` read through `lower` (a stack pair), when that
 /// is provable; `None` otherwise. Two provable cases: `lower` is row-major
 /// (then the composition is `upper` shifted by `lower`'s offset), or `upper` is
@@ -1116,6 +1134,16 @@ fn is_row_major(ck: &Checker<'_>, v: &View) -> bool {
 /// reshaped to `upper`'s shape, when that reshape is provably one view). Both
 /// views' guards are kept.
 pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<View>> {
+    // A broadcast axis of `upper` reads the same elements below for each of its indices, so
+    // the pair is one view exactly when the pair with that axis of size 1 is, and then it is
+    // that view broadcast. The narrower pair is usually the one an expand started from,
+    // whose questions the scope has answered already.
+    if let Some(narrow) = unbroadcast(cx, upper) {
+        return match merge(cx, lower, &narrow)? {
+            Some(m) => expand(cx, &m, upper.shape()).map(Some),
+            None => Ok(None),
+        };
+    }
     let mut guards = lower.guards().to_vec();
     for g in upper.guards() {
         crate::guard::add_guard(&mut guards, g.clone());

@@ -27,6 +27,16 @@ pub(crate) trait Facts {
     fn le0_deep(&self, _p: &Poly) -> bool {
         false
     }
+    /// Whether `p > 0` at some admissible binding this knows of (then `p <= 0` cannot be
+    /// shown, and no proof is attempted).
+    fn exceeds_somewhere(&self, _p: &Poly) -> bool {
+        false
+    }
+    /// `show()`, the answer to whether `p <= 0` is shown, or the answer given before for
+    /// `p` under the same facts.
+    fn remember_le0(&self, _p: &Poly, show: &mut dyn FnMut() -> bool) -> bool {
+        show()
+    }
 }
 
 /// Only the ranges and congruences built into the nodes: used by the operators.
@@ -58,16 +68,39 @@ pub(crate) fn poly_cong(cx: &dyn Facts, p: &Poly) -> Cong {
 
 /// Whether `p <= 0` for every admissible binding (false when not shown).
 pub(crate) fn le0(cx: &dyn Facts, p: &Poly) -> bool {
-    let mut budget = MAX_SUBSTITUTIONS;
-    le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p)
+    let r = poly_interval(cx, p);
+    if r.lo.as_ref().is_some_and(|lo| lo.is_positive()) {
+        // Positive everywhere: nothing to show.
+        return false;
+    }
+    if le0_by_range(cx, p, &r) {
+        return true;
+    }
+    cx.remember_le0(p, &mut || {
+        if cx.exceeds_somewhere(p) {
+            return false;
+        }
+        let mut budget = MAX_SUBSTITUTIONS;
+        le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p)
+    })
+}
+
+/// Whether the range `r` of `p` (rounded by the congruence of `p`) shows `p <= 0`.
+fn le0_by_range(cx: &dyn Facts, p: &Poly, r: &Interval) -> bool {
+    if r.is_nonpos() {
+        return true;
+    }
+    // Rounding moves the upper end down by less than the modulus, so it can only help a
+    // finite upper end of a range that reaches 0 or below.
+    let reaches_nonpos = r.lo.as_ref().is_none_or(|lo| !lo.is_positive());
+    r.hi.is_some() && reaches_nonpos && r.tighten(&poly_cong(cx, p)).is_nonpos()
 }
 
 /// Most bound substitutions one `le0` question may try (keeps wide sums fast).
 const MAX_SUBSTITUTIONS: u32 = 64;
 
 fn le0_rec(cx: &dyn Facts, p: &Poly, fuel: u32, budget: &mut u32) -> bool {
-    let r = poly_interval(cx, p);
-    if r.is_nonpos() || r.tighten(&poly_cong(cx, p)).is_nonpos() {
+    if le0_by_range(cx, p, &poly_interval(cx, p)) {
         return true;
     }
     if fuel == 0 || *budget == 0 {

@@ -135,6 +135,9 @@ mod poly;
 mod program;
 mod prove;
 mod rebuild;
+mod sample;
+#[cfg(test)]
+mod sample_tests;
 mod scope;
 #[cfg(feature = "serde")]
 mod serde_impl;

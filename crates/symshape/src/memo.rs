@@ -79,6 +79,21 @@ impl<T> Memo<T> {
         table(&self.lock()).get(key).cloned()
     }
 
+    /// The value in the slot `slot` picks, filled by `fill` when empty. `fill` runs without
+    /// the lock held, so it may ask the memo other questions.
+    pub(crate) fn get_or_fill<V: Clone>(
+        &self,
+        slot: impl Fn(&mut T) -> &mut Option<V>,
+        fill: impl FnOnce() -> V,
+    ) -> V {
+        if let Some(v) = slot(&mut self.lock()).clone() {
+            return v;
+        }
+        let v = fill();
+        *slot(&mut self.lock()) = Some(v.clone());
+        v
+    }
+
     /// Stores `value` for `key` in the table `table` picks.
     pub(crate) fn put<K, V>(
         &self,

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 use num_bigint::BigInt;
@@ -17,6 +18,7 @@ use crate::memo::Memo;
 use crate::node::{const_of, info, node, CmpKind, Id, Node};
 use crate::num::{Cong, Interval};
 use crate::rebuild::Rebuild;
+use crate::sample::Samples;
 use crate::{parse, prove, Error};
 
 /// Answer of a proof: holds for every admissible binding, fails for every one, or
@@ -116,10 +118,14 @@ struct Answers {
     prove: HashMap<Id, Proof>,
     /// `prove` results, by the handles compared.
     compare: HashMap<(Id, CmpOp, Id), Proof>,
-    /// Whether the linear refutation shows `p <= 0`.
+    /// Whether `p <= 0` is shown (by ranges, substitution or linear refutation).
     le0: HashMap<Poly, bool>,
     /// The scope `assume(c)` leads to (`None`: refused as a contradiction).
     assume: HashMap<Id, Option<Scope>>,
+    /// The assumed conjuncts (true) and their negations (false), found on first use.
+    conjuncts: Option<Arc<HashMap<Id, bool>>>,
+    /// Admissible sample bindings, found on first use.
+    samples: Option<Arc<Samples>>,
 }
 
 /// Most `or` assumptions one proof splits into cases (each split multiplies the work).
@@ -467,10 +473,25 @@ impl Scope {
         &self.facts
     }
 
+    /// A few admissible bindings (see `crate::sample`), found on first use.
+    pub(crate) fn samples(&self) -> Arc<Samples> {
+        self.memo.get_or_fill(
+            |t| &mut t.samples,
+            || {
+                // The ranges known without proofs: a proof may consult the samples.
+                let fx = self.facts();
+                Arc::new(Samples::of(&self.order, &self.assumptions, &|id| {
+                    fx.range(id).into_owned()
+                }))
+            },
+        )
+    }
+
     pub(crate) fn facts(&self) -> ScopeFacts<'_> {
         ScopeFacts {
             scope: self,
             cache: RefCell::new(HashMap::new()),
+            congs: RefCell::new(HashMap::new()),
         }
     }
 
@@ -639,23 +660,36 @@ impl Scope {
     /// Whether `c` (or its negation) is literally one of the assumed conjuncts: the only
     /// way a `!=` between several atoms is used, since linear reasoning cannot.
     fn known(&self, c: Id) -> Option<bool> {
-        let neg = build::not(&build::NoFacts, c);
-        let mut stack: Vec<Id> = self.assumptions.iter().map(|a| a.0).collect();
-        while let Some(a) = stack.pop() {
-            match node(a) {
-                Node::And(args) => stack.extend(args.iter().copied()),
-                _ if a == c => return Some(true),
-                _ if a == neg => return Some(false),
-                _ => {}
-            }
+        if self.assumptions.is_empty() {
+            return None;
         }
-        None
+        let conjuncts = self.memo.get_or_fill(
+            |t| &mut t.conjuncts,
+            || {
+                let mut stack: Vec<Id> = self.assumptions.iter().map(|a| a.0).collect();
+                let mut out = HashMap::new();
+                while let Some(a) = stack.pop() {
+                    match node(a) {
+                        Node::And(args) => stack.extend(args.iter().copied()),
+                        _ => {
+                            out.insert(a, true);
+                            out.entry(build::not(&build::NoFacts, a)).or_insert(false);
+                        }
+                    }
+                }
+                Arc::new(out)
+            },
+        );
+        conjuncts.get(&c).copied()
     }
 
     fn decide(&self, fx: &ScopeFacts<'_>, c: Id) -> Option<bool> {
-        if let Some(b) = self.known(c) {
-            return Some(b);
-        }
+        // An assumed conjunct is asked after the linear reasoning, which decides most
+        // questions without it (both answer alike in a consistent scope).
+        self.decide_linear(fx, c).or_else(|| self.known(c))
+    }
+
+    fn decide_linear(&self, fx: &ScopeFacts<'_>, c: Id) -> Option<bool> {
         match node(c) {
             Node::Bool(b) => Some(*b),
             Node::Cmp(kind, d) => build::decide(fx, *kind, &Poly::of(*d)),
@@ -727,6 +761,8 @@ fn side(r: &Interval) -> &'static str {
 pub(crate) struct ScopeFacts<'a> {
     pub scope: &'a Scope,
     cache: RefCell<HashMap<Id, Interval>>,
+    /// Congruences computed so far, by atom.
+    congs: RefCell<HashMap<Id, Cong>>,
 }
 
 impl Facts for ScopeFacts<'_> {
@@ -738,14 +774,22 @@ impl Facts for ScopeFacts<'_> {
         Cow::Owned(self.cong_owned(id))
     }
 
-    fn le0_deep(&self, p: &Poly) -> bool {
+    fn exceeds_somewhere(&self, p: &Poly) -> bool {
+        self.scope.samples().exceed(p)
+    }
+
+    fn remember_le0(&self, p: &Poly, show: &mut dyn FnMut() -> bool) -> bool {
         let memo = &self.scope.memo;
         if let Some(b) = memo.get(|t| &t.le0, p) {
             return b;
         }
-        let b = prove::le0(self, self.scope.linear_facts(), p);
+        let b = show();
         memo.put(|t| &mut t.le0, p.clone(), b);
         b
+    }
+
+    fn le0_deep(&self, p: &Poly) -> bool {
+        prove::le0(self, self.scope.linear_facts(), p)
     }
 }
 
@@ -799,6 +843,9 @@ impl ScopeFacts<'_> {
     }
 
     fn cong_owned(&self, id: Id) -> Cong {
+        if let Some(c) = self.congs.borrow().get(&id) {
+            return c.clone();
+        }
         let c = match node(id) {
             Node::Sum(ts, c) => ts.iter().fold(Cong::exact(c.clone()), |acc, (m, k)| {
                 acc.add(&self.cong(*m).scale(k))
@@ -808,10 +855,12 @@ impl ScopeFacts<'_> {
             }),
             _ => info(id).cong.clone(),
         };
-        match self.scope.congs.get(&id) {
+        let c = match self.scope.congs.get(&id) {
             Some(s) => c.meet(s),
             None => c,
-        }
+        };
+        self.congs.borrow_mut().insert(id, c.clone());
+        c
     }
 }
 

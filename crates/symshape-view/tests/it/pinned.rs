@@ -516,3 +516,35 @@ fn axis_strides_of_unit_and_guarded_axes() {
     -1, -1
     ");
 }
+
+#[test]
+fn a_broadcast_top_merges_as_its_one_index_slice_does() {
+    // The top reads every element of the reversed view below once for each of its `n`
+    // rows: with the broadcast axis of size 1 it is a row-major reshape of the view below,
+    // so the pair is that reshape broadcast to `n` rows.
+    let (cx, [m, n]) = scope_with(["m 1..=64", "n 1..=8"]);
+    let lower = View::create(&cx, &[m], Some(&[(-1).into()]), m - 1, None).unwrap();
+    let upper = View::create(&cx, &[n, m], Some(&[0.into(), 1.into()]), 0.into(), None).unwrap();
+    let stack = ViewStack::from_views(&cx, vec![lower, upper]).unwrap();
+    let merged = stack.to_view(&cx).unwrap().expect("one view");
+    insta::assert_snapshot!(merged, @"view shape=[n, m] strides=[0, -1] offset=m - 1 mask=none");
+    // Element by element at a binding, against the two-level stack.
+    let mut b = symshape::Bindings::new();
+    cx.bind(&mut b, "m", 5).unwrap();
+    cx.bind(&mut b, "n", 3).unwrap();
+    let two = stack.bind(&cx, &b).unwrap().offsets().unwrap();
+    let one = merged.bind(&cx, &b).unwrap().offsets().unwrap();
+    assert_eq!(one, two);
+    assert_eq!(one.len(), 15);
+    // A masked top keeps both levels: its broadcast axis may be partly valid.
+    let masked_top = View::create(
+        &cx,
+        &[n, m],
+        Some(&[0.into(), 1.into()]),
+        0.into(),
+        Some(&[(0.into(), n - 1), (0.into(), m)]),
+    )
+    .unwrap();
+    let kept = ViewStack::from_views(&cx, vec![stack.views()[0].clone(), masked_top]).unwrap();
+    assert!(kept.to_view(&cx).unwrap().is_none());
+}
