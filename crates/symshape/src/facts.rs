@@ -100,21 +100,26 @@ fn le0_by_range(cx: &dyn Facts, p: &Poly, r: &Interval) -> bool {
 const MAX_SUBSTITUTIONS: u32 = 64;
 
 fn le0_rec(cx: &dyn Facts, p: &Poly, fuel: u32, budget: &mut u32) -> bool {
-    if le0_by_range(cx, p, &poly_interval(cx, p)) {
-        return true;
-    }
-    if fuel == 0 || *budget == 0 {
+    // Every range check counts against the budget, the last level's too: each costs the
+    // length of `p`, and a level tries a substitution per term.
+    if *budget == 0 {
         return false;
     }
     *budget -= 1;
+    if le0_by_range(cx, p, &poly_interval(cx, p)) {
+        return true;
+    }
+    if fuel == 0 {
+        return false;
+    }
     // Replace one linear atom by a bound in the direction that can only increase `p`.
     for (i, (m, k)) in p.terms.iter().enumerate() {
         for bound in atom_upper(*m, k) {
-            let mut rest = p.clone();
-            rest.terms.remove(i);
             if *budget == 0 {
                 return false;
             }
+            let mut rest = p.clone();
+            rest.terms.remove(i);
             if le0_rec(cx, &rest.add(&bound), fuel - 1, budget) {
                 return true;
             }

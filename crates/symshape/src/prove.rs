@@ -109,13 +109,64 @@ thread_local! {
 }
 
 fn refute_memo(cons: Vec<Poly>) -> bool {
+    let run = |cons: &[Poly]| {
+        let cons = eliminate_unit_equalities(cons);
+        small::refute(&cons).unwrap_or_else(|| refute(cons))
+    };
     if cons.len() > MAX_REMEMBERED_CONSTRAINTS {
         // A long list costs memory to keep and is seldom asked twice.
-        return small::refute(&cons).unwrap_or_else(|| refute(cons));
+        return run(&cons);
     }
-    crate::memo::per_thread(&REFUTED, &cons, MAX_REMEMBERED, || {
-        small::refute(&cons).unwrap_or_else(|| refute(cons.clone()))
-    })
+    crate::memo::per_thread(&REFUTED, &cons, MAX_REMEMBERED, || run(&cons))
+}
+
+/// The constraints with every equality that has a monomial of coefficient 1 or -1 solved
+/// for that monomial and substituted into the others (at most `MAX_VARS` of them).
+///
+/// `p <= 0` and `-p <= 0` together say `p == 0`. When `p = k*x + r` with `k = ±1`, every
+/// integer solution has `x = -k*r` exactly, so substituting it is an equivalence, and the
+/// rounding of the elimination then sees the integer content of what remains: `3*n + m ==
+/// 8` with `n - m <= 2` and `n + 3*m <= 6` becomes `4*n <= 10` and `8*n >= 18`, which
+/// round to `n <= 2` and `n >= 3`. Eliminating `m` by combining inequalities instead keeps
+/// only the rational content (`n` between 2.25 and 2.5) and misses the contradiction.
+fn eliminate_unit_equalities(cons: &[Poly]) -> Vec<Poly> {
+    let mut cons: Vec<Poly> = cons
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p.normalize();
+            p
+        })
+        .collect();
+    for _ in 0..MAX_VARS {
+        let found = {
+            let present: HashSet<&Poly> = cons.iter().collect();
+            cons.iter().find_map(|p| {
+                let (x, k) = p.terms.iter().find(|t| t.1.abs().is_one())?;
+                present
+                    .contains(&p.clone().scale(&-BigInt::one()))
+                    .then(|| (p.clone(), *x, k.clone()))
+            })
+        };
+        let Some((p, x, k)) = found else {
+            break;
+        };
+        // x == -k * (p - k*x), as k*k == 1.
+        let value = p.clone().sub(&Poly::of(x).scale(&k)).scale(&-&k);
+        let neg = p.clone().scale(&-BigInt::one());
+        cons = cons
+            .into_iter()
+            .filter(|q| *q != p && *q != neg)
+            .map(|q| match q.terms.iter().find(|t| t.0 == x) {
+                Some((_, c)) => {
+                    let c = c.clone();
+                    q.sub(&Poly::of(x).scale(&c)).add(&value.clone().scale(&c))
+                }
+                None => q,
+            })
+            .collect();
+    }
+    cons
 }
 
 /// Linear facts (`p <= 0`) that hold by the structure of the atom `m`.

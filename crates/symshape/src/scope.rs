@@ -544,9 +544,15 @@ impl Scope {
             r.hi.as_ref().map(|h| -h).as_ref(),
             r.lo.as_ref().map(|l| -l),
         );
-        Interval {
+        let narrowed = Interval {
             lo: lo.map(|l| -l),
             hi,
+        };
+        match (&narrowed.lo, &narrowed.hi) {
+            // Ends that cross mean facts that contradict each other in a way `assume` could
+            // not show; no binding is admissible, and the range without them is still sound.
+            (Some(lo), Some(hi)) if lo > hi => r,
+            _ => narrowed,
         }
     }
 

@@ -28,6 +28,25 @@ fn contradictions_are_refused_where_they_are_stated() {
 }
 
 #[test]
+fn a_contradiction_only_over_the_integers_is_refused() {
+    // Rationally `n` may lie between 2.25 and 2.5; no integer does. Solving the equality for
+    // `m` (coefficient 1) leaves `4*n <= 10` and `8*n >= 18`, which round apart.
+    let mut cx = Scope::new();
+    cx.declare_str("n 0..=6").expect("n");
+    cx.declare_str("m 0..=6").expect("m");
+    cx.assume_str("3*n + m == 8").expect("first");
+    cx.assume_str("n - m <= 2").expect("second");
+    let err = cx
+        .assume_str("n + 3*m <= 6")
+        .expect_err("no integer solution");
+    assert!(matches!(err, Error::Contradiction { .. }), "{err}");
+    let n = cx.parse_expr("n").expect("n");
+    let r = cx.range(n);
+    // The refused fact changed nothing: (n, m) is (1, 5) or (2, 2).
+    assert_eq!((r.lo, r.hi), (Some(1.into()), Some(2.into())));
+}
+
+#[test]
 fn an_empty_symbolic_range_is_refused() {
     let mut cx = Scope::new();
     cx.declare_str("m 0..=10").expect("m");
