@@ -425,7 +425,16 @@ impl Session {
     }
 
     fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
-        self.replace_with(stmt, |cx, cur| cur.apply(cx, op))
+        if !self.bindings.is_empty() {
+            return self.replace_with(stmt, |cx, cur| cur.apply(cx, op));
+        }
+        // Nothing bound to check new guards against: the stack is changed in place, at a
+        // cost that does not grow with its height.
+        self.current(stmt)?;
+        if let Some(stack) = self.stack.as_mut() {
+            stack.apply_in_place(&self.scope, op).map_err(err)?;
+        }
+        Ok(Vec::new())
     }
 
     /// Replaces the current stack with what `f` makes of it, as [`Session::run_op`] does.

@@ -250,6 +250,44 @@ impl ViewStack {
         self.apply_dim(cx, op)
     }
 
+    /// [`ViewStack::apply`] in place: the stack becomes the result, or is left as it was on
+    /// an error. An op reads the top view and merges downwards, so on a tall stack it runs
+    /// on the top two views and leaves the others where they are: its cost does not grow
+    /// with the height of the stack, where [`ViewStack::apply`], which keeps `self`,
+    /// copies every level. A trace that replaces its stack with each result (as the
+    /// `shapetrace` runner does) is linear in its length this way.
+    ///
+    /// # Errors
+    /// As [`ViewStack::apply`].
+    pub fn apply_in_place(&mut self, cx: &Scope, op: &Op) -> Result<()> {
+        let whole_stack = matches!(
+            op,
+            Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag | Op::Reinterpret { .. }
+        );
+        if self.views.len() <= 2 || whole_stack || self.views.iter().all(View::is_concrete) {
+            *self = self.apply(cx, op)?;
+            return Ok(());
+        }
+        let short = ViewStack {
+            views: self.views.split_off(self.views.len() - 2),
+        };
+        match short.apply(cx, op) {
+            Err(e) => {
+                self.views.extend(short.views);
+                Err(e)
+            }
+            Ok(res) => {
+                // The top two merged into one view: it may merge further down.
+                let collapsed = res.views.len() == 1;
+                self.views.extend(res.views);
+                if collapsed {
+                    *self = self.clone().merge_top(cx)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// [`ViewStack::apply`] for an op with `i64` or expression arguments: with `i64`
     /// arguments on a concrete top nothing is interned.
     ///

@@ -548,3 +548,31 @@ fn a_broadcast_top_merges_as_its_one_index_slice_does() {
     let kept = ViewStack::from_views(&cx, vec![stack.views()[0].clone(), masked_top]).unwrap();
     assert!(kept.to_view(&cx).unwrap().is_none());
 }
+
+#[test]
+fn a_tall_stack_changes_in_place_as_apply_changes_it() {
+    // Each (permute, flatten, unflatten as [n, m]) round moves elements for n != m, so the
+    // stack gains a view per round.
+    let (cx, [n, m]) = scope_with(["n 1..=100", "m 1..=100"]);
+    let mut kept = ViewStack::new(View::row_major(&cx, &[n, m]).unwrap());
+    let mut in_place = kept.clone();
+    let ops = [
+        symshape_view::Op::Permute(vec![1, 0]),
+        symshape_view::Op::Reshape(vec![n * m]),
+        symshape_view::Op::Reshape(vec![n, m]),
+    ];
+    for _ in 0..30 {
+        for op in &ops {
+            kept = kept.apply(&cx, op).unwrap();
+            in_place.apply_in_place(&cx, op).unwrap();
+            assert_eq!(in_place, kept);
+        }
+    }
+    assert_eq!(kept.views().len(), 31);
+    // A refused op leaves the tall stack unchanged.
+    let before = in_place.clone();
+    assert!(in_place
+        .apply_in_place(&cx, &symshape_view::Op::Permute(vec![0]))
+        .is_err());
+    assert_eq!(in_place, before);
+}

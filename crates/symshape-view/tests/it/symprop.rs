@@ -1059,3 +1059,37 @@ proptest! {
         prop_assert_eq!(&first, &want, "recipes {:?}", r);
     }
 }
+
+proptest! {
+    /// `apply_in_place`, which runs an op on the top two views of a tall stack, leaves the
+    /// stack `apply` returns (itself checked against the index model above), and an op that
+    /// fails leaves the stack as it was.
+    #[test]
+    fn in_place_ops_match_apply(
+        start in 0usize..7,
+        recipes in prop::collection::vec(arb_recipe(), 1..6),
+        assume in any::<bool>(),
+    ) {
+        let s = syms(assume);
+        let mut st = start_stack(&s, start);
+        let mut in_place = st.clone();
+        for r in &recipes {
+            for step in recipe_ops(&s, r, st.shape()) {
+                let Step::Op(op) = step else { continue };
+                let want = st.apply(&s.cx, &op);
+                let got = in_place.apply_in_place(&s.cx, &op);
+                match want {
+                    Ok(next) => {
+                        prop_assert!(got.is_ok(), "{op:?}: {got:?}");
+                        prop_assert_eq!(&in_place, &next, "{:?}", op);
+                        st = next;
+                    }
+                    Err(e) => {
+                        prop_assert_eq!(got, Err(e), "{:?}", op);
+                        prop_assert_eq!(&in_place, &st);
+                    }
+                }
+            }
+        }
+    }
+}
