@@ -455,6 +455,10 @@ fn eval_cond(ev: &mut impl IntEval, id: Id) -> Result<bool, Error> {
 /// [`Scope::check`] with the given assumptions: every bound value against its
 /// declaration (in symbol order), then every assumption whose symbols are all bound.
 pub(crate) fn check_with(b: &Bindings, assumptions: &[Cond]) -> Result<(), Error> {
+    if b.is_empty() {
+        // Nothing bound: every check below would be skipped.
+        return Ok(());
+    }
     for (sym, v) in b.to_vec() {
         check_symbol(b, sym.0, v)?;
     }

@@ -94,8 +94,11 @@ pub struct Scope {
     names: HashMap<String, Expr>,
     order: Vec<Expr>,
     assumptions: Vec<Cond>,
-    /// Linear facts `p <= 0` from the assumptions.
+    /// Linear facts `p <= 0` from the assumptions, at most one per direction (the tightest;
+    /// a fact a tighter one replaced is left as the trivial `0 <= 0`).
     facts: Vec<Poly>,
+    /// Where the fact of each direction (its monomials and coefficients) is in `facts`.
+    fact_slots: HashMap<Vec<(Id, BigInt)>, usize>,
     /// Ranges of atoms implied by single-atom assumptions.
     bounds: HashMap<Id, Interval>,
     /// Congruences of atoms implied by `x % c == r` assumptions.
@@ -318,6 +321,7 @@ impl Scope {
         }
         let mut next = self.clone();
         next.assumptions.push(c);
+        next.compact_facts();
         let facts_before = next.facts.len();
         next.absorb(c.0);
         next.consistent(facts_before).then_some(next)
@@ -409,10 +413,10 @@ impl Scope {
                 // Keep the facts list in step with the bounds, for linear reasoning.
                 let pm = Poly::of(m);
                 if let Some(lo) = &next.lo {
-                    self.facts.push(Poly::constant(lo.clone()).sub(&pm));
+                    self.push_fact(Poly::constant(lo.clone()).sub(&pm));
                 }
                 if let Some(hi) = &next.hi {
-                    self.facts.push(pm.sub(&Poly::constant(hi.clone())));
+                    self.push_fact(pm.sub(&Poly::constant(hi.clone())));
                 }
                 self.bounds.insert(m, next);
                 changed = true;
@@ -445,7 +449,47 @@ impl Scope {
                 .unwrap_or_else(|| info(*m).range.clone());
             self.bounds.insert(*m, cur.meet(&b));
         }
+        self.push_fact(p);
+    }
+
+    /// Adds the linear fact `p <= 0`, in the integer form the refutation uses (`g*x + c <=
+    /// 0` as `x + ceil(c/g) <= 0`), unless a fact of the same direction implies it; one it
+    /// implies is replaced. So `n <= m + i` for ten thousand values of `i` is one fact, and
+    /// a refutation's work does not grow with repeats of a direction.
+    fn push_fact(&mut self, mut p: Poly) {
+        p.normalize();
+        let g = p.content();
+        if g > BigInt::from(1) {
+            for t in &mut p.terms {
+                t.1 /= &g;
+            }
+            p.c = Integer::div_ceil(&p.c, &g);
+        }
+        if !p.terms.is_empty() {
+            match self.fact_slots.get(&p.terms) {
+                Some(&i) if self.facts[i].c >= p.c => return,
+                Some(&i) => self.facts[i] = Poly::zero(),
+                None => {}
+            }
+            self.fact_slots.insert(p.terms.clone(), self.facts.len());
+        }
         self.facts.push(p);
+    }
+
+    /// Drops the facts tighter ones replaced, once they are half of the list.
+    fn compact_facts(&mut self) {
+        let replaced = self.facts.iter().filter(|p| p.is_zero()).count();
+        if replaced * 2 <= self.facts.len() {
+            return;
+        }
+        self.facts.retain(|p| !p.is_zero());
+        self.fact_slots = self
+            .facts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.terms.is_empty())
+            .map(|(i, p)| (p.terms.clone(), i))
+            .collect();
     }
 
     /// `k*(x % c) + r == 0` fixes the residue of `x` modulo `c`.
@@ -926,4 +970,36 @@ fn narrow(
         }
     }
     Some(hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scope;
+
+    #[test]
+    fn facts_of_one_direction_are_kept_once() {
+        let mut cx = Scope::new();
+        cx.declare_str("n 0..=100000").expect("n");
+        cx.declare_str("m 0..=100000").expect("m");
+        // Looser facts after the first are implied by it.
+        for i in 0..1000 {
+            cx.assume_str(&format!("n <= m + {i}")).expect("fact");
+        }
+        assert_eq!(cx.facts.len(), 1);
+        assert_eq!(cx.assumptions().len(), 1000);
+        // Tighter ones replace it (`2*n <= 2*m - 7` is `n <= m - 4` over the integers).
+        for i in 0..1000 {
+            cx.assume_str(&format!("2*n <= 2*m - {}", 7 + 2 * i))
+                .expect("fact");
+        }
+        let live: Vec<_> = cx.facts.iter().filter(|p| !p.is_zero()).collect();
+        assert_eq!(live.len(), 1, "{live:?}");
+        assert!(
+            cx.facts.len() <= 3,
+            "replaced facts are compacted: {}",
+            cx.facts.len()
+        );
+        let d = cx.parse_expr("n - m").expect("d");
+        assert_eq!(cx.range(d).hi, Some((-4 - 999).into()));
+    }
 }
