@@ -20,8 +20,10 @@ tasks:
   ci      module layering (no cycles), format check, clippy (-D warnings), the whole
           test suite, the kernels crate again with its ndarray and dlpack features
           (dlpack needs Rust 1.88), symshape and view with their serde
-          feature, the docs (-D warnings), a compile of every benchmark, and
-          `cargo package --workspace`
+          feature, the docs (-D warnings), a compile of every benchmark,
+          `cargo package --workspace`, and clippy of the kernels for
+          aarch64-unknown-linux-gnu (the portable paths; skipped when rustup
+          cannot add that target)
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
   fuzz [TARGET] [SECONDS]
@@ -221,7 +223,48 @@ fn ci() -> Result<(), String> {
         run_cargo(&root, step.args, step.env)?;
         eprintln!("xtask ci: {} ok in {:.1?}", step.name, t.elapsed());
     }
+    cross_check(&root)?;
     eprintln!("xtask ci: all checks passed in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+/// A target without the x86 kernels: the portable paths must build there.
+const PORTABLE_TARGET: &str = "aarch64-unknown-linux-gnu";
+
+/// `cargo clippy` of the kernels (and the crates below them) for [`PORTABLE_TARGET`], which
+/// compiles only the portable paths. The target's standard library is added with `rustup`
+/// when missing; where it cannot be (no `rustup`, no network) the step says so and is
+/// skipped, since nothing of the project is at fault.
+fn cross_check(root: &Path) -> Result<(), String> {
+    let t = Instant::now();
+    eprintln!("xtask ci: portable target ({PORTABLE_TARGET})");
+    let added = Command::new("rustup")
+        .args(["target", "add", PORTABLE_TARGET])
+        .current_dir(root)
+        .status();
+    if !added.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "xtask ci: portable target skipped: `rustup target add {PORTABLE_TARGET}` failed"
+        );
+        return Ok(());
+    }
+    run_cargo(
+        root,
+        &[
+            "clippy",
+            "--package",
+            "symshape-kernels",
+            "--all-targets",
+            "--target",
+            PORTABLE_TARGET,
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    eprintln!("xtask ci: portable target ok in {:.1?}", t.elapsed());
     Ok(())
 }
 

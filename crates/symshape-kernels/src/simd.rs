@@ -186,6 +186,7 @@ pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes
 
 /// Reverses the low `bits` bits of `j`: the register that holds transposed row `j` after
 /// the unpack network below.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 const fn bitrev(j: usize, bits: u32) -> usize {
     if bits == 0 {
