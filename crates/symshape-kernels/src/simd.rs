@@ -206,199 +206,198 @@ mod x86 {
         (dp.align_offset(align)).min(bytes)
     }
 
-    /// # Safety
-    /// As [`super::stream_copy`], with SSE2.
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    pub(super) unsafe fn stream_copy_sse2(dp: *mut u8, sp: *const u8, bytes: usize) {
-        let h = head(dp, 64, bytes);
-        let n = (bytes - h) / 64;
-        // SAFETY: all offsets below `bytes`, inside the caller's ranges; `dp + h` is 16-byte
-        // aligned, as the streaming stores require.
-        unsafe {
-            std::ptr::copy_nonoverlapping(sp, dp, h);
-            let (d, s) = (dp.add(h), sp.add(h));
-            for i in 0..n {
-                let (d, s) = (
-                    d.add(64 * i) as *mut __m128i,
-                    s.add(64 * i) as *const __m128i,
-                );
-                let x0 = _mm_loadu_si128(s);
-                let x1 = _mm_loadu_si128(s.add(1));
-                let x2 = _mm_loadu_si128(s.add(2));
-                let x3 = _mm_loadu_si128(s.add(3));
-                _mm_stream_si128(d, x0);
-                _mm_stream_si128(d.add(1), x1);
-                _mm_stream_si128(d.add(2), x2);
-                _mm_stream_si128(d.add(3), x3);
-            }
-            let done = h + 64 * n;
-            std::ptr::copy_nonoverlapping(sp.add(done), dp.add(done), bytes - done);
-            _mm_sfence();
-        }
-    }
-
-    /// # Safety
-    /// As [`super::stream_copy`], with AVX2.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn stream_copy_avx2(dp: *mut u8, sp: *const u8, bytes: usize) {
-        let h = head(dp, 64, bytes);
-        let n = (bytes - h) / 64;
-        // SAFETY: all offsets below `bytes`, inside the caller's ranges; `dp + h` is 32-byte
-        // aligned, as the streaming stores require.
-        unsafe {
-            std::ptr::copy_nonoverlapping(sp, dp, h);
-            let (d, s) = (dp.add(h), sp.add(h));
-            for i in 0..n {
-                let (d, s) = (
-                    d.add(64 * i) as *mut __m256i,
-                    s.add(64 * i) as *const __m256i,
-                );
-                let x0 = _mm256_loadu_si256(s);
-                let x1 = _mm256_loadu_si256(s.add(1));
-                _mm256_stream_si256(d, x0);
-                _mm256_stream_si256(d.add(1), x1);
-            }
-            let done = h + 64 * n;
-            std::ptr::copy_nonoverlapping(sp.add(done), dp.add(done), bytes - done);
-            _mm_sfence();
-        }
-    }
-
-    /// Interleaves the low and the high halves of `a` and `b` in units of `unit` bytes.
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    fn unpack128(unit: usize, a: __m128i, b: __m128i) -> (__m128i, __m128i) {
-        match unit {
-            1 => (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b)),
-            2 => (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b)),
-            4 => (_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b)),
-            _ => (_mm_unpacklo_epi64(a, b), _mm_unpackhi_epi64(a, b)),
-        }
-    }
-
-    /// As `unpack128`, in each 128-bit lane of `a` and `b`.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn unpack256(unit: usize, a: __m256i, b: __m256i) -> (__m256i, __m256i) {
-        match unit {
-            1 => (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b)),
-            2 => (_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)),
-            4 => (_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b)),
-            _ => (_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b)),
-        }
-    }
-
-    /// `groups` groups of `16 / S` destination rows; per group, `quads` (at most four) blocks
-    /// of `16 / S` source rows, each an `R x R` register transpose (`R = 16 / S`) of 16-byte
-    /// rows.
-    ///
-    /// # Safety
-    /// As [`super::tile`], for `16 / S * groups` rows from `b0` and `quads * 16 / S` source
-    /// rows (SSE2 is in the x86_64 baseline).
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    pub(super) unsafe fn tile_sse2<const S: usize>(
-        dp: *mut u8,
-        sp: *const u8,
-        sa: isize,
-        db: isize,
-        b0: usize,
-        groups: usize,
-        quads: usize,
-    ) {
-        let r = 16 / S;
-        let bits = r.trailing_zeros();
-        for g in 0..groups {
-            let b = b0 + r * g;
-            for q in 0..quads.min(4) {
-                let mut v = [_mm_setzero_si128(); 16];
-                for (i, x) in v.iter_mut().take(r).enumerate() {
-                    // SAFETY: source row `q * r + i` of the tile, columns `b..b + r`.
-                    *x = unsafe {
-                        _mm_loadu_si128(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                            as *const __m128i)
-                    };
+    /// The streaming copies, one per register width: an unaligned head, then whole 64-byte
+    /// lines loaded and stored with non-temporal stores, then the tail, then a store fence.
+    macro_rules! stream_copy {
+        ($name:ident, $feature:literal, $reg:ty, $load:ident, $stream:ident) => {
+            /// # Safety
+            /// As [`super::stream_copy`], with the target feature.
+            #[inline]
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $name(dp: *mut u8, sp: *const u8, bytes: usize) {
+                const PER_LINE: usize = 64 / std::mem::size_of::<$reg>();
+                let h = head(dp, 64, bytes);
+                let n = (bytes - h) / 64;
+                // SAFETY: all offsets below `bytes`, inside the caller's ranges; `dp + h` is
+                // 64-byte aligned, as the streaming stores require.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(sp, dp, h);
+                    let (d, s) = (dp.add(h), sp.add(h));
+                    for i in 0..n {
+                        let (d, s) = (d.add(64 * i) as *mut $reg, s.add(64 * i) as *const $reg);
+                        for k in 0..PER_LINE {
+                            $stream(d.add(k), $load(s.add(k)));
+                        }
+                    }
+                    let done = h + 64 * n;
+                    std::ptr::copy_nonoverlapping(sp.add(done), dp.add(done), bytes - done);
+                    _mm_sfence();
                 }
-                let mut unit = S;
+            }
+        };
+    }
+    stream_copy!(
+        stream_copy_sse2,
+        "sse2",
+        __m128i,
+        _mm_loadu_si128,
+        _mm_stream_si128
+    );
+    stream_copy!(
+        stream_copy_avx2,
+        "avx2",
+        __m256i,
+        _mm256_loadu_si256,
+        _mm256_stream_si256
+    );
+
+    /// The unpack network on the first `r` registers of a tile (rows of `r` units of `unit`
+    /// bytes, in each 128-bit lane): afterwards register `bitrev(j)` holds, in each lane,
+    /// column `j` of that lane's `r x r` block. One function per register width.
+    macro_rules! ladder {
+        ($name:ident, $feature:literal, $reg:ty, $zero:ident,
+         [$lo1:ident, $hi1:ident, $lo2:ident, $hi2:ident, $lo4:ident, $hi4:ident,
+          $lo8:ident, $hi8:ident]) => {
+            #[inline]
+            #[target_feature(enable = $feature)]
+            fn $name(mut unit: usize, r: usize, mut v: [$reg; 16]) -> [$reg; 16] {
                 while unit < 16 {
-                    let mut t = [_mm_setzero_si128(); 16];
+                    let mut t = [$zero(); 16];
                     for i in 0..r / 2 {
-                        (t[i], t[r / 2 + i]) = unpack128(unit, v[2 * i], v[2 * i + 1]);
+                        // The low and the high halves of the pair, interleaved in units of
+                        // `unit` bytes.
+                        let (a, b) = (v[2 * i], v[2 * i + 1]);
+                        (t[i], t[r / 2 + i]) = match unit {
+                            1 => ($lo1(a, b), $hi1(a, b)),
+                            2 => ($lo2(a, b), $hi2(a, b)),
+                            4 => ($lo4(a, b), $hi4(a, b)),
+                            _ => ($lo8(a, b), $hi8(a, b)),
+                        };
                     }
                     v = t;
                     unit *= 2;
                 }
-                for j in 0..r {
-                    // SAFETY: destination row `b + j`, bytes `16 q..16 q + 16` of its line.
-                    unsafe {
-                        _mm_storeu_si128(
-                            dp.offset((b + j) as isize * db + 16 * q as isize) as *mut __m128i,
-                            v[bitrev(j, bits)],
-                        )
-                    };
-                }
+                v
             }
+        };
+    }
+    ladder!(
+        ladder128,
+        "sse2",
+        __m128i,
+        _mm_setzero_si128,
+        [
+            _mm_unpacklo_epi8,
+            _mm_unpackhi_epi8,
+            _mm_unpacklo_epi16,
+            _mm_unpackhi_epi16,
+            _mm_unpacklo_epi32,
+            _mm_unpackhi_epi32,
+            _mm_unpacklo_epi64,
+            _mm_unpackhi_epi64
+        ]
+    );
+    ladder!(
+        ladder256,
+        "avx2",
+        __m256i,
+        _mm256_setzero_si256,
+        [
+            _mm256_unpacklo_epi8,
+            _mm256_unpackhi_epi8,
+            _mm256_unpacklo_epi16,
+            _mm256_unpackhi_epi16,
+            _mm256_unpacklo_epi32,
+            _mm256_unpackhi_epi32,
+            _mm256_unpacklo_epi64,
+            _mm256_unpackhi_epi64
+        ]
+    );
+
+    /// Lane `k` (0 only) of a 16-byte register.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn lane128(x: __m128i, _k: usize) -> __m128i {
+        x
+    }
+
+    /// Lane `k` (0 or 1) of a 32-byte register.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lane256(x: __m256i, k: usize) -> __m128i {
+        if k == 0 {
+            _mm256_castsi256_si128(x)
+        } else {
+            _mm256_extracti128_si256::<1>(x)
         }
     }
 
-    /// As [`tile_sse2`] with 32-byte source loads: each 128-bit lane is transposed as in SSE2,
-    /// the low lane giving destination rows `b..b + R`, the high one rows `b + R..b + 2R`.
-    ///
-    /// # Safety
-    /// As [`super::tile`], for `32 / S * groups` rows from `b0` and `quads * 16 / S` source
-    /// rows; the CPU has AVX2.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn tile_avx2<const S: usize>(
-        dp: *mut u8,
-        sp: *const u8,
-        sa: isize,
-        db: isize,
-        b0: usize,
-        groups: usize,
-        quads: usize,
-    ) {
-        let r = 16 / S;
-        let bits = r.trailing_zeros();
-        for g in 0..groups {
-            let b = b0 + 2 * r * g;
-            for q in 0..quads.min(4) {
-                let mut v = [_mm256_setzero_si256(); 16];
-                for (i, x) in v.iter_mut().take(r).enumerate() {
-                    // SAFETY: source row `q * r + i` of the tile, columns `b..b + 2r`.
-                    *x = unsafe {
-                        _mm256_loadu_si256(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                            as *const __m256i)
-                    };
-                }
-                let mut unit = S;
-                while unit < 16 {
-                    let mut t = [_mm256_setzero_si256(); 16];
-                    for i in 0..r / 2 {
-                        (t[i], t[r / 2 + i]) = unpack256(unit, v[2 * i], v[2 * i + 1]);
-                    }
-                    v = t;
-                    unit *= 2;
-                }
-                for j in 0..r {
-                    let x = v[bitrev(j, bits)];
-                    let lo = (b + j) as isize * db + 16 * q as isize;
-                    let hi = (b + r + j) as isize * db + 16 * q as isize;
-                    // SAFETY: destination rows `b + j` and `b + r + j`, bytes
-                    // `16 q..16 q + 16` of their lines.
-                    unsafe {
-                        _mm_storeu_si128(dp.offset(lo) as *mut __m128i, _mm256_castsi256_si128(x));
-                        _mm_storeu_si128(
-                            dp.offset(hi) as *mut __m128i,
-                            _mm256_extracti128_si256::<1>(x),
-                        );
+    /// The tile kernels, one per register width of `LANES` 128-bit lanes: `groups` groups of
+    /// `LANES * 16 / S` destination rows; per group, `quads` (at most four) blocks of `16 / S`
+    /// source rows, each lane an `R x R` register transpose (`R = 16 / S`) of 16-byte rows,
+    /// lane `k` giving destination rows `b + k R..b + (k + 1) R`.
+    macro_rules! tile {
+        ($(#[$doc:meta])* $name:ident, $feature:literal, $reg:ty, $lanes:literal,
+         $zero:ident, $load:ident, $ladder:ident, $lane:ident) => {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// As [`super::tile`], for `LANES * 16 / S * groups` rows from `b0` and
+            /// `quads * 16 / S` source rows; the CPU has the target feature.
+            #[inline]
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $name<const S: usize>(
+                dp: *mut u8,
+                sp: *const u8,
+                sa: isize,
+                db: isize,
+                b0: usize,
+                groups: usize,
+                quads: usize,
+            ) {
+                let r = 16 / S;
+                let bits = r.trailing_zeros();
+                for g in 0..groups {
+                    let b = b0 + $lanes * r * g;
+                    for q in 0..quads.min(4) {
+                        let mut v = [$zero(); 16];
+                        for (i, x) in v.iter_mut().take(r).enumerate() {
+                            // SAFETY: source row `q * r + i` of the tile, columns
+                            // `b..b + LANES r`.
+                            *x = unsafe {
+                                $load(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                                    as *const $reg)
+                            };
+                        }
+                        let v = $ladder(S, r, v);
+                        for j in 0..r {
+                            let x = v[bitrev(j, bits)];
+                            for k in 0..$lanes {
+                                let row = (b + j + k * r) as isize;
+                                // SAFETY: destination row `b + j + k r`, bytes `16 q..16 q + 16`
+                                // of its line.
+                                unsafe {
+                                    _mm_storeu_si128(
+                                        dp.offset(row * db + 16 * q as isize) as *mut __m128i,
+                                        $lane(x, k),
+                                    )
+                                };
+                            }
+                        }
                     }
                 }
             }
-        }
+        };
     }
+    tile!(
+        /// 16-byte source loads (SSE2 is in the x86_64 baseline).
+        tile_sse2, "sse2", __m128i, 1, _mm_setzero_si128, _mm_loadu_si128, ladder128, lane128
+    );
+    tile!(
+        /// 32-byte source loads, each 128-bit lane transposed as with SSE2.
+        tile_avx2, "avx2", __m256i, 2, _mm256_setzero_si256, _mm256_loadu_si256, ladder256,
+        lane256
+    );
 }
 
 #[cfg(test)]

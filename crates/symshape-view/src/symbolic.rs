@@ -228,6 +228,21 @@ fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Erro
     )
 }
 
+/// Starts an op that takes one argument per axis of `v` (`what` names them): checks their
+/// number, and returns the op's checker and the fields to change.
+fn per_axis<'a, A>(
+    cx: &'a Scope,
+    op: &'static str,
+    what: &str,
+    args: &[A],
+    v: &'a View,
+) -> Result<(Checker<'a>, Fields)> {
+    if args.len() != v.ndim() {
+        return Err(rank_error(op, what, args.len(), v));
+    }
+    Ok((checker(cx, op, v), Fields::of(v)))
+}
+
 pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
     let n = v.ndim();
     if !crate::concrete::is_permutation(axes, n) {
@@ -300,11 +315,7 @@ pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
 }
 
 pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<View> {
-    if bounds.len() != v.ndim() {
-        return Err(rank_error("shrink", "bounds", bounds.len(), v));
-    }
-    let mut ck = checker(cx, "shrink", v);
-    let mut f = Fields::of(v);
+    let (mut ck, mut f) = per_axis(cx, "shrink", "bounds", bounds, v)?;
     for (axis, &(s, e)) in bounds.iter().enumerate() {
         require_range(&mut ck, "", axis, (s, e), v.shape()[axis])?;
         f.shrink_axis(axis, s, e);
@@ -313,11 +324,7 @@ pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<Vi
 }
 
 pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View> {
-    if padding.len() != v.ndim() {
-        return Err(rank_error("pad", "padding", padding.len(), v));
-    }
-    let mut ck = checker(cx, "pad", v);
-    let mut f = Fields::of(v);
+    let (mut ck, mut f) = per_axis(cx, "pad", "padding", padding, v)?;
     let mut mask = v
         .mask()
         .map(<[_]>::to_vec)
@@ -339,14 +346,11 @@ pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View
 }
 
 pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
-    if flags.len() != v.ndim() {
-        return Err(rank_error("flip", "flags", flags.len(), v));
-    }
-    let mut f = Fields::of(v);
+    let (ck, mut f) = per_axis(cx, "flip", "flags", flags, v)?;
     for (axis, _) in flags.iter().enumerate().filter(|(_, &x)| x) {
         f.flip_axis(axis);
     }
-    f.finish(checker(cx, "flip", v))
+    f.finish(ck)
 }
 
 /// The flags of `axes`, rejecting repeated and out-of-range axes.

@@ -260,18 +260,18 @@ fn value(vals: &HashMap<Id, i64>, id: Id) -> Option<i128> {
                 _ => Integer::div_ceil(&x, &y),
             }
         }
-        Node::Min(args) => args
-            .iter()
-            .map(|a| value(vals, *a))
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .min()?,
-        Node::Max(args) => args
-            .iter()
-            .map(|a| value(vals, *a))
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .max()?,
+        Node::Min(args) | Node::Max(args) => {
+            let vs = args
+                .iter()
+                .map(|a| value(vals, *a))
+                .collect::<Option<Vec<_>>>()?;
+            let extreme = if matches!(node(id), Node::Min(_)) {
+                vs.into_iter().min()
+            } else {
+                vs.into_iter().max()
+            };
+            extreme?
+        }
         _ => return None,
     };
     Some(v)

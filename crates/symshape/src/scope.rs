@@ -743,22 +743,14 @@ impl Scope {
         match node(c) {
             Node::Bool(b) => Some(*b),
             Node::Cmp(kind, d) => build::decide(fx, *kind, &Poly::of(*d)),
-            Node::And(args) => {
+            Node::And(args) | Node::Or(args) => {
+                // One part with the absorbing value decides; all with the neutral one too.
+                let neutral = matches!(node(c), Node::And(_));
                 let rs: Vec<Option<bool>> = args.iter().map(|a| self.decide(fx, *a)).collect();
-                if rs.contains(&Some(false)) {
-                    Some(false)
-                } else if rs.iter().all(|r| *r == Some(true)) {
-                    Some(true)
-                } else {
-                    None
-                }
-            }
-            Node::Or(args) => {
-                let rs: Vec<Option<bool>> = args.iter().map(|a| self.decide(fx, *a)).collect();
-                if rs.contains(&Some(true)) {
-                    Some(true)
-                } else if rs.iter().all(|r| *r == Some(false)) {
-                    Some(false)
+                if rs.contains(&Some(!neutral)) {
+                    Some(!neutral)
+                } else if rs.iter().all(|r| *r == Some(neutral)) {
+                    Some(neutral)
                 } else {
                     None
                 }
@@ -979,8 +971,9 @@ mod tests {
     #[test]
     fn facts_of_one_direction_are_kept_once() {
         let mut cx = Scope::new();
-        cx.declare_str("n 0..=100000").expect("n");
-        cx.declare_str("m 0..=100000").expect("m");
+        for spec in ["n 0..=100000", "m 0..=100000"] {
+            cx.declare_str(spec).expect(spec);
+        }
         // Looser facts after the first are implied by it.
         for i in 0..1000 {
             cx.assume_str(&format!("n <= m + {i}")).expect("fact");

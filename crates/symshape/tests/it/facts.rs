@@ -32,10 +32,12 @@ fn a_contradiction_only_over_the_integers_is_refused() {
     // Rationally `n` may lie between 2.25 and 2.5; no integer does. Solving the equality for
     // `m` (coefficient 1) leaves `4*n <= 10` and `8*n >= 18`, which round apart.
     let mut cx = Scope::new();
-    cx.declare_str("n 0..=6").expect("n");
-    cx.declare_str("m 0..=6").expect("m");
-    cx.assume_str("3*n + m == 8").expect("first");
-    cx.assume_str("n - m <= 2").expect("second");
+    for spec in ["n 0..=6", "m 0..=6"] {
+        cx.declare_str(spec).expect(spec);
+    }
+    for fact in ["3*n + m == 8", "n - m <= 2"] {
+        cx.assume_str(fact).expect(fact);
+    }
     let err = cx
         .assume_str("n + 3*m <= 6")
         .expect_err("no integer solution");
