@@ -129,6 +129,41 @@ pub struct LoopPlan<'a> {
     pub(crate) parallel: bool,
 }
 
+impl<'a> LoopPlan<'a> {
+    /// A plan of `op` on elements `elem` (name, bytes) writing `dst_numel` elements of `dst`
+    /// from `src_levels`, with nothing merged, no table, no boxes and one thread: the
+    /// planners fill in the rest.
+    fn of(
+        op: &'static str,
+        (elem, elem_size): (&'static str, usize),
+        dst_numel: usize,
+        dst: Dst,
+        src_levels: &'a [ConcreteView],
+    ) -> LoopPlan<'a> {
+        LoopPlan {
+            op,
+            elem,
+            elem_size,
+            dst,
+            dst_numel,
+            src_levels,
+            merged: None,
+            table: Vec::new(),
+            table_per_top: false,
+            pieces: 0,
+            read: None,
+            boxes: Boxes::Many(Vec::new()),
+            parallel: false,
+        }
+    }
+
+    /// The plan, on rayon's threads when it writes at least `PARALLEL_BYTES`.
+    fn with_threads(mut self) -> LoopPlan<'a> {
+        self.parallel = self.n_written().saturating_mul(self.elem_size) >= PARALLEL_BYTES;
+        self
+    }
+}
+
 /// The boxes of a plan. Most plans have one (every plan of an unmasked single view), kept
 /// inline so that a small plan allocates less.
 #[derive(Debug, Clone, Eq)]
@@ -746,19 +781,8 @@ pub(crate) fn plan_copy<'a>(
         if let Some(pieces) = split_merge(lower, upper)? {
             let d = Machine::of(op, dst_view)?;
             let mut plan = LoopPlan {
-                op,
-                elem,
-                elem_size,
-                dst_numel: d.numel(),
-                dst: Dst::View(dst),
-                src_levels: src,
-                merged: None,
-                table: Vec::new(),
-                table_per_top: false,
                 pieces: pieces.len(),
-                read: None,
-                boxes: Boxes::Many(Vec::new()),
-                parallel: false,
+                ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
             };
             let mut boxes = Vec::new();
             for (origin, v) in &pieces {
@@ -770,8 +794,7 @@ pub(crate) fn plan_copy<'a>(
             }
             plan.merged = merged;
             plan.boxes = boxes.into();
-            plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
-            return Ok(plan);
+            return Ok(plan.with_threads());
         }
     }
     let mut d = Machine::of(op, dst_view)?;
@@ -845,23 +868,15 @@ pub(crate) fn plan_copy<'a>(
         };
         boxes.push(PlanBox { region: cell, nest });
     }
-    let mut plan = LoopPlan {
-        op,
-        elem,
-        elem_size,
-        dst_numel: d.numel(),
-        dst: Dst::View(dst),
-        src_levels: src,
+    let plan = LoopPlan {
         merged,
         table,
         table_per_top: per_top,
-        pieces: 0,
         read,
         boxes: boxes.into(),
-        parallel: false,
+        ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
     };
-    plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
-    Ok(plan)
+    Ok(plan.with_threads())
 }
 
 /// Most boxes [`split_merge`] cuts a top into before the planner reads through a table.
@@ -1100,23 +1115,13 @@ fn plan_single<'a>(
     };
     // The element count fits (checked above); the shapes are equal.
     let dst_numel = src.numel() as usize;
-    let mut plan = LoopPlan {
-        op,
-        elem,
-        elem_size,
-        dst_numel,
-        dst: dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View),
-        src_levels,
-        merged: None,
-        table: Vec::new(),
-        table_per_top: false,
-        pieces: 0,
+    let dst = dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View);
+    let plan = LoopPlan {
         read: src.extent(),
         boxes,
-        parallel: false,
+        ..LoopPlan::of(op, (elem, elem_size), dst_numel, dst, src_levels)
     };
-    plan.parallel = plan.n_written().saturating_mul(elem_size) >= PARALLEL_BYTES;
-    Ok(plan)
+    Ok(plan.with_threads())
 }
 
 /// Plans materializing `src` into a fresh row-major buffer of elements of type `T`.

@@ -281,24 +281,7 @@ fn refute(cons: Vec<Poly>) -> bool {
         }
     }
     loop {
-        let mut counts: HashMap<Id, (usize, usize)> = HashMap::new();
-        for terms in cur.keys() {
-            for (m, k) in terms {
-                let e = counts.entry(*m).or_insert((0, 0));
-                if k.is_positive() {
-                    e.0 += 1;
-                } else {
-                    e.1 += 1;
-                }
-            }
-        }
-        // Ties go by structure, not by interning order, so the answer is the same in
-        // every run even when the constraint budget cuts the elimination short.
-        let Some((&v, _)) = counts.iter().min_by(|(a, (pa, na)), (b, (pb, nb))| {
-            (pa * na)
-                .cmp(&(pb * nb))
-                .then_with(|| crate::order::cmp(**a, **b))
-        }) else {
+        let Some(v) = pick_variable(cur.keys().map(Vec::as_slice), BigInt::is_positive) else {
             return false;
         };
         let (mut pos, mut neg, mut rest) = (Vec::new(), Vec::new(), Vec::new());
@@ -328,6 +311,35 @@ fn refute(cons: Vec<Poly>) -> bool {
         }
         cur = next;
     }
+}
+
+/// The monomial to eliminate next from the constraints with these left-hand sides: the one
+/// whose elimination makes the fewest new constraints (positive times negative
+/// occurrences). Ties go by structure, not by interning order, so the answer is the same in
+/// every run even when the constraint budget cuts the elimination short.
+fn pick_variable<'a, K: 'a>(
+    lhs: impl Iterator<Item = &'a [(Id, K)]>,
+    positive: impl Fn(&K) -> bool,
+) -> Option<Id> {
+    let mut counts: HashMap<Id, (usize, usize)> = HashMap::new();
+    for terms in lhs {
+        for (m, k) in terms {
+            let e = counts.entry(*m).or_insert((0, 0));
+            if positive(k) {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+    }
+    counts
+        .iter()
+        .min_by(|(a, (pa, na)), (b, (pb, nb))| {
+            (pa * na)
+                .cmp(&(pb * nb))
+                .then_with(|| crate::order::cmp(**a, **b))
+        })
+        .map(|(&v, _)| v)
 }
 
 /// Keeps the strongest constant for each left-hand side (`p <= 0` with larger `c` is stronger).
@@ -428,22 +440,8 @@ mod small {
             }
         }
         loop {
-            let mut counts: HashMap<Id, (usize, usize)> = HashMap::new();
-            for terms in cur.keys() {
-                for (m, k) in terms {
-                    let e = counts.entry(*m).or_insert((0, 0));
-                    if *k > 0 {
-                        e.0 += 1;
-                    } else {
-                        e.1 += 1;
-                    }
-                }
-            }
-            let Some((&v, _)) = counts.iter().min_by(|(a, (pa, na)), (b, (pb, nb))| {
-                (pa * na)
-                    .cmp(&(pb * nb))
-                    .then_with(|| crate::order::cmp(**a, **b))
-            }) else {
+            let Some(v) = super::pick_variable(cur.keys().map(Vec::as_slice), |k: &i64| *k > 0)
+            else {
                 return Some(false);
             };
             let (mut pos, mut neg, mut rest) = (Vec::new(), Vec::new(), Vec::new());

@@ -71,6 +71,16 @@ enum Step {
     },
 }
 
+/// A chain: a start view (an index into `starts`), the recipes applied to it (a number of
+/// them in `len`), and whether the scope holds the assumptions of `syms`.
+fn chain(len: std::ops::Range<usize>) -> impl Strategy<Value = (usize, Vec<Recipe>, bool)> {
+    (
+        0usize..7,
+        prop::collection::vec(arb_recipe(), len),
+        any::<bool>(),
+    )
+}
+
 fn arb_recipe() -> impl Strategy<Value = Recipe> {
     prop_oneof![
         any::<u8>().prop_map(Recipe::Permute),
@@ -784,9 +794,7 @@ proptest! {
     /// differ at some binding of the corpus.
     #[test]
     fn axis_strides_match_evaluated_steps(
-        start in 0usize..7,
-        recipes in prop::collection::vec(arb_recipe(), 1..4),
-        assume in any::<bool>(),
+        (start, recipes, assume) in chain(1..4),
     ) {
         let s = syms(assume);
         let st = chain_end(&s, start, &recipes);
@@ -839,9 +847,7 @@ proptest! {
     /// in order.
     #[test]
     fn squeeze_proven_removes_only_unit_axes(
-        start in 0usize..7,
-        recipes in prop::collection::vec(arb_recipe(), 1..4),
-        assume in any::<bool>(),
+        (start, recipes, assume) in chain(1..4),
     ) {
         let s = syms(assume);
         let st = chain_end(&s, start, &recipes);
@@ -1045,9 +1051,7 @@ proptest! {
     /// a new thread, so with no per-thread memo either) computes.
     #[test]
     fn remembered_ops_match_a_fresh_scope(
-        start in 0usize..7,
-        recipes in prop::collection::vec(arb_recipe(), 1..4),
-        assume in any::<bool>(),
+        (start, recipes, assume) in chain(1..4),
     ) {
         let s = syms(assume);
         let first = run_chain(&s, start, &recipes);
@@ -1066,9 +1070,7 @@ proptest! {
     /// fails leaves the stack as it was.
     #[test]
     fn in_place_ops_match_apply(
-        start in 0usize..7,
-        recipes in prop::collection::vec(arb_recipe(), 1..6),
-        assume in any::<bool>(),
+        (start, recipes, assume) in chain(1..6),
     ) {
         let s = syms(assume);
         let mut st = start_stack(&s, start);
