@@ -47,24 +47,19 @@ macro_rules! element {
             const LOWEST: Self = $lo;
             const HIGHEST: Self = $hi;
             const NAME: &'static str = stringify!($t);
-            #[inline(always)]
-            fn add(self, other: Self) -> Self {
-                $add(self, other)
-            }
-            #[inline(always)]
-            fn mul(self, other: Self) -> Self {
-                $mul(self, other)
-            }
-            #[inline(always)]
-            fn min_of(self, other: Self) -> Self {
-                $min(self, other)
-            }
-            #[inline(always)]
-            fn max_of(self, other: Self) -> Self {
-                $max(self, other)
-            }
+            binary!(add $add, mul $mul, min_of $min, max_of $max);
         }
     };
+}
+
+/// The binary operations of an `Element` impl, each from a function `(Self, Self) -> Self`.
+macro_rules! binary {
+    ($($name:ident $f:expr),*) => {$(
+        #[inline(always)]
+        fn $name(self, other: Self) -> Self {
+            $f(self, other)
+        }
+    )*};
 }
 
 macro_rules! int_elements {

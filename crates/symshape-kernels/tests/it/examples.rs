@@ -9,23 +9,22 @@ mod scenario;
 #[path = "../../examples/attention/scenario.rs"]
 mod attention;
 
-#[test]
-fn lazy_tensor_scenario() {
+/// What a scenario prints. A mismatch against the scenario's reference ends the run with an
+/// error; it lands in the output, so the snapshot then no longer matches.
+fn transcript<E: std::fmt::Display>(run: impl FnOnce(&mut String) -> Result<(), E>) -> String {
     let mut out = String::new();
-    // A mismatch against the scenario's reference ends the run with an error; it lands
-    // in the snapshot, which then no longer matches.
-    if let Err(e) = scenario::run(&mut out) {
+    if let Err(e) = run(&mut out) {
         let _ = writeln!(out, "error: {e}");
     }
-    insta::assert_snapshot!("lazy_tensor", out);
+    out
+}
+
+#[test]
+fn lazy_tensor_scenario() {
+    insta::assert_snapshot!("lazy_tensor", transcript(scenario::run));
 }
 
 #[test]
 fn attention_scenario() {
-    let mut out = String::new();
-    // As above: a mismatch with the reference lands in the snapshot.
-    if let Err(e) = attention::run(&mut out) {
-        let _ = writeln!(out, "error: {e}");
-    }
-    insta::assert_snapshot!("attention", out);
+    insta::assert_snapshot!("attention", transcript(attention::run));
 }
