@@ -349,18 +349,35 @@ pub(crate) fn ceil_div(cx: &dyn Facts, a: Id, b: Id) -> Id {
     mk(Node::CeilDiv(a, b))
 }
 
-pub(crate) fn min_max(cx: &dyn Facts, is_min: bool, args: &[Id]) -> Id {
+/// `args` with each argument `nested` opens (a min inside a min, an and inside an and)
+/// replaced by its own arguments; the first invalid argument instead, if there is one.
+fn flatten(
+    args: &[Id],
+    nested: impl Fn(&'static Node) -> Option<&'static [Id]>,
+) -> Result<Vec<Id>, Id> {
     if let Some(i) = first_invalid(args) {
-        return i;
+        return Err(i);
     }
     let mut flat: Vec<Id> = Vec::with_capacity(args.len());
     for &a in args {
-        match node(a) {
-            Node::Min(inner) if is_min => flat.extend_from_slice(inner),
-            Node::Max(inner) if !is_min => flat.extend_from_slice(inner),
-            _ => flat.push(a),
+        match nested(node(a)) {
+            Some(inner) => flat.extend_from_slice(inner),
+            None => flat.push(a),
         }
     }
+    Ok(flat)
+}
+
+pub(crate) fn min_max(cx: &dyn Facts, is_min: bool, args: &[Id]) -> Id {
+    let same = |n: &'static Node| match (n, is_min) {
+        (Node::Min(inner), true) | (Node::Max(inner), false) => Some(&inner[..]),
+        _ => None,
+    };
+    flatten(args, same).map_or_else(|bad| bad, |flat| min_max_flat(cx, is_min, flat))
+}
+
+/// `min_max` of arguments none of which is itself a min (for `is_min`) or a max.
+fn min_max_flat(cx: &dyn Facts, is_min: bool, mut flat: Vec<Id>) -> Id {
     flat.sort();
     flat.dedup();
     // Drop every argument that another live argument dominates (pairwise, so only for
@@ -383,7 +400,7 @@ pub(crate) fn min_max(cx: &dyn Facts, is_min: bool, args: &[Id]) -> Id {
             }
         }
     }
-    let mut kept: Vec<Id> = flat
+    let kept: Vec<Id> = flat
         .iter()
         .zip(&alive)
         .filter(|x| *x.1)
@@ -392,13 +409,13 @@ pub(crate) fn min_max(cx: &dyn Facts, is_min: bool, args: &[Id]) -> Id {
     if kept.len() == 1 {
         return kept[0];
     }
-    kept.sort_by(|a, b| order::cmp(*a, *b));
-    let kept = kept.into_boxed_slice();
-    mk(if is_min {
-        Node::Min(kept)
-    } else {
-        Node::Max(kept)
-    })
+    mk_sorted(kept, if is_min { Node::Min } else { Node::Max })
+}
+
+/// The node `variant` makes of `args` in canonical (structural) order.
+fn mk_sorted(mut args: Vec<Id>, variant: fn(Box<[Id]>) -> Node) -> Id {
+    args.sort_by(|a, b| order::cmp(*a, *b));
+    mk(variant(args.into_boxed_slice()))
 }
 
 /// `d OP 0` in canonical form, decided when the facts allow.
@@ -468,20 +485,23 @@ pub(crate) fn decide(cx: &dyn Facts, kind: CmpKind, d: &Poly) -> Option<bool> {
 }
 
 pub(crate) fn and_or(is_and: bool, args: &[Id]) -> Id {
-    if let Some(i) = first_invalid(args) {
-        return i;
+    let same = |n: &'static Node| match (n, is_and) {
+        (Node::And(inner), true) | (Node::Or(inner), false) => Some(&inner[..]),
+        _ => None,
+    };
+    flatten(args, same).map_or_else(|bad| bad, |flat| and_or_flat(is_and, flat))
+}
+
+/// `and_or` of arguments none of which is itself an and (for `is_and`) or an or.
+fn and_or_flat(is_and: bool, mut flat: Vec<Id>) -> Id {
+    // The absorbing value decides; the neutral one disappears.
+    if flat
+        .iter()
+        .any(|&a| matches!(node(a), Node::Bool(b) if *b != is_and))
+    {
+        return boolean(!is_and);
     }
-    let mut flat: Vec<Id> = Vec::with_capacity(args.len());
-    for &a in args {
-        match node(a) {
-            Node::And(inner) if is_and => flat.extend_from_slice(inner),
-            Node::Or(inner) if !is_and => flat.extend_from_slice(inner),
-            // The absorbing value decides; the neutral one disappears.
-            Node::Bool(b) if *b != is_and => return boolean(*b),
-            Node::Bool(_) => {}
-            _ => flat.push(a),
-        }
-    }
+    flat.retain(|&a| !matches!(node(a), Node::Bool(_)));
     flat.sort();
     flat.dedup();
     match flat.len() {
@@ -489,13 +509,7 @@ pub(crate) fn and_or(is_and: bool, args: &[Id]) -> Id {
         1 => return flat[0],
         _ => {}
     }
-    flat.sort_by(|a, b| order::cmp(*a, *b));
-    let flat = flat.into_boxed_slice();
-    mk(if is_and {
-        Node::And(flat)
-    } else {
-        Node::Or(flat)
-    })
+    mk_sorted(flat, if is_and { Node::And } else { Node::Or })
 }
 
 pub(crate) fn not(cx: &dyn Facts, c: Id) -> Id {
