@@ -359,21 +359,32 @@ fn compute_info(node: &Node) -> Info {
     }
 }
 
+/// The ranges of `a` and `b`, the congruence of `a`, and `b` when it is a positive
+/// constant: what the range and congruence of `a // b` and `a % b` start from.
+fn division_operands(
+    a: Id,
+    b: Id,
+) -> (
+    &'static Interval,
+    &'static Interval,
+    &'static Cong,
+    Option<&'static BigInt>,
+) {
+    let c = const_of(b).filter(|c| c.is_positive());
+    (&info(a).range, &info(b).range, &info(a).cong, c)
+}
+
 fn floor_div_info(a: Id, b: Id) -> (Interval, Cong) {
-    let ra = &info(a).range;
-    let rb = &info(b).range;
-    let ca = &info(a).cong;
-    if let Some(c) = const_of(b) {
-        if c.is_positive() {
-            let cong = if ca.m.is_zero() {
-                Cong::exact(ca.r.div_floor(c))
-            } else if ca.m.mod_floor(c).is_zero() {
-                Cong::new(&ca.m / c, ca.r.div_floor(c))
-            } else {
-                Cong::unknown()
-            };
-            return (ra.floor_div_const(c), cong);
-        }
+    let (ra, rb, ca, divisor) = division_operands(a, b);
+    if let Some(c) = divisor {
+        let cong = if ca.m.is_zero() {
+            Cong::exact(ca.r.div_floor(c))
+        } else if ca.m.mod_floor(c).is_zero() {
+            Cong::new(&ca.m / c, ca.r.div_floor(c))
+        } else {
+            Cong::unknown()
+        };
+        return (ra.floor_div_const(c), cong);
     }
     if rb.is_pos() {
         return (ra.floor_div_pos(rb), Cong::unknown());
@@ -393,19 +404,15 @@ fn floor_div_info(a: Id, b: Id) -> (Interval, Cong) {
 }
 
 fn floor_mod_info(a: Id, b: Id) -> (Interval, Cong) {
-    let ra = &info(a).range;
-    let rb = &info(b).range;
-    let ca = &info(a).cong;
-    if let Some(c) = const_of(b) {
-        if c.is_positive() {
-            let g = ca.m.gcd(c);
-            let cong = if g.is_zero() {
-                Cong::unknown()
-            } else {
-                Cong::new(g, ca.r.clone())
-            };
-            return (mod_range(ra, Some(c - 1)), cong);
-        }
+    let (ra, rb, ca, divisor) = division_operands(a, b);
+    if let Some(c) = divisor {
+        let g = ca.m.gcd(c);
+        let cong = if g.is_zero() {
+            Cong::unknown()
+        } else {
+            Cong::new(g, ca.r.clone())
+        };
+        return (mod_range(ra, Some(c - 1)), cong);
     }
     if rb.is_pos() {
         return (

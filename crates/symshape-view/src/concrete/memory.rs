@@ -211,18 +211,16 @@ impl ConcreteView {
         const OP: &str = "byte_strides";
         positive_itemsize(OP, "item size", itemsize)?;
         let whole = |x: i64, what: String| {
-            if x % itemsize == 0 {
-                Ok(x / itemsize)
-            } else {
-                Err(invalid(
+            exact_div(x, itemsize).ok_or_else(|| {
+                invalid(
                     OP,
                     format!(
                         "{what} is not a multiple of the item size {itemsize} (shape {}, byte strides {}, byte offset {byte_offset})",
                         fmt_list(shape),
                         fmt_list(byte_strides),
                     ),
-                ))
-            }
+                )
+            })
         };
         let strides = byte_strides
             .iter()
@@ -413,18 +411,16 @@ impl ConcreteView {
         } else {
             let r = big(to / from);
             let div = |x: i64, what: String| {
-                if x % r == 0 {
-                    Ok(x / r)
-                } else {
-                    Err(invalid(
+                exact_div(x, r).ok_or_else(|| {
+                    invalid(
                         OP,
                         format!(
                             "cannot view {what_all}: the {what} {x} is not divisible by the ratio {r} of the element sizes, in {}",
                             ctx(),
                             what_all = what_pair(from, to)
                         ),
-                    ))
-                }
+                    )
+                })
             };
             shape[last] = div(d, "size of the last axis".to_string())?;
             for (a, x) in strides[..last].iter_mut().enumerate() {
@@ -456,4 +452,9 @@ pub(crate) fn rename_op(e: crate::Error, op: &'static str) -> crate::Error {
 
 fn what_pair(from: usize, to: usize) -> String {
     format!("{from}-byte elements as {to}-byte elements")
+}
+
+/// `x / d` when `d` divides `x` (`d >= 1`).
+fn exact_div(x: i64, d: i64) -> Option<i64> {
+    (x % d == 0).then(|| x / d)
 }
