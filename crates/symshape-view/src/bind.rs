@@ -468,12 +468,6 @@ impl PreparedView {
         })
     }
 
-    /// The symbols, in the order [`PreparedView::bind`] takes their values.
-    #[must_use]
-    pub fn symbols(&self) -> &[Expr] {
-        &self.core.slots
-    }
-
     /// The concrete view for `values` (one per symbol, in [`PreparedView::symbols`] order).
     ///
     /// The result is exactly [`View::bind`]'s with bindings holding these values
@@ -491,29 +485,45 @@ impl PreparedView {
         self.core.bind(cache, values, |v| res = Some(v))?;
         res.ok_or_else(|| invalid("bind", "a prepared view has one view"))
     }
-
-    /// [`PreparedView::bind`] with the values of [`PreparedView::symbols`] taken
-    /// from `b` (a framework's run-time bindings).
-    ///
-    /// Only the view's symbols are read: when `b` binds other symbols too,
-    /// [`View::bind`] would also check those and the assumptions that mention
-    /// them (`n <= p` with `p` not in the view), which this does not. Check such
-    /// bindings once with [`Scope::check`] where they are made.
-    ///
-    /// # Errors
-    /// [`Error::Symshape`] naming the first symbol `b` does not bind; otherwise as
-    /// [`PreparedView::bind`].
-    pub fn bind_with(&self, cache: &mut BindCache, b: &Bindings) -> Result<ConcreteView> {
-        let values = slot_values(&self.core.slots, b)?;
-        self.bind(cache, &values)
-    }
-
-    /// Fresh scratch space for [`PreparedView::bind`].
-    #[must_use]
-    pub fn cache(&self) -> BindCache {
-        self.core.cache()
-    }
 }
+
+/// The inputs of a prepared view or stack: its symbols, binding from [`Bindings`], and the
+/// scratch space.
+macro_rules! prepared_inputs {
+    ($t:ident, $out:ty) => {
+        impl $t {
+            #[doc = concat!("The symbols, in the order [`", stringify!($t), "::bind`] takes their values.")]
+            #[must_use]
+            pub fn symbols(&self) -> &[Expr] {
+                &self.core.slots
+            }
+
+            #[doc = concat!("[`", stringify!($t), "::bind`] with the values of [`", stringify!($t), "::symbols`] taken")]
+            /// from `b` (a framework's run-time bindings).
+            ///
+            /// Only these symbols are read: when `b` binds other symbols too,
+            /// [`View::bind`] would also check those and the assumptions that mention
+            /// them (`n <= p` with `p` not in the view), which this does not. Check such
+            /// bindings once with [`Scope::check`] where they are made.
+            ///
+            /// # Errors
+            /// [`Error::Symshape`] naming the first symbol `b` does not bind; otherwise as
+            #[doc = concat!("[`", stringify!($t), "::bind`].")]
+            pub fn bind_with(&self, cache: &mut BindCache, b: &Bindings) -> Result<$out> {
+                let values = slot_values(&self.core.slots, b)?;
+                self.bind(cache, &values)
+            }
+
+            #[doc = concat!("Fresh scratch space for [`", stringify!($t), "::bind`].")]
+            #[must_use]
+            pub fn cache(&self) -> BindCache {
+                self.core.cache()
+            }
+        }
+    };
+}
+prepared_inputs!(PreparedView, ConcreteView);
+prepared_inputs!(PreparedStack, ConcreteStack);
 
 /// The values `b` holds for `slots`, in order.
 fn slot_values(slots: &[Expr], b: &Bindings) -> Result<Vec<i64>> {
@@ -548,12 +558,6 @@ impl PreparedStack {
         })
     }
 
-    /// The symbols, in the order [`PreparedStack::bind`] takes their values.
-    #[must_use]
-    pub fn symbols(&self) -> &[Expr] {
-        &self.core.slots
-    }
-
     /// The concrete, merged stack for `values`: exactly what [`ViewStack::bind`]
     /// returns with bindings holding these values, as the [`ConcreteStack`]
     /// kernels take.
@@ -582,21 +586,5 @@ impl PreparedStack {
         let mut views = Vec::with_capacity(self.core.layouts.len());
         self.core.bind(cache, values, |v| views.push(v))?;
         ConcreteStack::new_hinted(views, &mut cache.hints)
-    }
-
-    /// [`PreparedStack::bind`] with the values of [`PreparedStack::symbols`] taken
-    /// from `b` (only those: see [`PreparedView::bind_with`]).
-    ///
-    /// # Errors
-    /// As [`PreparedView::bind_with`].
-    pub fn bind_with(&self, cache: &mut BindCache, b: &Bindings) -> Result<ConcreteStack> {
-        let values = slot_values(&self.core.slots, b)?;
-        self.bind(cache, &values)
-    }
-
-    /// Fresh scratch space for [`PreparedStack::bind`].
-    #[must_use]
-    pub fn cache(&self) -> BindCache {
-        self.core.cache()
     }
 }
