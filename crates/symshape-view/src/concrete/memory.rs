@@ -83,25 +83,16 @@ fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> 
     ))
 }
 
-impl ConcreteView {
-    /// The mask refusal of the complex views, which have no masks.
-    fn complex_unmasked(&self, op: &'static str) -> Result<()> {
-        refuse_mask(
-            op,
-            self.mask().is_some(),
-            self.ctx(),
-            "a strided complex tensor",
-        )
-    }
+/// What the memory-model queries read a view as.
+const BYTES: &str = "a strided array in bytes";
+/// What the complex views read a view as.
+const COMPLEX: &str = "a strided complex tensor";
 
-    /// The mask refusal of the memory-model queries, which have no masks.
-    fn unmasked(&self, op: &'static str) -> Result<()> {
-        refuse_mask(
-            op,
-            self.mask().is_some(),
-            self.ctx(),
-            "a strided array in bytes",
-        )
+impl ConcreteView {
+    /// The mask refusal of the ops that read the view as `what` (a strided array in
+    /// bytes, a strided complex tensor), which has no mask.
+    fn unmasked(&self, op: &'static str, what: &str) -> Result<()> {
+        refuse_mask(op, self.mask().is_some(), self.ctx(), what)
     }
 
     /// NumPy's contiguity flags, with NumPy's exact rules: a view with an axis of
@@ -114,7 +105,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
     pub fn numpy_flags(&self) -> Result<Flags> {
-        self.unmasked("flags")?;
+        self.unmasked("flags", BYTES)?;
         if self.shape().contains(&0) {
             return Ok(Flags {
                 c_contiguous: true,
@@ -173,7 +164,7 @@ impl ConcreteView {
     /// leaves `i64`.
     pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout> {
         positive_itemsize("bytes", "item size", itemsize)?;
-        self.unmasked("bytes")?;
+        self.unmasked("bytes", BYTES)?;
         let scale = |x: i64, what: &str| {
             x.checked_mul(itemsize).ok_or_else(|| {
                 overflow(
@@ -210,17 +201,14 @@ impl ConcreteView {
     ) -> Result<Self> {
         const OP: &str = "byte_strides";
         positive_itemsize(OP, "item size", itemsize)?;
+        let fields = format!(
+            "shape {}, byte strides {}, byte offset {byte_offset}",
+            fmt_list(shape),
+            fmt_list(byte_strides),
+        );
         let whole = |x: i64, what: String| {
-            exact_div(x, itemsize).ok_or_else(|| {
-                invalid(
-                    OP,
-                    format!(
-                        "{what} is not a multiple of the item size {itemsize} (shape {}, byte strides {}, byte offset {byte_offset})",
-                        fmt_list(shape),
-                        fmt_list(byte_strides),
-                    ),
-                )
-            })
+            let e = || format!("{what} is not a multiple of the item size {itemsize} ({fields})");
+            exact_div(x, itemsize).ok_or_else(|| invalid(OP, e()))
         };
         let strides = byte_strides
             .iter()
@@ -241,7 +229,7 @@ impl ConcreteView {
     /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
     pub fn view_as_real(&self) -> Result<Self> {
         const OP: &str = "view_as_real";
-        self.complex_unmasked(OP)?;
+        self.unmasked(OP, COMPLEX)?;
         let double = |x: i64, what: &str| {
             x.checked_mul(2)
                 .ok_or_else(|| overflow(OP, format!("{what} {x} doubled, of {}", self.ctx())))
@@ -270,7 +258,7 @@ impl ConcreteView {
     /// masked view.
     pub fn view_as_complex(&self) -> Result<Self> {
         const OP: &str = "view_as_complex";
-        self.complex_unmasked(OP)?;
+        self.unmasked(OP, COMPLEX)?;
         let fail = |why: String| Err(invalid(OP, format!("{why}, in {}", self.ctx())));
         let Some(last) = self.ndim().checked_sub(1) else {
             return fail("Input tensor must have one or more dimensions".to_string());
@@ -366,7 +354,7 @@ impl ConcreteView {
             return Ok(self.clone());
         }
         let what = format!("{from}-byte elements as {to}-byte elements");
-        self.unmasked(OP)?;
+        self.unmasked(OP, BYTES)?;
         let Some(last) = self.ndim().checked_sub(1) else {
             return Err(invalid(
                 OP,
