@@ -831,7 +831,13 @@ impl Facts for ScopeFacts<'_> {
     }
 
     fn le0_deep(&self, p: &Poly) -> bool {
-        prove::le0(self, self.scope.linear_facts(), p)
+        let facts = self.scope.linear_facts();
+        // A refutation that used facts contradicting each other (in a way `assume` could not
+        // show) would be vacuous. A sample binding shows the facts are consistent; without
+        // one, the facts around `p` are refuted alone first, and a contradiction among them
+        // leaves `p <= 0` unshown.
+        prove::le0(self, facts, p)
+            && (!self.scope.samples().0.is_empty() || !prove::inconsistent(self, facts, p))
     }
 }
 
@@ -994,5 +1000,25 @@ mod tests {
         );
         let d = cx.parse_expr("n - m").expect("d");
         assert_eq!(cx.range(d).hi, Some((-4 - 999).into()));
+    }
+
+    #[test]
+    fn contradictory_facts_prove_nothing() {
+        // Facts that contradict each other, put in place past `assume`'s check (which
+        // refuses these): no binding is admissible, so there is no sample either, and a
+        // proof that leans on the contradiction must not say `true`.
+        let mut cx = Scope::new();
+        for spec in ["n 0..=100", "m 0..=100"] {
+            cx.declare_str(spec).expect(spec);
+        }
+        for text in ["n <= m - 1", "m <= n - 1"] {
+            let c = cx.parse_cond(text).expect(text);
+            cx.assumptions.push(c);
+            cx.absorb(c.0);
+        }
+        assert!(cx.samples().0.is_empty());
+        let n = cx.parse_expr("n").expect("n");
+        let proof = cx.prove(n, crate::CmpOp::Le, crate::Expr::from(50));
+        assert!(proof.as_bool().is_none(), "{proof:?}");
     }
 }
