@@ -223,7 +223,8 @@ views (statements act on the current view stack)
                                      to row-major, offset to 0
   view [SHAPE] byte_strides [B..] byte_offset N itemsize K
                                      start a new stack from NumPy's byte strides and
-                                     byte offset; each must be a multiple of K
+                                     byte offset (expressions); each must be a multiple
+                                     of K: proven, refused, or kept as a guard
   reshape [SHAPE]                    reshape; stacks a view when one view cannot express it
   expand [SHAPE]                     broadcast size-1 axes (stride 0)
   permute [AXES]                     reorder axes: new axis i is old axis AXES[i]
@@ -271,7 +272,7 @@ views (statements act on the current view stack)
   imag                               view_as_real, then index 1 of the pair axis
                                      (these four: a one-view stack without a mask)
   ravel                              NumPy's ravel: the flattened view when the stack is
-                                     one concrete C-contiguous view, else a copy (a
+                                     one view proven C-contiguous, else a copy (a
                                      row-major [numel] view pushed on top)
   as_strided [SHAPE] strides [S..] [offset E]
                                      PyTorch's as_strided: a new stack, as `view` with

@@ -204,7 +204,7 @@ impl Session {
             "view_as_complex" => self.apply_bare(rest, "view_as_complex", &Op::ViewAsComplex),
             "real" => self.apply_bare(rest, "real", &Op::Real),
             "imag" => self.apply_bare(rest, "imag", &Op::Imag),
-            "ravel" => self.ravel(rest),
+            "ravel" => self.apply_bare(rest, "ravel", &Op::Ravel),
             "save" => self.save(rest),
             "load" => {
                 let next = self.saved_stack("load", rest)?.clone();
@@ -648,14 +648,6 @@ impl Session {
         Ok(v.clone())
     }
 
-    /// `ravel`: NumPy's flattening; a view or a copy (a pushed row-major view).
-    fn ravel(&mut self, rest: &str) -> StmtResult {
-        no_args(rest, "ravel")?;
-        let next = self.current("ravel")?.ravel(&self.scope).map_err(err)?;
-        self.stack = Some(next);
-        Ok(Vec::new())
-    }
-
     /// `save NAME`: keeps a copy of the current stack under `NAME`.
     fn save(&mut self, rest: &str) -> StmtResult {
         need(rest, "save", "a name, e.g. `save x`")?;
@@ -720,32 +712,83 @@ impl Session {
         Ok(vec![format!("{stmt}: {answer}")])
     }
 
-    fn flags(&mut self, rest: &str) -> StmtResult {
-        no_args(rest, "flags")?;
-        let flags = self.one_view("flags")?.numpy_flags().map_err(err)?;
-        Ok(vec![flags.to_string()])
+    /// The current stack's view when it is one symbolic view with a symbol the session
+    /// has no value for: `flags` and `bytes` then answer for every value of the symbols.
+    fn unbound_view(&self, stmt: &str) -> Result<Option<View>, String> {
+        let stack = self.current(stmt)?;
+        let [v] = stack.views() else {
+            return Ok(None);
+        };
+        let unbound = matches!(
+            stack.bind(&self.scope, &self.bindings),
+            Err(symshape_view::Error::Symshape(
+                symshape::Error::Unbound { .. }
+            ))
+        );
+        if !unbound {
+            return Ok(None);
+        }
+        if v.mask().is_some() {
+            return Err(format!(
+                "{stmt}: the current view has a mask ({v}); {stmt} works on a one-view stack without a mask"
+            ));
+        }
+        Ok(Some(v.clone()))
     }
 
+    /// `flags`: NumPy's flags of the bound view, or of a symbolic view when they hold or
+    /// fail for every value of its symbols.
+    fn flags(&mut self, rest: &str) -> StmtResult {
+        no_args(rest, "flags")?;
+        let Some(v) = self.unbound_view("flags")? else {
+            let flags = self.one_view("flags")?.numpy_flags().map_err(err)?;
+            return Ok(vec![flags.to_string()]);
+        };
+        let proofs = v.numpy_flags(&self.scope).map_err(err)?;
+        if let Some(flags) = proofs.decided() {
+            return Ok(vec![flags.to_string()]);
+        }
+        let mut open = Vec::new();
+        for (name, proof, cond) in [
+            ("C", &proofs.c_contiguous, proofs.c_condition),
+            ("F", &proofs.f_contiguous, proofs.f_condition),
+        ] {
+            if proof.as_bool().is_none() {
+                open.push(format!("{name}-contiguous exactly when {cond}"));
+            }
+        }
+        Err(format!(
+            "flags: the flags of {v} depend on the values of its symbols (it is {}); bind them, or assume facts that decide it",
+            open.join(", and ")
+        ))
+    }
+
+    /// `bytes ITEMSIZE`: the layout in bytes of the bound view, or as expressions of a
+    /// symbolic one.
     fn bytes(&mut self, rest: &str) -> StmtResult {
         need(rest, "bytes", "an item size in bytes, e.g. `bytes 4`")?;
         let itemsize = rest
             .parse::<i64>()
             .map_err(|_| format!("bytes: the item size `{rest}` is not an integer"))?;
-        let layout = self.one_view("bytes")?.byte_layout(itemsize).map_err(err)?;
-        Ok(vec![layout.to_string()])
+        let layout = match self.unbound_view("bytes")? {
+            Some(v) => v.byte_layout(itemsize).map_err(err)?.to_string(),
+            None => self
+                .one_view("bytes")?
+                .byte_layout(itemsize)
+                .map_err(err)?
+                .to_string(),
+        };
+        Ok(vec![layout])
     }
 
     /// `view [SHAPE] byte_strides [..] byte_offset N itemsize K`.
     fn view_from_bytes(&mut self, lead: &str, opts: &[(&str, &str)]) -> StmtResult {
         const USAGE: &str = "expected `view [SHAPE] byte_strides [..] byte_offset N itemsize K`";
-        let ints = |text: &str| -> Result<Vec<i64>, String> {
-            list(text)?.into_iter().map(|t| self.const_int(t)).collect()
-        };
         let (mut strides, mut offset, mut itemsize) = (None, None, None);
         for &(kw, value) in opts {
             match kw {
-                "byte_strides" => strides = Some(ints(value)?),
-                "byte_offset" => offset = Some(self.const_int(value)?),
+                "byte_strides" => strides = Some(self.exprs(value)?),
+                "byte_offset" => offset = Some(self.expr(value)?),
                 "itemsize" => itemsize = Some(self.const_int(value)?),
                 _ => {
                     return Err(format!(
@@ -759,9 +802,10 @@ impl Session {
                 "view: a byte layout needs all three clauses; {USAGE}"
             ));
         };
-        let shape = ints(lead)?;
-        let v = ConcreteView::from_byte_strides(&shape, &strides, offset, itemsize).map_err(err)?;
-        self.stack = Some(ViewStack::new(View::from(v)));
+        let shape = self.exprs(lead)?;
+        let v = View::from_byte_strides(&self.scope, &shape, &strides, offset, itemsize)
+            .map_err(err)?;
+        self.stack = Some(ViewStack::new(v));
         Ok(Vec::new())
     }
 

@@ -249,6 +249,8 @@ impl View {
                 let index = Expr::from(i64::from(matches!(op, Op::Imag)));
                 pairs.apply_symbolic(cx, &Op::Select { axis, index })
             }
+            Op::Ravel => crate::memory::raveled_view(cx, self)?
+                .ok_or_else(|| crate::memory::ravel_copies(cx, self)),
         }
     }
 

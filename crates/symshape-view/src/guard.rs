@@ -274,6 +274,11 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The proof of `c` under `cx` and the guards.
+    pub(crate) fn prove_cond(&self, c: Cond) -> Proof {
+        self.scope().prove_cond(c)
+    }
+
     /// Whether `lhs OP rhs` is proven.
     pub(crate) fn is(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
         self.scope().prove(lhs, cmp, rhs).is_true()

@@ -115,6 +115,7 @@ mod error;
 mod guard;
 mod index;
 mod lower;
+mod memory;
 mod op;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -135,6 +136,7 @@ pub use error::{Error, Result};
 pub use guard::Guard;
 pub use index::{parse_index, parse_index_in, IndexItem};
 pub use lower::Lowered;
+pub use memory::FlagProofs;
 pub use op::{Op, SplitDirection};
 pub use stack::ViewStack;
 pub use trace::{Step, Trace};

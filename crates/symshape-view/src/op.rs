@@ -226,6 +226,12 @@ pub enum Op<D = Expr> {
     /// PyTorch's `imag` of a complex view: [`Op::ViewAsReal`], then index 1 of the
     /// pair axis.
     Imag,
+    /// NumPy's `ravel` (order C): the elements in row-major order as one axis. On one
+    /// view, the reshape to `[numel]` when NumPy's `C_CONTIGUOUS` holds (proven, on a
+    /// symbolic view), else not one view: NumPy copies. On a
+    /// [`ViewStack`](crate::ViewStack), a copy is a row-major `[numel]` view stacked on
+    /// top, unmerged, which the kernels materialize.
+    Ravel,
 }
 
 impl<D> Op<D> {
@@ -265,6 +271,7 @@ impl<D> Op<D> {
             Op::ViewAsComplex => "view_as_complex",
             Op::Real => "real",
             Op::Imag => "imag",
+            Op::Ravel => "ravel",
         }
     }
 }
@@ -388,6 +395,7 @@ impl<D: Copy> Op<D> {
             Op::ViewAsComplex => Op::ViewAsComplex,
             Op::Real => Op::Real,
             Op::Imag => Op::Imag,
+            Op::Ravel => Op::Ravel,
         }
     }
 }
@@ -507,7 +515,8 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             | Op::ViewAsReal
             | Op::ViewAsComplex
             | Op::Real
-            | Op::Imag => write!(f, "{name}"),
+            | Op::Imag
+            | Op::Ravel => write!(f, "{name}"),
             Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
         }
     }

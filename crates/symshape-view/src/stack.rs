@@ -162,17 +162,16 @@ impl ViewStack {
         Ok(ConcreteStack::from_checked(levels))
     }
 
-    /// NumPy's `ravel`: the elements in row-major order as one axis. A one-view
-    /// concrete stack follows [`ConcreteView::ravel`] (the flattened view when NumPy's
-    /// `C_CONTIGUOUS` holds, else a copy); any other stack, symbolic views included,
-    /// is a copy: a row-major view of `[numel]` pushed on top, which the kernels
+    /// [`Op::Ravel`], NumPy's `ravel`: the elements in row-major order as one axis. A
+    /// one-view stack whose view NumPy's `C_CONTIGUOUS` holds for (proven under `cx`,
+    /// for a symbolic view) gets the flattened view; any other stack is a copy: a
+    /// row-major view of `[numel]` pushed on top, unmerged, which the kernels
     /// materialize.
-    ///
-    /// # Errors
-    /// As [`ViewStack::from_views`] (a size that is not provably non-negative is a
-    /// guard, not an error).
-    pub fn ravel(&self, cx: &Scope) -> Result<ViewStack> {
+    fn ravel(&self, cx: &Scope) -> Result<ViewStack> {
         if let [v] = &self.views[..] {
+            if let Some(flat) = crate::memory::raveled_view(cx, v)? {
+                return Ok(ViewStack::new(flat));
+            }
             if let Some(c) = v.as_concrete() {
                 let levels = c.ravel()?.into_stack().into_levels();
                 let views = levels.into_iter().map(View::from).collect();
@@ -294,6 +293,9 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
+        if let Op::Ravel = op {
+            return self.ravel(cx);
+        }
         if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
             if self.views.len() > 1 {
                 return Err(invalid(

@@ -441,6 +441,19 @@ pub trait ViewOps: Sized {
         directional_split_at(self, cx, SplitDirection::Depth, indices)
     }
 
+    /// NumPy's `ravel` ([`Op::Ravel`]): the elements in row-major order as one axis, a
+    /// view of the same buffer when NumPy's `C_CONTIGUOUS` holds (proven, on a symbolic
+    /// view). Otherwise NumPy copies: a [`ViewStack`](crate::ViewStack) stacks a
+    /// row-major `[numel]` view on top, unmerged, which the kernels materialize.
+    ///
+    /// # Errors
+    /// On a [`View`](crate::View), [`Error::NotRepresentable`] when NumPy copies (a mask,
+    /// contiguity refuted or not proven), naming the condition when it depends on the
+    /// symbols.
+    fn ravel(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Ravel)
+    }
+
     /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
     ///
     /// # Errors

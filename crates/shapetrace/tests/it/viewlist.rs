@@ -137,7 +137,11 @@ fn memory_model_errors() {
             "view [2, 3]\nbytes 0",
             "view [2, 3]\nbytes four",
             "view [2, 3]\nflags now",
-            "sym n 1..=4\nview [n]\nflags",
+            "sym n 1..=4\nview [n, 2]\nflags",
+            "sym n 1..=4\nview [n, 2]\npad [(0, 1), (0, 0)]\nbytes 4",
+            "sym n 1..=4\nview [n, 3] byte_strides [4*n, 2] byte_offset 0 itemsize 4",
+            "sym n 1..=4\nview [n, 3] byte_strides [4*n, 4] byte_offset 2 itemsize 4",
+            "sym k 0..=4\nview [2, 3] byte_strides [12, 2*k] byte_offset 0 itemsize 4\nbind k=1",
             "view [2, 3] byte_strides [12, 6] byte_offset 0 itemsize 4",
             "view [2, 3] byte_strides [12, 4] byte_offset 2 itemsize 4",
             "view [2, 3] byte_strides [12, 4] itemsize 4",
@@ -184,6 +188,41 @@ fn ravel_is_a_view_or_a_copy() {
         ravel
         show
         bind n=2
+        offsets
+    "
+    ));
+}
+
+/// `flags`, `bytes`, `ravel` and byte strides on symbolic views: answers that hold for
+/// every value of the symbols, guards where divisibility depends on them.
+#[test]
+fn memory_model_of_symbolic_views() {
+    assert_snapshot!(trace(
+        "
+        sym n 2..=64
+        sym k 0..=8
+        view [n, 4]
+        flags
+        bytes 4
+        ravel
+        show
+        view [n, 4]
+        T
+        flags
+        bytes 2
+        ravel
+        show
+        view [n, 1] strides [1, 5] offset k
+        flags
+        ravel
+        show
+        view [n, 3] byte_strides [12, 4] byte_offset 4*k itemsize 4
+        show
+        flags
+        view [n, 3] byte_strides [6*n, 2*k] byte_offset 0 itemsize 4
+        show
+        guards
+        bind n=2, k=2
         offsets
     "
     ));

@@ -1,6 +1,6 @@
 //! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
 
-use super::{rename_op, ConcreteView};
+use super::{rename_op, ConcreteView, Raveled};
 use crate::error::Result;
 use crate::op::{Op, SplitDirection};
 
@@ -97,6 +97,16 @@ impl ConcreteView {
             Op::ViewAsComplex => self.view_as_complex(),
             Op::Real => self.real(),
             Op::Imag => self.imag(),
+            Op::Ravel => match self.ravel()? {
+                Raveled::View(v) => Ok(v),
+                Raveled::Copy(_) => Err(crate::memory::copy_error(
+                    &self.ctx(),
+                    match self.mask() {
+                        Some(_) => "it has a mask",
+                        None => "it is not C-contiguous",
+                    },
+                )),
+            },
         }
     }
 }

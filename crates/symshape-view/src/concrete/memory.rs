@@ -30,24 +30,27 @@ impl fmt::Display for Flags {
     }
 }
 
-/// A view's layout in bytes, as NumPy stores it ([`ConcreteView::byte_layout`]).
+/// A view's layout in bytes, as NumPy stores it: `i64` fields from
+/// [`ConcreteView::byte_layout`], expressions from
+/// [`View::byte_layout`](crate::View::byte_layout).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[must_use]
-pub struct ByteLayout {
+pub struct ByteLayout<T = i64> {
     /// The sizes, unchanged.
-    pub shape: Vec<i64>,
+    pub shape: Vec<T>,
     /// The strides in bytes.
-    pub strides: Vec<i64>,
+    pub strides: Vec<T>,
     /// The offset of index `[0, ..., 0]` in bytes.
-    pub offset: i64,
+    pub offset: T,
     /// Bytes per element.
     pub itemsize: i64,
 }
 
-impl fmt::Display for ByteLayout {
-    /// `bytes shape=[2, 3] strides=[12, 4] offset=8`.
+impl<T: fmt::Display> fmt::Display for ByteLayout<T> {
+    /// `bytes shape=[2, 3] strides=[12, 4] offset=8`, or with expressions
+    /// `bytes shape=[n, 4] strides=[16, 4] offset=0`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_strided(f, "bytes", &self.shape, &self.strides, self.offset)
+        write_strided(f, "bytes", &self.shape, &self.strides, &self.offset)
     }
 }
 
@@ -73,7 +76,7 @@ impl Raveled {
     }
 }
 
-fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> {
+pub(crate) fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> {
     if itemsize >= 1 {
         return Ok(());
     }

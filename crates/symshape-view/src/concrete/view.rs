@@ -32,18 +32,22 @@ pub(crate) fn fmt_list(v: &[i64]) -> String {
 }
 
 /// `KIND shape=[..] strides=[..] offset=N`, the start of a layout's text form.
-pub(crate) fn write_strided(
+pub(crate) fn write_strided<T: fmt::Display>(
     f: &mut fmt::Formatter<'_>,
     kind: &str,
-    shape: &[i64],
-    strides: &[i64],
-    offset: i64,
+    shape: &[T],
+    strides: &[T],
+    offset: &T,
 ) -> fmt::Result {
+    let list = |v: &[T]| {
+        let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
+        format!("[{}]", parts.join(", "))
+    };
     write!(
         f,
         "{kind} shape={} strides={} offset={offset}",
-        fmt_list(shape),
-        fmt_list(strides)
+        list(shape),
+        list(strides)
     )
 }
 
@@ -655,7 +659,7 @@ pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
 
 impl fmt::Display for ConcreteView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_strided(f, "view", &self.shape, &self.strides, self.offset)?;
+        write_strided(f, "view", &self.shape, &self.strides, &self.offset)?;
         f.write_str(" mask=")?;
         match &self.mask {
             Some(m) => write!(f, "{}", fmt_pairs(m)),

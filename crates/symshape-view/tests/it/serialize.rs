@@ -179,6 +179,7 @@ fn view_list_ops_round_trip() {
         Op::ViewAsComplex,
         Op::Real,
         Op::Imag,
+        Op::Ravel,
     ];
     let out: Vec<String> = ops
         .iter()
@@ -208,6 +209,7 @@ fn view_list_ops_round_trip() {
     view_as_complex: "view_as_complex"
     real: "real"
     imag: "imag"
+    ravel: "ravel"
     "#);
 }
 

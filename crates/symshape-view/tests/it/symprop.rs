@@ -1095,3 +1095,131 @@ proptest! {
         }
     }
 }
+
+/// Whether the offsets of a table are consecutive (NumPy's contiguity, read off the
+/// elements in the table's order).
+fn consecutive(table: &[Option<i64>]) -> bool {
+    table.windows(2).all(|w| w[1] == w[0].map(|x| x + 1))
+}
+
+proptest! {
+    /// NumPy's memory model on the views a random chain reaches, against the offset
+    /// tables of the bound views: each flag proven (refuted) holds (fails) at every
+    /// admissible binding, its condition evaluates to the flag, the byte layout reaches
+    /// `itemsize` times every offset, and `ravel` reads the elements in row-major order,
+    /// as one view exactly when C-contiguity is proven.
+    #[test]
+    fn symbolic_memory_model_matches_bound_tables(
+        (start, recipes, assume) in chain(0..3),
+        itemsize in prop::sample::select(vec![1i64, 2, 4, 8]),
+    ) {
+        let s = syms(assume);
+        let st = chain_end(&s, start, &recipes);
+        let [v] = st.views() else { return Ok(()) };
+        let raveled = st.ravel(&s.cx).map_err(fail)?;
+        if v.mask().is_some() {
+            prop_assert!(v.numpy_flags(&s.cx).is_err());
+            prop_assert!(v.byte_layout(itemsize).is_err());
+            prop_assert_eq!(raveled.views().len(), 2);
+            return Ok(());
+        }
+        let flags = v.numpy_flags(&s.cx).map_err(fail)?;
+        let layout = v.byte_layout(itemsize).map_err(fail)?;
+        prop_assert_eq!(raveled.views().len() == 1, flags.c_contiguous.is_true(), "{}", v);
+        for b in all_bindings(&s) {
+            if s.cx.check(&b).is_err() {
+                continue;
+            }
+            let Ok(bound) = st.bind(&s.cx, &b) else { continue };
+            let [c] = bound.levels() else {
+                return Err(TestCaseError::fail(format!("{v} bound to {} levels", bound.levels().len())));
+            };
+            let m = model_of_view(c);
+            let rev: Vec<usize> = (0..c.ndim()).rev().collect();
+            let (want_c, want_f) = (consecutive(&m.table), consecutive(&m.permute(&rev).table));
+            for (proof, cond, want) in [
+                (&flags.c_contiguous, flags.c_condition, want_c),
+                (&flags.f_contiguous, flags.f_condition, want_f),
+            ] {
+                if let Some(p) = proof.as_bool() {
+                    prop_assert_eq!(p, want, "{} at {:?}", v, b);
+                }
+                prop_assert_eq!(cond.eval(&b).expect("bound"), want, "{} at {:?}", cond, b);
+            }
+            let offset = eval(layout.offset, &b);
+            for (k, idx) in model::indices(&m.shape).iter().enumerate() {
+                let got = idx
+                    .iter()
+                    .zip(&layout.strides)
+                    .map(|(&i, &t)| i * eval(t, &b))
+                    .sum::<i64>()
+                    + offset;
+                prop_assert_eq!(Some(got), m.table[k].map(|o| o * itemsize), "{} at {:?}", v, b);
+            }
+            let flat = raveled.bind(&s.cx, &b).and_then(|r| r.offsets()).map_err(fail)?;
+            prop_assert_eq!(flat, m.table.clone(), "ravel of {} at {:?}", v, b);
+        }
+    }
+
+    /// Views from symbolic byte strides bind to what the concrete rule builds from the
+    /// bound values, and fail to bind exactly where it refuses them; a refusal when they
+    /// are built means the concrete rule refuses every binding.
+    #[test]
+    fn symbolic_byte_strides_match_the_concrete_rule(
+        picks in prop::collection::vec(0usize..8, 3),
+        itemsize in prop::sample::select(vec![1i64, 2, 4]),
+    ) {
+        let s = syms(false);
+        let c = Expr::from;
+        let forms = [s.n * 4, s.k * 2, c(12), c(3), s.m * 2 + 1, s.k * 4 + 2, c(0), s.n * s.m * 2];
+        let (t0, t1, off) = (forms[picks[0]], forms[picks[1]], forms[picks[2]]);
+        let got = View::from_byte_strides(&s.cx, &[s.n, c(3)], &[t0, t1], off, itemsize);
+        for b in all_bindings(&s) {
+            let (n, t0, t1, off) = (eval(s.n, &b), eval(t0, &b), eval(t1, &b), eval(off, &b));
+            let want = ConcreteView::from_byte_strides(&[n, 3], &[t0, t1], off, itemsize);
+            match (&got, &want) {
+                (Err(_), Ok(w)) => prop_assert!(false, "refused, but binds to {} at {:?}", w, b),
+                (Err(_), Err(_)) => {}
+                (Ok(v), _) => {
+                    let bound = v.bind(&s.cx, &b);
+                    match (&bound, &want) {
+                        (Ok(x), Ok(w)) => prop_assert_eq!(
+                            x.offsets().map_err(fail)?,
+                            w.offsets().map_err(fail)?,
+                            "{} at {:?}", v, b
+                        ),
+                        (Err(_), Err(_)) => {}
+                        _ => prop_assert!(false, "{} at {:?}: bound {:?}, concrete {:?}", v, b, bound, want),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `ravel` of one symbolic view through [`View::apply`]: the flattened view when
+/// C-contiguity is proven, else not one view, naming the condition when it depends on
+/// the symbols.
+#[test]
+fn ravel_of_one_symbolic_view() {
+    let s = syms(false);
+    let c = Expr::from;
+    let v = View::row_major(&s.cx, &[s.n, c(3)]).expect("view");
+    let flat = v.ravel(&s.cx).expect("contiguous");
+    assert_eq!(flat.shape(), &[s.n * 3]);
+    assert_eq!(flat.strides(), &[c(1)]);
+    let t = v.transpose(&s.cx, 0, 1).expect("transpose");
+    let e = t.ravel(&s.cx).expect_err("a copy for some n");
+    assert!(matches!(e, Error::NotRepresentable { .. }), "{e}");
+    assert!(
+        e.to_string().contains("exactly when n == 0 or n == 1"),
+        "{e}"
+    );
+    let c3 = View::contiguous(&[2, 3]).expect("view");
+    let e = c3
+        .transpose(&s.cx, 0, 1)
+        .expect("t")
+        .ravel(&s.cx)
+        .expect_err("a copy");
+    assert!(e.to_string().contains("it is not C-contiguous"), "{e}");
+}

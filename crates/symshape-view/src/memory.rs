@@ -1,0 +1,237 @@
+//! NumPy's memory model on views whose fields may be symbolic: the contiguity flags as
+//! conditions on the symbols with their proofs, layouts in bytes as expressions, views
+//! from byte strides whose divisibility is proven or kept as a guard, and the
+//! view-or-copy decision of `ravel`. A concrete view goes to the exact engine
+//! (`concrete/memory.rs`); on a symbolic view the same rules are written as conditions,
+//! so binding the symbols gives the exact engine's answer.
+
+use symshape::{CmpOp, Cond, Expr, Proof, Scope};
+
+use crate::concrete::{positive_itemsize, ByteLayout, ConcreteView, Flags, Raveled};
+use crate::dim::Dim;
+use crate::error::{refuse_mask, unrepresentable, Error, Result};
+use crate::guard::Checker;
+use crate::symbolic::{self, checker};
+use crate::view::{fmt_list, View};
+
+/// NumPy's contiguity flags of a view whose fields may be symbolic
+/// ([`View::numpy_flags`]): for each flag, the condition on the symbols under which it
+/// holds, and its proof under the scope and the view's guards.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlagProofs {
+    /// Whether `C_CONTIGUOUS` holds for every admissible binding, for none, or neither
+    /// was shown.
+    pub c_contiguous: Proof,
+    /// The same for `F_CONTIGUOUS`.
+    pub f_contiguous: Proof,
+    /// When `C_CONTIGUOUS` holds: the view is empty, or every axis not of size 1 has the
+    /// stride of a dense row-major layout (simplified under the scope).
+    pub c_condition: Cond,
+    /// When `F_CONTIGUOUS` holds: the same for a column-major layout.
+    pub f_condition: Cond,
+}
+
+impl FlagProofs {
+    /// The flags, when both are decided.
+    #[must_use]
+    pub fn decided(&self) -> Option<Flags> {
+        Some(Flags {
+            c_contiguous: self.c_contiguous.as_bool()?,
+            f_contiguous: self.f_contiguous.as_bool()?,
+        })
+    }
+}
+
+/// What the memory-model queries read a view as.
+const BYTES: &str = "a strided array in bytes";
+
+/// NumPy's rule for one order, as a condition: the view is empty, or every axis not of
+/// size 1 has the stride of a dense layout; `fastest_first` lists the axes from the one
+/// of stride 1.
+fn dense(v: &View, fastest_first: impl Iterator<Item = usize>) -> Result<Cond> {
+    let (shape, strides) = (v.shape(), v.strides());
+    let one = Expr::from(1);
+    let mut expect = one;
+    let mut axes = Vec::with_capacity(shape.len());
+    for a in fastest_first {
+        let (d, t) = (shape[a], strides[a]);
+        axes.push(d.compare(CmpOp::Eq, one).or(t.compare(CmpOp::Eq, expect)));
+        expect *= d;
+    }
+    let empty = v.numel().compare(CmpOp::Eq, Expr::from(0));
+    Ok(empty.or(Cond::all(&axes)).check()?)
+}
+
+/// Whether NumPy's `C_CONTIGUOUS` (`c_order`) or `F_CONTIGUOUS` holds for the unmasked
+/// symbolic view `v`: the condition, simplified under `ck`'s scope, and its proof.
+fn flag(ck: &Checker<'_>, v: &View, c_order: bool) -> Result<(Proof, Cond)> {
+    let n = v.ndim();
+    let cond = if c_order {
+        dense(v, (0..n).rev())?
+    } else {
+        dense(v, 0..n)?
+    };
+    Ok((ck.prove_cond(cond), ck.cx.simplify_cond(cond)))
+}
+
+impl View {
+    /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags, with NumPy's exact rules (see
+    /// [`ConcreteView::numpy_flags`]): on a concrete view the exact answers; on a symbolic
+    /// one each rule as a condition on the symbols, proven, refuted or left unknown under
+    /// `cx` and the view's guards. `[n, 4]` with strides `[4, 1]` is C-contiguous for
+    /// every `n`; its transpose is C-contiguous exactly when `n == 1`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a masked view; [`Error::Symshape`] when a condition exceeds
+    /// the budgets.
+    pub fn numpy_flags(&self, cx: &Scope) -> Result<FlagProofs> {
+        if let Some(c) = self.as_concrete() {
+            let f = c.numpy_flags()?;
+            let proof = |b: bool| if b { Proof::True } else { Proof::False };
+            return Ok(FlagProofs {
+                c_contiguous: proof(f.c_contiguous),
+                f_contiguous: proof(f.f_contiguous),
+                c_condition: Cond::constant(f.c_contiguous),
+                f_condition: Cond::constant(f.f_contiguous),
+            });
+        }
+        refuse_mask("flags", self.mask().is_some(), self.ctx(), BYTES)?;
+        let ck = checker(cx, "flags", self);
+        let (c_contiguous, c_condition) = flag(&ck, self, true)?;
+        let (f_contiguous, f_condition) = flag(&ck, self, false)?;
+        Ok(FlagProofs {
+            c_contiguous,
+            f_contiguous,
+            c_condition,
+            f_condition,
+        })
+    }
+
+    /// The layout in bytes for elements of `itemsize` bytes: strides and offset times the
+    /// item size, as expressions (see [`ConcreteView::byte_layout`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a masked view or an item size below 1;
+    /// [`Error::Overflow`] when a byte value of a concrete view leaves `i64`;
+    /// [`Error::Symshape`] when an expression exceeds the budgets.
+    pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout<Expr>> {
+        if let Some(c) = self.as_concrete() {
+            let b = c.byte_layout(itemsize)?;
+            let lit = |v: &[i64]| v.iter().map(|&x| Expr::from(x)).collect();
+            return Ok(ByteLayout {
+                shape: lit(&b.shape),
+                strides: lit(&b.strides),
+                offset: Expr::from(b.offset),
+                itemsize,
+            });
+        }
+        positive_itemsize("bytes", "item size", itemsize)?;
+        refuse_mask("bytes", self.mask().is_some(), self.ctx(), BYTES)?;
+        let strides = self
+            .strides()
+            .iter()
+            .map(|&t| (t * itemsize).check())
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(ByteLayout {
+            shape: self.shape().to_vec(),
+            strides,
+            offset: (self.offset() * itemsize).check()?,
+            itemsize,
+        })
+    }
+
+    /// A view from NumPy's byte strides and byte offset for elements of `itemsize` bytes
+    /// (see [`ConcreteView::from_byte_strides`]). Every byte stride and the byte offset
+    /// must be a multiple of the item size: with constant arguments this is checked
+    /// exactly; a symbolic one is proven under `cx`, refuted (an error), or kept as a
+    /// guard of the view, which binding checks.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an item size below 1 or a constant value that is not a
+    /// multiple of it; [`Error::Guard`] for a symbolic one proven not to be; as
+    /// [`View::create`] otherwise.
+    pub fn from_byte_strides<D: Dim>(
+        cx: &Scope,
+        shape: &[D],
+        byte_strides: &[D],
+        byte_offset: D,
+        itemsize: i64,
+    ) -> Result<View> {
+        const OP: &str = "byte_strides";
+        let consts = |v: &[D]| v.iter().map(|d| d.as_const()).collect::<Option<Vec<_>>>();
+        if let (Some(sh), Some(st), Some(o)) =
+            (consts(shape), consts(byte_strides), byte_offset.as_const())
+        {
+            return ConcreteView::from_byte_strides(&sh, &st, o, itemsize).map(View::from);
+        }
+        positive_itemsize(OP, "item size", itemsize)?;
+        let exprs = |v: &[D]| v.iter().map(|&d| d.into()).collect::<Vec<Expr>>();
+        let (shape, byte_strides, byte_offset) =
+            (exprs(shape), exprs(byte_strides), byte_offset.into());
+        let fields = format!(
+            "shape {}, byte strides {}, byte offset {byte_offset}",
+            fmt_list(&shape),
+            fmt_list(&byte_strides),
+        );
+        let mut ck = Checker::new(cx, OP, &[], fields);
+        let mut whole = |x: Expr, what: String| -> Result<Expr> {
+            ck.require(x.floor_mod(itemsize), CmpOp::Eq, Expr::from(0), || {
+                format!("{what} is a multiple of the item size {itemsize}")
+            })?;
+            Ok(x.floor_div(itemsize))
+        };
+        let strides = byte_strides
+            .iter()
+            .enumerate()
+            .map(|(a, &t)| whole(t, format!("the byte stride of axis {a}")))
+            .collect::<Result<Vec<_>>>()?;
+        let offset = whole(byte_offset, "the byte offset".to_string())?;
+        let guards = ck.guards;
+        Ok(View::create(cx, &shape, Some(&strides), offset, None)?.with_guards(&guards))
+    }
+}
+
+/// NumPy's `ravel` of one view, when it is a view of the same buffer: the reshape to
+/// `[numel]` of a view that is C-contiguous for every admissible binding; `None` when
+/// NumPy copies (a mask, or contiguity refuted or not proven under `cx`).
+pub(crate) fn raveled_view(cx: &Scope, v: &View) -> Result<Option<View>> {
+    if let Some(c) = v.as_concrete() {
+        return Ok(match c.ravel()? {
+            Raveled::View(x) => Some(View::from(x)),
+            Raveled::Copy(_) => None,
+        });
+    }
+    if v.mask().is_some() {
+        return Ok(None);
+    }
+    let ck = checker(cx, "ravel", v);
+    if !flag(&ck, v, true)?.0.is_true() {
+        return Ok(None);
+    }
+    // C-contiguous: the elements are consecutive from the offset, in row-major order.
+    let flat = symbolic::create(cx, &[v.numel()], Some(&[Expr::from(1)]), v.offset(), None)?;
+    Ok(Some(flat.with_guards(v.guards())))
+}
+
+/// Why [`Op::Ravel`](crate::Op::Ravel) of the view `v` is not one view: NumPy copies it.
+pub(crate) fn ravel_copies(cx: &Scope, v: &View) -> Error {
+    let why = match v.numpy_flags(cx) {
+        _ if v.mask().is_some() => "it has a mask".to_string(),
+        Ok(f) if f.c_contiguous.as_bool().is_none() => format!(
+            "whether it is C-contiguous depends on the symbols (it is exactly when {})",
+            f.c_condition
+        ),
+        _ => "it is not C-contiguous".to_string(),
+    };
+    copy_error(&v.ctx_full(), &why)
+}
+
+/// The refusal of [`Op::Ravel`](crate::Op::Ravel) on one view `ctx` that NumPy copies, `why`.
+pub(crate) fn copy_error(ctx: &str, why: &str) -> Error {
+    unrepresentable(
+        "ravel",
+        format!(
+            "NumPy's ravel of {ctx} is a copy: {why}; use a ViewStack, which stacks a row-major view on it"
+        ),
+    )
+}
