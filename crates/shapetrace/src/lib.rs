@@ -163,6 +163,7 @@ pub const STATEMENTS: &[&str] = &[
     "real",
     "imag",
     "ravel",
+    "contiguous",
     "save",
     "load",
     "expand_as",
@@ -274,6 +275,9 @@ views (statements act on the current view stack)
   ravel                              NumPy's ravel: the flattened view when the stack is
                                      one view proven C-contiguous, else a copy (a
                                      row-major [numel] view pushed on top)
+  contiguous                         PyTorch's contiguous: the view itself when the stack
+                                     is one view proven C-contiguous, else a copy (a
+                                     row-major view of the same shape pushed on top)
   as_strided [SHAPE] strides [S..] [offset E]
                                      PyTorch's as_strided: a new stack, as `view` with
                                      strides (the storage read anew, whatever the view)

@@ -205,6 +205,7 @@ impl Session {
             "real" => self.apply_bare(rest, "real", &Op::Real),
             "imag" => self.apply_bare(rest, "imag", &Op::Imag),
             "ravel" => self.apply_bare(rest, "ravel", &Op::Ravel),
+            "contiguous" => self.apply_bare(rest, "contiguous", &Op::Contiguous),
             "save" => self.save(rest),
             "load" => {
                 let next = self.saved_stack("load", rest)?.clone();

@@ -9,6 +9,7 @@ use crate::dim::Dim;
 use crate::error::{check_matrices, check_piece, invalid, unrepresentable, Error, Result};
 use crate::guard::Guard;
 use crate::index::IndexItem;
+use crate::memory::CopyOp;
 use crate::op::{const_op, Op, SplitDirection};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
@@ -249,8 +250,14 @@ impl View {
                 let index = Expr::from(i64::from(matches!(op, Op::Imag)));
                 pairs.apply_symbolic(cx, &Op::Select { axis, index })
             }
-            Op::Ravel => crate::memory::raveled_view(cx, self)?
-                .ok_or_else(|| crate::memory::ravel_copies(cx, self)),
+            Op::Ravel | Op::Contiguous => {
+                let copy = if let Op::Ravel = op {
+                    CopyOp::Ravel
+                } else {
+                    CopyOp::Contiguous
+                };
+                copy.view(cx, self)?.ok_or_else(|| copy.copies(cx, self))
+            }
         }
     }
 

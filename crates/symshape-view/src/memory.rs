@@ -7,10 +7,11 @@
 
 use symshape::{CmpOp, Cond, Expr, Proof, Scope};
 
-use crate::concrete::{positive_itemsize, ByteLayout, ConcreteView, Flags, Raveled};
+use crate::concrete::{positive_itemsize, ByteLayout, ConcreteView, Flags};
 use crate::dim::Dim;
 use crate::error::{refuse_mask, unrepresentable, Error, Result};
 use crate::guard::Checker;
+use crate::op::Op;
 use crate::symbolic::{self, checker};
 use crate::view::{fmt_list, View};
 
@@ -191,47 +192,96 @@ impl View {
     }
 }
 
-/// NumPy's `ravel` of one view, when it is a view of the same buffer: the reshape to
-/// `[numel]` of a view that is C-contiguous for every admissible binding; `None` when
-/// NumPy copies (a mask, or contiguity refuted or not proven under `cx`).
-pub(crate) fn raveled_view(cx: &Scope, v: &View) -> Result<Option<View>> {
-    if let Some(c) = v.as_concrete() {
-        return Ok(match c.ravel()? {
-            Raveled::View(x) => Some(View::from(x)),
-            Raveled::Copy(_) => None,
-        });
-    }
-    if v.mask().is_some() {
-        return Ok(None);
-    }
-    let ck = checker(cx, "ravel", v);
-    if !flag(&ck, v, true)?.0.is_true() {
-        return Ok(None);
-    }
-    // C-contiguous: the elements are consecutive from the offset, in row-major order.
-    let flat = symbolic::create(cx, &[v.numel()], Some(&[Expr::from(1)]), v.offset(), None)?;
-    Ok(Some(flat.with_guards(v.guards())))
+/// The two ops that return a view of the same buffer when the view is C-contiguous
+/// (NumPy's `C_CONTIGUOUS`, which is also PyTorch's `is_contiguous`), and otherwise copy:
+/// [`Op::Ravel`] and [`Op::Contiguous`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CopyOp {
+    /// NumPy's `ravel`: the elements as one axis.
+    Ravel,
+    /// PyTorch's `contiguous`: the same shape.
+    Contiguous,
 }
 
-/// Why [`Op::Ravel`](crate::Op::Ravel) of the view `v` is not one view: NumPy copies it.
-pub(crate) fn ravel_copies(cx: &Scope, v: &View) -> Error {
-    let why = match v.numpy_flags(cx) {
-        _ if v.mask().is_some() => "it has a mask".to_string(),
-        Ok(f) if f.c_contiguous.as_bool().is_none() => format!(
-            "whether it is C-contiguous depends on the symbols (it is exactly when {})",
-            f.c_condition
-        ),
-        _ => "it is not C-contiguous".to_string(),
-    };
-    copy_error(&v.ctx_full(), &why)
-}
+impl CopyOp {
+    /// The op of `op`, if it is one of the two.
+    pub(crate) fn of<D>(op: &Op<D>) -> Option<CopyOp> {
+        match op {
+            Op::Ravel => Some(CopyOp::Ravel),
+            Op::Contiguous => Some(CopyOp::Contiguous),
+            _ => None,
+        }
+    }
 
-/// The refusal of [`Op::Ravel`](crate::Op::Ravel) on one view `ctx` that NumPy copies, `why`.
-pub(crate) fn copy_error(ctx: &str, why: &str) -> Error {
-    unrepresentable(
-        "ravel",
-        format!(
-            "NumPy's ravel of {ctx} is a copy: {why}; use a ViewStack, which stacks a row-major view on it"
-        ),
-    )
+    fn name(self) -> &'static str {
+        match self {
+            CopyOp::Ravel => "ravel",
+            CopyOp::Contiguous => "contiguous",
+        }
+    }
+
+    /// The shape of the result for a view or stack of `shape` with `numel` elements.
+    pub(crate) fn shape<T: Copy>(self, shape: &[T], numel: T) -> Vec<T> {
+        match self {
+            CopyOp::Ravel => vec![numel],
+            CopyOp::Contiguous => shape.to_vec(),
+        }
+    }
+
+    /// The result on one view when it is a view of the same buffer: the view reshaped to
+    /// its result shape, when it is C-contiguous for every admissible binding (exactly,
+    /// for a concrete view; proven under `cx`, for a symbolic one); `None` when the op
+    /// copies (a mask, or contiguity refuted or not proven).
+    pub(crate) fn view(self, cx: &Scope, v: &View) -> Result<Option<View>> {
+        if let Some(c) = v.as_concrete() {
+            let op = match self {
+                CopyOp::Ravel => Op::Ravel,
+                CopyOp::Contiguous => Op::Contiguous,
+            };
+            return match c.apply(&op) {
+                Ok(x) => Ok(Some(View::from(x))),
+                Err(Error::NotRepresentable { .. }) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+        if v.mask().is_some() || !flag(&checker(cx, self.name(), v), v, true)?.0.is_true() {
+            return Ok(None);
+        }
+        Ok(Some(match self {
+            CopyOp::Contiguous => v.clone(),
+            CopyOp::Ravel => {
+                // The elements are consecutive from the offset, in row-major order.
+                let flat =
+                    symbolic::create(cx, &[v.numel()], Some(&[Expr::from(1)]), v.offset(), None)?;
+                flat.with_guards(v.guards())
+            }
+        }))
+    }
+
+    /// Why the op on the symbolic view `v` is not one view: it copies.
+    pub(crate) fn copies(self, cx: &Scope, v: &View) -> Error {
+        let why = match v.numpy_flags(cx) {
+            _ if v.mask().is_some() => "it has a mask".to_string(),
+            Ok(f) if f.c_contiguous.as_bool().is_none() => format!(
+                "whether it is C-contiguous depends on the symbols (it is exactly when {})",
+                f.c_condition
+            ),
+            _ => "it is not C-contiguous".to_string(),
+        };
+        self.refusal(&v.ctx_full(), &why)
+    }
+
+    /// The refusal of the op on the one view `ctx`, which it copies because `why`.
+    pub(crate) fn refusal(self, ctx: &str, why: &str) -> Error {
+        let whose = match self {
+            CopyOp::Ravel => "NumPy's ravel",
+            CopyOp::Contiguous => "PyTorch's contiguous",
+        };
+        unrepresentable(
+            self.name(),
+            format!(
+                "{whose} of {ctx} is a copy: {why}; use a ViewStack, which stacks a row-major view on it"
+            ),
+        )
+    }
 }

@@ -232,6 +232,12 @@ pub enum Op<D = Expr> {
     /// [`ViewStack`](crate::ViewStack), a copy is a row-major `[numel]` view stacked on
     /// top, unmerged, which the kernels materialize.
     Ravel,
+    /// PyTorch's `contiguous`: on one view, the view itself when it is contiguous
+    /// (PyTorch's `is_contiguous`, which is NumPy's `C_CONTIGUOUS`; proven, on a symbolic
+    /// view), else not one view: PyTorch copies. On a [`ViewStack`](crate::ViewStack), a
+    /// copy is a row-major view of the same shape stacked on top, unmerged, which the
+    /// kernels materialize: the boundary where a traced model materializes.
+    Contiguous,
 }
 
 impl<D> Op<D> {
@@ -272,6 +278,7 @@ impl<D> Op<D> {
             Op::Real => "real",
             Op::Imag => "imag",
             Op::Ravel => "ravel",
+            Op::Contiguous => "contiguous",
         }
     }
 }
@@ -396,6 +403,7 @@ impl<D: Copy> Op<D> {
             Op::Real => Op::Real,
             Op::Imag => Op::Imag,
             Op::Ravel => Op::Ravel,
+            Op::Contiguous => Op::Contiguous,
         }
     }
 }
@@ -516,7 +524,8 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             | Op::ViewAsComplex
             | Op::Real
             | Op::Imag
-            | Op::Ravel => write!(f, "{name}"),
+            | Op::Ravel
+            | Op::Contiguous => write!(f, "{name}"),
             Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
         }
     }

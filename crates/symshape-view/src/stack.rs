@@ -35,6 +35,7 @@ use crate::dim::Dim;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard};
 use crate::index::IndexItem;
+use crate::memory::CopyOp;
 use crate::op::{const_op, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
@@ -162,25 +163,22 @@ impl ViewStack {
         Ok(ConcreteStack::from_checked(levels))
     }
 
-    /// [`Op::Ravel`], NumPy's `ravel`: the elements in row-major order as one axis. A
-    /// one-view stack whose view NumPy's `C_CONTIGUOUS` holds for (proven under `cx`,
-    /// for a symbolic view) gets the flattened view; any other stack is a copy: a
-    /// row-major view of `[numel]` pushed on top, unmerged, which the kernels
-    /// materialize.
-    fn ravel(&self, cx: &Scope) -> Result<ViewStack> {
+    /// [`Op::Ravel`] (NumPy's `ravel`) or [`Op::Contiguous`] (PyTorch's `contiguous`): a
+    /// one-view stack whose view is C-contiguous (NumPy's `C_CONTIGUOUS`; proven under
+    /// `cx`, for a symbolic view) gets that view flattened, or itself; any other stack is
+    /// a copy: a row-major view of `[numel]`, or of the same shape, pushed on top,
+    /// unmerged, which the kernels materialize.
+    fn view_or_copy(&self, cx: &Scope, copy: CopyOp) -> Result<ViewStack> {
         if let [v] = &self.views[..] {
-            if let Some(flat) = crate::memory::raveled_view(cx, v)? {
-                return Ok(ViewStack::new(flat));
-            }
-            if let Some(c) = v.as_concrete() {
-                let levels = c.ravel()?.into_stack().into_levels();
-                let views = levels.into_iter().map(View::from).collect();
-                // The levels fit (checked by `ravel`).
-                return Ok(ViewStack { views });
+            if let Some(x) = copy.view(cx, v)? {
+                return Ok(ViewStack::new(x));
             }
         }
         let mut views = self.views.clone();
-        views.push(View::row_major(cx, &[self.numel()])?);
+        views.push(View::row_major(
+            cx,
+            &copy.shape(self.shape(), self.numel()),
+        )?);
         ViewStack::from_views(cx, views)
     }
 
@@ -293,8 +291,8 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
-        if let Op::Ravel = op {
-            return self.ravel(cx);
+        if let Some(copy) = CopyOp::of(op) {
+            return self.view_or_copy(cx, copy);
         }
         if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
             if self.views.len() > 1 {

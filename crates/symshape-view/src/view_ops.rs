@@ -454,6 +454,17 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::Ravel)
     }
 
+    /// PyTorch's `contiguous` ([`Op::Contiguous`]): the view itself when it is contiguous
+    /// (PyTorch's `is_contiguous`, NumPy's `C_CONTIGUOUS`; proven, on a symbolic view).
+    /// Otherwise PyTorch copies: a [`ViewStack`](crate::ViewStack) stacks a row-major view
+    /// of the same shape on top, unmerged, which the kernels materialize.
+    ///
+    /// # Errors
+    /// On a [`View`](crate::View), [`Error::NotRepresentable`] when PyTorch copies.
+    fn contiguous(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Contiguous)
+    }
+
     /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
     ///
     /// # Errors

@@ -216,6 +216,14 @@ fn memory_model_of_symbolic_views() {
         flags
         ravel
         show
+        view [n, 4]
+        contiguous
+        show
+        T
+        contiguous
+        show
+        reshape [4*n]
+        show
         view [n, 3] byte_strides [12, 4] byte_offset 4*k itemsize 4
         show
         flags

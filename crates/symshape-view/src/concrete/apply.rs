@@ -1,7 +1,8 @@
 //! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
 
-use super::{rename_op, ConcreteView, Raveled};
+use super::{rename_op, ConcreteView};
 use crate::error::Result;
+use crate::memory::CopyOp;
 use crate::op::{Op, SplitDirection};
 
 impl ConcreteView {
@@ -21,6 +22,22 @@ impl ConcreteView {
         }
         self.tensor_split_piece(axis, sections, piece)
             .map_err(|e| rename_op(e, direction.name()))
+    }
+
+    /// [`Op::Ravel`] or [`Op::Contiguous`]: the result when NumPy's `C_CONTIGUOUS` holds
+    /// (the reshape to `[numel]`, or the view itself), else not one view (the op copies).
+    fn view_or_copy(&self, copy: CopyOp) -> Result<Self> {
+        let why = match self.mask() {
+            Some(_) => "it has a mask",
+            None if self.numpy_flags()?.c_contiguous => {
+                return match copy {
+                    CopyOp::Ravel => self.reshape(&[self.numel()]),
+                    CopyOp::Contiguous => Ok(self.clone()),
+                };
+            }
+            None => "it is not C-contiguous",
+        };
+        Err(copy.refusal(&self.ctx(), why))
     }
 
     /// Runs `op` on the exact engine.
@@ -97,16 +114,8 @@ impl ConcreteView {
             Op::ViewAsComplex => self.view_as_complex(),
             Op::Real => self.real(),
             Op::Imag => self.imag(),
-            Op::Ravel => match self.ravel()? {
-                Raveled::View(v) => Ok(v),
-                Raveled::Copy(_) => Err(crate::memory::copy_error(
-                    &self.ctx(),
-                    match self.mask() {
-                        Some(_) => "it has a mask",
-                        None => "it is not C-contiguous",
-                    },
-                )),
-            },
+            Op::Ravel => self.view_or_copy(CopyOp::Ravel),
+            Op::Contiguous => self.view_or_copy(CopyOp::Contiguous),
         }
     }
 }

@@ -280,10 +280,22 @@ proptest! {
         prop_assert_eq!(matches!(got, Raveled::View(_)), want_view, "{}", c);
         let stack = got.into_stack();
         prop_assert_eq!(stack.shape(), &[c.numel()][..]);
-        prop_assert_eq!(stack.offsets().expect("offsets"), table);
+        prop_assert_eq!(stack.offsets().expect("offsets"), table.clone());
         let cx = Scope::new();
         let via_stack = ViewStack::new(View::from(c.clone())).ravel(&cx).expect("stack ravel");
         prop_assert_eq!(via_stack.to_concrete("ravel").expect("concrete"), stack);
+        // `contiguous`: the same elements in the same shape, the view itself exactly when
+        // `ravel` is a view.
+        let kept = ViewStack::new(View::from(c.clone())).contiguous(&cx).expect("contiguous");
+        let kept = kept.to_concrete("contiguous").expect("concrete");
+        prop_assert_eq!(kept.shape(), c.shape());
+        prop_assert_eq!(kept.offsets().expect("offsets"), table);
+        prop_assert_eq!(kept.levels().len() == 1, want_view, "{}", c);
+        if want_view {
+            prop_assert_eq!(&kept.levels()[0], &c);
+        }
+        let one = View::from(c.clone()).contiguous(&cx);
+        prop_assert_eq!(one.is_ok(), want_view, "{}", c);
     }
 }
 

@@ -180,6 +180,7 @@ fn view_list_ops_round_trip() {
         Op::Real,
         Op::Imag,
         Op::Ravel,
+        Op::Contiguous,
     ];
     let out: Vec<String> = ops
         .iter()
@@ -210,6 +211,7 @@ fn view_list_ops_round_trip() {
     real: "real"
     imag: "imag"
     ravel: "ravel"
+    contiguous: "contiguous"
     "#);
 }
 

@@ -1117,6 +1117,8 @@ proptest! {
         let st = chain_end(&s, start, &recipes);
         let [v] = st.views() else { return Ok(()) };
         let raveled = st.ravel(&s.cx).map_err(fail)?;
+        let kept = st.contiguous(&s.cx).map_err(fail)?;
+        prop_assert_eq!(kept.views().len(), raveled.views().len(), "{}", v);
         if v.mask().is_some() {
             prop_assert!(v.numpy_flags(&s.cx).is_err());
             prop_assert!(v.byte_layout(itemsize).is_err());
@@ -1157,7 +1159,9 @@ proptest! {
                 prop_assert_eq!(Some(got), m.table[k].map(|o| o * itemsize), "{} at {:?}", v, b);
             }
             let flat = raveled.bind(&s.cx, &b).and_then(|r| r.offsets()).map_err(fail)?;
-            prop_assert_eq!(flat, m.table.clone(), "ravel of {} at {:?}", v, b);
+            prop_assert_eq!(&flat, &m.table, "ravel of {} at {:?}", v, b);
+            let same = kept.bind(&s.cx, &b).and_then(|r| r.offsets()).map_err(fail)?;
+            prop_assert_eq!(same, flat, "contiguous of {} at {:?}", v, b);
         }
     }
 
