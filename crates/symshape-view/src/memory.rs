@@ -7,7 +7,7 @@
 
 use symshape::{CmpOp, Cond, Expr, Proof, Scope};
 
-use crate::concrete::{positive_itemsize, ByteLayout, ConcreteView, Flags};
+use crate::concrete::{byte_stride_rank, positive_itemsize, ByteLayout, ConcreteView, Flags};
 use crate::dim::Dim;
 use crate::error::{refuse_mask, unrepresentable, Error, Result};
 use crate::guard::Checker;
@@ -174,6 +174,7 @@ impl View {
             fmt_list(&shape),
             fmt_list(&byte_strides),
         );
+        byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
         let mut ck = Checker::new(cx, OP, &[], fields);
         let mut whole = |x: Expr, what: String| -> Result<Expr> {
             ck.require(x.floor_mod(itemsize), CmpOp::Eq, Expr::from(0), || {

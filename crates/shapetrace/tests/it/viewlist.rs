@@ -138,6 +138,8 @@ fn memory_model_errors() {
             "view [2, 3]\nbytes four",
             "view [2, 3]\nflags now",
             "sym n 1..=4\nview [n, 2]\nflags",
+            "view [2, 3] byte_strides [12] byte_offset 0 itemsize 4",
+            "sym n 1..=4\nview [n, 3] byte_strides [4] byte_offset 0 itemsize 4",
             "sym n 1..=4\nview [n, 2]\npad [(0, 1), (0, 0)]\nbytes 4",
             "sym n 1..=4\nview [n, 3] byte_strides [4*n, 2] byte_offset 0 itemsize 4",
             "sym n 1..=4\nview [n, 3] byte_strides [4*n, 4] byte_offset 2 itemsize 4",

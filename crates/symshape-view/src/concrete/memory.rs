@@ -76,6 +76,18 @@ impl Raveled {
     }
 }
 
+/// The rank check of a view from byte strides (`fields` names the arguments), before the
+/// strides are divided, so that the message names what the caller passed.
+pub(crate) fn byte_stride_rank(shape: usize, strides: usize, fields: &str) -> Result<()> {
+    if shape == strides {
+        return Ok(());
+    }
+    Err(invalid(
+        "byte_strides",
+        format!("{strides} byte strides for a shape of rank {shape} ({fields})"),
+    ))
+}
+
 pub(crate) fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> {
     if itemsize >= 1 {
         return Ok(());
@@ -209,6 +221,7 @@ impl ConcreteView {
             fmt_list(shape),
             fmt_list(byte_strides),
         );
+        byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
         let whole = |x: i64, what: String| {
             let e = || format!("{what} is not a multiple of the item size {itemsize} ({fields})");
             exact_div(x, itemsize).ok_or_else(|| invalid(OP, e()))

@@ -22,7 +22,7 @@ mod stack;
 mod view;
 
 pub use derived::{broadcast_shapes, MAX_PIECES};
-pub(crate) use memory::{positive_itemsize, rename_op};
+pub(crate) use memory::{byte_stride_rank, positive_itemsize, rename_op};
 pub use memory::{ByteLayout, Flags, Raveled};
 pub(crate) use merge::check_stacked;
 pub use merge::{merge, merge_refined, Refined};
