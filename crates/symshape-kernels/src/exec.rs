@@ -47,6 +47,14 @@ const STREAM_ROW: usize = 1 << 13;
 /// the destination.
 const SHORT_ROW: usize = 64;
 
+/// A cache line in bytes, for the stride tests of the short-row kernels.
+const LINE: usize = 64;
+
+/// Slabs per unit of [`short_rows_blocked`]: few enough that their destination rows (3 KiB
+/// apart in an im2col, so in four cache sets) stay in the L1 cache while a unit fills them;
+/// 8 was fastest of 4 to 128 on a Zen 3 (docs/performance.md).
+const SHORT_SLABS: usize = 8;
+
 /// Units of work per rayon task are chosen so that there are about this many tasks.
 const TASKS: usize = 64;
 
@@ -191,6 +199,24 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             if let Some(k) = outer.iter().position(|a| a.1[0] == na as isize) {
                 let mut rest: Vec<Axis<2>> = outer.to_vec();
                 let (nb, [db, sb]) = rest.remove(k);
+                if let Some(&(nw, [dw, sw])) = rest.last() {
+                    let line = |t: isize| t.unsigned_abs().saturating_mul(size) >= LINE;
+                    if nw > 1 && !line(sw) && line(sb) {
+                        rest.pop();
+                        let block = move |off: [isize; 2], start: usize, len: usize| {
+                            // SAFETY: for slabs start..start+len of the last axis, the whole
+                            // run of `nb` rows of `na` elements: inside the checked extents;
+                            // distinct units write distinct destination elements.
+                            unsafe {
+                                let dp = d.get().offset(off[0] + start as isize * dw);
+                                let sp = s.get().offset(off[1] + start as isize * sw) as *const T;
+                                short_rows_blocked(dp, [db, dw], sp, [sb, sw], (nb, len), na)
+                            }
+                        };
+                        drive(&rest, base, nw, SHORT_SLABS, plan.parallel, &block);
+                        continue;
+                    }
+                }
                 let rows = move |off: [isize; 2], start: usize, len: usize| {
                     // SAFETY: rows start..start+len of the run, each `na` elements: inside the
                     // checked extents; distinct units write distinct destination elements.
@@ -276,6 +302,48 @@ unsafe fn short_rows<T: Element>(
                 }
             }
         }
+    }
+}
+
+/// Copies, for each of `rows` rows and each of `slabs` slabs, `na` contiguous elements:
+/// row `i` of slab `w` from `sp + i * sb + w * sw` to `dp + i * db + w * dw` (with
+/// `[db, dw]` and `[sb, sw]`), the slabs innermost: where consecutive slabs lie less than a
+/// line apart in the source (the shifted windows of an im2col), each source line is read
+/// for all the slabs that need it at once, instead of once per slab.
+///
+/// # Safety
+/// For `i < rows`, `w < slabs` and `k < na`: `dp + i * db + w * dw + k` writable,
+/// `sp + i * sb + w * sw + k` readable.
+#[inline]
+unsafe fn short_rows_blocked<T: Element>(
+    dp: *mut T,
+    [db, dw]: [isize; 2],
+    sp: *const T,
+    [sb, sw]: [isize; 2],
+    (rows, slabs): (usize, usize),
+    na: usize,
+) {
+    macro_rules! fixed {
+        ($n:expr) => {
+            for i in 0..rows as isize {
+                for w in 0..slabs as isize {
+                    // SAFETY: row `i` of slab `w`, as the caller vouches.
+                    unsafe {
+                        let (d, s) = (dp.offset(i * db + w * dw), sp.offset(i * sb + w * sw));
+                        for k in 0..$n {
+                            *d.add(k) = *s.add(k);
+                        }
+                    }
+                }
+            }
+        };
+    }
+    match na {
+        1 => fixed!(1),
+        2 => fixed!(2),
+        3 => fixed!(3),
+        4 => fixed!(4),
+        _ => fixed!(na),
     }
 }
 

@@ -365,3 +365,49 @@ fn im2col_matches_reference_without_a_table() {
     plan.run_materialize(&buf, &mut planned, -7).unwrap();
     assert_eq!(planned, want);
 }
+
+/// The im2col of a conv1d with "same" padding: `x [n, c, w]` padded by `k / 2` on its last
+/// axis, windows of `k` unfolded, permuted to `[n, w', c, k]` and read as a matrix.
+fn im2col_of(n: i64, c: i64, w: i64, k: i64) -> ConcreteStack {
+    use symshape_view::{View, ViewOps, ViewStack};
+    let cx = symshape::Scope::new();
+    let p = k / 2;
+    let s = ViewStack::new(View::contiguous(&[n, c, w]).unwrap())
+        .pad(&cx, &[(0, 0), (0, 0), (p, p)])
+        .and_then(|s| s.unfold(&cx, 2, k, 1))
+        .and_then(|s| s.permute(&cx, &[0, 2, 1, 3]))
+        .unwrap();
+    let rows = s.shape()[0].as_i64().unwrap() * s.shape()[1].as_i64().unwrap();
+    s.reshape(&cx, &[rows, c * k])
+        .and_then(|s| s.to_concrete("im2col"))
+        .unwrap()
+}
+
+/// im2col at sizes that reach the blocked short-row kernel on several threads (windows of
+/// 1 to 5 elements, channels whose rows are more than a line apart), for 1-, 4- and 8-byte
+/// elements, against the element-by-element reference.
+#[test]
+fn im2col_on_threads_matches_reference() {
+    fn check<T: symshape_kernels::Element + std::fmt::Debug>(
+        s: &ConcreteStack,
+        f: impl Fn(usize) -> T,
+    ) {
+        let n = s.levels()[0].shape().iter().product::<i64>() as usize;
+        let buf: Vec<T> = (0..n).map(&f).collect();
+        let pad = f(7);
+        let want = r::materialize(&buf, s.levels(), pad);
+        let got = materialize(Input::new(&buf, s).pad(pad)).unwrap().values;
+        assert!(got == want, "{s:?}");
+    }
+    for (n, c, w, k) in [
+        (4, 64, 1024, 3),
+        (2, 33, 700, 1),
+        (2, 40, 515, 5),
+        (1, 17, 2000, 4),
+    ] {
+        let s = im2col_of(n, c, w, k);
+        check::<f32>(&s, |i| i as f32 * 0.5);
+        check::<u8>(&s, |i| (i * 13 % 251) as u8);
+        check::<f64>(&s, |i| i as f64 - 3.0);
+    }
+}
