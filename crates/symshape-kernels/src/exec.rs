@@ -197,36 +197,8 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             // lays them end to end in the destination, copy runs of them with plain loops
             // rather than a call per row.
             if let Some(k) = outer.iter().position(|a| a.1[0] == na as isize) {
-                let mut rest: Vec<Axis<2>> = outer.to_vec();
-                let (nb, [db, sb]) = rest.remove(k);
-                if let Some(&(nw, [dw, sw])) = rest.last() {
-                    let line = |t: isize| t.unsigned_abs().saturating_mul(size) >= LINE;
-                    if nw > 1 && !line(sw) && line(sb) {
-                        rest.pop();
-                        let block = move |off: [isize; 2], start: usize, len: usize| {
-                            // SAFETY: for slabs start..start+len of the last axis, the whole
-                            // run of `nb` rows of `na` elements: inside the checked extents;
-                            // distinct units write distinct destination elements.
-                            unsafe {
-                                let dp = d.get().offset(off[0] + start as isize * dw);
-                                let sp = s.get().offset(off[1] + start as isize * sw) as *const T;
-                                short_rows_blocked(dp, [db, dw], sp, [sb, sw], (nb, len), na)
-                            }
-                        };
-                        drive(&rest, base, nw, SHORT_SLABS, plan.parallel, &block);
-                        continue;
-                    }
-                }
-                let rows = move |off: [isize; 2], start: usize, len: usize| {
-                    // SAFETY: rows start..start+len of the run, each `na` elements: inside the
-                    // checked extents; distinct units write distinct destination elements.
-                    unsafe {
-                        let dp = d.get().offset(off[0] + start as isize * db);
-                        let sp = s.get().offset(off[1] + start as isize * sb) as *const T;
-                        short_rows(dp, db, sp, sb, len, na)
-                    }
-                };
-                drive(&rest, base, nb, SEG, plan.parallel, &rows);
+                // SAFETY: the caller's contract, for this box.
+                unsafe { short_row_runs(d, s, outer, k, base, na, plan.parallel) };
                 continue;
             }
         }
@@ -258,6 +230,57 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         };
         drive(outer, base, na, SEG, plan.parallel, &row);
     }
+}
+
+/// The runs of short rows of a box (rows of `na < SHORT_ROW` bytes) that axis `k` of `outer`
+/// lays end to end in the destination: copied with plain loops rather than a call per row, and
+/// when the last other axis steps through the source by less than a line (the shifted windows
+/// of an im2col), eight of its slabs per run ([`short_rows_blocked`]). Kept out of
+/// [`run_copy`], whose small plans it would slow down.
+///
+/// # Safety
+/// As [`run_copy`], for the box.
+#[inline(never)]
+unsafe fn short_row_runs<T: Element>(
+    d: Ptr<T>,
+    s: Ptr<T>,
+    outer: &[Axis<2>],
+    k: usize,
+    base: [isize; 2],
+    na: usize,
+    parallel: bool,
+) {
+    let size = std::mem::size_of::<T>();
+    let mut rest: Vec<Axis<2>> = outer.to_vec();
+    let (nb, [db, sb]) = rest.remove(k);
+    if let Some(&(nw, [dw, sw])) = rest.last() {
+        let line = |t: isize| t.unsigned_abs().saturating_mul(size) >= LINE;
+        if nw > 1 && !line(sw) && line(sb) {
+            rest.pop();
+            let block = move |off: [isize; 2], start: usize, len: usize| {
+                // SAFETY: for slabs start..start+len of the last axis, the whole run of `nb`
+                // rows of `na` elements: inside the checked extents; distinct units write
+                // distinct destination elements.
+                unsafe {
+                    let dp = d.get().offset(off[0] + start as isize * dw);
+                    let sp = s.get().offset(off[1] + start as isize * sw) as *const T;
+                    short_rows_blocked(dp, [db, dw], sp, [sb, sw], (nb, len), na)
+                }
+            };
+            drive(&rest, base, nw, SHORT_SLABS, parallel, &block);
+            return;
+        }
+    }
+    let rows = move |off: [isize; 2], start: usize, len: usize| {
+        // SAFETY: rows start..start+len of the run, each `na` elements: inside the checked
+        // extents; distinct units write distinct destination elements.
+        unsafe {
+            let dp = d.get().offset(off[0] + start as isize * db);
+            let sp = s.get().offset(off[1] + start as isize * sb) as *const T;
+            short_rows(dp, db, sp, sb, len, na)
+        }
+    };
+    drive(&rest, base, nb, SEG, parallel, &rows);
 }
 
 /// Copies `rows` rows of `na` contiguous elements, rows at strides `db` and `sb`.
