@@ -272,11 +272,11 @@ views (statements act on the current view stack)
   real                               view_as_real, then index 0 of the pair axis
   imag                               view_as_real, then index 1 of the pair axis
                                      (these four: a one-view stack without a mask)
-  ravel                              NumPy's ravel: the flattened view when the stack is
-                                     one view proven C-contiguous, else a copy (a
-                                     row-major [numel] view pushed on top)
-  contiguous                         PyTorch's contiguous: the view itself when the stack
-                                     is one view proven C-contiguous, else a copy (a
+  ravel                              NumPy's ravel: the top view flattened when it is
+                                     proven C-contiguous, else a copy (a row-major
+                                     [numel] view pushed on top)
+  contiguous                         PyTorch's contiguous: the stack unchanged when its
+                                     top view is proven C-contiguous, else a copy (a
                                      row-major view of the same shape pushed on top)
   as_strided [SHAPE] strides [S..] [offset E]
                                      PyTorch's as_strided: a new stack, as `view` with

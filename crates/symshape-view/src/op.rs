@@ -229,14 +229,16 @@ pub enum Op<D = Expr> {
     /// NumPy's `ravel` (order C): the elements in row-major order as one axis. On one
     /// view, the reshape to `[numel]` when NumPy's `C_CONTIGUOUS` holds (proven, on a
     /// symbolic view), else not one view: NumPy copies. On a
-    /// [`ViewStack`](crate::ViewStack), a copy is a row-major `[numel]` view stacked on
-    /// top, unmerged, which the kernels materialize.
+    /// [`ViewStack`](crate::ViewStack) the rule applies to the top view (the levels below
+    /// are its storage), and a copy is a row-major `[numel]` view stacked on top, unmerged,
+    /// which the kernels materialize.
     Ravel,
     /// PyTorch's `contiguous`: on one view, the view itself when it is contiguous
     /// (PyTorch's `is_contiguous`, which is NumPy's `C_CONTIGUOUS`; proven, on a symbolic
-    /// view), else not one view: PyTorch copies. On a [`ViewStack`](crate::ViewStack), a
-    /// copy is a row-major view of the same shape stacked on top, unmerged, which the
-    /// kernels materialize: the boundary where a traced model materializes.
+    /// view), else not one view: PyTorch copies. On a [`ViewStack`](crate::ViewStack) the
+    /// rule applies to the top view, and a copy is a row-major view of the same shape
+    /// stacked on top, unmerged, which the kernels materialize: the boundary where a traced
+    /// model materializes.
     Contiguous,
 }
 

@@ -163,22 +163,25 @@ impl ViewStack {
         Ok(ConcreteStack::from_checked(levels))
     }
 
-    /// [`Op::Ravel`] (NumPy's `ravel`) or [`Op::Contiguous`] (PyTorch's `contiguous`): a
-    /// one-view stack whose view is C-contiguous (NumPy's `C_CONTIGUOUS`; proven under
-    /// `cx`, for a symbolic view) gets that view flattened, or itself; any other stack is
-    /// a copy: a row-major view of `[numel]`, or of the same shape, pushed on top,
-    /// unmerged, which the kernels materialize.
+    /// [`Op::Ravel`] (NumPy's `ravel`) or [`Op::Contiguous`] (PyTorch's `contiguous`). The
+    /// top view reads the levels below, materialized, as its storage, so the rule of one view
+    /// applies to it: when it is C-contiguous (NumPy's `C_CONTIGUOUS`; proven under `cx`, for
+    /// a symbolic view) it is replaced by itself flattened, or kept; otherwise the op copies:
+    /// a row-major view of `[numel]`, or of the same shape, is pushed on top. Neither result
+    /// is merged with the levels below, so a copy stays one level that the kernels
+    /// materialize, and a second `contiguous` or `ravel` of a copy adds nothing.
     fn view_or_copy(&self, cx: &Scope, copy: CopyOp) -> Result<ViewStack> {
-        if let [v] = &self.views[..] {
-            if let Some(x) = copy.view(cx, v)? {
-                return Ok(ViewStack::new(x));
-            }
-        }
         let mut views = self.views.clone();
-        views.push(View::row_major(
-            cx,
-            &copy.shape(self.shape(), self.numel()),
-        )?);
+        match copy.view(cx, self.top())? {
+            Some(x) => {
+                views.pop();
+                views.push(x);
+            }
+            None => views.push(View::row_major(
+                cx,
+                &copy.shape(self.shape(), self.numel()),
+            )?),
+        }
         ViewStack::from_views(cx, views)
     }
 

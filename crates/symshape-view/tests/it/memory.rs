@@ -332,6 +332,15 @@ fn ravel_of_symbolic_and_stacked_views() {
         .offsets()
         .expect("offsets");
     assert_eq!(offsets, [0, 3, 1, 4, 2, 5].map(Some).to_vec());
+    assert_eq!(r.views().len(), 2);
+    // The copy is contiguous: `contiguous` keeps it, and `ravel` flattens its top in place.
+    assert_eq!(r.contiguous(&cx).expect("contiguous"), r);
+    let again = r.ravel(&cx).expect("ravel");
+    assert_eq!(again.views().len(), 2);
+    // Read backwards the copy is no longer C-contiguous, so `ravel` copies again.
+    let flipped = r.flip(&cx, &[0]).expect("flip");
+    assert_eq!(flipped.views().len(), 2);
+    assert_eq!(flipped.ravel(&cx).expect("ravel").views().len(), 3);
     // NumPy copies x[::2] although one strided view could express it.
     let every_other = ConcreteView::create(&[4], Some(&[2]), 0, None).expect("view");
     assert!(matches!(every_other.ravel(), Ok(Raveled::Copy(_))));
