@@ -47,8 +47,16 @@ const STREAM_ROW: usize = 1 << 13;
 /// the destination.
 const SHORT_ROW: usize = 64;
 
-/// A cache line in bytes, for the stride tests of the short-row kernels.
+/// A cache line in bytes, for the stride tests of the short-row kernels and the line
+/// boundaries of the tiled kernel.
 const LINE: usize = 64;
+
+/// Tiled rows of 1-byte elements at least this long (bytes) are cut at line boundaries of
+/// the buffers ([`tile_leads`]).
+const LONG_ROW: usize = 4096;
+
+/// Tiles of wider elements start this many bytes past a destination line ([`tile_leads`]).
+const TILE_SKEW: usize = 16;
 
 /// Slabs per unit of [`short_rows_blocked`]: few enough that their destination rows (3 KiB
 /// apart in an im2col, so in four cache sets) stay in the L1 cache while a unit fills them;
@@ -171,11 +179,12 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
                 continue;
             };
+            let lead = tile_leads::<T>(d.get(), s.get(), base, outer, (na, sa), (nb, db, sb));
             let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
                 // SAFETY: the unit covers a sub-rectangle of one slab of the box; all its
                 // offsets are inside the checked extents, and units write disjoint elements.
                 // `level` is the detected one.
-                unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb) }
+                unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead) }
             };
             // Whole source rows per unit when the other axes give enough units for the
             // threads; otherwise blocks of 16 tiles along `a` too.
@@ -189,7 +198,11 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             } else {
                 16 * tile_rows(std::mem::size_of::<T>())
             };
-            drive_tiles(outer, base, (na, a_block), (nb, TILE), plan.parallel, &tile);
+            let (a, b) = (
+                Blocks::new(na, a_block, lead[0]),
+                Blocks::new(nb, TILE, lead[1]),
+            );
+            drive_tiles(outer, base, a, b, plan.parallel, &tile);
             continue;
         }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
@@ -472,25 +485,109 @@ unsafe fn table_row<T: Element>(
     }
 }
 
+/// Where the tiles of a tiled box break its rows (the `lead` of [`tiled`]): at `a` indices
+/// `lead[0] + k * tile_rows` in the destination rows, at `b` indices `lead[1] + k * tile_rows`
+/// in the source rows. Each is placed against the buffer's cache lines when every row of the
+/// box starts at the same place in a line (the other axes step by whole lines), else 0.
+///
+/// On a Zen 3 (docs/performance.md), measured over every alignment of both buffers:
+/// - 1-byte tiles, written whole through a staging buffer, are fastest on line boundaries of
+///   both buffers: the u8 transpose of two `malloc` buffers, 16 bytes past a line, took
+///   2.6 ms single-threaded against 3.8 cut from their starts. Only along rows of at least
+///   [`LONG_ROW`] bytes: shorter rows (256 bytes in a 256^3 permute) were faster without
+///   the extra part tile; and for the source, only when its rows are at most that far
+///   apart (rows 64 KiB apart, as in the `120` permute, were 10% slower cut at lines).
+/// - Wider elements, stored 16 or 32 bytes at a time, are fastest with tiles that start 16
+///   bytes past a line (as in a `malloc` buffer): on line boundaries the u16 `201` permute
+///   took 13 ms against 7.8, the f64 transpose 21.8 against 18.6.
+fn tile_leads<T>(
+    dst: *const T,
+    src: *const T,
+    base: [isize; 2],
+    outer: &[Axis<2>],
+    (na, sa): (usize, isize),
+    (nb, db, sb): (usize, isize, isize),
+) -> [usize; 2] {
+    let size = std::mem::size_of::<T>();
+    let k = tile_rows(size);
+    let whole = |t: isize| {
+        t.unsigned_abs()
+            .checked_mul(size)
+            .is_some_and(|x| x % LINE == 0)
+    };
+    let long = |n: usize| n.saturating_mul(size) >= LONG_ROW;
+    // Elements from the first row's start to the next line boundary, when every row has it.
+    let phase =
+        |p: *const T, off: isize, rows: bool| match p.wrapping_offset(off).align_offset(LINE) {
+            x if rows && x < k => Some(x),
+            _ => None,
+        };
+    let dst_rows = whole(db) && outer.iter().all(|x| whole(x.1[0]));
+    let src_rows = sb == 1 && whole(sa) && outer.iter().all(|x| whole(x.1[1]));
+    let lead_a = match phase(dst, base[0], dst_rows) {
+        Some(x) if size >= 2 => (x + TILE_SKEW / size) % k,
+        Some(x) if long(na) => x,
+        _ => 0,
+    };
+    let lead_b = match phase(src, base[1], src_rows) {
+        Some(x) if size == 1 && long(nb) && sa.unsigned_abs() <= LONG_ROW => x,
+        _ => 0,
+    };
+    let inside = |l: usize, n: usize| if l < n { l } else { 0 };
+    [inside(lead_a, na), inside(lead_b, nb)]
+}
+
+/// An axis of `n` elements cut into blocks of `size`, the first of them `lead` long (so that
+/// the others start at a cache-line boundary). A lead of 0, or an axis that is one block, is
+/// cut from its start.
+#[derive(Debug, Clone, Copy)]
+struct Blocks {
+    n: usize,
+    size: usize,
+    lead: usize,
+}
+
+impl Blocks {
+    fn new(n: usize, size: usize, lead: usize) -> Blocks {
+        let lead = if size < n && lead < size { lead } else { 0 };
+        Blocks { n, size, lead }
+    }
+
+    fn count(&self) -> usize {
+        match self.lead {
+            0 => self.n.div_ceil(self.size),
+            lead => 1 + (self.n - lead).div_ceil(self.size),
+        }
+    }
+
+    /// Block `i < count()`: (start, length).
+    fn get(&self, i: usize) -> (usize, usize) {
+        let (start, len) = match (self.lead, i) {
+            (0, _) => (i * self.size, self.size),
+            (lead, 0) => (0, lead),
+            (lead, _) => (lead + (i - 1) * self.size, self.size),
+        };
+        (start, len.min(self.n - start))
+    }
+}
+
 /// Runs `unit(offsets, (a_start, a_len), (b_start, b_len))` over every outer index and every
 /// block of the two tiled axes (`a` fastest). Each unit is big (a whole block), so it is
 /// located by division once; in parallel mode contiguous runs of units go to rayon tasks.
 fn drive_tiles<F>(
     outer: &[Axis<2>],
     base: [isize; 2],
-    a: (usize, usize),
-    b: (usize, usize),
+    a: Blocks,
+    b: Blocks,
     parallel: bool,
     unit: &F,
 ) where
     F: Fn([isize; 2], (usize, usize), (usize, usize)) + Sync,
 {
-    let (na, ab) = a;
-    let (nb, bb) = b;
-    if na == 0 || nb == 0 || ab == 0 || bb == 0 {
+    if a.n == 0 || b.n == 0 || a.size == 0 || b.size == 0 {
         return;
     }
-    let (n_ab, n_bb) = (na.div_ceil(ab), nb.div_ceil(bb));
+    let (n_ab, n_bb) = (a.count(), b.count());
     let n_outer: usize = outer.iter().map(|x| x.0).product();
     let units = n_outer.saturating_mul(n_ab).saturating_mul(n_bb);
     let run = |u0: usize, u1: usize| {
@@ -504,8 +601,7 @@ fn drive_tiles<F>(
                 off[0] += st[0] * i;
                 off[1] += st[1] * i;
             }
-            let (a0, b0) = (ai * ab, bi * bb);
-            unit(off, (a0, ab.min(na - a0)), (b0, bb.min(nb - b0)));
+            unit(off, a.get(ai), b.get(bi));
         }
     };
     run_units(parallel, units, run);
@@ -517,7 +613,10 @@ fn drive_tiles<F>(
 /// Tiles are one destination cache line wide (`tile_rows` source rows) and the `b` range tall:
 /// the source rows are read as that many sequential streams, and every destination line is
 /// written whole at once, so neither side depends on the prefetcher guessing a stride or on
-/// cache associativity (power-of-two strides make square tiles thrash).
+/// cache associativity (power-of-two strides make square tiles thrash). `lead` places the
+/// line boundaries: the destination's at `a` indices `lead[0] + k * tile_rows`, the source's
+/// at `b` indices `lead[1] + k * tile_rows` (0 where they are not known); tiles end at the
+/// former, and the register transposes start at the latter.
 ///
 /// # Safety
 /// `level` is supported by the CPU; every such destination offset (from `off[0]`) writable and
@@ -534,58 +633,92 @@ pub(crate) unsafe fn tiled<T: Element>(
     sa: isize,
     db: isize,
     sb: isize,
+    lead: [usize; 2],
 ) {
-    let k_full = tile_rows(std::mem::size_of::<T>());
-    let (a_end, (b0, bl)) = (a.0 + a.1, b);
+    let size = std::mem::size_of::<T>();
+    let k_full = tile_rows(size);
+    let (a_end, b_end) = (a.0 + a.1, b.0 + b.1);
+    // The `b` range in two parts: before the source's first line boundary, and from it.
+    let b_mid = if b.0 < lead[1] {
+        lead[1].min(b_end)
+    } else {
+        b.0
+    };
     let mut a0 = a.0;
     while a0 < a_end {
-        let kk = k_full.min(a_end - a0);
-        // SAFETY: rows `a0..a0+kk` of the source and columns `a0..a0+kk` of the destination,
-        // for `ib` in `b0..b0+bl`: inside the rectangle the caller vouches for.
-        unsafe {
-            let sp = src.offset(off[1] + a0 as isize * sa) as *const T;
-            let dp = dst.offset(off[0] + a0 as isize);
-            let mut b_start = b0;
-            let size = std::mem::size_of::<T>();
-            if sb == 1 && (1..=16).contains(&size) && kk % (16 / size) == 0 {
-                // Whole groups of destination rows through register transposes (a full line,
-                // or whole 16-byte quarters of it for a narrow slab); the remaining rows
-                // below.
-                let size = size as isize;
-                b_start = b0
-                    + simd::tile(
-                        level,
-                        size as usize,
-                        kk,
-                        dp as *mut u8,
-                        sp as *const u8,
-                        sa * size,
-                        db * size,
-                        b0,
-                        bl,
-                    );
-            }
-            let bl = b0 + bl - b_start;
-            let b0 = b_start;
-            if kk == k_full {
-                for ib in b0..b0 + bl {
-                    let ib = ib as isize;
-                    let (d, s) = (dp.offset(ib * db), sp.offset(ib * sb));
-                    for k in 0..k_full as isize {
-                        *d.offset(k) = *s.offset(k * sa);
-                    }
+        let line_end = match lead[0] {
+            l if a0 < l => l,
+            l => l + ((a0 - l) / k_full + 1) * k_full,
+        };
+        let kk = line_end.min(a_end) - a0;
+        for (b0, b1) in [(b.0, b_mid), (b_mid, b_end)] {
+            // SAFETY: rows `a0..a0+kk` of the source and columns `a0..a0+kk` of the
+            // destination, for `ib` in `b0..b1`: inside the rectangle the caller vouches for.
+            unsafe { tile_part(level, dst, src, off, (a0, kk), (b0, b1), sa, db, sb) }
+        }
+        a0 += kk;
+    }
+}
+
+/// The part of a tile of [`tiled`] at source rows `a0..a0 + kk` and destination rows `b0..b1`.
+///
+/// # Safety
+/// As [`tiled`], for this part.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_part<T: Element>(
+    level: Level,
+    dst: *mut T,
+    src: *mut T,
+    off: [isize; 2],
+    (a0, kk): (usize, usize),
+    (b0, b1): (usize, usize),
+    sa: isize,
+    db: isize,
+    sb: isize,
+) {
+    let size = std::mem::size_of::<T>();
+    let k_full = tile_rows(size);
+    // SAFETY: inside the part the caller vouches for.
+    unsafe {
+        let sp = src.offset(off[1] + a0 as isize * sa) as *const T;
+        let dp = dst.offset(off[0] + a0 as isize);
+        let mut b_start = b0;
+        if sb == 1 && (1..=16).contains(&size) && kk % (16 / size) == 0 {
+            // Whole groups of destination rows through register transposes (a full line,
+            // or whole 16-byte quarters of it for a narrow slab); the remaining rows
+            // below.
+            let size = size as isize;
+            b_start = b0
+                + simd::tile(
+                    level,
+                    size as usize,
+                    kk,
+                    dp as *mut u8,
+                    sp as *const u8,
+                    sa * size,
+                    db * size,
+                    b0,
+                    b1 - b0,
+                );
+        }
+        if kk == k_full {
+            for ib in b_start..b1 {
+                let ib = ib as isize;
+                let (d, s) = (dp.offset(ib * db), sp.offset(ib * sb));
+                for k in 0..k_full as isize {
+                    *d.offset(k) = *s.offset(k * sa);
                 }
-            } else {
-                for ib in b0..b0 + bl {
-                    let ib = ib as isize;
-                    let (d, s) = (dp.offset(ib * db), sp.offset(ib * sb));
-                    for k in 0..kk as isize {
-                        *d.offset(k) = *s.offset(k * sa);
-                    }
+            }
+        } else {
+            for ib in b_start..b1 {
+                let ib = ib as isize;
+                let (d, s) = (dp.offset(ib * db), sp.offset(ib * sb));
+                for k in 0..kk as isize {
+                    *d.offset(k) = *s.offset(k * sa);
                 }
             }
         }
-        a0 += kk;
     }
 }
 

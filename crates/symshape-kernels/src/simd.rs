@@ -153,10 +153,35 @@ pub(crate) unsafe fn tile(
                 let groups = (bl - done) / 32;
                 // SAFETY: as above, for the next `groups * 32` rows.
                 unsafe { x86::tile_avx2::<1>(dp, sp, sa, db, b0 + done, groups, quads) };
-                done + groups * 32
+                let done = done + groups * 32;
+                // SAFETY: as above, for the remaining groups of 16 rows; SSE2 is in the
+                // x86_64 baseline.
+                done + unsafe { tile(Level::Sse2, 1, rows, dp, sp, sa, db, b0 + done, bl - done) }
             }
-            (Level::Avx2, 1) => go!(tile_avx2, 1, 32),
-            (Level::Avx2, 2) => go!(tile_avx2, 2, 16),
+            // Groups of 32 or 16 rows, then those of the SSE2 blocks, which the line
+            // boundaries of a buffer that is not line-aligned leave.
+            (Level::Avx2, 1 | 2) => {
+                let done = if size == 1 {
+                    go!(tile_avx2, 1, 32)
+                } else {
+                    go!(tile_avx2, 2, 16)
+                };
+                // SAFETY: the caller's contract, for the rows after the first `done`; SSE2 is
+                // in the x86_64 baseline.
+                done + unsafe {
+                    tile(
+                        Level::Sse2,
+                        size,
+                        rows,
+                        dp,
+                        sp,
+                        sa,
+                        db,
+                        b0 + done,
+                        bl - done,
+                    )
+                }
+            }
             // 4- and 8-byte elements keep the SSE2 blocks at the AVX2 level: the 32-byte
             // loads made the f32 transpose slower on a Zen 3 (docs/performance.md).
             (Level::Avx2, 4) => go!(tile_sse2, 4, 4),
@@ -490,7 +515,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::{supported, Level, FORCED};
-    use crate::{materialize, Element, Input};
+    use crate::{copy, materialize, Element, Input, Output};
     use std::sync::atomic::Ordering;
     use symshape_view::ConcreteView;
 
@@ -500,8 +525,33 @@ mod tests {
     /// Materializes the permutation `perm` of a row-major block of `shape` and compares it
     /// with an element-by-element gather.
     fn check_permute<T: Element>(shape: &[usize], perm: &[usize], value: impl Fn(usize) -> T) {
+        check_permute_at(shape, perm, value, None);
+    }
+
+    /// `check_permute`, with the source and destination placed `shift` bytes past a cache
+    /// line (a multiple of the element size), or where the allocator puts them.
+    fn check_permute_at<T: Element>(
+        shape: &[usize],
+        perm: &[usize],
+        value: impl Fn(usize) -> T,
+        shift: Option<[usize; 2]>,
+    ) {
         let n: usize = shape.iter().product();
-        let buf: Vec<T> = (0..n).map(value).collect();
+        let size = std::mem::size_of::<T>();
+        let pad = 128 / size;
+        let mut store: Vec<T> = (0..n + pad).map(|i| value(i % n.max(1))).collect();
+        let mut out_store = vec![T::ZERO; n + pad];
+        let [s0, d0] = match shift {
+            Some([s, d]) => [
+                store.as_ptr().align_offset(64) + s / size,
+                out_store.as_ptr().align_offset(64) + d / size,
+            ],
+            None => [0, 0],
+        };
+        for (i, x) in store[s0..s0 + n].iter_mut().enumerate() {
+            *x = value(i);
+        }
+        let buf = &store[s0..s0 + n];
         let mut strides = vec![1usize; shape.len()];
         for i in (0..shape.len() - 1).rev() {
             strides[i] = strides[i + 1] * shape[i + 1];
@@ -509,7 +559,9 @@ mod tests {
         let p_shape: Vec<i64> = perm.iter().map(|&a| shape[a] as i64).collect();
         let p_strides: Vec<i64> = perm.iter().map(|&a| strides[a] as i64).collect();
         let view = ConcreteView::create(&p_shape, Some(&p_strides), 0, None).expect("view");
-        let got = materialize(Input::new(&buf, &view)).expect("materialize");
+        let dst = ConcreteView::contiguous(&p_shape).expect("view");
+        let got = &mut out_store[d0..d0 + n];
+        copy(Input::new(buf, &view), Output::new(got, &dst)).expect("copy");
         let mut want = Vec::with_capacity(n);
         let mut idx = vec![0usize; perm.len()];
         for _ in 0..n {
@@ -527,7 +579,7 @@ mod tests {
                 idx[k] = 0;
             }
         }
-        assert!(got.values == want, "{} {shape:?} {perm:?}", T::NAME);
+        assert!(*got == want, "{} {shape:?} {perm:?} {shift:?}", T::NAME);
     }
 
     fn check_all_sizes(shape: &[usize], perm: &[usize]) {
@@ -565,6 +617,41 @@ mod tests {
             check_all_sizes(&[14, 30_000], &[1, 0]);
             check_all_sizes(&[48, 9_000], &[1, 0]);
             check_all_sizes(&[6, 10, 4_000], &[0, 2, 1]);
+        }
+        FORCED.store(0, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn tiles_at_every_alignment_of_both_buffers_match_the_reference() {
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        for level in supported() {
+            FORCED.store(level as u8, Ordering::Relaxed);
+            for shift in [[0, 0], [16, 16], [48, 0], [0, 32], [8, 56], [40, 24]] {
+                // Destination rows of whole lines: the wider elements' tiles start 16 bytes
+                // past a line; serial and in blocks along the destination rows.
+                for (shape, perm) in [
+                    (&[96, 64][..], &[1, 0][..]),
+                    (&[3, 40, 128], &[0, 2, 1]),
+                    (&[4160, 64], &[1, 0]),
+                ] {
+                    check_permute_at::<u16>(shape, perm, |i| i as u16, Some(shift));
+                    check_permute_at::<f32>(shape, perm, |i| i as f32, Some(shift));
+                    check_permute_at::<u64>(shape, perm, |i| i as u64, Some(shift));
+                }
+                // 1-byte rows of at least 4 KiB: destination rows (in blocks) and source
+                // rows cut at the buffers' lines, with odd placements too.
+                let odd = [shift[0] + 5, shift[1] + 3];
+                for (shape, perm) in [
+                    (&[4160, 64][..], &[1, 0][..]),
+                    (&[64, 4160], &[1, 0]),
+                    (&[2, 4160, 64], &[0, 2, 1]),
+                    (&[70, 4160], &[1, 0]),
+                ] {
+                    for at in [shift, odd] {
+                        check_permute_at::<u8>(shape, perm, |i| (i % 251) as u8, Some(at));
+                    }
+                }
+            }
         }
         FORCED.store(0, Ordering::Relaxed);
     }
