@@ -53,6 +53,20 @@ fn materialize_workload<T: Element + From<u8>>(
     buf_len: usize,
     view: ConcreteStack,
 ) -> Workload {
+    placed_workload::<T>(group, name, target, buf_len, view, false)
+}
+
+/// A materialization into a preallocated buffer. The buffers are where the allocator puts
+/// them (16 bytes past a cache line, for `malloc` on Linux x86-64), or, with `on_lines`, both
+/// start on a cache line (as a 64-byte-aligned framework allocator places them).
+fn placed_workload<T: Element + From<u8>>(
+    group: &'static str,
+    name: String,
+    target: f64,
+    buf_len: usize,
+    view: ConcreteStack,
+    on_lines: bool,
+) -> Workload {
     let n = view.numel() as usize;
     Workload {
         group,
@@ -60,8 +74,12 @@ fn materialize_workload<T: Element + From<u8>>(
         target,
         bytes: n * std::mem::size_of::<T>(),
         setup: Box::new(move || {
-            let buf = ramp_of::<T>(buf_len);
-            let mut out = vec![T::ZERO; n];
+            let spare = if on_lines { 64 } else { 0 };
+            let mut buf = ramp_of::<T>(buf_len + spare);
+            let mut out = vec![T::ZERO; n + spare];
+            let at = |p: *const T| if on_lines { p.align_offset(64) } else { 0 };
+            let (b0, o0) = (at(buf.as_ptr()), at(out.as_ptr()));
+            buf.copy_within(0..buf_len, b0);
             let dst = contiguous(view.shape());
             let plan = plan_materialize::<T>(&view).expect("plan");
             if std::env::var_os("KERNELS_BENCH_PLANS").is_some() {
@@ -70,7 +88,8 @@ fn materialize_workload<T: Element + From<u8>>(
             let path = kernels_of(&plan);
             drop(plan);
             let run: Run = Box::new(move || {
-                copy(Input::new(&buf, &view), Output::new(&mut out, &dst)).expect("materialize")
+                let (src, out) = (&buf[b0..b0 + buf_len], &mut out[o0..o0 + n]);
+                copy(Input::new(src, &view), Output::new(out, &dst)).expect("materialize")
             });
             (run, path)
         }),
@@ -141,6 +160,29 @@ fn workloads() -> Vec<Workload> {
     permutes::<f64>(&mut res, "/f64", 1.5);
     permutes::<u16>(&mut res, "/u16", 2.0);
     permutes::<u8>(&mut res, "/u8", 2.0);
+    // Both buffers on cache lines, where the tiles of the wider elements must not start.
+    for (suffix, target) in [("", 1.5), ("/f64", 1.5), ("/u16", 2.0), ("/u8", 2.0)] {
+        let placed = |name: String, shape: &[i64], perm: &[usize]| {
+            let view = one(contiguous(shape).permute(perm).expect("perm"));
+            let len = shape.iter().product::<i64>() as usize;
+            match suffix {
+                "" => placed_workload::<f32>("lines", name, target, len, view, true),
+                "/f64" => placed_workload::<f64>("lines", name, target, len, view, true),
+                "/u16" => placed_workload::<u16>("lines", name, target, len, view, true),
+                _ => placed_workload::<u8>("lines", name, target, len, view, true),
+            }
+        };
+        res.push(placed(
+            format!("transpose/{N}x{N}{suffix}"),
+            &[n, n],
+            &[1, 0],
+        ));
+        res.push(placed(
+            format!("201/256x256x256{suffix}"),
+            &[256; 3],
+            &[2, 0, 1],
+        ));
+    }
     let flip = view(&[n, n], &[-n, -1], n * n - 1);
     res.push(materialize_workload::<f32>(
         "flip",
