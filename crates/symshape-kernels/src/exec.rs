@@ -493,13 +493,13 @@ unsafe fn table_row<T: Element>(
 /// On a Zen 3 (docs/performance.md), measured over every alignment of both buffers:
 /// - 1-byte tiles, written whole through a staging buffer, are fastest on line boundaries of
 ///   both buffers: the u8 transpose of two `malloc` buffers, 16 bytes past a line, took
-///   2.6 ms single-threaded against 3.8 cut from their starts. Only along rows of at least
+///   2.5 ms single-threaded against 3.8 cut from their starts. Only along rows of at least
 ///   [`LONG_ROW`] bytes: shorter rows (256 bytes in a 256^3 permute) were faster without
 ///   the extra part tile; and for the source, only when its rows are at most that far
 ///   apart (rows 64 KiB apart, as in the `120` permute, were 10% slower cut at lines).
 /// - Wider elements, stored 16 or 32 bytes at a time, are fastest with tiles that start 16
 ///   bytes past a line (as in a `malloc` buffer): on line boundaries the u16 `201` permute
-///   took 13 ms against 7.8, the f64 transpose 21.8 against 18.6.
+///   took 14.2 ms against 7.8, the f64 transpose 21.8 against 18.9.
 fn tile_leads<T>(
     dst: *const T,
     src: *const T,
