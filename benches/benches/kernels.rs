@@ -10,8 +10,8 @@ use criterion::{black_box, Criterion};
 use std::time::Duration;
 use symshape::Scope;
 use symshape_kernels::{
-    copy, plan_materialize, reduce, simd_path, zip_into, ConcreteStack, ConcreteView, Element,
-    Input, Kernel, LoopPlan, Output, ReduceConfig, ReduceOp,
+    advise_huge_pages, copy, plan_materialize, reduce, simd_path, zip_into, ConcreteStack,
+    ConcreteView, Element, Input, Kernel, LoopPlan, Output, ReduceConfig, ReduceOp,
 };
 use symshape_view::ViewOps;
 
@@ -53,19 +53,30 @@ fn materialize_workload<T: Element + From<u8>>(
     buf_len: usize,
     view: ConcreteStack,
 ) -> Workload {
-    placed_workload::<T>(group, name, target, buf_len, view, false)
+    placed_workload::<T>(group, name, target, buf_len, view, Placement::Malloc)
 }
 
-/// A materialization into a preallocated buffer. The buffers are where the allocator puts
-/// them (16 bytes past a cache line, for `malloc` on Linux x86-64), or, with `on_lines`, both
-/// start on a cache line (as a 64-byte-aligned framework allocator places them).
+/// Where the buffers of a materialization are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// Where the allocator puts them: 16 bytes past a cache line, for `malloc` on Linux
+    /// x86-64.
+    Malloc,
+    /// Both start on a cache line, as a 64-byte-aligned framework allocator places them.
+    Lines,
+    /// As `Malloc`, both advised for transparent huge pages before they are written
+    /// (`advise_huge_pages`).
+    Huge,
+}
+
+/// A materialization into a preallocated buffer, its buffers placed by `place`.
 fn placed_workload<T: Element + From<u8>>(
     group: &'static str,
     name: String,
     target: f64,
     buf_len: usize,
     view: ConcreteStack,
-    on_lines: bool,
+    place: Placement,
 ) -> Workload {
     let n = view.numel() as usize;
     Workload {
@@ -74,10 +85,18 @@ fn placed_workload<T: Element + From<u8>>(
         target,
         bytes: n * std::mem::size_of::<T>(),
         setup: Box::new(move || {
-            let spare = if on_lines { 64 } else { 0 };
-            let mut buf = ramp_of::<T>(buf_len + spare);
-            let mut out = vec![T::ZERO; n + spare];
-            let at = |p: *const T| if on_lines { p.align_offset(64) } else { 0 };
+            let spare = if place == Placement::Lines { 64 } else { 0 };
+            let mut buf: Vec<T> = Vec::with_capacity(buf_len + spare);
+            let mut out: Vec<T> = Vec::with_capacity(n + spare);
+            if place == Placement::Huge {
+                // `false` where the system has no transparent huge pages: the row then
+                // measures base pages, as the header's `huge pages` line says.
+                let _ = advise_huge_pages(buf.spare_capacity_mut());
+                let _ = advise_huge_pages(out.spare_capacity_mut());
+            }
+            buf.extend(ramp_of::<T>(buf_len + spare));
+            out.resize(n + spare, T::ZERO);
+            let at = |p: *const T| if spare > 0 { p.align_offset(64) } else { 0 };
             let (b0, o0) = (at(buf.as_ptr()), at(out.as_ptr()));
             buf.copy_within(0..buf_len, b0);
             let dst = contiguous(view.shape());
@@ -166,10 +185,14 @@ fn workloads() -> Vec<Workload> {
             let view = one(contiguous(shape).permute(perm).expect("perm"));
             let len = shape.iter().product::<i64>() as usize;
             match suffix {
-                "" => placed_workload::<f32>("lines", name, target, len, view, true),
-                "/f64" => placed_workload::<f64>("lines", name, target, len, view, true),
-                "/u16" => placed_workload::<u16>("lines", name, target, len, view, true),
-                _ => placed_workload::<u8>("lines", name, target, len, view, true),
+                "" => placed_workload::<f32>("lines", name, target, len, view, Placement::Lines),
+                "/f64" => {
+                    placed_workload::<f64>("lines", name, target, len, view, Placement::Lines)
+                }
+                "/u16" => {
+                    placed_workload::<u16>("lines", name, target, len, view, Placement::Lines)
+                }
+                _ => placed_workload::<u8>("lines", name, target, len, view, Placement::Lines),
             }
         };
         res.push(placed(
@@ -182,6 +205,17 @@ fn workloads() -> Vec<Workload> {
             &[256; 3],
             &[2, 0, 1],
         ));
+    }
+    // The 1-byte copies whose rows lie farthest apart, with both buffers on huge pages.
+    let huge = |name: String, shape: &[i64], perm: &[usize]| {
+        let view = one(contiguous(shape).permute(perm).expect("perm"));
+        let len = shape.iter().product::<i64>() as usize;
+        placed_workload::<u8>("huge", name, 2.0, len, view, Placement::Huge)
+    };
+    res.push(huge(format!("transpose/{N}x{N}/u8"), &[n, n], &[1, 0]));
+    for perm in [[1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+        let name = format!("256x256x256/{}{}{}/u8", perm[0], perm[1], perm[2]);
+        res.push(huge(name, &[256; 3], &perm));
     }
     let flip = view(&[n, n], &[-n, -1], n * n - 1);
     res.push(materialize_workload::<f32>(
@@ -391,6 +425,13 @@ fn cpu_model() -> String {
 fn table() {
     let runs = 9;
     println!("cpu: {}; kernels SIMD path: {}", cpu_model(), simd_path());
+    // The rows under `huge/` advise their buffers; the advice takes effect only when this
+    // reads `madvise` or `always`.
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
+    println!(
+        "transparent huge pages: {}",
+        thp.as_deref().map_or("unknown", str::trim)
+    );
     println!("kernels: ratio = op time / single-threaded copy_from_slice of the same bytes, same run, median of {runs}");
     println!(
         "{:<40} {:>10} {:>8} {:>7} {:>7}  {:<7} kernels",
