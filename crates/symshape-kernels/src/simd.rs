@@ -604,6 +604,12 @@ mod tests {
             check_all_sizes(&[5, 70, 129], &[0, 2, 1]);
             check_all_sizes(&[1029, 1100], &[1, 0]);
             check_all_sizes(&[33, 64, 96], &[2, 1, 0]);
+            // 1-byte units staged whole: destination rows a page or more apart, units of
+            // whole slabs and of blocks of a long row, whole and partial tiles.
+            check_all_sizes(&[64, 64, 64], &[2, 1, 0]);
+            check_all_sizes(&[96, 70, 64], &[2, 1, 0]);
+            check_all_sizes(&[64, 80, 64], &[2, 0, 1]);
+            check_all_sizes(&[48, 100, 300], &[2, 0, 1]);
             check_all_sizes(&[64, 33, 96], &[1, 2, 0]);
             // Slabs narrower than a destination line: whole 16-byte quarters of it go
             // through the register transposes (a quarter, a half, three quarters, and
