@@ -426,14 +426,19 @@ mod x86 {
             }
         };
     }
+    /// Blocks staged together by [`tile_staged_u8_avx2`].
+    const WIDE: usize = 4;
+
     /// 1-byte elements, whole tiles: `blocks` blocks of 64 destination rows by 64 source rows,
-    /// each staged through a 4 KiB buffer on the stack. The 16 source rows of a quarter are
-    /// read whole (both 32-byte halves of each line, back to back) and transposed into the
-    /// buffer; then each destination line is written whole, once. At power-of-two strides
-    /// every source line of a tile (and every destination line) falls in one set of the L1
-    /// cache, so the groups of [`tile_avx2`] lose lines between the quarters that share them;
-    /// the buffer's lines are distinct sets. 15-20% faster single-threaded on a Zen 3
-    /// (docs/performance.md).
+    /// each staged through 4 KiB of a buffer on the stack, [`WIDE`] blocks at a time. The 16
+    /// source rows of a quarter are read whole across those blocks (256 bytes of each row,
+    /// 32 at a time, back to back) and transposed into the buffer; then each destination
+    /// line is written whole, once. At power-of-two strides every source line of a tile (and
+    /// every destination line) falls in one set of the L1 cache, so the groups of
+    /// [`tile_avx2`] lose lines between the quarters that share them; the buffer's lines are
+    /// distinct sets. Staging was 15-20% faster single-threaded on a Zen 3 than the groups,
+    /// and four blocks at a time 15-25% faster than one for source rows 64 KiB apart (the
+    /// `210` and `120` permutes of 256^3; docs/performance.md).
     ///
     /// # Safety
     /// As [`super::tile`], for `blocks * 64` rows from `b0` and 64 source rows; the CPU has
@@ -449,55 +454,66 @@ mod x86 {
         blocks: usize,
     ) {
         #[repr(align(64))]
-        struct Staging([u8; 4096]);
-        let mut buf = Staging([0; 4096]);
-        let bp = buf.0.as_mut_ptr();
-        for g in 0..blocks {
-            let b = b0 + 64 * g;
+        struct Staging(#[allow(dead_code)] [u8; WIDE * 4096]); // used through raw pointers
+                                                               // Never read before written: every byte of a block's 4 KiB is staged before its
+                                                               // lines are written out.
+        let mut buf = std::mem::MaybeUninit::<Staging>::uninit();
+        let base = buf.as_mut_ptr() as *mut u8;
+        let mut g0 = 0;
+        while g0 < blocks {
+            let m = (blocks - g0).min(WIDE);
             for q in 0..4usize {
-                for h in 0..2usize {
-                    let mut v = [_mm256_setzero_si256(); 16];
-                    for (i, x) in v.iter_mut().enumerate() {
-                        // SAFETY: source row `16 q + i` of the tile, bytes `b + 32 h..+ 32`.
-                        *x = unsafe {
-                            _mm256_loadu_si256(
-                                sp.offset((16 * q + i) as isize * sa + (b + 32 * h) as isize)
-                                    as *const __m256i,
-                            )
-                        };
+                for g in 0..m {
+                    let b = b0 + 64 * (g0 + g);
+                    // SAFETY: block `g < WIDE` of the buffer.
+                    let bp = unsafe { base.add(4096 * g) };
+                    for h in 0..2usize {
+                        let mut v = [_mm256_setzero_si256(); 16];
+                        for (i, x) in v.iter_mut().enumerate() {
+                            // SAFETY: source row `16 q + i` of the tile, bytes `b + 32 h..+ 32`.
+                            *x = unsafe {
+                                _mm256_loadu_si256(
+                                    sp.offset((16 * q + i) as isize * sa + (b + 32 * h) as isize)
+                                        as *const __m256i,
+                                )
+                            };
+                        }
+                        let v = ladder256(1, 16, v);
+                        macro_rules! stage {
+                            ($($j:literal)*) => {$(
+                                let x = v[bitrev($j, 4)];
+                                // SAFETY: inside block `g` of the buffer, 16-byte aligned.
+                                unsafe {
+                                    _mm_store_si128(
+                                        bp.add((32 * h + $j) * 64 + 16 * q) as *mut __m128i,
+                                        _mm256_castsi256_si128(x),
+                                    );
+                                    _mm_store_si128(
+                                        bp.add((32 * h + 16 + $j) * 64 + 16 * q) as *mut __m128i,
+                                        _mm256_extracti128_si256::<1>(x),
+                                    );
+                                }
+                            )*};
+                        }
+                        stage!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
                     }
-                    let v = ladder256(1, 16, v);
-                    // Register `bitrev(j)` holds block rows `32 h + j` (low lane) and
-                    // `32 h + 16 + j` (high lane), bytes `16 q..16 q + 16`; unrolled, so the
-                    // registers are never indexed at run time.
-                    macro_rules! stage {
-                        ($($j:literal)*) => {$(
-                            let x = v[bitrev($j, 4)];
-                            // SAFETY: inside the 4 KiB buffer, 16-byte aligned.
-                            unsafe {
-                                _mm_store_si128(
-                                    bp.add((32 * h + $j) * 64 + 16 * q) as *mut __m128i,
-                                    _mm256_castsi256_si128(x),
-                                );
-                                _mm_store_si128(
-                                    bp.add((32 * h + 16 + $j) * 64 + 16 * q) as *mut __m128i,
-                                    _mm256_extracti128_si256::<1>(x),
-                                );
-                            }
-                        )*};
-                    }
-                    stage!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
                 }
             }
-            for r in 0..64usize {
-                // SAFETY: destination row `b + r`, its line of the tile; buffer row `r`.
-                unsafe {
-                    let d = dp.offset((b + r) as isize * db) as *mut __m256i;
-                    let s = bp.add(64 * r) as *const __m256i;
-                    _mm256_storeu_si256(d, _mm256_load_si256(s));
-                    _mm256_storeu_si256(d.add(1), _mm256_load_si256(s.add(1)));
+            for g in 0..m {
+                let b = b0 + 64 * (g0 + g);
+                // SAFETY: block `g < WIDE` of the buffer, staged above.
+                let bp = unsafe { base.add(4096 * g) };
+                for r in 0..64usize {
+                    // SAFETY: destination row `b + r`, its line of the tile; buffer row `r`.
+                    unsafe {
+                        let d = dp.offset((b + r) as isize * db) as *mut __m256i;
+                        let s = bp.add(64 * r) as *const __m256i;
+                        _mm256_storeu_si256(d, _mm256_load_si256(s));
+                        _mm256_storeu_si256(d.add(1), _mm256_load_si256(s.add(1)));
+                    }
                 }
             }
+            g0 += m;
         }
     }
 
