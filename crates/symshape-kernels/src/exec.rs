@@ -176,51 +176,8 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             continue;
         };
         if kernel == Kernel::Tiled {
-            let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
-                continue;
-            };
-            let lead = tile_leads::<T>(d.get(), s.get(), base, outer, (na, sa), (nb, db, sb));
-            // 1-byte tiles into destination rows a page or more apart go through a staging
-            // buffer a unit at a time ([`tile_unit_staged`]), units sized to fill it.
-            let staged = size == 1
-                && na >= LINE
-                && nb.min(TILE).saturating_mul(LINE) <= STAGE_BYTES
-                && db.unsigned_abs() >= PAGE;
-            let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
-                if staged && a.1.saturating_mul(b.1) <= STAGE_BYTES {
-                    // SAFETY: as below, for the same unit (`T` is 1 byte).
-                    let done = unsafe { tile_unit_staged(level, d, s, off, a, b, (sa, db, sb)) };
-                    if done {
-                        return;
-                    }
-                }
-                // SAFETY: the unit covers a sub-rectangle of one slab of the box; all its
-                // offsets are inside the checked extents, and units write disjoint elements.
-                // `level` is the detected one.
-                unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead) }
-            };
-            // Whole source rows per unit when the other axes give enough units for the
-            // threads; otherwise blocks of 16 tiles along `a` too; staged units no wider
-            // than the buffer holds for `b` rows.
-            let n_units = outer
-                .iter()
-                .map(|x| x.0)
-                .product::<usize>()
-                .saturating_mul(nb.div_ceil(TILE));
-            let a_block = if n_units >= 8 {
-                na
-            } else {
-                16 * tile_rows(std::mem::size_of::<T>())
-            };
-            let a_block = match staged {
-                true => a_block.min(STAGE_BYTES / nb.min(TILE) / LINE * LINE),
-                false => a_block,
-            };
-            let (a, b) = (
-                Blocks::new(na, a_block, lead[0]),
-                Blocks::new(nb, TILE, lead[1]),
-            );
-            drive_tiles(outer, base, a, b, plan.parallel, &tile);
+            // SAFETY: the caller's contract, for this box; `level` is the detected one.
+            unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel) };
             continue;
         }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
@@ -261,6 +218,70 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         };
         drive(outer, base, na, SEG, plan.parallel, &row);
     }
+}
+
+/// The tiled kernel over one box: `(na, sa)` its last axis (unit stride in the destination),
+/// `outer` the others, the last of them the source's unit-stride axis. Kept out of
+/// [`run_copy`], whose small plans it would slow down.
+///
+/// # Safety
+/// As [`run_copy`], for the box; `level` is supported by the CPU.
+#[inline(never)]
+unsafe fn tiled_box<T: Element>(
+    level: Level,
+    d: Ptr<T>,
+    s: Ptr<T>,
+    outer: &[Axis<2>],
+    base: [isize; 2],
+    (na, sa): (usize, isize),
+    parallel: bool,
+) {
+    let size = std::mem::size_of::<T>();
+    let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
+        return;
+    };
+    let lead = tile_leads::<T>(d.get(), s.get(), base, outer, (na, sa), (nb, db, sb));
+    // 1-byte tiles into destination rows a page or more apart go through a staging buffer
+    // a unit at a time ([`tile_unit_staged`]), units sized to fill it.
+    let staged = size == 1
+        && na >= LINE
+        && nb.min(TILE).saturating_mul(LINE) <= STAGE_BYTES
+        && db.unsigned_abs() >= PAGE;
+    let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
+        if staged && a.1.saturating_mul(b.1) <= STAGE_BYTES {
+            // SAFETY: as below, for the same unit (`T` is 1 byte).
+            let done = unsafe { tile_unit_staged(level, d, s, off, a, b, (sa, db, sb)) };
+            if done {
+                return;
+            }
+        }
+        // SAFETY: the unit covers a sub-rectangle of one slab of the box; all its offsets
+        // are inside the checked extents, and units write disjoint elements. `level` is
+        // supported (caller).
+        unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead) }
+    };
+    // Whole source rows per unit when the other axes give enough units for the threads;
+    // otherwise blocks of 16 tiles along `a` too; staged units no wider than the buffer
+    // holds for `b` rows.
+    let n_units = outer
+        .iter()
+        .map(|x| x.0)
+        .product::<usize>()
+        .saturating_mul(nb.div_ceil(TILE));
+    let a_block = if n_units >= 8 {
+        na
+    } else {
+        16 * tile_rows(size)
+    };
+    let a_block = match staged {
+        true => a_block.min(STAGE_BYTES / nb.min(TILE) / LINE * LINE),
+        false => a_block,
+    };
+    let (a, b) = (
+        Blocks::new(na, a_block, lead[0]),
+        Blocks::new(nb, TILE, lead[1]),
+    );
+    drive_tiles(outer, base, a, b, parallel, &tile);
 }
 
 /// The runs of short rows of a box (rows of `na < SHORT_ROW` bytes) that axis `k` of `outer`
