@@ -545,11 +545,10 @@ thread_local! {
 /// then copied out row by row. For destination rows a page or more apart (the `210` and
 /// `201` permutes of 256^3: rows 64 KiB apart) each row of the unit is then written in one
 /// run rather than a line at a time by each of its tiles. On two threads of a Zen 3
-/// (docs/performance.md) the u8 `201` went from 2.3-2.9 times a memcpy to 1.3-1.6 and
-/// `210` from 2.0-2.3 to 1.7-1.8 (in four runs of five); with both buffers on huge pages
-/// `210` was slower staged (2.6-3.3 against 2.1-2.6), `201` faster. Returns `false`,
-/// having done nothing, when the buffer cannot be had (allocation refused, or in use
-/// further up this thread's stack).
+/// (docs/performance.md) the u8 `201` went from 2.2-2.7 times a memcpy to 1.5-2.4 and
+/// `210` from 2.0-3.1 to 1.2-1.6, and with both buffers on huge pages `210` from 1.5-1.9
+/// to 1.2 (three runs each). Returns `false`, having done nothing, when the buffer cannot
+/// be had (allocation refused, or in use further up this thread's stack).
 ///
 /// # Safety
 /// As [`tiled`] for the unit at `off`; `T` is 1 byte; `a.1 * b.1 <= STAGE_BYTES`.
