@@ -200,7 +200,8 @@ impl<'a> Checker<'a> {
             ctx,
         };
         for g in guards {
-            ck.assume(g.cond());
+            // Guards already accepted were consistent when they were stated.
+            let _ = ck.assume(g.cond());
         }
         ck
     }
@@ -210,11 +211,10 @@ impl<'a> Checker<'a> {
         self.facts.as_ref().unwrap_or(self.cx)
     }
 
-    fn assume(&mut self, c: Cond) {
-        let facts = self.facts.get_or_insert_with(|| self.cx.clone());
-        // A guard that contradicts the others can never hold; binding reports
-        // it, and it is no use as a fact.
-        let _ = facts.assume(c);
+    /// Adds `c` to the facts; an error when it contradicts them (the scope's
+    /// facts and the guards so far), which leaves the facts unchanged.
+    fn assume(&mut self, c: Cond) -> std::result::Result<(), symshape::Error> {
+        self.facts.get_or_insert_with(|| self.cx.clone()).assume(c)
     }
 
     /// Requires `lhs OP rhs`: nothing when proven, an error when proven false, a
@@ -267,7 +267,32 @@ impl<'a> Checker<'a> {
             }
             Proof::Unknown(_) => {
                 let g = guard(what());
-                self.assume(g.cond());
+                // A guard no binding can meet together with the pending ones (the
+                // proof above is local; the facts see them all) is refused here.
+                let assumed = self.assume(g.cond());
+                if let Err(e) = assumed {
+                    if !matches!(e, symshape::Error::Contradiction { .. }) {
+                        return Err(e.into());
+                    }
+                    let pending: Vec<String> = self.guards.iter().map(Guard::text).collect();
+                    let detail = if pending.is_empty() {
+                        format!(
+                            "it is false for every value of the symbols, for {}",
+                            self.ctx.text()
+                        )
+                    } else {
+                        format!(
+                            "it contradicts the pending guards ({}), for {}",
+                            pending.join("; "),
+                            self.ctx.text()
+                        )
+                    };
+                    return Err(Error::Guard {
+                        op: self.op,
+                        guard: g.text(),
+                        detail,
+                    });
+                }
                 add_guard(&mut self.guards, g);
                 Ok(())
             }
@@ -294,5 +319,51 @@ pub(crate) fn add_guard(list: &mut Vec<Guard>, g: Guard) {
     let same = |o: &Guard| o.lhs == g.lhs && o.cmp == g.cmp && o.rhs == g.rhs;
     if !list.iter().any(same) {
         list.push(g);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use symshape::{CmpOp, Expr, Proof, Scope, SymbolSpec};
+
+    use super::{Checker, Ctx, Guard};
+
+    /// A guard the local proof leaves open but the facts with the pending guards
+    /// refute (`n == 2*m` makes `n` even) is an error where it is stated, naming the
+    /// guards it contradicts; one they allow is recorded.
+    #[test]
+    fn a_guard_contradicting_the_pending_ones_is_refused() {
+        let mut cx = Scope::new();
+        let n = cx.declare(&SymbolSpec::new("n").range(0, 8)).expect("n");
+        let m = cx.declare(&SymbolSpec::new("m").range(0, 4)).expect("m");
+        let pending = Guard {
+            op: "reshape",
+            lhs: n,
+            cmp: CmpOp::Eq,
+            rhs: m * 2,
+            what: "sizes agree".into(),
+        };
+        let ctx = || Ctx::Text("view [n]".into());
+        let ck = Checker::new(&cx, "shrink", std::slice::from_ref(&pending), ctx());
+        assert!(
+            matches!(
+                ck.prove_cond(n.compare(CmpOp::Eq, Expr::from(3))),
+                Proof::Unknown(_)
+            ),
+            "the local proof must leave this open"
+        );
+        let mut ck = Checker::new(&cx, "shrink", std::slice::from_ref(&pending), ctx());
+        let e = ck
+            .require(n, CmpOp::Eq, 3.into(), || "end of axis 0".into())
+            .expect_err("contradiction");
+        assert_eq!(
+            e.to_string(),
+            "shrink: guard n == 3 (end of axis 0) fails: it contradicts the pending guards \
+             (n == 2*m (sizes agree)), for view [n]"
+        );
+        assert_eq!(ck.guards.len(), 1, "the refused guard is not recorded");
+        ck.require(n, CmpOp::Eq, 4.into(), || "end of axis 0".into())
+            .expect("consistent");
+        assert_eq!(ck.guards.len(), 2);
     }
 }

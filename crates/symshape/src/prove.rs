@@ -65,7 +65,7 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
             add(f, &mut work, &mut cons);
         }
         for (i, f) in facts.iter().enumerate() {
-            if !used[i] && f.terms.iter().any(|t| t.0 == m) {
+            if !used[i] && f.terms.iter().any(|t| t.0 == m || extreme_of(t.0, m)) {
                 used[i] = true;
                 add(f.clone(), &mut work, &mut cons);
             }
@@ -78,21 +78,119 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
         .iter()
         .filter_map(|&m| fx.range(m).as_point().map(|v| (m, v.clone())))
         .collect();
-    if !points.is_empty() {
-        for p in &mut cons {
-            if p.terms.iter().any(|(m, _)| points.contains_key(m)) {
-                let mut q = Poly::constant(p.c.clone());
-                for (m, k) in &p.terms {
-                    match points.get(m) {
-                        Some(v) => q.c += k * v,
-                        None => q.terms.push((*m, k.clone())),
-                    }
+    let substitute = |p: &mut Poly| {
+        if p.terms.iter().any(|(m, _)| points.contains_key(m)) {
+            let mut q = Poly::constant(p.c.clone());
+            for (m, k) in &p.terms {
+                match points.get(m) {
+                    Some(v) => q.c += k * v,
+                    None => q.terms.push((*m, k.clone())),
                 }
-                *p = q;
             }
+            *p = q;
         }
+    };
+    cons.iter_mut().for_each(substitute);
+    if refute_memo(cons.clone()) {
+        return true;
     }
-    refute_memo(cons)
+    let mut seen: Vec<Id> = seen.into_iter().collect();
+    seen.sort_by(|a, b| crate::order::cmp(*a, *b));
+    let mut cases = split_cases(fx, &seen);
+    cases.iter_mut().flatten().for_each(substitute);
+    !cases.is_empty()
+        && cases.into_iter().all(|case| {
+            let mut all = cons.clone();
+            all.extend(case);
+            refute_memo(all)
+        })
+}
+
+/// The two cases of the sign of the other factors `r` of a product `m = s * r` whose
+/// sign the ranges leave open, for the first symbol factor `s` with such an `r`: `r >= 0`
+/// with `m` between `lo_s * r` and `hi_s * r`, and `r <= -1` with the bounds flipped.
+/// None when every such `r` has a known sign (its bounds are facts already).
+fn sign_cases(fx: &dyn Facts, m: Id, fs: &[(Id, u32)]) -> Vec<Vec<Poly>> {
+    for (idx, (s, _)) in fs.iter().enumerate() {
+        let Node::Sym(_) = node(*s) else { continue };
+        let r = build::product_without(fs, idx);
+        let rr = fx.range(r);
+        if rr.is_nonneg() || rr.is_nonpos() {
+            continue;
+        }
+        let pr = Poly::of(r);
+        let mut nonneg = factor_bounds(m, *s, r, true);
+        nonneg.push(pr.clone().scale(&-BigInt::one()));
+        let mut neg = factor_bounds(m, *s, r, false);
+        neg.push(pr.plus_const(1));
+        return vec![nonneg, neg];
+    }
+    Vec::new()
+}
+
+/// Whether `a` is a minimum or maximum with an argument that mentions the monomial `m`:
+/// a fact on `max(n, m)` says something about `m` once the maximum is split.
+fn extreme_of(a: Id, m: Id) -> bool {
+    match node(a) {
+        Node::Min(args) | Node::Max(args) => args
+            .iter()
+            .any(|x| *x == m || Poly::of(*x).terms.iter().any(|t| t.0 == m)),
+        _ => false,
+    }
+}
+
+/// Most cases one refutation splits into (the product of the case counts of the atoms it
+/// splits on).
+const MAX_CASES: usize = 16;
+
+/// The cases a refutation splits into over the minima, maxima and products among
+/// `atoms`. A minimum is one of its arguments (the linear facts only say it is at most
+/// each), so the facts are refuted when they are refuted with `min(a, b) == a` and again
+/// with `min(a, b) == b`; a product `s * r` whose other factors `r` have no known sign is
+/// bounded through `s` once the sign of `r` is fixed (`sign_cases`). Each case is the
+/// constraints (`p <= 0`) it adds; none when no atom splits. Atoms are taken in the given
+/// order while the product of their case counts stays within `MAX_CASES`.
+fn split_cases(fx: &dyn Facts, atoms: &[Id]) -> Vec<Vec<Poly>> {
+    let mut cases: Vec<Vec<Poly>> = vec![Vec::new()];
+    for &m in atoms {
+        let pins = match node(m) {
+            Node::Min(args) | Node::Max(args) => {
+                let is_min = matches!(node(m), Node::Min(_));
+                let pm = Poly::of(m);
+                // `m <= a` (`m >= a` for a maximum) is already a fact; `m == a` adds
+                // the other side.
+                args.iter()
+                    .map(|a| {
+                        let pa = Poly::of(*a);
+                        vec![if is_min {
+                            pa.sub(&pm)
+                        } else {
+                            pm.clone().sub(&pa)
+                        }]
+                    })
+                    .collect()
+            }
+            Node::Prod(fs) if fs.len() <= MAX_BOUNDED_FACTORS => sign_cases(fx, m, fs),
+            _ => continue,
+        };
+        if pins.is_empty() || cases.len() * pins.len() > MAX_CASES {
+            continue;
+        }
+        cases = cases
+            .into_iter()
+            .flat_map(|case| {
+                pins.iter().map(move |pin| {
+                    let mut next = case.clone();
+                    next.extend(pin.iter().cloned());
+                    next
+                })
+            })
+            .collect();
+    }
+    if cases.len() == 1 {
+        cases.clear();
+    }
+    cases
 }
 
 /// Most refutations remembered per thread.
@@ -209,23 +307,11 @@ fn atom_facts(fx: &dyn Facts, m: Id) -> Vec<Poly> {
             // s * r between lo_s * r and hi_s * r when r has a known sign (for a power,
             // r holds the other copies: n*n >= 1*n for n >= 1).
             for (idx, (s, _)) in fs.iter().enumerate() {
-                let Node::Sym(sd) = node(*s) else { continue };
+                let Node::Sym(_) = node(*s) else { continue };
                 let r = build::product_without(fs, idx);
                 let rr = fx.range(r);
-                let (nonneg, nonpos) = (rr.is_nonneg(), rr.is_nonpos());
-                if !nonneg && !nonpos {
-                    continue;
-                }
-                for (b, is_hi) in [(sd.lo, false), (sd.hi, true)] {
-                    let Some(b) = b else { continue };
-                    let br = Poly::of(build::mul(b, r));
-                    // hi: m <= hi*r when r >= 0; lo: m >= lo*r when r >= 0; flipped for r <= 0.
-                    let upper = is_hi == nonneg;
-                    out.push(if upper {
-                        pm.clone().sub(&br)
-                    } else {
-                        br.sub(&pm)
-                    });
+                if rr.is_nonneg() || rr.is_nonpos() {
+                    out.extend(factor_bounds(m, *s, r, rr.is_nonneg()));
                 }
             }
         }
@@ -240,6 +326,27 @@ fn atom_facts(fx: &dyn Facts, m: Id) -> Vec<Poly> {
             }
         }
         _ => {}
+    }
+    out
+}
+
+/// The bounds of the product `m = s * r` from the declared bounds of the symbol `s`,
+/// for `r >= 0` (`nonneg`) or `r <= 0`: `lo_s * r <= m <= hi_s * r`, flipped for `r <= 0`.
+fn factor_bounds(m: Id, s: Id, r: Id, nonneg: bool) -> Vec<Poly> {
+    let Node::Sym(sd) = node(s) else {
+        return Vec::new();
+    };
+    let pm = Poly::of(m);
+    let mut out = Vec::new();
+    for (b, is_hi) in [(sd.lo, false), (sd.hi, true)] {
+        let Some(b) = b else { continue };
+        let br = Poly::of(build::mul(b, r));
+        let upper = is_hi == nonneg;
+        out.push(if upper {
+            pm.clone().sub(&br)
+        } else {
+            br.sub(&pm)
+        });
     }
     out
 }

@@ -106,6 +106,89 @@ impl Samples {
     }
 }
 
+/// Most bindings (and partial bindings) [`admissible_exists`] visits before it gives up.
+pub(crate) const MAX_VISITED_BINDINGS: usize = 1 << 12;
+
+/// Whether some binding of `symbols` (in declaration order, each in its range, a multiple
+/// of its divisor, a symbolic bound evaluated at the values already chosen) meets every
+/// assumption, decided by visiting them all: `Some(false)` only when every one was visited
+/// and each makes some assumption false. `None` when a range is unbounded or more than
+/// `MAX_VISITED_BINDINGS` would be visited. A binding where an assumption does not evaluate
+/// (a division by zero) counts as meeting it.
+pub(crate) fn admissible_exists(
+    symbols: &[Expr],
+    assumptions: &[Cond],
+    range: &dyn Fn(Id) -> Interval,
+) -> Option<bool> {
+    if symbols.len() > MAX_SAMPLE_SYMBOLS || assumptions.len() > MAX_SAMPLE_ASSUMPTIONS {
+        return None;
+    }
+    let mut slots = Vec::with_capacity(symbols.len());
+    for &e in symbols {
+        let Node::Sym(sym) = node(e.0) else {
+            return None;
+        };
+        let r = range(e.0);
+        slots.push(Slot {
+            id: e.0,
+            sym,
+            multiple_of: i128::try_from(&sym.multiple_of).ok()?,
+            lo: Some(i128::try_from(r.lo.as_ref()?).ok()?),
+            hi: Some(i128::try_from(r.hi.as_ref()?).ok()?),
+        });
+    }
+    // The numeric ranges bound the count of bindings: a large domain is not entered.
+    let mut points: usize = 1;
+    for slot in &slots {
+        let span = slot.hi? - slot.lo?;
+        let count = if span < 0 {
+            0
+        } else {
+            span / slot.multiple_of.max(1) + 1
+        };
+        points = points.saturating_mul(usize::try_from(count).ok()?);
+        if points > MAX_VISITED_BINDINGS {
+            return None;
+        }
+    }
+    let mut vals = HashMap::with_capacity(slots.len());
+    let mut budget = MAX_VISITED_BINDINGS;
+    visit(assumptions, &slots, &mut vals, &mut budget)
+}
+
+/// Whether a binding extending `vals` over `slots` meets the assumptions (as
+/// [`admissible_exists`]); `budget` counts the visits left.
+fn visit(
+    assumptions: &[Cond],
+    slots: &[Slot<'_>],
+    vals: &mut HashMap<Id, i64>,
+    budget: &mut usize,
+) -> Option<bool> {
+    let Some((slot, rest)) = slots.split_first() else {
+        return Some(assumptions.iter().all(|a| truth(vals, a.0) != Some(false)));
+    };
+    let at = |bound: Option<Id>, vals: &HashMap<Id, i64>| match bound {
+        None => Some(None),
+        Some(e) => value(vals, e).map(Some),
+    };
+    // A symbolic bound that does not evaluate leaves the numeric range.
+    let lo = max_of(slot.lo, at(slot.sym.lo, vals).flatten());
+    let hi = min_of(slot.hi, at(slot.sym.hi, vals).flatten());
+    let (lo, hi) = (lo?, hi?);
+    let m = slot.multiple_of.max(1);
+    let mut v = Integer::div_ceil(&lo, &m).checked_mul(m)?;
+    while v <= hi {
+        *budget = budget.checked_sub(1)?;
+        vals.insert(slot.id, i64::try_from(v).ok()?);
+        if visit(assumptions, rest, vals, budget)? {
+            return Some(true);
+        }
+        v = v.checked_add(m)?;
+    }
+    vals.remove(&slot.id);
+    Some(false)
+}
+
 /// One candidate: symbols bound in declaration order (a symbolic bound is evaluated at the
 /// values already chosen), kept only when every assumption holds at it.
 fn candidate(assumptions: &[Cond], slots: &[Slot<'_>], pick: Pick) -> Option<HashMap<Id, i64>> {

@@ -324,7 +324,17 @@ impl Scope {
         next.compact_facts();
         let facts_before = next.facts.len();
         next.absorb(c.0);
-        next.consistent(facts_before).then_some(next)
+        (next.consistent(facts_before) && next.admissible_exists() != Some(false)).then_some(next)
+    }
+
+    /// Whether some binding meets every assumption, when the symbols' ranges are small
+    /// enough to visit every binding (`None` otherwise): the linear refutation misses
+    /// contradictions that need the integers' products (`k*k` is 4 when `k` is 2).
+    fn admissible_exists(&self) -> Option<bool> {
+        let fx = self.facts();
+        crate::sample::admissible_exists(&self.order, &self.assumptions, &|id| {
+            fx.range(id).into_owned()
+        })
     }
 
     /// Whether no contradiction shows among the bounds, and among the linear facts from

@@ -30,9 +30,10 @@ fn contradictions_are_refused_where_they_are_stated() {
 #[test]
 fn a_contradiction_only_over_the_integers_is_refused() {
     // Rationally `n` may lie between 2.25 and 2.5; no integer does. Solving the equality for
-    // `m` (coefficient 1) leaves `4*n <= 10` and `8*n >= 18`, which round apart.
+    // `m` (coefficient 1) leaves `4*n <= 10` and `8*n >= 18`, which round apart. The range
+    // of `n` is too wide for the bindings to be visited: the refutation decides.
     let mut cx = Scope::new();
-    for spec in ["n 0..=6", "m 0..=6"] {
+    for spec in ["n 0..=6000", "m 0..=6"] {
         cx.declare_str(spec).expect(spec);
     }
     for fact in ["3*n + m == 8", "n - m <= 2"] {
@@ -46,6 +47,40 @@ fn a_contradiction_only_over_the_integers_is_refused() {
     let r = cx.range(n);
     // The refused fact changed nothing: (n, m) is (1, 5) or (2, 2).
     assert_eq!((r.lo, r.hi), (Some(1.into()), Some(2.into())));
+}
+
+/// On ranges small enough to visit every binding (at most 4096), a contradiction is refused
+/// even when it needs the integers' products, which the linear refutation relaxes away.
+#[test]
+fn on_small_ranges_every_contradiction_is_refused() {
+    let refused = |decls: &[&str], facts: &[&str], last: &str| {
+        let mut cx = Scope::new();
+        for d in decls {
+            cx.declare_str(d).expect(d);
+        }
+        for f in facts {
+            cx.assume_str(f).expect(f);
+        }
+        cx.assume_str(last).is_err()
+    };
+    // `min(n, k*k + k) >= k*k + 2` needs `k >= 2`, so `k*k + 2 >= 6 > n`.
+    let facts = ["k >= 1"];
+    let last = "min(n, k*k + k) >= k*k + 2";
+    assert!(refused(&["n 0..=4", "k 0..=2"], &facts, last));
+    // Over a range of 100,001 values the bindings are not visited, and `k*k` is related to
+    // `k` only through `k`'s declared bounds: the fact is kept, and binding refuses every
+    // value.
+    assert!(!refused(&["n 0..=4", "k 0..=100000"], &facts, last));
+    // `m*m == 2*n*n + 1` with `1 <= n <= m <= 6` holds only at (n, m) = (2, 3); the
+    // bound of `m` is symbolic, evaluated at each `n`.
+    let decls = ["n 0..=6", "m n..=6"];
+    let facts = ["m*m == 2*n*n + 1", "n >= 1"];
+    assert!(!refused(&decls, &facts, "m == 3"));
+    assert!(refused(&decls, &facts, "m != 3"));
+    // Multiples: `b` in `4..=12` a multiple of 4 is 4, 8 or 12.
+    let decls = ["b 4..=12 multiple of 4"];
+    assert!(refused(&decls, &["b*b != 16", "b*b != 64"], "b*b != 144"));
+    assert!(!refused(&decls, &["b*b != 16"], "b*b != 144"));
 }
 
 #[test]

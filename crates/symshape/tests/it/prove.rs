@@ -89,6 +89,53 @@ fn proofs_by_cases_and_exclusions() {
     ");
 }
 
+/// A minimum is one of its arguments: goals and assumptions that hold or fail only
+/// through which argument it is are decided by splitting on it (the linear facts alone
+/// say a minimum is at most each argument, and a maximum at least each).
+#[test]
+fn proofs_split_on_minima_and_maxima() {
+    let (cx, _) = crate::scope_of(&["n 0..=4", "m 0..=4"]);
+    let out = table(
+        &[
+            // min(2, n - 1) is 2 (n - 5 >= 1 is false) or n - 1 (-2 >= 1 is false).
+            "n - min(2, n - 1) - 2 >= 1",
+            "n - min(2, n - 1) >= 1",
+            "max(n, m) - n - m <= 0",
+            "max(n, 2) - min(n, 2) == n - 2",
+            "min(n, m) + max(n, m) == n + m",
+            "min(min(n, m), 3) <= 3",
+        ],
+        |s| prove_goal(&cx, s),
+    );
+    insta::assert_snapshot!(out, @"
+    n - min(2, n - 1) - 2 >= 1 => false
+    n - min(2, n - 1) >= 1 => true
+    max(n, m) - n - m <= 0 => true
+    max(n, 2) - min(n, 2) == n - 2 => unknown (neither `n + min(2, n) == max(2, n) + 2` nor its negation follows from the ranges and congruences (no assumptions); `n + min(2, n) - max(2, n) - 2` ranges over [-6, 2])
+    min(n, m) + max(n, m) == n + m => true
+    min(min(n, m), 3) <= 3 => true
+    ");
+    // A quotient of unknown sign times a symbol: split on the sign.
+    let (wide, _) = crate::scope_of(&["n 0..=100000", "s 1..=3"]);
+    let out = table(
+        &["n + 1 <= (max(1, n - 1) - 2) // s", "(n - 50) // s <= n"],
+        |g| prove_goal(&wide, g),
+    );
+    insta::assert_snapshot!(out, @"
+    n + 1 <= (max(1, n - 1) - 2) // s => false
+    (n - 50) // s <= n => true
+    ");
+    // The same split keeps an assumption from contradicting the ranges unseen.
+    let mut cx = cx;
+    let e = cx
+        .assume_str("n - min(2, n - 1) - 2 >= 1")
+        .expect_err("contradiction");
+    insta::assert_snapshot!(e.to_string(), @"assume: `n - min(2, n - 1) - 2 >= 1` contradicts the ranges and the earlier assumptions");
+    cx.assume_str("max(n, m) >= 3").expect("consistent");
+    cx.assume_str("n <= 1").expect("consistent");
+    insta::assert_snapshot!(prove_goal(&cx, "m >= 3").expect("proof"), @"true");
+}
+
 /// The snapshotted tables of proofs and ranges.
 const TABLES: &[TextTable] = &[
     TextTable {
