@@ -269,7 +269,7 @@ pub unsafe fn source<T: DlpackType>(t: &DLTensor) -> Result<(&[T], ConcreteView)
     let (lo, hi) = reach(shape, &strides)
         .filter(|&(lo, hi)| hi - lo < i128::from(i64::MAX))
         .ok_or_else(|| refusal.err("reaches offsets whose span exceeds i64"))?;
-    if t.byte_offset % size as u64 != 0 {
+    if !t.byte_offset.is_multiple_of(size as u64) {
         return Err(refusal.err(format!(
             "has byte_offset {} that is not a multiple of the element size {size}",
             t.byte_offset
@@ -305,7 +305,7 @@ pub unsafe fn source<T: DlpackType>(t: &DLTensor) -> Result<(&[T], ConcreteView)
             "spans {len} elements from element {first}, past the address range"
         )));
     }
-    if (addr % std::mem::align_of::<T>()) != 0 {
+    if !addr.is_multiple_of(std::mem::align_of::<T>()) {
         return Err(refusal.err(format!(
             "has data not aligned to the {}-byte alignment of {}",
             std::mem::align_of::<T>(),

@@ -177,7 +177,7 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         };
         if kernel == Kernel::Tiled {
             // SAFETY: the caller's contract, for this box; `level` is the detected one.
-            unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel) };
+            unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel, stream) };
             continue;
         }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
@@ -209,6 +209,19 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
                     Kernel::CopyFromSlice => std::ptr::copy_nonoverlapping(sp, dp, len),
                     Kernel::BroadcastFill => fill_row(dp, 1, len, *sp),
                     Kernel::ReversedCopy => reversed_row(dp, sp, len),
+                    Kernel::StridedGather if da == 1 && sa == 2 => {
+                        // Every second element (`a[:, ::2]`) in whole registers; `level`
+                        // is the detected one.
+                        let done = simd::every_second(
+                            level,
+                            size,
+                            dp as *mut u8,
+                            sp as *const u8,
+                            len,
+                            stream,
+                        );
+                        strided_row(dp.add(done), 1, sp.add(2 * done), 2, len - done)
+                    }
                     Kernel::OffsetTable => {
                         table_row(dp, da, s.get(), table.get(), si, sa, len, pad)
                     }
@@ -227,6 +240,7 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
 /// # Safety
 /// As [`run_copy`], for the box; `level` is supported by the CPU.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn tiled_box<T: Element>(
     level: Level,
     d: Ptr<T>,
@@ -235,12 +249,23 @@ unsafe fn tiled_box<T: Element>(
     base: [isize; 2],
     (na, sa): (usize, isize),
     parallel: bool,
+    stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
     let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
         return;
     };
-    let lead = tile_leads::<T>(d.get(), s.get(), base, outer, (na, sa), (nb, db, sb));
+    // Whole destination lines stream at the AVX-512 level: tiles then start on lines.
+    let stream = stream && level == Level::Avx512 && size >= 2;
+    let lead = tile_leads::<T>(
+        d.get(),
+        s.get(),
+        base,
+        outer,
+        (na, sa),
+        (nb, db, sb),
+        stream,
+    );
     // 1-byte tiles into destination rows a page or more apart go through a staging buffer
     // a unit at a time ([`tile_unit_staged`]), units sized to fill it.
     let staged = size == 1
@@ -258,7 +283,7 @@ unsafe fn tiled_box<T: Element>(
         // SAFETY: the unit covers a sub-rectangle of one slab of the box; all its offsets
         // are inside the checked extents, and units write disjoint elements. `level` is
         // supported (caller).
-        unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead) }
+        unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead, stream) }
     };
     // Whole source rows per unit when the other axes give enough units for the threads;
     // otherwise blocks of 16 tiles along `a` too; staged units no wider than the buffer
@@ -590,6 +615,7 @@ unsafe fn tile_unit_staged<T: Element>(
                 na as isize,
                 sb,
                 [0, 0],
+                false,
             );
             for ib in 0..nb {
                 let row = d
@@ -624,6 +650,7 @@ fn tile_leads<T>(
     outer: &[Axis<2>],
     (na, sa): (usize, isize),
     (nb, db, sb): (usize, isize, isize),
+    stream: bool,
 ) -> [usize; 2] {
     let size = std::mem::size_of::<T>();
     let k = tile_rows(size);
@@ -642,6 +669,7 @@ fn tile_leads<T>(
     let dst_rows = whole(db) && outer.iter().all(|x| whole(x.1[0]));
     let src_rows = sb == 1 && whole(sa) && outer.iter().all(|x| whole(x.1[1]));
     let lead_a = match phase(dst, base[0], dst_rows) {
+        Some(x) if size >= 2 && stream => x,
         Some(x) if size >= 2 => (x + TILE_SKEW / size) % k,
         Some(x) if long(na) => x,
         _ => 0,
@@ -751,6 +779,7 @@ pub(crate) unsafe fn tiled<T: Element>(
     db: isize,
     sb: isize,
     lead: [usize; 2],
+    stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
     let k_full = tile_rows(size);
@@ -771,7 +800,18 @@ pub(crate) unsafe fn tiled<T: Element>(
         for (b0, b1) in [(b.0, b_mid), (b_mid, b_end)] {
             // SAFETY: rows `a0..a0+kk` of the source and columns `a0..a0+kk` of the
             // destination, for `ib` in `b0..b1`: inside the rectangle the caller vouches for.
-            unsafe { tile_part(level, dst, src, off, (a0, kk), (b0, b1), sa, db, sb) }
+            unsafe {
+                tile_part(
+                    level,
+                    dst,
+                    src,
+                    off,
+                    (a0, kk),
+                    (b0, b1),
+                    (sa, db, sb),
+                    stream,
+                )
+            }
         }
         a0 += kk;
     }
@@ -790,9 +830,8 @@ unsafe fn tile_part<T: Element>(
     off: [isize; 2],
     (a0, kk): (usize, usize),
     (b0, b1): (usize, usize),
-    sa: isize,
-    db: isize,
-    sb: isize,
+    (sa, db, sb): (isize, isize, isize),
+    stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
     let k_full = tile_rows(size);
@@ -817,6 +856,7 @@ unsafe fn tile_part<T: Element>(
                     db * size,
                     b0,
                     b1 - b0,
+                    stream,
                 );
         }
         if kk == k_full {

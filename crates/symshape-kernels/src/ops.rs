@@ -233,6 +233,7 @@ fn small_gather<T: Element>(
                     n_in as isize,
                     1,
                     [0, 0],
+                    false,
                 );
             } else if s_in == 1 {
                 row.copy_from_slice(std::slice::from_raw_parts(sp.offset(off), n_in));

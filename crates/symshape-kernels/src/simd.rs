@@ -1,8 +1,9 @@
 //! The SIMD level the kernels run at, detected once at run time, and the register transposes
 //! of the tiled kernel for each level and element size.
 //!
-//! x86_64 has SSE2 in its baseline; AVX2 is used when `is_x86_feature_detected!` finds it.
-//! Other architectures (and tests that force it) take the portable path: plain loops.
+//! x86_64 has SSE2 in its baseline; AVX2 is used when `is_x86_feature_detected!` finds it, and
+//! AVX-512 when it finds AVX-512F and AVX-512BW (the byte and word shuffles) as well. Other
+//! architectures (and tests that force it) take the portable path: plain loops.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -15,6 +16,8 @@ pub(crate) enum Level {
     Sse2 = 2,
     /// AVX2.
     Avx2 = 3,
+    /// AVX-512F and AVX-512BW (with AVX2).
+    Avx512 = 4,
 }
 
 impl Level {
@@ -23,20 +26,51 @@ impl Level {
             Level::Portable => "portable",
             Level::Sse2 => "sse2",
             Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
         }
+    }
+
+    /// Every level, lowest first.
+    const ALL: [Level; 4] = [Level::Portable, Level::Sse2, Level::Avx2, Level::Avx512];
+
+    /// The level stored as `x` (`x as u8` of a level), if any.
+    fn from_u8(x: u8) -> Option<Level> {
+        Level::ALL.get(usize::from(x).checked_sub(1)?).copied()
     }
 }
 
 /// 0 until detected, then a `Level` as `u8`.
 static LEVEL: AtomicU8 = AtomicU8::new(0);
 
+/// The level of this CPU, capped by the environment variable `SYMSHAPE_SIMD` when it names a
+/// level (`portable`, `sse2`, `avx2` or `avx512`); a level above the CPU's, or any other
+/// value, is ignored.
 fn detect() -> Level {
+    let cpu = detect_cpu();
+    let cap = std::env::var("SYMSHAPE_SIMD").ok().and_then(|v| {
+        Level::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(v.trim()))
+    });
+    match cap {
+        Some(l) if l < cpu => l,
+        _ => cpu,
+    }
+}
+
+/// The best level this CPU supports.
+fn detect_cpu() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return Level::Avx2;
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return Level::Sse2;
         }
-        Level::Sse2
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+        {
+            return Level::Avx512;
+        }
+        Level::Avx2
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -59,15 +93,13 @@ pub(crate) fn level() -> Level {
     #[cfg(test)]
     {
         let f = FORCED.load(Ordering::Relaxed);
-        if f != 0 && f <= detect() as u8 {
-            return [Level::Portable, Level::Sse2, Level::Avx2][f as usize - 1];
+        if let Some(l) = Level::from_u8(f).filter(|&l| l <= detect()) {
+            return l;
         }
     }
-    match LEVEL.load(Ordering::Relaxed) {
-        1 => Level::Portable,
-        2 => Level::Sse2,
-        3 => Level::Avx2,
-        _ => {
+    match Level::from_u8(LEVEL.load(Ordering::Relaxed)) {
+        Some(l) => l,
+        None => {
             let l = detect();
             LEVEL.store(l as u8, Ordering::Relaxed);
             l
@@ -78,16 +110,17 @@ pub(crate) fn level() -> Level {
 /// Every level this CPU supports, lowest first (the tests run each).
 #[cfg(test)]
 pub(crate) fn supported() -> Vec<Level> {
-    [Level::Portable, Level::Sse2, Level::Avx2]
-        .into_iter()
-        .filter(|&l| l <= level())
-        .collect()
+    Level::ALL.into_iter().filter(|&l| l <= level()).collect()
 }
 
-/// The SIMD path the kernels take on this CPU: `"avx2"` (AVX2 register transposes for 1-
-/// and 2-byte elements, SSE2 ones for 4- and 8-byte elements), `"sse2"` or `"portable"`.
+/// The SIMD path the kernels take on this CPU: `"avx512"` (AVX-512F and AVX-512BW: whole
+/// destination lines in one register for 2-, 4- and 8-byte transposes, 64-byte gathers),
+/// `"avx2"` (AVX2 register transposes for 1- and 2-byte elements, SSE2 ones for 4- and 8-byte
+/// elements), `"sse2"` or `"portable"`.
 ///
-/// Detected once at run time; the benchmarks print it next to their figures.
+/// Detected once at run time; the benchmarks print it next to their figures. The environment
+/// variable `SYMSHAPE_SIMD`, read at that moment, caps it: set it to `avx2`, `sse2` or
+/// `portable` to run the kernels of a lower level (to compare them, or to rule a level out).
 #[must_use]
 pub fn simd_path() -> &'static str {
     level().name()
@@ -99,7 +132,9 @@ pub fn simd_path() -> &'static str {
 /// destination row `ib` at `dp + ib * db`, element `ib` of a source row going to element `k`
 /// of destination row `ib`. Whole groups of destination rows go through register transposes
 /// of `level`; returns the number of rows done (from `b0`), the caller copies the rest. Bit
-/// moves only, so exact for any element type of that size.
+/// moves only, so exact for any element type of that size. With `stream`, whole lines that
+/// start on a cache line are written with non-temporal stores (AVX-512 level), for
+/// destinations larger than the last-level cache.
 ///
 /// # Safety
 /// `level` is supported by this CPU; `size` is 1, 2, 4 or 8 (else nothing is done); `rows`
@@ -118,12 +153,13 @@ pub(crate) unsafe fn tile(
     db: isize,
     b0: usize,
     bl: usize,
+    stream: bool,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         // Quarters of a destination line per tile: 16-byte blocks of `16 / size` rows.
         let bytes = rows.saturating_mul(size);
-        if !matches!(size, 1 | 2 | 4 | 8) || bytes % 16 != 0 || !(16..=64).contains(&bytes) {
+        if !matches!(size, 1 | 2 | 4 | 8) || !bytes.is_multiple_of(16) || !(16..=64).contains(&bytes) {
             return 0;
         }
         let quads = bytes / 16;
@@ -156,7 +192,20 @@ pub(crate) unsafe fn tile(
                 let done = done + groups * 32;
                 // SAFETY: as above, for the remaining groups of 16 rows; SSE2 is in the
                 // x86_64 baseline.
-                done + unsafe { tile(Level::Sse2, 1, rows, dp, sp, sa, db, b0 + done, bl - done) }
+                done + unsafe {
+                    tile(
+                        Level::Sse2,
+                        1,
+                        rows,
+                        dp,
+                        sp,
+                        sa,
+                        db,
+                        b0 + done,
+                        bl - done,
+                        false,
+                    )
+                }
             }
             // Groups of 32 or 16 rows, then those of the SSE2 blocks, which the line
             // boundaries of a buffer that is not line-aligned leave.
@@ -179,6 +228,7 @@ pub(crate) unsafe fn tile(
                         db,
                         b0 + done,
                         bl - done,
+                        false,
                     )
                 }
             }
@@ -186,12 +236,92 @@ pub(crate) unsafe fn tile(
             // loads made the f32 transpose slower on a Zen 3 (docs/performance.md).
             (Level::Avx2, 4) => go!(tile_sse2, 4, 4),
             (Level::Avx2, 8) => go!(tile_sse2, 8, 2),
+            // Whole destination lines in one register each, then the AVX2 level's kernels
+            // for the rows left.
+            (Level::Avx512, 2 | 4 | 8) if quads == 4 => {
+                let w = 64 / size;
+                let groups = bl / w;
+                // Non-temporal stores need every line on a cache line.
+                let first = dp.wrapping_offset(b0 as isize * db);
+                let aligned = stream && first.align_offset(64) == 0 && db % 64 == 0;
+                macro_rules! lines {
+                    ($s:literal) => {
+                        // SAFETY: the caller's contract, for the `groups * w` rows from `b0`
+                        // and the `64 / S` source rows; AVX-512F and BW were detected
+                        // (caller); every destination line is aligned when streaming.
+                        unsafe {
+                            if aligned {
+                                x86::tile_lines_avx512::<$s, true>(dp, sp, sa, db, b0, groups);
+                                std::arch::x86_64::_mm_sfence();
+                            } else {
+                                x86::tile_lines_avx512::<$s, false>(dp, sp, sa, db, b0, groups);
+                            }
+                        }
+                    };
+                }
+                match size {
+                    2 => lines!(2),
+                    4 => lines!(4),
+                    _ => lines!(8),
+                }
+                let done = groups * w;
+                // SAFETY: the caller's contract, for the rows after the first `done`; AVX2
+                // is present with AVX-512.
+                done + unsafe {
+                    tile(
+                        Level::Avx2,
+                        size,
+                        rows,
+                        dp,
+                        sp,
+                        sa,
+                        db,
+                        b0 + done,
+                        bl - done,
+                        false,
+                    )
+                }
+            }
+            // 1-byte lines keep the AVX2 level's staged blocks.
+            (Level::Avx512, 1) if quads == 4 => {
+                // SAFETY: the caller's contract; AVX2 is present with AVX-512.
+                unsafe { tile(Level::Avx2, 1, rows, dp, sp, sa, db, b0, bl, false) }
+            }
+            // Narrow slabs of 4- and 8-byte elements: the AVX2 level's blocks.
+            (Level::Avx512, 4 | 8) => {
+                // SAFETY: the caller's contract; AVX2 is present with AVX-512.
+                unsafe { tile(Level::Avx2, size, rows, dp, sp, sa, db, b0, bl, false) }
+            }
+            // Narrow slabs: groups of 64 or 32 rows, each lane a register transpose.
+            (Level::Avx512, 1 | 2) => {
+                let done = if size == 1 {
+                    go!(tile_avx512, 1, 64)
+                } else {
+                    go!(tile_avx512, 2, 32)
+                };
+                // SAFETY: the caller's contract, for the rows after the first `done`; AVX2
+                // is present with AVX-512.
+                done + unsafe {
+                    tile(
+                        Level::Avx2,
+                        size,
+                        rows,
+                        dp,
+                        sp,
+                        sa,
+                        db,
+                        b0 + done,
+                        bl - done,
+                        false,
+                    )
+                }
+            }
             _ => 0,
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (level, size, rows, dp, sp, sa, db, b0, bl);
+        let _ = (level, size, rows, dp, sp, sa, db, b0, bl, stream);
         0
     }
 }
@@ -209,6 +339,8 @@ pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes
     #[cfg(target_arch = "x86_64")]
     {
         match level {
+            // SAFETY: the caller's contract; AVX-512F was detected.
+            Level::Avx512 => return unsafe { x86::stream_copy_avx512(dp, sp, bytes) },
             // SAFETY: the caller's contract; AVX2 was detected.
             Level::Avx2 => return unsafe { x86::stream_copy_avx2(dp, sp, bytes) },
             // SAFETY: the caller's contract; SSE2 is in the x86_64 baseline.
@@ -219,6 +351,84 @@ pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes
     let _ = level;
     // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(sp, dp, bytes) }
+}
+
+/// Copies every second element: `size` bytes from `sp + 2 i size` to `dp + i size` for
+/// `i < len`, in whole registers of the level's width (with non-temporal stores when `stream`
+/// and the AVX-512 level, once the destination reaches a cache line). Returns the number of
+/// elements done from the start; the caller copies the rest. Bit moves only, so exact for any
+/// element type of that size.
+///
+/// # Safety
+/// `level` is supported by this CPU; `size` is 1, 2, 4 or 8 (else nothing is done);
+/// `dp..dp + len size` writable and `sp..sp + (2 len - 1) size` readable, not overlapping.
+#[inline]
+pub(crate) unsafe fn every_second(
+    level: Level,
+    size: usize,
+    dp: *mut u8,
+    sp: *const u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            return 0;
+        }
+        match level {
+            Level::Avx512 => {
+                // Elements until the destination reaches a line, copied one by one.
+                let head = match stream {
+                    true => (dp.align_offset(64) / size).min(len),
+                    false => 0,
+                };
+                for i in 0..head {
+                    // SAFETY: `i < len`; the caller's ranges.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(sp.add(2 * i * size), dp.add(i * size), size)
+                    };
+                }
+                let aligned = stream && dp.wrapping_add(head * size).align_offset(64) == 0;
+                // Whole registers of output whose two loads stay in the source range
+                // (`2 (len - head) - 1` elements from element `2 head`).
+                let n = match len - head {
+                    0 => 0,
+                    m => (2 * m - 1) * size / 128,
+                };
+                // SAFETY: `n` registers of output from element `head`, whose sources are
+                // inside the caller's range; AVX-512F and BW were detected (caller); the
+                // destination is on a line when `aligned`.
+                unsafe {
+                    let (d, s) = (dp.add(head * size), sp.add(2 * head * size));
+                    if aligned {
+                        x86::every_second_avx512::<true>(size, d, s, n);
+                        std::arch::x86_64::_mm_sfence();
+                    } else {
+                        x86::every_second_avx512::<false>(size, d, s, n);
+                    }
+                }
+                head + n * 64 / size
+            }
+            Level::Avx2 => {
+                // Whole registers of output whose two loads stay in the source range.
+                let n = match len {
+                    0 => 0,
+                    m => (2 * m - 1) * size / 64,
+                };
+                // SAFETY: `n` registers of output, whose sources are inside the caller's
+                // range; AVX2 was detected (caller).
+                unsafe { x86::every_second_avx2(size, dp, sp, n) };
+                n * 32 / size
+            }
+            Level::Sse2 | Level::Portable => 0,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (level, size, dp, sp, len, stream);
+        0
+    }
 }
 
 /// Reverses the low `bits` bits of `j`: the register that holds transposed row `j` after
@@ -287,6 +497,13 @@ mod x86 {
         _mm256_loadu_si256,
         _mm256_stream_si256
     );
+    stream_copy!(
+        stream_copy_avx512,
+        "avx512f",
+        __m512i,
+        _mm512_loadu_si512,
+        _mm512_stream_si512
+    );
 
     /// The unpack network on the first `r` registers of a tile (rows of `r` units of `unit`
     /// bytes, in each 128-bit lane): afterwards register `bitrev(j)` holds, in each lane,
@@ -335,6 +552,22 @@ mod x86 {
         ]
     );
     ladder!(
+        ladder512,
+        "avx512f,avx512bw",
+        __m512i,
+        _mm512_setzero_si512,
+        [
+            _mm512_unpacklo_epi8,
+            _mm512_unpackhi_epi8,
+            _mm512_unpacklo_epi16,
+            _mm512_unpackhi_epi16,
+            _mm512_unpacklo_epi32,
+            _mm512_unpackhi_epi32,
+            _mm512_unpacklo_epi64,
+            _mm512_unpackhi_epi64
+        ]
+    );
+    ladder!(
         ladder256,
         "avx2",
         __m256i,
@@ -351,6 +584,125 @@ mod x86 {
         ]
     );
 
+    /// The even indices `0, 2, 4, ..` of a two-register permute, per element width.
+    #[repr(align(64))]
+    struct Even<T, const N: usize>([T; N]);
+    const fn evens16() -> Even<u16, 32> {
+        let mut x = [0u16; 32];
+        let mut i = 0;
+        while i < 32 {
+            x[i] = 2 * i as u16;
+            i += 1;
+        }
+        Even(x)
+    }
+    const fn evens32() -> Even<u32, 16> {
+        let mut x = [0u32; 16];
+        let mut i = 0;
+        while i < 16 {
+            x[i] = 2 * i as u32;
+            i += 1;
+        }
+        Even(x)
+    }
+    const fn evens64() -> Even<u64, 8> {
+        let mut x = [0u64; 8];
+        let mut i = 0;
+        while i < 8 {
+            x[i] = 2 * i as u64;
+            i += 1;
+        }
+        Even(x)
+    }
+    static EVEN16: Even<u16, 32> = evens16();
+    static EVEN32: Even<u32, 16> = evens32();
+    static EVEN64: Even<u64, 8> = evens64();
+
+    /// `n` registers of every second element of `size` bytes (1, 2, 4 or 8) from `sp`
+    /// written to `dp`, each from two 64-byte loads: the even elements picked by a two-source
+    /// permute, or for bytes, the low byte of each 16-bit word narrowed. Non-temporal stores
+    /// when `STREAM`.
+    ///
+    /// # Safety
+    /// `dp..dp + 64 n` writable, `sp..sp + 128 n` readable; the CPU has AVX-512F and
+    /// AVX-512BW; `dp` 64-byte aligned when `STREAM`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn every_second_avx512<const STREAM: bool>(
+        size: usize,
+        dp: *mut u8,
+        sp: *const u8,
+        n: usize,
+    ) {
+        // SAFETY: 64-byte statics.
+        let (idx16, idx32, idx64) = unsafe {
+            (
+                _mm512_load_si512(EVEN16.0.as_ptr() as *const __m512i),
+                _mm512_load_si512(EVEN32.0.as_ptr() as *const __m512i),
+                _mm512_load_si512(EVEN64.0.as_ptr() as *const __m512i),
+            )
+        };
+        for k in 0..n {
+            // SAFETY: output register `k` and its 128 source bytes, inside the caller's
+            // ranges; `dp + 64 k` aligned when streaming.
+            unsafe {
+                let s = sp.add(128 * k);
+                let a = _mm512_loadu_si512(s as *const __m512i);
+                let b = _mm512_loadu_si512(s.add(64) as *const __m512i);
+                let x = match size {
+                    1 => _mm512_inserti64x4::<1>(
+                        _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                        _mm512_cvtepi16_epi8(b),
+                    ),
+                    2 => _mm512_permutex2var_epi16(a, idx16, b),
+                    4 => _mm512_permutex2var_epi32(a, idx32, b),
+                    _ => _mm512_permutex2var_epi64(a, idx64, b),
+                };
+                let d = dp.add(64 * k) as *mut __m512i;
+                if STREAM {
+                    _mm512_stream_si512(d, x);
+                } else {
+                    _mm512_storeu_si512(d, x);
+                }
+            }
+        }
+    }
+
+    /// `n` registers of every second element of `size` bytes (1, 2, 4 or 8) from `sp`
+    /// written to `dp`, each from two 32-byte loads: the low part of each pair of elements
+    /// kept by a mask and packed (1 and 2 bytes) or the even elements shuffled out (4 and 8
+    /// bytes), then the 64-bit quarters put back in order.
+    ///
+    /// # Safety
+    /// `dp..dp + 32 n` writable, `sp..sp + 64 n` readable; the CPU has AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn every_second_avx2(size: usize, dp: *mut u8, sp: *const u8, n: usize) {
+        let (lo8, lo16) = (_mm256_set1_epi16(0xff), _mm256_set1_epi32(0xffff));
+        for k in 0..n {
+            // SAFETY: output register `k` and its 64 source bytes, inside the caller's
+            // ranges.
+            unsafe {
+                let s = sp.add(64 * k);
+                let a = _mm256_loadu_si256(s as *const __m256i);
+                let b = _mm256_loadu_si256(s.add(32) as *const __m256i);
+                // Per 128-bit lane: [a's evens, b's evens]; the quarters then reordered
+                // 0, 2, 1, 3.
+                let x = match size {
+                    1 => _mm256_packus_epi16(_mm256_and_si256(a, lo8), _mm256_and_si256(b, lo8)),
+                    2 => _mm256_packus_epi32(_mm256_and_si256(a, lo16), _mm256_and_si256(b, lo16)),
+                    4 => _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
+                        _mm256_castsi256_ps(a),
+                        _mm256_castsi256_ps(b),
+                    )),
+                    _ => _mm256_unpacklo_epi64(a, b),
+                };
+                let x = _mm256_permute4x64_epi64::<0xD8>(x);
+                _mm256_storeu_si256(dp.add(32 * k) as *mut __m256i, x);
+            }
+        }
+    }
+
     /// Lane `k` (0 only) of a 16-byte register.
     #[inline]
     #[target_feature(enable = "sse2")]
@@ -366,6 +718,91 @@ mod x86 {
             _mm256_castsi256_si128(x)
         } else {
             _mm256_extracti128_si256::<1>(x)
+        }
+    }
+
+    /// Lane `k` (0 to 3) of a 64-byte register.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn lane512(x: __m512i, k: usize) -> __m128i {
+        match k {
+            0 => _mm512_castsi512_si128(x),
+            1 => _mm512_extracti32x4_epi32::<1>(x),
+            2 => _mm512_extracti32x4_epi32::<2>(x),
+            _ => _mm512_extracti32x4_epi32::<3>(x),
+        }
+    }
+
+    /// The 4 x 4 transpose of the 128-bit lanes of four registers: lane `q` of result `k` is
+    /// lane `k` of register `q`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn lanes4x4(x: [__m512i; 4]) -> [__m512i; 4] {
+        let t0 = _mm512_shuffle_i32x4::<0x44>(x[0], x[1]);
+        let t1 = _mm512_shuffle_i32x4::<0xEE>(x[0], x[1]);
+        let t2 = _mm512_shuffle_i32x4::<0x44>(x[2], x[3]);
+        let t3 = _mm512_shuffle_i32x4::<0xEE>(x[2], x[3]);
+        [
+            _mm512_shuffle_i32x4::<0x88>(t0, t2),
+            _mm512_shuffle_i32x4::<0xDD>(t0, t2),
+            _mm512_shuffle_i32x4::<0x88>(t1, t3),
+            _mm512_shuffle_i32x4::<0xDD>(t1, t3),
+        ]
+    }
+
+    /// Whole destination lines of `S`-byte elements (`S` is 2, 4 or 8): `groups` groups of
+    /// `64 / S` destination rows by the tile's `64 / S` source rows. The four 16-byte quarters
+    /// of the line go through the per-lane transposes of [`tile_avx512`], then a transpose of
+    /// their lanes puts each destination line in one register, written with one 64-byte store
+    /// (a non-temporal one when `STREAM`).
+    ///
+    /// # Safety
+    /// As [`super::tile`], for `64 / S * groups` rows from `b0` and `64 / S` source rows; the
+    /// CPU has AVX-512F and AVX-512BW; when `STREAM`, every destination row's first byte
+    /// (`dp + row * db`) is 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn tile_lines_avx512<const S: usize, const STREAM: bool>(
+        dp: *mut u8,
+        sp: *const u8,
+        sa: isize,
+        db: isize,
+        b0: usize,
+        groups: usize,
+    ) {
+        let r = 16 / S;
+        let bits = r.trailing_zeros();
+        for g in 0..groups {
+            let b = b0 + 4 * r * g;
+            let mut v = [[_mm512_setzero_si512(); 16]; 4];
+            for (q, vq) in v.iter_mut().enumerate() {
+                for (i, x) in vq.iter_mut().take(r).enumerate() {
+                    // SAFETY: source row `q * r + i` of the tile, bytes of elements
+                    // `b..b + 4 r`.
+                    *x = unsafe {
+                        _mm512_loadu_si512(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                            as *const __m512i)
+                    };
+                }
+                *vq = ladder512(S, r, *vq);
+            }
+            for j in 0..r {
+                let x = bitrev(j, bits);
+                let lines = lanes4x4([v[0][x], v[1][x], v[2][x], v[3][x]]);
+                for (k, line) in lines.into_iter().enumerate() {
+                    let row = (b + j + k * r) as isize;
+                    // SAFETY: destination row `b + j + k r`, the tile's 64 bytes of it
+                    // (aligned when streaming: the caller).
+                    unsafe {
+                        let d = dp.offset(row * db) as *mut __m512i;
+                        if STREAM {
+                            _mm512_stream_si512(d, line);
+                        } else {
+                            _mm512_storeu_si512(d, line);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -525,6 +962,11 @@ mod x86 {
         /// 32-byte source loads, each 128-bit lane transposed as with SSE2.
         tile_avx2, "avx2", __m256i, 2, _mm256_setzero_si256, _mm256_loadu_si256, ladder256,
         lane256
+    );
+    tile!(
+        /// 64-byte source loads, each 128-bit lane transposed as with SSE2.
+        tile_avx512, "avx512f,avx512bw", __m512i, 4, _mm512_setzero_si512, _mm512_loadu_si512,
+        ladder512, lane512
     );
 }
 
@@ -708,6 +1150,50 @@ mod tests {
     }
 
     #[test]
+    fn every_second_element_at_every_length_and_alignment() {
+        let src: Vec<u8> = (0..5000u32).map(|i| (i * 29 % 256) as u8).collect();
+        for level in supported() {
+            for size in [1usize, 2, 4, 8] {
+                for stream in [false, true] {
+                    for (off_d, off_s) in [(0, 0), (8, 0), (0, 8), (24, 40), (56, 16)] {
+                        for len in (0usize..140).chain([255, 256, 257, 300]) {
+                            let mut dst = vec![0u8; 2600];
+                            let (d, s) = (&mut dst[off_d..], &src[off_s..]);
+                            let readable = (2 * len).saturating_sub(1) * size;
+                            // SAFETY: `len * size <= 2400` bytes writable from `off_d`,
+                            // `readable <= 4792` from `off_s`; two vectors; `level`
+                            // supported.
+                            let done = unsafe {
+                                super::every_second(
+                                    level,
+                                    size,
+                                    d.as_mut_ptr(),
+                                    s[..readable].as_ptr(),
+                                    len,
+                                    stream,
+                                )
+                            };
+                            assert!(done <= len);
+                            for i in 0..done {
+                                assert_eq!(
+                                    d[i * size..(i + 1) * size],
+                                    s[2 * i * size..(2 * i + 1) * size],
+                                    "{level:?} size {size} len {len} element {i}"
+                                );
+                            }
+                            assert!(d[done * size..].iter().all(|&x| x == 0));
+                            // The wide levels leave less than two registers' worth.
+                            if level >= Level::Avx2 {
+                                assert!((len - done) * size < 128, "{level:?} {len} {done}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn streamed_row_copies_match_the_reference() {
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         super::FORCE_STREAM.store(true, Ordering::Relaxed);
@@ -718,6 +1204,23 @@ mod tests {
             check_all_sizes(&[3, 9001], &[0, 1]);
             check_all_sizes(&[3, 5, 9001], &[1, 0, 2]);
             check_padded(level);
+            // Tiles written as whole lines with non-temporal stores (AVX-512), with both
+            // buffers on lines and elsewhere, whole and partial tiles.
+            check_all_sizes(&[67, 131], &[1, 0]);
+            check_all_sizes(&[1029, 1100], &[1, 0]);
+            check_all_sizes(&[33, 64, 96], &[2, 1, 0]);
+            for shift in [[0, 0], [16, 0], [0, 16], [8, 48]] {
+                for (shape, perm) in [
+                    (&[96, 64][..], &[1, 0][..]),
+                    (&[3, 40, 128], &[0, 2, 1]),
+                    (&[4160, 64], &[1, 0]),
+                    (&[64, 4160], &[1, 0]),
+                ] {
+                    check_permute_at::<u16>(shape, perm, |i| i as u16, Some(shift));
+                    check_permute_at::<f32>(shape, perm, |i| i as f32, Some(shift));
+                    check_permute_at::<u64>(shape, perm, |i| i as u64, Some(shift));
+                }
+            }
             // Every second element, a flip and a broadcast row, each of 8 KiB or more.
             check_strided(&[3, 9001], &[20_000, 2], 0, 60_000);
             check_strided(&[3, 9001], &[-9001, -1], 27_002, 27_003);
