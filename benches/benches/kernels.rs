@@ -3,8 +3,9 @@
 //!
 //! `cargo bench -p benches --bench kernels` prints the table and runs criterion; set
 //! `KERNELS_BENCH=table` to print the table only, and `KERNELS_BENCH_FILTER=<text>` to time only
-//! the table rows whose name contains the text, and `KERNELS_BENCH_PLANS=1` to print the
-//! plan of each copy before timing it.
+//! the table rows whose name contains the text, `KERNELS_BENCH_PLANS=1` to print the plan of
+//! each copy before timing it, and `KERNELS_BENCH_RUNS=<n>` to time each row and its baseline
+//! `n` times (9 by default) before taking the medians.
 
 use criterion::{black_box, Criterion};
 use std::time::Duration;
@@ -423,7 +424,11 @@ fn cpu_model() -> String {
 }
 
 fn table() {
-    let runs = 9;
+    let runs = std::env::var("KERNELS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(9);
     println!("cpu: {}; kernels SIMD path: {}", cpu_model(), simd_path());
     // The rows under `huge/` advise their buffers; the advice takes effect only when this
     // reads `madvise` or `always`.

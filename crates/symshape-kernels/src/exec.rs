@@ -40,8 +40,11 @@ fn stream_bytes() -> usize {
     STREAM_BYTES
 }
 
-/// Rows shorter than this (bytes) are copied with ordinary stores even when streaming.
-const STREAM_ROW: usize = 1 << 13;
+/// Rows shorter than this (bytes) are written with ordinary stores even when streaming. On a
+/// Zen 4 (docs/performance.md) streaming the 1 KiB rows of the f32 `102` permute of 256^3
+/// took it from 1.2-1.5 times a memcpy to 0.8-1.0, and the 2 KiB f64 rows from 1.3-1.6 to
+/// 0.65-0.8; streaming the 512-byte u16 rows too made them slower (1.0-1.3 to 1.6-1.9).
+const STREAM_ROW: usize = 1 << 10;
 
 /// Rows shorter than this (bytes) are copied by [`short_rows`] when they lie end to end in
 /// the destination.
@@ -200,7 +203,34 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             // extents; distinct units write distinct destination elements.
             unsafe {
                 let dp = d.get().offset(di);
+                // Rows of a destination larger than the last-level cache that no kernel
+                // below streams itself go through an L1 buffer and out with non-temporal
+                // stores.
+                let staged = stream && da == 1 && len * size >= STREAM_ROW;
                 match kernel {
+                    Kernel::Pad if staged => streamed_row(level, dp, len, filler(pad)),
+                    Kernel::BroadcastFill if staged => streamed_row(level, dp, len, filler(*sp)),
+                    Kernel::ReversedCopy if staged => streamed_row(level, dp, len, |b, at| {
+                        reversed_row(b.as_mut_ptr(), sp.sub(at), b.len())
+                    }),
+                    Kernel::StridedGather if staged && sa != 2 => {
+                        streamed_row(level, dp, len, |b, at| {
+                            strided_row(b.as_mut_ptr(), 1, sp.offset(at as isize * sa), sa, b.len())
+                        })
+                    }
+                    Kernel::OffsetTable if staged => streamed_row(level, dp, len, |b, at| {
+                        let ti = si + at as isize * sa;
+                        table_row(
+                            b.as_mut_ptr(),
+                            1,
+                            s.get(),
+                            table.get(),
+                            ti,
+                            sa,
+                            b.len(),
+                            pad,
+                        )
+                    }),
                     Kernel::Pad => fill_row(dp, da, len, pad),
                     Kernel::CopyFromSlice if stream && len * size >= STREAM_ROW => {
                         // `level` is the detected one.
@@ -461,6 +491,103 @@ unsafe fn fill_row<T: Element>(dp: *mut T, ds: isize, len: usize, v: T) {
     for i in 0..len {
         // SAFETY: `i < len`, guaranteed writable by the caller.
         unsafe { *dp.offset(i as isize * ds) = v };
+    }
+}
+
+/// Bytes of the stack buffer through which [`streamed_row`] stages a row: well inside the L1
+/// cache.
+const STREAM_CHUNK: usize = 4096;
+
+/// Writes `len` unit-stride elements from `dp` with non-temporal stores, staged a chunk at a
+/// time through a buffer on the stack: `produce(buf, at)` writes elements `at..at + buf.len()`
+/// of the row into `buf`. Chunks after the first start on destination cache lines, so that
+/// only the row's first and last lines are written with ordinary stores.
+///
+/// # Safety
+/// `level` is supported by the CPU; `dp..dp + len` writable; `produce` reads only what the
+/// caller vouches for, for every chunk of the row.
+#[inline]
+unsafe fn streamed_row<T: Element>(
+    level: Level,
+    dp: *mut T,
+    len: usize,
+    mut produce: impl FnMut(&mut [T], usize),
+) {
+    let mut chunk = [StageLine([0; LINE]); STREAM_CHUNK / LINE];
+    let size = std::mem::size_of::<T>();
+    let per = STREAM_CHUNK / size;
+    // SAFETY: `STREAM_CHUNK` initialised bytes on a line (so aligned for any element, all of
+    // at most 8 bytes), and zero bytes are a valid value of every element type.
+    let buf = unsafe { std::slice::from_raw_parts_mut(chunk.as_mut_ptr() as *mut T, per) };
+    // The first chunk ends at a destination line when the row starts inside one.
+    let first = match (dp as usize) % LINE {
+        0 => per,
+        r if r % size == 0 => per - r / size,
+        _ => per,
+    };
+    let mut at = 0;
+    while at < len {
+        let n = (if at == 0 { first } else { per }).min(len - at);
+        produce(&mut buf[..n], at);
+        // SAFETY: elements `at..at + n` of the row, from the buffer just written; the
+        // caller's level.
+        unsafe {
+            simd::stream_copy_unfenced(
+                level,
+                dp.add(at) as *mut u8,
+                buf.as_ptr() as *const u8,
+                n * size,
+            )
+        };
+        at += n;
+    }
+    simd::fence(level);
+}
+
+/// Whether a destination of `bytes` bytes is written with non-temporal stores (larger than
+/// the last-level caches of the machines measured).
+pub(crate) fn streams(bytes: usize) -> bool {
+    bytes >= stream_bytes()
+}
+
+/// Writes one row of `len` elements from `dp` at stride `ds`: `write(out, stride, at, n)`
+/// writes elements `at..at + n` of the row to `out`, `stride` apart. When `stream` and the
+/// row is unit-stride and long, through [`streamed_row`] (non-temporal stores), else
+/// directly.
+///
+/// # Safety
+/// `level` is supported by the CPU; `dp + k ds` writable for `k < len`; `write` writes only
+/// the `n` elements it is given and reads only what the caller vouches for.
+#[inline]
+pub(crate) unsafe fn write_row<T: Element>(
+    level: Level,
+    stream: bool,
+    dp: *mut T,
+    ds: isize,
+    len: usize,
+    mut write: impl FnMut(*mut T, isize, usize, usize),
+) {
+    if stream && ds == 1 && len.saturating_mul(std::mem::size_of::<T>()) >= STREAM_ROW {
+        // SAFETY: the caller's contract, `len` unit-stride elements from `dp`.
+        unsafe {
+            streamed_row(level, dp, len, |b, at| {
+                write(b.as_mut_ptr(), 1, at, b.len())
+            })
+        }
+    } else {
+        write(dp, ds, 0, len);
+    }
+}
+
+/// A `produce` of [`streamed_row`] for a row of one value: it fills the buffer once (the
+/// chunks reuse it).
+fn filler<T: Element>(v: T) -> impl FnMut(&mut [T], usize) {
+    let mut filled = 0;
+    move |b: &mut [T], _| {
+        if b.len() > filled {
+            b.fill(v);
+            filled = b.len();
+        }
     }
 }
 

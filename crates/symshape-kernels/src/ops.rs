@@ -11,7 +11,7 @@ use symshape_view::{ConcreteView, Levels};
 use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::exec::{drive, run_copy, tiled, Ptr};
+use crate::exec::{drive, run_copy, streams, tiled, write_row, Ptr};
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
@@ -19,6 +19,7 @@ use crate::plan::{
     copy_plan, materialize_plan, simplify, stack_offsets, Axis, LoopPlan, PARALLEL_BYTES,
 };
 use crate::simd;
+use std::mem::size_of;
 
 /// A dense row-major result: its shape and its values.
 #[derive(Debug, Clone, PartialEq)]
@@ -384,11 +385,17 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
         return Ok(());
     };
     let d = Ptr(dst.buf.as_mut_ptr());
+    let (level, stream) = (simd::level(), streams(numel.saturating_mul(size_of::<T>())));
     let row = move |off: [isize; 1], start: usize, len: usize| {
-        for i in start..start + len {
-            // SAFETY: offsets of valid destination elements, inside the checked extent; each
-            // written by one unit only.
-            unsafe { *d.get().offset(off[0] + i as isize * s) = value };
+        // SAFETY: offsets of valid destination elements, inside the checked extent; each
+        // written by one unit only; `level` is the detected one.
+        unsafe {
+            let dp = d.get().offset(off[0] + start as isize * s);
+            write_row(level, stream, dp, s, len, |o, os, _, n| {
+                for k in 0..n as isize {
+                    *o.offset(k * os) = value;
+                }
+            });
         }
     };
     drive(outer, base, n, 1 << 14, parallel, &row);
@@ -488,26 +495,33 @@ fn map_rows<T: Element, U: Element>(
         return Ok(());
     };
     let (d, s) = (Ptr(out.as_mut_ptr()), Ptr(buf.as_ptr() as *mut T));
+    let (level, stream) = (
+        simd::level(),
+        streams(dst.numel().saturating_mul(size_of::<U>())),
+    );
     let row = move |off: [isize; 2], start: usize, len: usize| {
         // SAFETY: one segment of one row: offsets inside the destination's checked extent
         // and inside the source's checked extent; units write disjoint elements (the
-        // destination is free of self-overlap).
+        // destination is free of self-overlap); `level` is the detected one.
         unsafe {
             let dp = d.get().offset(off[0] + start as isize * ds);
             let sp = s.get().offset(off[1] + start as isize * ss) as *const T;
-            if ds == 1 && ss == 1 {
-                let (o, i) = (
-                    std::slice::from_raw_parts_mut(dp, len),
-                    std::slice::from_raw_parts(sp, len),
-                );
-                for (x, y) in o.iter_mut().zip(i) {
-                    *x = f(*y);
+            write_row(level, stream, dp, ds, len, |o, os, at, n| {
+                let sp = sp.offset(at as isize * ss);
+                if os == 1 && ss == 1 {
+                    let (o, i) = (
+                        std::slice::from_raw_parts_mut(o, n),
+                        std::slice::from_raw_parts(sp, n),
+                    );
+                    for (x, y) in o.iter_mut().zip(i) {
+                        *x = f(*y);
+                    }
+                } else {
+                    for k in 0..n as isize {
+                        *o.offset(k * os) = f(*sp.offset(k * ss));
+                    }
                 }
-            } else {
-                for k in 0..len as isize {
-                    *dp.offset(k * ds) = f(*sp.offset(k * ss));
-                }
-            }
+            });
         }
     };
     drive(outer, base, n, 1 << 14, parallel, &row);
@@ -623,15 +637,23 @@ fn zip_rows<A: Element, B: Element, C: Element>(
         Ptr(abuf.as_ptr() as *mut A),
         Ptr(bbuf.as_ptr() as *mut B),
     );
+    let (level, stream) = (
+        simd::level(),
+        streams(dst.numel().saturating_mul(size_of::<C>())),
+    );
     let row = move |off: [isize; 3], start: usize, len: usize| {
         let st = start as isize;
         // SAFETY: one segment of one row: inside the destination's checked extent and inside
-        // both inputs' checked extents; units write disjoint elements.
+        // both inputs' checked extents; units write disjoint elements; `level` is the
+        // detected one.
         unsafe {
             let dp = d.get().offset(off[0] + st * ds);
             let xp = x.get().offset(off[1] + st * xs) as *const A;
             let yp = y.get().offset(off[2] + st * ys) as *const B;
-            zip_row(dp, ds, xp, xs, yp, ys, len, f);
+            write_row(level, stream, dp, ds, len, |o, os, at, n| {
+                let at = at as isize;
+                zip_row(o, os, xp.offset(at * xs), xs, yp.offset(at * ys), ys, n, f);
+            });
         }
     };
     drive(outer, base, n, 1 << 14, parallel, &row);

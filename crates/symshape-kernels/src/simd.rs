@@ -159,7 +159,10 @@ pub(crate) unsafe fn tile(
     {
         // Quarters of a destination line per tile: 16-byte blocks of `16 / size` rows.
         let bytes = rows.saturating_mul(size);
-        if !matches!(size, 1 | 2 | 4 | 8) || !bytes.is_multiple_of(16) || !(16..=64).contains(&bytes) {
+        if !matches!(size, 1 | 2 | 4 | 8)
+            || !bytes.is_multiple_of(16)
+            || !(16..=64).contains(&bytes)
+        {
             return 0;
         }
         let quads = bytes / 16;
@@ -336,6 +339,18 @@ pub(crate) unsafe fn tile(
 /// overlapping.
 #[inline]
 pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { stream_copy_unfenced(level, dp, sp, bytes) };
+    fence(level);
+}
+
+/// [`stream_copy`] without the store fence: the caller calls [`fence`] before the bytes may
+/// be read by another thread (or before it returns to code that hands them over).
+///
+/// # Safety
+/// As [`stream_copy`].
+#[inline]
+pub(crate) unsafe fn stream_copy_unfenced(level: Level, dp: *mut u8, sp: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         match level {
@@ -351,6 +366,18 @@ pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes
     let _ = level;
     // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(sp, dp, bytes) }
+}
+
+/// A store fence after non-temporal stores of `level` (nothing at the portable level, which
+/// makes none).
+#[inline]
+pub(crate) fn fence(level: Level) {
+    #[cfg(target_arch = "x86_64")]
+    if level != Level::Portable {
+        // SAFETY: SSE2 (the fence's feature) is in the x86_64 baseline.
+        unsafe { std::arch::x86_64::_mm_sfence() };
+    }
+    let _ = level;
 }
 
 /// Copies every second element: `size` bytes from `sp + 2 i size` to `dp + i size` for
@@ -454,7 +481,8 @@ mod x86 {
     }
 
     /// The streaming copies, one per register width: an unaligned head, then whole 64-byte
-    /// lines loaded and stored with non-temporal stores, then the tail, then a store fence.
+    /// lines loaded and stored with non-temporal stores, then the tail (no fence: the
+    /// callers fence).
     macro_rules! stream_copy {
         ($name:ident, $feature:literal, $reg:ty, $load:ident, $stream:ident) => {
             /// # Safety
@@ -478,7 +506,6 @@ mod x86 {
                     }
                     let done = h + 64 * n;
                     std::ptr::copy_nonoverlapping(sp.add(done), dp.add(done), bytes - done);
-                    _mm_sfence();
                 }
             }
         };
@@ -1225,6 +1252,82 @@ mod tests {
             check_strided(&[3, 9001], &[20_000, 2], 0, 60_000);
             check_strided(&[3, 9001], &[-9001, -1], 27_002, 27_003);
             check_strided(&[3, 9001], &[1, 0], 0, 3);
+        }
+        FORCED.store(0, Ordering::Relaxed);
+        super::FORCE_STREAM.store(false, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn streamed_fill_map_zip_and_tables_match_the_reference() {
+        use crate::{fill, map_into, zip_into};
+        use symshape_view::ConcreteStack;
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        super::FORCE_STREAM.store(true, Ordering::Relaxed);
+        let lay = |shape: &[i64], strides: &[i64], offset: i64| {
+            ConcreteView::create(shape, Some(strides), offset, None).expect("view")
+        };
+        for level in supported() {
+            FORCED.store(level as u8, Ordering::Relaxed);
+            // fill: rows of 4990 u16 inside rows of 5000, from element 3.
+            let mut buf = vec![1u16; 15_000];
+            let v = lay(&[3, 4990], &[5000, 1], 3);
+            fill(Output::new(&mut buf, &v), 7).expect("fill");
+            for (i, &x) in buf.iter().enumerate() {
+                let inside = (3..4993).contains(&(i % 5000));
+                assert_eq!(x, if inside { 7 } else { 1 }, "{level:?} fill {i}");
+            }
+            // map: a flipped [3, 5000] block of f32 into a row-major one.
+            let src: Vec<f32> = (0..15_000).map(|i| i as f32).collect();
+            let flipped = lay(&[3, 5000], &[-5000, -1], 14_999);
+            let mut out = vec![0f32; 15_000];
+            let rm = ConcreteView::contiguous(&[3, 5000]).expect("view");
+            map_into(
+                Input::new(&src, &flipped),
+                Output::new(&mut out, &rm),
+                |x| 2.0 * x + 1.0,
+            )
+            .expect("map");
+            for (i, &x) in out.iter().enumerate() {
+                assert_eq!(x, 2.0 * (14_999 - i) as f32 + 1.0, "{level:?} map {i}");
+            }
+            // zip: [3, 1] + [1, 5000] of f64.
+            let (a, b): (Vec<f64>, Vec<f64>) = (
+                (0..3).map(f64::from).collect(),
+                (0..5000).map(f64::from).collect(),
+            );
+            let (la, lb) = (
+                ConcreteView::contiguous(&[3, 1]).expect("view"),
+                ConcreteView::contiguous(&[1, 5000]).expect("view"),
+            );
+            let mut out = vec![0f64; 15_000];
+            zip_into(
+                Input::new(&a, &la),
+                Input::new(&b, &lb),
+                Output::new(&mut out, &rm),
+                |x, y| 10_000.0 * x + y,
+            )
+            .expect("zip");
+            for (i, &x) in out.iter().enumerate() {
+                assert_eq!(
+                    x,
+                    (10_000 * (i / 5000) + i % 5000) as f64,
+                    "{level:?} zip {i}"
+                );
+            }
+            // An offset table: every other element of a transpose, read flat.
+            let buf: Vec<u32> = (0..24_000).collect();
+            let stack = ConcreteStack::unmerged(vec![
+                lay(&[6000, 4], &[1, 6000], 0),
+                lay(&[12_000], &[2], 0),
+            ])
+            .expect("stack");
+            let got = materialize(Input::new(&buf, &stack)).expect("materialize");
+            for (i, &x) in got.values.iter().enumerate() {
+                let p = 2 * i;
+                assert_eq!(x as usize, p / 4 + 6000 * (p % 4), "{level:?} table {i}");
+            }
+            // A gather of every third element.
+            check_strided(&[3, 9001], &[30_000, 3], 0, 90_000);
         }
         FORCED.store(0, Ordering::Relaxed);
         super::FORCE_STREAM.store(false, Ordering::Relaxed);
