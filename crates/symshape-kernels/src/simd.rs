@@ -285,7 +285,8 @@ pub(crate) unsafe fn tile(
                     )
                 }
             }
-            // 1-byte lines keep the AVX2 level's staged blocks.
+            // 1-byte lines keep the AVX2 level's staged blocks: staging them with 64-byte
+            // loads was slower on a Zen 4 (docs/performance.md).
             (Level::Avx512, 1) if quads == 4 => {
                 // SAFETY: the caller's contract; AVX2 is present with AVX-512.
                 unsafe { tile(Level::Avx2, 1, rows, dp, sp, sa, db, b0, bl, false) }
@@ -532,33 +533,80 @@ mod x86 {
         _mm512_stream_si512
     );
 
-    /// The unpack network on the first `r` registers of a tile (rows of `r` units of `unit`
-    /// bytes, in each 128-bit lane): afterwards register `bitrev(j)` holds, in each lane,
-    /// column `j` of that lane's `r x r` block. One function per register width.
+    /// `$body` once for each `$i` in `0..16`, each time a literal, so that the register
+    /// arrays the kernels index with it are indexed by constants and stay in registers.
+    macro_rules! each16 {
+        ($i:ident => $body:block) => {
+            each16!(@ $i $body 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+        };
+        (@ $i:ident $body:block $($n:literal)*) => {$({
+            let $i: usize = $n;
+            $body
+        })*};
+    }
+
+    /// As [`each16`], for `$i` in `0..4`.
+    macro_rules! each4 {
+        ($i:ident => $body:block) => {
+            each4!(@ $i $body 0 1 2 3)
+        };
+        (@ $i:ident $body:block $($n:literal)*) => {$({
+            let $i: usize = $n;
+            $body
+        })*};
+    }
+
+    /// One stage of the unpack network on the first `$r` registers of `$v`: pair `i` (registers
+    /// `2 i` and `2 i + 1`) interleaved by `$lo` into register `i` and by `$hi` into register
+    /// `$r / 2 + i`.
+    macro_rules! unpack {
+        ($v:ident, $r:expr, $lo:ident, $hi:ident) => {{
+            let h = $r / 2;
+            let mut t = $v;
+            unpack!(@ $v t h $lo $hi 0 1 2 3 4 5 6 7);
+            $v = t;
+        }};
+        (@ $v:ident $t:ident $h:ident $lo:ident $hi:ident $($i:literal)*) => {$(
+            if $i < $h {
+                $t[$i] = $lo($v[2 * $i], $v[2 * $i + 1]);
+                $t[$h + $i] = $hi($v[2 * $i], $v[2 * $i + 1]);
+            }
+        )*};
+    }
+
+    /// The unpack network on the first `16 / S` registers of a tile (rows of `16 / S`
+    /// elements of `S` bytes, in each 128-bit lane): afterwards register `j` holds, in each
+    /// lane, column `j` of that lane's block. One function per register width; every index
+    /// is a constant once `S` is, so the registers are never spilled to index them.
     macro_rules! ladder {
-        ($name:ident, $feature:literal, $reg:ty, $zero:ident,
+        ($name:ident, $feature:literal, $reg:ty,
          [$lo1:ident, $hi1:ident, $lo2:ident, $hi2:ident, $lo4:ident, $hi4:ident,
           $lo8:ident, $hi8:ident]) => {
             #[inline]
             #[target_feature(enable = $feature)]
-            fn $name(mut unit: usize, r: usize, mut v: [$reg; 16]) -> [$reg; 16] {
-                while unit < 16 {
-                    let mut t = [$zero(); 16];
-                    for i in 0..r / 2 {
-                        // The low and the high halves of the pair, interleaved in units of
-                        // `unit` bytes.
-                        let (a, b) = (v[2 * i], v[2 * i + 1]);
-                        (t[i], t[r / 2 + i]) = match unit {
-                            1 => ($lo1(a, b), $hi1(a, b)),
-                            2 => ($lo2(a, b), $hi2(a, b)),
-                            4 => ($lo4(a, b), $hi4(a, b)),
-                            _ => ($lo8(a, b), $hi8(a, b)),
-                        };
-                    }
-                    v = t;
-                    unit *= 2;
+            fn $name<const S: usize>(mut v: [$reg; 16]) -> [$reg; 16] {
+                let r = 16 / S;
+                if S <= 1 {
+                    unpack!(v, r, $lo1, $hi1);
                 }
-                v
+                if S <= 2 {
+                    unpack!(v, r, $lo2, $hi2);
+                }
+                if S <= 4 {
+                    unpack!(v, r, $lo4, $hi4);
+                }
+                if S <= 8 {
+                    unpack!(v, r, $lo8, $hi8);
+                }
+                // The network leaves column `j` in register `bitrev(j)`.
+                let bits = r.trailing_zeros();
+                let mut out = v;
+                each16!(j => {
+                    if j < r {
+                        out[j] = v[bitrev(j, bits)];
+                    }
+                });
+                out
             }
         };
     }
@@ -566,7 +614,6 @@ mod x86 {
         ladder128,
         "sse2",
         __m128i,
-        _mm_setzero_si128,
         [
             _mm_unpacklo_epi8,
             _mm_unpackhi_epi8,
@@ -582,7 +629,6 @@ mod x86 {
         ladder512,
         "avx512f,avx512bw",
         __m512i,
-        _mm512_setzero_si512,
         [
             _mm512_unpacklo_epi8,
             _mm512_unpackhi_epi8,
@@ -598,7 +644,6 @@ mod x86 {
         ladder256,
         "avx2",
         __m256i,
-        _mm256_setzero_si256,
         [
             _mm256_unpacklo_epi8,
             _mm256_unpackhi_epi8,
@@ -798,38 +843,42 @@ mod x86 {
         groups: usize,
     ) {
         let r = 16 / S;
-        let bits = r.trailing_zeros();
         for g in 0..groups {
             let b = b0 + 4 * r * g;
             let mut v = [[_mm512_setzero_si512(); 16]; 4];
-            for (q, vq) in v.iter_mut().enumerate() {
-                for (i, x) in vq.iter_mut().take(r).enumerate() {
-                    // SAFETY: source row `q * r + i` of the tile, bytes of elements
-                    // `b..b + 4 r`.
-                    *x = unsafe {
-                        _mm512_loadu_si512(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                            as *const __m512i)
-                    };
-                }
-                *vq = ladder512(S, r, *vq);
-            }
-            for j in 0..r {
-                let x = bitrev(j, bits);
-                let lines = lanes4x4([v[0][x], v[1][x], v[2][x], v[3][x]]);
-                for (k, line) in lines.into_iter().enumerate() {
-                    let row = (b + j + k * r) as isize;
-                    // SAFETY: destination row `b + j + k r`, the tile's 64 bytes of it
-                    // (aligned when streaming: the caller).
-                    unsafe {
-                        let d = dp.offset(row * db) as *mut __m512i;
-                        if STREAM {
-                            _mm512_stream_si512(d, line);
-                        } else {
-                            _mm512_storeu_si512(d, line);
-                        }
+            each4!(q => {
+                each16!(i => {
+                    if i < r {
+                        // SAFETY: source row `q * r + i` of the tile, bytes of elements
+                        // `b..b + 4 r`.
+                        v[q][i] = unsafe {
+                            _mm512_loadu_si512(
+                                sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                                    as *const __m512i,
+                            )
+                        };
                     }
+                });
+                v[q] = ladder512::<S>(v[q]);
+            });
+            each16!(j => {
+                if j < r {
+                    let lines = lanes4x4([v[0][j], v[1][j], v[2][j], v[3][j]]);
+                    each4!(k => {
+                        let row = (b + j + k * r) as isize;
+                        // SAFETY: destination row `b + j + k r`, the tile's 64 bytes of it
+                        // (aligned when streaming: the caller).
+                        unsafe {
+                            let d = dp.offset(row * db) as *mut __m512i;
+                            if STREAM {
+                                _mm512_stream_si512(d, lines[k]);
+                            } else {
+                                _mm512_storeu_si512(d, lines[k]);
+                            }
+                        }
+                    });
                 }
-            }
+            });
         }
     }
 
@@ -857,34 +906,39 @@ mod x86 {
                 quads: usize,
             ) {
                 let r = 16 / S;
-                let bits = r.trailing_zeros();
                 for g in 0..groups {
                     let b = b0 + $lanes * r * g;
                     for q in 0..quads.min(4) {
                         let mut v = [$zero(); 16];
-                        for (i, x) in v.iter_mut().take(r).enumerate() {
-                            // SAFETY: source row `q * r + i` of the tile, columns
-                            // `b..b + LANES r`.
-                            *x = unsafe {
-                                $load(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                                    as *const $reg)
-                            };
-                        }
-                        let v = $ladder(S, r, v);
-                        for j in 0..r {
-                            let x = v[bitrev(j, bits)];
-                            for k in 0..$lanes {
-                                let row = (b + j + k * r) as isize;
-                                // SAFETY: destination row `b + j + k r`, bytes `16 q..16 q + 16`
-                                // of its line.
-                                unsafe {
-                                    _mm_storeu_si128(
-                                        dp.offset(row * db + 16 * q as isize) as *mut __m128i,
-                                        $lane(x, k),
-                                    )
+                        each16!(i => {
+                            if i < r {
+                                // SAFETY: source row `q * r + i` of the tile, columns
+                                // `b..b + LANES r`.
+                                v[i] = unsafe {
+                                    $load(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                                        as *const $reg)
                                 };
                             }
-                        }
+                        });
+                        let v = $ladder::<S>(v);
+                        each16!(j => {
+                            if j < r {
+                                each4!(k => {
+                                    if k < $lanes {
+                                        let row = (b + j + k * r) as isize;
+                                        // SAFETY: destination row `b + j + k r`, bytes
+                                        // `16 q..16 q + 16` of its line.
+                                        unsafe {
+                                            _mm_storeu_si128(
+                                                dp.offset(row * db + 16 * q as isize)
+                                                    as *mut __m128i,
+                                                $lane(v[j], k),
+                                            )
+                                        };
+                                    }
+                                });
+                            }
+                        });
                     }
                 }
             }
@@ -942,10 +996,10 @@ mod x86 {
                                 )
                             };
                         }
-                        let v = ladder256(1, 16, v);
+                        let v = ladder256::<1>(v);
                         macro_rules! stage {
                             ($($j:literal)*) => {$(
-                                let x = v[bitrev($j, 4)];
+                                let x = v[$j];
                                 // SAFETY: inside block `g` of the buffer, 16-byte aligned.
                                 unsafe {
                                     _mm_store_si128(
