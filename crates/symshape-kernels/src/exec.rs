@@ -297,12 +297,12 @@ unsafe fn tiled_box<T: Element>(
         (nb, db, sb),
         stream,
     );
-    // 1-byte tiles into destination rows a page or more apart go through a staging buffer
+    // 1-byte tiles into destination rows several pages apart go through a staging buffer
     // a unit at a time ([`tile_unit_staged`]), units sized to fill it.
     let staged = size == 1
         && na >= LINE
         && nb.min(TILE).saturating_mul(LINE) <= STAGE_BYTES
-        && db.unsigned_abs() >= PAGE;
+        && db.unsigned_abs() >= STAGE_APART;
     let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
         if staged && a.1.saturating_mul(b.1) <= STAGE_BYTES {
             // SAFETY: as below, for the same unit (`T` is 1 byte).
@@ -680,8 +680,12 @@ unsafe fn table_row<T: Element>(
 /// Bytes of the per-thread buffer through which [`tile_unit_staged`] stages a unit.
 const STAGE_BYTES: usize = 1 << 16;
 
-/// Destination rows at least this far apart (bytes) each lie in pages of their own.
-const PAGE: usize = 4096;
+/// Destination rows at least this far apart (bytes) are tiled through [`tile_unit_staged`]:
+/// the 256^3 permutes `201` and `210` (rows 64 KiB apart) gain from it on a Zen 3 and a Zen 4,
+/// but the 4096^2 transpose (rows one 4 KiB page apart) was slower with it on a Zen 4: 4.2-4.5
+/// ms single-threaded against 3.1-3.7 without, 2.1-2.3 against 1.7-2.0 on two threads
+/// (docs/performance.md).
+const STAGE_APART: usize = 1 << 14;
 
 /// A cache line of the staging buffer (so that the buffer starts on a line).
 #[derive(Clone, Copy)]
@@ -695,7 +699,7 @@ thread_local! {
 
 /// A unit of a tiled box of 1-byte elements (source rows `a`, destination rows `b`, at most
 /// [`STAGE_BYTES`] in all) tiled into a per-thread buffer laid out as its destination rows,
-/// then copied out row by row. For destination rows a page or more apart (the `210` and
+/// then copied out row by row. For destination rows far apart (the `210` and
 /// `201` permutes of 256^3: rows 64 KiB apart) each row of the unit is then written in one
 /// run rather than a line at a time by each of its tiles. On two threads of a Zen 3
 /// (docs/performance.md) the u8 `201` went from 2.2-2.7 times a memcpy to 1.5-2.4 and

@@ -1143,8 +1143,11 @@ mod tests {
             check_all_sizes(&[5, 70, 129], &[0, 2, 1]);
             check_all_sizes(&[1029, 1100], &[1, 0]);
             check_all_sizes(&[33, 64, 96], &[2, 1, 0]);
-            // 1-byte units staged whole: destination rows a page or more apart, units of
-            // whole slabs and of blocks of a long row, whole and partial tiles.
+            // 1-byte units staged whole: destination rows 16 KiB or more apart, whole and
+            // partial tiles; then rows closer, units of whole slabs and of blocks of a long
+            // row.
+            check_all_sizes(&[64, 256, 64], &[2, 1, 0]);
+            check_all_sizes(&[66, 250, 70], &[2, 0, 1]);
             check_all_sizes(&[64, 64, 64], &[2, 1, 0]);
             check_all_sizes(&[96, 70, 64], &[2, 1, 0]);
             check_all_sizes(&[64, 80, 64], &[2, 0, 1]);
