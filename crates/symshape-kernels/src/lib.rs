@@ -59,12 +59,25 @@
 //! # SIMD and streaming stores
 //!
 //! The tiled kernel (transposes and other permutations) moves 1-, 2-, 4- and 8-byte elements
-//! through register transposes: SSE2 on every x86_64 CPU, AVX2 where
-//! `is_x86_feature_detected!` finds it (detected once; [`simd_path`] names the level in use).
+//! through register transposes at the best level the CPU has, detected once with
+//! `is_x86_feature_detected!` ([`simd_path`] names it):
+//! - SSE2, on every x86_64 CPU: 16-byte blocks;
+//! - AVX2: 32-byte loads for 1- and 2-byte elements, and 1-byte tiles staged through a 4 KiB
+//!   L1 buffer so that every source and destination line is touched whole, once;
+//! - AVX-512 (F and BW): for 2-, 4- and 8-byte elements, each destination line of a tile is
+//!   put together in one 64-byte register and written with one store; 64-byte gathers of
+//!   every second element (`a[:, ::2]`).
+//!
 //! Other architectures run the same tiling with plain loops; the tests force every level the
-//! CPU supports, the portable one included. Whole-row copies of 8 KiB or more into
-//! destinations of 32 MiB or more use non-temporal stores, which skip reading the destination
-//! into the cache before writing it.
+//! CPU supports, the portable one included. The environment variable `SYMSHAPE_SIMD`
+//! (`avx2`, `sse2` or `portable`) caps the level, to compare levels or to rule one out.
+//!
+//! Destinations of 32 MiB or more (larger than the last-level cache of the machines
+//! measured) are written with non-temporal stores, which skip reading each destination line
+//! before writing it and leave the caches to the source: row copies of 1 KiB or more, the
+//! AVX-512 tiles, and every other row a kernel writes (fills, pads, broadcasts, reversed and
+//! strided rows, offset-table gathers, `map` and `zip`), which go through a 4 KiB buffer on
+//! the stack. docs/performance.md has the measurements behind each of these choices.
 //!
 //! # Dependencies
 //!
