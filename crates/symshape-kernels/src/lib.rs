@@ -62,8 +62,8 @@
 //! through register transposes at the best level the CPU has, detected once with
 //! `is_x86_feature_detected!` ([`simd_path`] names it):
 //! - SSE2, on every x86_64 CPU: 16-byte blocks;
-//! - AVX2: 32-byte loads for 1- and 2-byte elements, and 1-byte tiles staged through a 4 KiB
-//!   L1 buffer so that every source and destination line is touched whole, once;
+//! - AVX2: 32-byte loads for 1- and 2-byte elements, and 1-byte tiles staged through an
+//!   L1-resident buffer so that every source and destination line is touched whole, once;
 //! - AVX-512 (F and BW): for 2-, 4- and 8-byte elements, each destination line of a tile is
 //!   put together in one 64-byte register and written with one store; 64-byte gathers of
 //!   every second element (`a[:, ::2]`).
