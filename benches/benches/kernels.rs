@@ -11,8 +11,8 @@ use criterion::{black_box, Criterion};
 use std::time::Duration;
 use symshape::Scope;
 use symshape_kernels::{
-    advise_huge_pages, copy, plan_materialize, reduce, simd_path, zip_into, ConcreteStack,
-    ConcreteView, Element, Input, Kernel, LoopPlan, Output, ReduceConfig, ReduceOp,
+    advise_huge_pages, copy, plan_materialize, reduce, simd_kernels, simd_path, zip_into,
+    ConcreteStack, ConcreteView, Element, Input, Kernel, LoopPlan, Output, ReduceConfig, ReduceOp,
 };
 use symshape_view::ViewOps;
 
@@ -430,6 +430,7 @@ fn table() {
         .filter(|&n| n > 0)
         .unwrap_or(9);
     println!("cpu: {}; kernels SIMD path: {}", cpu_model(), simd_path());
+    println!("{}", simd_kernels());
     // The rows under `huge/` advise their buffers; the advice takes effect only when this
     // reads `madvise` or `always`.
     let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");

@@ -138,5 +138,5 @@ pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
 pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};
 pub use reduce::{reduce, reduce_with, ReduceConfig, ReduceOp};
-pub use simd::simd_path;
+pub use simd::{simd_kernels, simd_path};
 pub use symshape_view::{ConcreteStack, ConcreteView, Levels};

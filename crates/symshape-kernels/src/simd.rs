@@ -126,6 +126,24 @@ pub fn simd_path() -> &'static str {
     level().name()
 }
 
+/// What the kernels run at the level of [`simd_path`], element size by element size, in one
+/// line (the benchmarks print it in their header).
+#[must_use]
+pub fn simd_kernels() -> &'static str {
+    match level() {
+        Level::Avx512 => {
+            "tiles: u8 staged through L1 with 32-byte loads (avx2), u16/f32/f64 whole lines in \
+             one 64-byte register; a[:, ::2]: 64-byte permutes"
+        }
+        Level::Avx2 => {
+            "tiles: u8 staged through L1 with 32-byte loads, u16 32-byte loads, f32/f64 \
+             16-byte blocks (sse2); a[:, ::2]: 32-byte shuffles"
+        }
+        Level::Sse2 => "tiles: 16-byte blocks for every element size; a[:, ::2]: plain loops",
+        Level::Portable => "tiles and gathers: plain loops",
+    }
+}
+
 /// One tile of the tiled kernel, in bytes: `rows` source rows (a multiple of `16 / size`, at
 /// most `64 / size`: one destination cache line or a whole number of its 16-byte quarters) by
 /// `bl` destination rows from `b0`, where source row `k` starts at `sp + k * sa` and
