@@ -205,7 +205,18 @@ pub(crate) unsafe fn tile(
                 let blocks = bl / 64;
                 // SAFETY: the caller's contract, for the `blocks * 64` rows from `b0` and the
                 // 64 source rows; AVX2 was detected (caller).
-                unsafe { x86::tile_staged_u8_avx2(dp, sp, sa, db, b0, blocks) };
+                // Software prefetch of the source rows two quarters ahead, when the rows lie
+                // less than a page apart: on a Zen 4 the u8 `021` and `201` permutes (rows
+                // 256 bytes apart) took 3.5-3.7 ms single-threaded with it against 4.8-4.9
+                // without, while rows 4 KiB and 64 KiB apart (transposes, `120`, `210`) were
+                // as fast or slower (docs/performance.md).
+                unsafe {
+                    if sa.unsigned_abs() < 4096 {
+                        x86::tile_staged_u8_avx2::<true>(dp, sp, sa, db, b0, blocks)
+                    } else {
+                        x86::tile_staged_u8_avx2::<false>(dp, sp, sa, db, b0, blocks)
+                    }
+                };
                 let done = blocks * 64;
                 let groups = (bl - done) / 32;
                 // SAFETY: as above, for the next `groups * 32` rows.
@@ -965,6 +976,9 @@ mod x86 {
     /// Blocks staged together by [`tile_staged_u8_avx2`].
     const WIDE: usize = 4;
 
+    /// How far ahead (source rows) [`tile_staged_u8_avx2`] prefetches when asked to.
+    const PREFETCH_ROWS: isize = 32;
+
     /// 1-byte elements, whole tiles: `blocks` blocks of 64 destination rows by 64 source rows,
     /// each staged through 4 KiB of a buffer on the stack, [`WIDE`] blocks at a time. The 16
     /// source rows of a quarter are read whole across those blocks (256 bytes of each row,
@@ -974,14 +988,15 @@ mod x86 {
     /// [`tile_avx2`] lose lines between the quarters that share them; the buffer's lines are
     /// distinct sets. Staging was 15-20% faster single-threaded on a Zen 3 than the groups,
     /// and four blocks at a time 15-25% faster than one for source rows 64 KiB apart (the
-    /// `210` and `120` permutes of 256^3; docs/performance.md).
+    /// `210` and `120` permutes of 256^3; docs/performance.md). With `PREFETCH`, each quarter
+    /// first prefetches the source lines [`PREFETCH_ROWS`] rows further on.
     ///
     /// # Safety
     /// As [`super::tile`], for `blocks * 64` rows from `b0` and 64 source rows; the CPU has
     /// AVX2.
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn tile_staged_u8_avx2(
+    pub(super) unsafe fn tile_staged_u8_avx2<const PREFETCH: bool>(
         dp: *mut u8,
         sp: *const u8,
         sa: isize,
@@ -1003,6 +1018,15 @@ mod x86 {
                     let b = b0 + 64 * (g0 + g);
                     // SAFETY: block `g < WIDE` of the buffer.
                     let bp = unsafe { base.add(4096 * g) };
+                    if PREFETCH {
+                        // The rows two quarters ahead (the next tile's for the last two):
+                        // a hint, never dereferenced, so it may point past the source.
+                        for i in 0..16isize {
+                            let row = 16 * q as isize + i + PREFETCH_ROWS;
+                            let p = sp.wrapping_offset(row * sa + b as isize);
+                            _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+                        }
+                    }
                     for h in 0..2usize {
                         let mut v = [_mm256_setzero_si256(); 16];
                         for (i, x) in v.iter_mut().enumerate() {
