@@ -46,8 +46,12 @@ static LEVEL: AtomicU8 = AtomicU8::new(0);
 /// level (`portable`, `sse2`, `avx2` or `avx512`); a level above the CPU's, or any other
 /// value, is ignored.
 fn detect() -> Level {
-    let cpu = detect_cpu();
-    let cap = std::env::var("SYMSHAPE_SIMD").ok().and_then(|v| {
+    capped(detect_cpu(), std::env::var("SYMSHAPE_SIMD").ok().as_deref())
+}
+
+/// `cpu`, or the level `cap` names when it is lower.
+fn capped(cpu: Level, cap: Option<&str>) -> Level {
+    let cap = cap.and_then(|v| {
         Level::ALL
             .into_iter()
             .find(|l| l.name().eq_ignore_ascii_case(v.trim()))
@@ -1478,6 +1482,25 @@ mod tests {
                     7
                 };
                 assert_eq!(got.values[(i * (c + 2) + j) as usize], want, "{level:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_environment_caps_the_level() {
+        use super::capped;
+        let all = Level::ALL;
+        for cpu in all {
+            assert_eq!(capped(cpu, None), cpu);
+            assert_eq!(capped(cpu, Some("")), cpu);
+            assert_eq!(capped(cpu, Some("avx1024")), cpu);
+            for cap in all {
+                let want = cap.min(cpu);
+                assert_eq!(capped(cpu, Some(cap.name())), want);
+                assert_eq!(
+                    capped(cpu, Some(&format!(" {} ", cap.name().to_uppercase()))),
+                    want
+                );
             }
         }
     }
