@@ -19,7 +19,7 @@ usage: cargo xtask <task>
 tasks:
   ci      module layering (no cycles), format check, clippy (-D warnings), the whole
           test suite, the kernels crate again with its ndarray and dlpack features
-          (dlpack needs Rust 1.88), symshape and view with their serde
+          (symshape-kernels needs Rust 1.89), symshape and view with their serde
           feature, the docs (-D warnings), a compile of every benchmark,
           `cargo package --workspace`, and clippy of the kernels for
           aarch64-unknown-linux-gnu (the portable paths; skipped when rustup

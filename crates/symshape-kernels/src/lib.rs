@@ -90,8 +90,8 @@
 //! (without its default features; it brings `bitflags` and `snafu`): it keeps the DLPack ABI
 //! structs, data type and device constants, and the ownership of managed tensors (allocation,
 //! deleter, versioned and legacy ABIs) in a maintained crate instead of hand-written FFI here.
-//! `dlpark` needs Rust 1.88, above the workspace's rust-version, so the `dlpack` feature
-//! needs Rust 1.88 too; the crate without it builds with the workspace's rust-version.
+//! The crate needs Rust 1.89 (the AVX-512 intrinsics of `std::arch`), which also covers
+//! `dlpark`'s 1.88; the other crates of the workspace need only the workspace's rust-version.
 //!
 //! # Unsafe code
 //!
