@@ -285,9 +285,15 @@ unsafe fn tiled_box<T: Element>(
     let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
         return;
     };
-    // Whole destination lines of 2-, 4- and 8-byte elements stream at the AVX-512 level:
-    // tiles then start on lines. (Streaming the staged 1-byte lines did not help on a Zen 4.)
-    let stream = stream && level == Level::Avx512 && size >= 2;
+    // Whole destination lines stream at the AVX-512 level (2-, 4- and 8-byte elements) and
+    // at AVX2 (4- and 8-byte ones): tiles then start on lines. (Streaming the staged 1-byte
+    // lines did not help on a Zen 4.)
+    let stream = stream
+        && match level {
+            Level::Avx512 => size >= 2,
+            Level::Avx2 => size >= 4,
+            _ => false,
+        };
     let lead = tile_leads::<T>(
         d.get(),
         s.get(),

@@ -64,6 +64,8 @@
 //! - SSE2, on every x86_64 CPU: 16-byte blocks;
 //! - AVX2: 32-byte loads for 1- and 2-byte elements, and 1-byte tiles staged through an
 //!   L1-resident buffer so that every source and destination line is touched whole, once;
+//!   4- and 8-byte tiles into streamed destinations (below) put each destination line in two
+//!   32-byte registers;
 //! - AVX-512 (F and BW): for 2-, 4- and 8-byte elements, each destination line of a tile is
 //!   put together in one 64-byte register and written with one store; 64-byte gathers of
 //!   every second element (`a[:, ::2]`).
@@ -75,7 +77,7 @@
 //! Destinations of 32 MiB or more (larger than the last-level cache of the machines
 //! measured) are written with non-temporal stores, which skip reading each destination line
 //! before writing it and leave the caches to the source: row copies of 1 KiB or more, the
-//! AVX-512 tiles, and every other row a kernel writes (fills, pads, broadcasts, reversed and
+//! whole-line tiles, and every other row a kernel writes (fills, pads, broadcasts, reversed and
 //! strided rows, offset-table gathers, `map` and `zip`), which go through a 4 KiB buffer on
 //! the stack. docs/performance.md has the measurements behind each of these choices.
 //!

@@ -141,7 +141,8 @@ pub fn simd_kernels() -> &'static str {
         }
         Level::Avx2 => {
             "tiles: u8 staged through L1 with 32-byte loads, u16 32-byte loads, f32/f64 \
-             16-byte blocks (sse2); a[:, ::2]: 32-byte shuffles"
+             16-byte blocks (sse2), or whole lines in two 32-byte registers into streamed \
+             destinations; a[:, ::2]: 32-byte shuffles"
         }
         Level::Sse2 => "tiles: 16-byte blocks for every element size; a[:, ::2]: plain loops",
         Level::Portable => "tiles and gathers: plain loops",
@@ -268,8 +269,50 @@ pub(crate) unsafe fn tile(
                     )
                 }
             }
-            // 4- and 8-byte elements keep the SSE2 blocks at the AVX2 level: the 32-byte
-            // loads made the f32 transpose slower on a Zen 3 (docs/performance.md).
+            // Destinations that stream, tiles on their lines: whole lines in two registers,
+            // written with non-temporal stores (on a Zen 4 capped at AVX2, the f64 transpose
+            // 1.3-1.7 times a memcpy with the SSE2 blocks, 0.84-0.93 so; docs/performance.md),
+            // then the SSE2 blocks for the rows left.
+            (Level::Avx2, 4 | 8)
+                if quads == 4
+                    && stream
+                    && dp.wrapping_offset(b0 as isize * db).align_offset(64) == 0
+                    && db % 64 == 0 =>
+            {
+                let w = 32 / size;
+                let groups = bl / w;
+                // SAFETY: the caller's contract, for the `groups * w` rows from `b0` and the
+                // `64 / S` source rows; AVX2 was detected (caller); every destination line is
+                // aligned (above).
+                unsafe {
+                    if size == 4 {
+                        x86::tile_lines_avx2::<4>(dp, sp, sa, db, b0, groups);
+                    } else {
+                        x86::tile_lines_avx2::<8>(dp, sp, sa, db, b0, groups);
+                    }
+                    std::arch::x86_64::_mm_sfence();
+                }
+                let done = groups * w;
+                // SAFETY: the caller's contract, for the rows after the first `done`; SSE2
+                // is in the x86_64 baseline.
+                done + unsafe {
+                    tile(
+                        Level::Sse2,
+                        size,
+                        rows,
+                        dp,
+                        sp,
+                        sa,
+                        db,
+                        b0 + done,
+                        bl - done,
+                        false,
+                    )
+                }
+            }
+            // Otherwise 4- and 8-byte elements keep the SSE2 blocks at the AVX2 level: the
+            // 32-byte loads of `tile_avx2` made the f32 transpose slower on a Zen 3
+            // (docs/performance.md).
             (Level::Avx2, 4) => go!(tile_sse2, 4, 4),
             (Level::Avx2, 8) => go!(tile_sse2, 8, 2),
             // Whole destination lines in one register each, then the AVX2 level's kernels
@@ -907,6 +950,70 @@ mod x86 {
                                 _mm512_stream_si512(d, lines[k]);
                             } else {
                                 _mm512_storeu_si512(d, lines[k]);
+                            }
+                        }
+                    });
+                }
+            });
+        }
+    }
+
+    /// Whole destination lines of `S`-byte elements (`S` is 4 or 8) at the AVX2 level:
+    /// `groups` groups of `32 / S` destination rows by the tile's `64 / S` source rows. The
+    /// four 16-byte quarters of the line go through the per-lane transposes of
+    /// [`tile_avx2`], then a 2 x 2 transpose of lanes puts each half line in one register;
+    /// each line is written with two back-to-back 32-byte non-temporal stores.
+    ///
+    /// # Safety
+    /// As [`super::tile`], for `32 / S * groups` rows from `b0` and `64 / S` source rows; the
+    /// CPU has AVX2; every destination row's first byte is 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn tile_lines_avx2<const S: usize>(
+        dp: *mut u8,
+        sp: *const u8,
+        sa: isize,
+        db: isize,
+        b0: usize,
+        groups: usize,
+    ) {
+        let r = 16 / S;
+        for g in 0..groups {
+            let b = b0 + 2 * r * g;
+            let mut v = [[_mm256_setzero_si256(); 16]; 4];
+            each4!(q => {
+                each16!(i => {
+                    if i < r {
+                        // SAFETY: source row `q * r + i` of the tile, bytes of elements
+                        // `b..b + 2 r`.
+                        v[q][i] = unsafe {
+                            _mm256_loadu_si256(
+                                sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                                    as *const __m256i,
+                            )
+                        };
+                    }
+                });
+                v[q] = ladder256::<S>(v[q]);
+            });
+            each16!(j => {
+                if j < r {
+                    // Lane `k` of the quarters' registers, two quarters per half line.
+                    let halves = [(v[0][j], v[1][j]), (v[2][j], v[3][j])].map(|(x, y)| {
+                        [
+                            _mm256_permute2x128_si256::<0x20>(x, y),
+                            _mm256_permute2x128_si256::<0x31>(x, y),
+                        ]
+                    });
+                    each4!(k => {
+                        if k < 2 {
+                            let row = (b + j + k * r) as isize;
+                            // SAFETY: destination row `b + j + k r`, the tile's 64 bytes of
+                            // it, aligned (the caller).
+                            unsafe {
+                                let d = dp.offset(row * db) as *mut __m256i;
+                                _mm256_stream_si256(d, halves[0][k]);
+                                _mm256_stream_si256(d.add(1), halves[1][k]);
                             }
                         }
                     });
