@@ -114,7 +114,7 @@ pub(crate) fn level() -> Level {
 /// Every level this CPU supports, lowest first (the tests run each).
 #[cfg(test)]
 pub(crate) fn supported() -> Vec<Level> {
-    Level::ALL.into_iter().filter(|&l| l <= level()).collect()
+    Level::ALL.into_iter().filter(|&l| l <= detect()).collect()
 }
 
 /// The SIMD path the kernels take on this CPU: `"avx512"` (AVX-512F and AVX-512BW: whole
@@ -458,8 +458,8 @@ pub(crate) fn fence(level: Level) {
 }
 
 /// Copies every second element: `size` bytes from `sp + 2 i size` to `dp + i size` for
-/// `i < len`, in whole registers of the level's width (with non-temporal stores when `stream`
-/// and the AVX-512 level, once the destination reaches a cache line). Returns the number of
+/// `i < len`, in whole registers of the level's width (with non-temporal stores when
+/// `stream`, once the destination reaches a cache line). Returns the number of
 /// elements done from the start; the caller copies the rest. Bit moves only, so exact for any
 /// element type of that size.
 ///
@@ -480,53 +480,44 @@ pub(crate) unsafe fn every_second(
         if !matches!(size, 1 | 2 | 4 | 8) {
             return 0;
         }
-        match level {
-            Level::Avx512 => {
-                // Elements until the destination reaches a line, copied one by one.
-                let head = match stream {
-                    true => (dp.align_offset(64) / size).min(len),
-                    false => 0,
-                };
-                for i in 0..head {
-                    // SAFETY: `i < len`; the caller's ranges.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(sp.add(2 * i * size), dp.add(i * size), size)
-                    };
-                }
-                let aligned = stream && dp.wrapping_add(head * size).align_offset(64) == 0;
-                // Whole registers of output whose two loads stay in the source range
-                // (`2 (len - head) - 1` elements from element `2 head`).
-                let n = match len - head {
-                    0 => 0,
-                    m => (2 * m - 1) * size / 128,
-                };
-                // SAFETY: `n` registers of output from element `head`, whose sources are
-                // inside the caller's range; AVX-512F and BW were detected (caller); the
-                // destination is on a line when `aligned`.
-                unsafe {
-                    let (d, s) = (dp.add(head * size), sp.add(2 * head * size));
-                    if aligned {
-                        x86::every_second_avx512::<true>(size, d, s, n);
-                        std::arch::x86_64::_mm_sfence();
-                    } else {
-                        x86::every_second_avx512::<false>(size, d, s, n);
-                    }
-                }
-                head + n * 64 / size
-            }
-            Level::Avx2 => {
-                // Whole registers of output whose two loads stay in the source range.
-                let n = match len {
-                    0 => 0,
-                    m => (2 * m - 1) * size / 64,
-                };
-                // SAFETY: `n` registers of output, whose sources are inside the caller's
-                // range; AVX2 was detected (caller).
-                unsafe { x86::every_second_avx2(size, dp, sp, n) };
-                n * 32 / size
-            }
-            Level::Sse2 | Level::Portable => 0,
+        // Bytes of output per register.
+        let width = match level {
+            Level::Avx512 => 64,
+            Level::Avx2 => 32,
+            Level::Sse2 | Level::Portable => return 0,
+        };
+        // Elements until the destination reaches a line, copied one by one, when streaming.
+        let head = match stream {
+            true => (dp.align_offset(64) / size).min(len),
+            false => 0,
+        };
+        for i in 0..head {
+            // SAFETY: `i < len`; the caller's ranges.
+            unsafe { std::ptr::copy_nonoverlapping(sp.add(2 * i * size), dp.add(i * size), size) };
         }
+        let aligned = stream && dp.wrapping_add(head * size).align_offset(64) == 0;
+        // Whole registers of output whose two loads stay in the source range (`2 (len - head)
+        // - 1` elements from element `2 head`).
+        let n = match len - head {
+            0 => 0,
+            m => (2 * m - 1) * size / (2 * width),
+        };
+        // SAFETY: `n` registers of output from element `head`, whose sources are inside the
+        // caller's range; the level's features were detected (caller); the destination is on
+        // a line when `aligned`.
+        unsafe {
+            let (d, s) = (dp.add(head * size), sp.add(2 * head * size));
+            match (level, aligned) {
+                (Level::Avx512, true) => x86::every_second_avx512::<true>(size, d, s, n),
+                (Level::Avx512, false) => x86::every_second_avx512::<false>(size, d, s, n),
+                (_, true) => x86::every_second_avx2::<true>(size, d, s, n),
+                (_, false) => x86::every_second_avx2::<false>(size, d, s, n),
+            }
+        }
+        if aligned {
+            fence(level);
+        }
+        head + n * width / size
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -819,13 +810,19 @@ mod x86 {
     /// `n` registers of every second element of `size` bytes (1, 2, 4 or 8) from `sp`
     /// written to `dp`, each from two 32-byte loads: the low part of each pair of elements
     /// kept by a mask and packed (1 and 2 bytes) or the even elements shuffled out (4 and 8
-    /// bytes), then the 64-bit quarters put back in order.
+    /// bytes), then the 64-bit quarters put back in order. Non-temporal stores when `STREAM`.
     ///
     /// # Safety
-    /// `dp..dp + 32 n` writable, `sp..sp + 64 n` readable; the CPU has AVX2.
+    /// `dp..dp + 32 n` writable, `sp..sp + 64 n` readable; the CPU has AVX2; `dp` 64-byte
+    /// aligned when `STREAM`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn every_second_avx2(size: usize, dp: *mut u8, sp: *const u8, n: usize) {
+    pub(super) unsafe fn every_second_avx2<const STREAM: bool>(
+        size: usize,
+        dp: *mut u8,
+        sp: *const u8,
+        n: usize,
+    ) {
         let (lo8, lo16) = (_mm256_set1_epi16(0xff), _mm256_set1_epi32(0xffff));
         for k in 0..n {
             // SAFETY: output register `k` and its 64 source bytes, inside the caller's
@@ -846,7 +843,12 @@ mod x86 {
                     _ => _mm256_unpacklo_epi64(a, b),
                 };
                 let x = _mm256_permute4x64_epi64::<0xD8>(x);
-                _mm256_storeu_si256(dp.add(32 * k) as *mut __m256i, x);
+                let d = dp.add(32 * k) as *mut __m256i;
+                if STREAM {
+                    _mm256_stream_si256(d, x);
+                } else {
+                    _mm256_storeu_si256(d, x);
+                }
             }
         }
     }
@@ -1614,6 +1616,8 @@ mod tests {
 
     #[test]
     fn detection_is_stable() {
+        // Other tests force levels while they hold the lock.
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(super::level(), super::level());
         assert!(supported().contains(&Level::Portable));
     }
