@@ -109,6 +109,17 @@ impl View {
         })
     }
 
+    /// Whether `op` on a stack whose top view is this one, where it succeeds, returns a
+    /// copy ([`ViewStack::copies`](crate::ViewStack::copies) without running the op on the
+    /// stack): it always copies, or this view cannot express its result as one view. It
+    /// reads this view only, so a caller that keeps the top view of a tall stack asks it
+    /// at a cost that does not grow with the stack.
+    #[must_use]
+    pub fn copied_by<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> bool {
+        op.always_copies()
+            || matches!(self.apply_dim(cx, op), Err(Error::NotRepresentable { .. }))
+    }
+
     /// The layout in bytes for elements of `itemsize` bytes: strides and offset times the
     /// item size, as expressions (see [`ConcreteView::byte_layout`]).
     ///

@@ -238,13 +238,7 @@ impl ViewStack {
     /// As [`ViewStack::apply`]: the op must succeed on the stack.
     pub fn copies<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<bool> {
         self.apply_dim(cx, op)?;
-        if op.always_copies() {
-            return Ok(true);
-        }
-        Ok(matches!(
-            self.top().apply_dim(cx, op),
-            Err(Error::NotRepresentable { .. })
-        ))
+        Ok(self.top().copied_by(cx, op))
     }
 
     /// The single view equal to the whole stack, when there is one: a stack of
