@@ -1213,10 +1213,7 @@ fn astype_op(stmt: &str, rest: &str) -> Result<Op, String> {
     };
     let keywords: &[&'static str] = if stmt == "asarray" { &[] } else { &["copy"] };
     let (lead, opts) = clauses(rest, keywords)?;
-    let words: Vec<&str> = lead.split_whitespace().collect();
-    let [from, to] = words[..] else {
-        return Err(format!("{stmt}: {usage}, found `{rest}`"));
-    };
+    let [from, to] = two_words(lead).ok_or_else(|| format!("{stmt}: {usage}, found `{rest}`"))?;
     let dtype = |w: &str| {
         w.parse::<DType>()
             .map_err(|e| format!("{stmt}: {e}; {usage}"))
@@ -1230,6 +1227,12 @@ fn astype_op(stmt: &str, rest: &str) -> Result<Op, String> {
         to: dtype(to)?,
         copy,
     })
+}
+
+/// Exactly two whitespace-separated words.
+fn two_words(text: &str) -> Option<[&str; 2]> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    <[&str; 2]>::try_from(words).ok()
 }
 
 /// `true` or `false` (Python's `True` and `False` too).
@@ -1276,10 +1279,8 @@ fn dtype_statement(stmt: &str, rest: &str) -> StmtResult {
 /// `reinterpret FROM_BYTES TO_BYTES`.
 fn reinterpret_op(rest: &str) -> Result<Op, String> {
     const USAGE: &str = "expected `reinterpret FROM_BYTES TO_BYTES`";
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let [from, to] = words[..] else {
-        return Err(format!("reinterpret: {USAGE}, found `{rest}`"));
-    };
+    let [from, to] =
+        two_words(rest).ok_or_else(|| format!("reinterpret: {USAGE}, found `{rest}`"))?;
     let size = |w: &str| {
         w.parse::<usize>()
             .map_err(|_| format!("reinterpret: `{w}` is not a number of bytes; {USAGE}"))

@@ -284,10 +284,7 @@ impl View {
                 indices,
                 piece,
             } => {
-                let axis = direction.axis(self.ndim(), || self.ctx())?;
-                let items = self
-                    .tensor_split_items(axis, indices, *piece)
-                    .map_err(|e| crate::concrete::rename_op(e, direction.name()))?;
+                let items = self.directional_split_items(*direction, indices, *piece)?;
                 self.apply_symbolic(cx, &Op::Index(items))
             }
             Op::Reinterpret { from, to } => symbolic::reinterpret(cx, self, *from, *to),
@@ -377,6 +374,19 @@ impl View {
                 fmt_list(&shape)
             ),
         )
+    }
+
+    /// The index items of piece `piece` of `hsplit`, `vsplit` or `dsplit` at `indices`: the
+    /// slice of `tensor_split` at them along the direction's axis.
+    pub(crate) fn directional_split_items(
+        &self,
+        direction: SplitDirection,
+        indices: &[Expr],
+        piece: usize,
+    ) -> Result<Vec<IndexItem<Expr>>> {
+        let axis = direction.axis(self.ndim(), || self.ctx())?;
+        self.tensor_split_items(axis, indices, piece)
+            .map_err(|e| crate::concrete::rename_op(e, direction.name()))
     }
 
     /// The index items of `select(axis, index)`.

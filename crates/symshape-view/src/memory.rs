@@ -116,8 +116,7 @@ impl View {
     /// at a cost that does not grow with the stack.
     #[must_use]
     pub fn copied_by<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> bool {
-        op.always_copies()
-            || matches!(self.apply_dim(cx, op), Err(Error::NotRepresentable { .. }))
+        op.always_copies() || matches!(self.apply_dim(cx, op), Err(Error::NotRepresentable { .. }))
     }
 
     /// The layout in bytes for elements of `itemsize` bytes: strides and offset times the

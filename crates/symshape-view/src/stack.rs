@@ -509,13 +509,10 @@ impl ViewStack {
                 direction,
                 indices,
                 piece,
-            } => {
-                let axis = direction.axis(top.ndim(), || top.ctx())?;
-                let items = top
-                    .tensor_split_items(axis, indices, *piece)
-                    .map_err(|e| crate::concrete::rename_op(e, direction.name()))?;
-                self.index_symbolic(cx, &items)
-            }
+            } => self.index_symbolic(
+                cx,
+                &top.directional_split_items(*direction, indices, *piece)?,
+            ),
             Op::Unfold { .. } => match top.apply_dim(cx, op) {
                 Ok(v) => self.replace_top(cx, v),
                 Err(Error::NotRepresentable { .. }) => self.unfold_through_row_major(cx, op),

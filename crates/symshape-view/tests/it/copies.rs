@@ -9,15 +9,11 @@ use symshape_view::{
     ViewStack,
 };
 
+use crate::chains::stack_table as table;
 use crate::engine::model_of_view;
+use crate::errors::line;
 use crate::scope_with;
 use crate::strategy::{arb_raw, factor_shape};
-
-fn table(s: &ViewStack) -> Vec<Option<i64>> {
-    s.to_concrete("test")
-        .and_then(|c| c.offsets())
-        .expect("offsets")
-}
 
 fn arb_dtype() -> impl Strategy<Value = DType> {
     prop::sample::select(DType::ALL.to_vec())
@@ -335,10 +331,6 @@ fn copy_and_gather_errors() {
     let cx = Scope::new();
     let v = View::contiguous(&[2, 3]).expect("view");
     let st = ViewStack::new(v.clone());
-    let line = |label: &str, r: Result<ViewStack, Error>| match r {
-        Ok(x) => format!("{label}: unexpected success {x}"),
-        Err(e) => format!("{label}: {e}"),
-    };
     let lines = [
         line("copy of one view", v.copy(&cx).map(ViewStack::new)),
         line(

@@ -302,37 +302,9 @@ fn plain_ops(s: &Syms, r: &Recipe, shape: &[Expr]) -> Vec<Op> {
     }
 }
 
+/// The op with its arguments evaluated under `b` (as constants again).
 fn eval_op(op: &Op, b: &Bindings) -> Op {
-    let e = |x: &Expr| Expr::from(x.eval(b).expect("arguments are over bound symbols"));
-    let ev = |v: &[Expr]| v.iter().map(e).collect();
-    let ep = |v: &[(Expr, Expr)]| v.iter().map(|(a, z)| (e(a), e(z))).collect();
-    match op {
-        Op::Reshape(s) => Op::Reshape(ev(s)),
-        Op::Expand(s) => Op::Expand(ev(s)),
-        Op::Shrink(p) => Op::Shrink(ep(p)),
-        Op::Pad(p) => Op::Pad(ep(p)),
-        Op::Index(items) => Op::Index(items.iter().map(|it| it.map(|x| e(&x))).collect()),
-        Op::Unfold { axis, size, step } => Op::Unfold {
-            axis: *axis,
-            size: e(size),
-            step: e(step),
-        },
-        Op::Diagonal { offset, dim1, dim2 } => Op::Diagonal {
-            offset: e(offset),
-            dim1: *dim1,
-            dim2: *dim2,
-        },
-        Op::TensorSplitAt {
-            axis,
-            indices,
-            piece,
-        } => Op::TensorSplitAt {
-            axis: *axis,
-            indices: ev(indices),
-            piece: *piece,
-        },
-        other => other.clone(),
-    }
+    op.map(|x| Expr::from(x.eval(b).expect("arguments are over bound symbols")))
 }
 
 /// A start view: shape, and optionally strides, offset and mask.

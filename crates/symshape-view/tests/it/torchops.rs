@@ -6,7 +6,9 @@ use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
 use symshape_view::{ConcreteView, Error, Op, Trace, View, ViewOps, ViewStack};
 
+use crate::chains::stack_table as table;
 use crate::engine::model_of_view;
+use crate::errors::line;
 use crate::model::Model;
 use crate::scope_with;
 use crate::strategy::{arb_raw, factor_shape};
@@ -24,13 +26,6 @@ fn torch_axes(name: &str, rank: usize) -> Option<Vec<usize>> {
         _ => return None,
     }
     Some(axes)
-}
-
-/// The stack's bound table of offsets.
-fn table(s: &ViewStack) -> Vec<Option<i64>> {
-    s.to_concrete("test")
-        .and_then(|c| c.offsets())
-        .expect("offsets")
 }
 
 proptest! {
@@ -309,10 +304,6 @@ fn view_as_replays_as_view_shape() {
 fn torch_op_errors() {
     let cx = Scope::new();
     let v = |shape: &[i64]| View::contiguous(shape).expect("view");
-    let line = |label: &str, r: Result<View, Error>| match r {
-        Ok(x) => format!("{label}: unexpected success {x}"),
-        Err(e) => format!("{label}: {e}"),
-    };
     let lines = [
         line("t rank 3", v(&[2, 3, 4]).t(&cx)),
         line("H rank 1", v(&[3]).conj_transpose(&cx)),
