@@ -164,6 +164,7 @@ pub const STATEMENTS: &[&str] = &[
     "imag",
     "ravel",
     "contiguous",
+    "ascontiguousarray",
     "view_shape",
     "sliding_window_view",
     "copy",
@@ -296,6 +297,8 @@ views (statements act on the current view stack)
   contiguous                         PyTorch's contiguous: the stack unchanged when its
                                      top view is proven C-contiguous, else a copy (a
                                      row-major view of the same shape pushed on top)
+  ascontiguousarray                  NumPy's ascontiguousarray: contiguous, a stack of
+                                     rank 0 first reshaped to [1] (ndim >= 1)
   view_shape [SHAPE]                 PyTorch's view(*shape): reshape when the top view
                                      can express it, else an error (never pushes a view)
   as_strided [SHAPE] strides [S..] [offset E]

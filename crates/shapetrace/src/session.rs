@@ -280,6 +280,14 @@ impl Session {
             "imag" => self.apply_bare(rest, "imag", &Op::Imag),
             "ravel" => self.apply_bare(rest, "ravel", &Op::Ravel),
             "contiguous" => self.apply_bare(rest, "contiguous", &Op::Contiguous),
+            // NumPy's `ascontiguousarray`: `contiguous` of at least one axis.
+            "ascontiguousarray" => {
+                no_args(rest, kw)?;
+                if self.current(kw)?.ndim() == 0 {
+                    self.run_op(kw, &Op::Reshape(vec![Expr::from(1)]))?;
+                }
+                self.run_op(kw, &Op::Contiguous)
+            }
             "save" => self.save(rest),
             "load" => {
                 let (next, origin) = self.saved_stack("load", rest)?.clone();

@@ -511,6 +511,23 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::Contiguous)
     }
 
+    /// NumPy's `ascontiguousarray`: [`ViewOps::contiguous`] (the view itself when it is
+    /// C-contiguous, else a copy), of at least one axis: a view of rank 0 is first reshaped
+    /// to `[1]`, as NumPy returns an array with `ndim >= 1`. Records `reshape` (for rank 0)
+    /// and `contiguous`.
+    ///
+    /// # Errors
+    /// As [`ViewOps::contiguous`].
+    fn ascontiguousarray(&self, cx: &Scope) -> Result<Self>
+    where
+        Self: Clone,
+    {
+        if self.top_view().ndim() == 0 {
+            return self.reshape(cx, &[1i64])?.contiguous(cx);
+        }
+        self.contiguous(cx)
+    }
+
     /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
     ///
     /// # Errors

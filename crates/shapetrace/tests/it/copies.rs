@@ -51,6 +51,15 @@ fn copies_own_their_data() {
         ravel
         owndata
         base
+        load a
+        T
+        ascontiguousarray
+        owndata
+        show
+        view []
+        ascontiguousarray
+        owndata
+        show
     "
     ));
 }

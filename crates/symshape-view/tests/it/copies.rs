@@ -54,6 +54,14 @@ proptest! {
             Ok(same) => prop_assert!(!copies && same == v),
             Err(e) => prop_assert!(copies && matches!(e, Error::NotRepresentable { op: "astype", .. }), "{}", e),
         }
+        // ascontiguousarray: contiguous, of at least one axis.
+        let asc = st.ascontiguousarray(&cx).expect("ascontiguousarray");
+        prop_assert_eq!(table(&asc), m.table.clone());
+        if c.ndim() == 0 {
+            prop_assert_eq!(asc.shape(), &[Expr::from(1)]);
+        } else {
+            prop_assert_eq!(asc, st.contiguous(&cx).expect("contiguous"));
+        }
         // NumPy's OWNDATA of each result.
         prop_assert!(st.copies(&cx, &Op::<i64>::Copy).expect("copy"));
         prop_assert!(st.copies(&cx, &Op::<i64>::FlattenCopy).expect("flatten"));
