@@ -181,6 +181,37 @@ fn view_list_ops_round_trip() {
         Op::Imag,
         Op::Ravel,
         Op::Contiguous,
+        Op::T,
+        Op::ConjTranspose,
+        Op::MatrixConjTranspose,
+        Op::Adjoint,
+        Op::ViewShape(vec![s.n, 4.into()]),
+        Op::ViewShape(vec![6.into()]),
+        Op::AsStrided {
+            shape: vec![2.into()],
+            strides: vec![3.into()],
+            offset: 1.into(),
+        },
+        Op::SlidingWindowView {
+            window: vec![2.into()],
+            axes: Some(vec![1]),
+        },
+        Op::Copy,
+        Op::FlattenCopy,
+        Op::AsType {
+            from: symshape_view::DType::Int32,
+            to: symshape_view::DType::UInt8,
+            copy: false,
+        },
+        Op::Take {
+            axis: 1,
+            indices: vec![(-1).into(), 0.into()],
+        },
+        Op::Compress {
+            axis: 0,
+            mask: vec![true, false],
+        },
+        Op::BooleanMask(vec![false, true]),
     ];
     let out: Vec<String> = ops
         .iter()
@@ -212,6 +243,20 @@ fn view_list_ops_round_trip() {
     imag: "imag"
     ravel: "ravel"
     contiguous: "contiguous"
+    t: "t"
+    H: "H"
+    mH: "mH"
+    adjoint: "adjoint"
+    view_shape [n, 4]
+    view_shape [6]: {"view_shape":[{"nodes":[{"const":"6"}],"root":0}]}
+    as_strided [2] strides [3] offset 1: {"as_strided":{"shape":[{"nodes":[{"const":"2"}],"root":0}],"strides":[{"nodes":[{"const":"3"}],"root":0}],"offset":{"nodes":[{"const":"1"}],"root":0}}}
+    sliding_window_view [2] axis [1]: {"sliding_window_view":{"window":[{"nodes":[{"const":"2"}],"root":0}],"axes":[1]}}
+    copy: "copy"
+    flatten_copy: "flatten_copy"
+    astype int32 uint8 copy false: {"astype":{"from":"int32","to":"uint8","copy":false}}
+    take 1 [-1, 0]: {"take":{"axis":1,"indices":[{"nodes":[{"const":"-1"}],"root":0},{"nodes":[{"const":"0"}],"root":0}]}}
+    compress 0 [true, false]: {"compress":{"axis":0,"mask":[true,false]}}
+    boolean_mask [false, true]: {"boolean_mask":[false,true]}
     "#);
 }
 
