@@ -164,6 +164,21 @@ pub const STATEMENTS: &[&str] = &[
     "imag",
     "ravel",
     "contiguous",
+    "ascontiguousarray",
+    "view_shape",
+    "sliding_window_view",
+    "copy",
+    "flatten_copy",
+    "astype",
+    "asarray",
+    "take",
+    "compress",
+    "boolean_mask",
+    "owndata",
+    "base",
+    "promote_types",
+    "result_type",
+    "broadcast_shapes",
     "save",
     "load",
     "expand_as",
@@ -249,9 +264,13 @@ views (statements act on the current view stack)
   squeeze_proven                     remove the axes provably of size 1, keep the
                                      others without a guard
   T                                  reverse all axes
-  mT                                 swap the last two axes (also PyTorch's mH)
-  adjoint                            PyTorch's adjoint: mT (views carry no values to
-                                     conjugate)
+  mT                                 swap the last two axes (rank 0 unchanged, rank 1 an
+                                     error)
+  mH                                 PyTorch's mH: the view of mT (views carry no values
+                                     to conjugate); errors name mH
+  adjoint                            PyTorch's adjoint(): the view of mH; errors name it
+  H                                  PyTorch's H: swap axes 0 and 1 of a matrix (rank 2);
+                                     rank 0 unchanged; any other rank an error
   hsplit sections N PIECE            keep piece PIECE of PyTorch's hsplit into N equal
                                      pieces: axis 1, or 0 for rank 1; the size must be
                                      (provably) divisible by N
@@ -278,9 +297,42 @@ views (statements act on the current view stack)
   contiguous                         PyTorch's contiguous: the stack unchanged when its
                                      top view is proven C-contiguous, else a copy (a
                                      row-major view of the same shape pushed on top)
+  ascontiguousarray                  NumPy's ascontiguousarray: contiguous, a stack of
+                                     rank 0 first reshaped to [1] (ndim >= 1)
+  view_shape [SHAPE]                 PyTorch's view(*shape): reshape when the top view
+                                     can express it, else an error (never pushes a view)
   as_strided [SHAPE] strides [S..] [offset E]
-                                     PyTorch's as_strided: a new stack, as `view` with
-                                     strides (the storage read anew, whatever the view)
+                                     PyTorch's as_strided: the top view's storage (the
+                                     view below it, or for one view up to its last
+                                     element) read with new sizes, strides (at least 0)
+                                     and offset (default: the top view's), every element
+                                     inside the storage
+  sliding_window_view [W..] [axis [A..]]
+                                     NumPy's sliding_window_view: unfold with step 1 per
+                                     window size and axis (all axes in order by default)
+  copy                               NumPy's copy: always a copy (a row-major view of the
+                                     same shape pushed on top)
+  flatten_copy                       NumPy's flatten: always a copy, as one axis
+  astype FROM TO [copy true|false]   NumPy's astype on FROM elements: a copy when the
+                                     types differ or copy is true (the default), else
+                                     the stack unchanged
+  asarray FROM TO                    NumPy's asarray(a, dtype=TO): astype without copy
+  take A [I..]                       NumPy's fancy indexing along A (np.take): a copy into
+                                     a new buffer, a new stack over it (indices in
+                                     -dim..dim)
+  compress A [BOOLS]                 NumPy's boolean indexing along A (a[:, mask]): a copy
+                                     of the indices whose entry is true
+  boolean_mask [BOOLS]               NumPy's a[mask] with a mask of the whole shape (one
+                                     entry per element, row-major): a copy as one axis
+  owndata                            print `owndata: B`: whether the stack is a copy an op
+                                     made (NumPy's OWNDATA) rather than a view of one
+  base                               print `base: none` (it owns its data), `base: input`
+                                     (a view of the script's buffer) or `base: line N`
+                                     (a view of the copy made on line N)
+  promote_types A B                  print NumPy's promote_types of two element types
+  result_type X..                    print NumPy 2's result type of element types and
+                                     python scalars (True, 3, 1.0; NEP 50: weak)
+  broadcast_shapes [S..] [S..]..     print NumPy's broadcast shape and its guards
   detach                             the identity on views (autograd only)
   alias                              the identity on views
   transpose A B                      swap axes A and B
@@ -300,18 +352,17 @@ views (statements act on the current view stack)
   split_sizes A [SIZES] piece P      piece P of PyTorch's split_with_sizes
   split_with_sizes A [SIZES] piece P the same
   chunk A chunks N piece P           piece P of chunk into N chunks
-  H                                  the conjugate transpose: the view of mT (adjoint)
-  mH                                 H
   save NAME                          keep a copy of the current stack as NAME
   load NAME                          make the stack saved as NAME current
   expand_as NAME                     expand (reshape_as: reshape) to NAME's shape
   reshape_as NAME
-  view_as NAME                       reshape to NAME's shape without pushing a view (an
-                                     error where PyTorch's view would need a copy)
+  view_as NAME                       view_shape to NAME's shape (an error where PyTorch's
+                                     view would need a copy)
   shares_memory NAME [max_work N]    print `shares_memory: yes|no|too hard`: whether the
                                      bound current view and NAME (one-view stacks of one
                                      buffer) reach a common offset; exact unless the
-                                     search needs more than N steps (NumPy's max_work)
+                                     search needs more than N steps (NumPy's max_work);
+                                     views of different arrays (a copy and another) `no`
   may_share_memory NAME              print `may_share_memory: yes|no`: whether their
                                      offset ranges overlap (NumPy's bounds check)
   show                               print each view of the stack, bottom first:

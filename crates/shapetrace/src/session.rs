@@ -1,9 +1,12 @@
 //! The state of a running script and the execution of one statement.
 
+use std::sync::Arc;
+
 use symshape::{Bindings, Cond, Expr, Scope};
-use symshape_kernels::{materialize, plan_materialize, ConcreteStack, Input};
+use symshape_kernels::{gather, materialize, plan_materialize, ConcreteStack, Input};
 use symshape_view::{
-    infer, parse_index_in, ConcreteView, Op, SplitDirection, View, ViewOps, ViewStack, MAX_OFFSETS,
+    broadcast_shapes, infer, parse_index_in, promote_types, result_type, ConcreteView, DType, Op,
+    Operand, SplitDirection, View, ViewOps, ViewStack, MAX_OFFSETS,
 };
 
 use crate::bench::{bench_materialize_f32, counting_buffer};
@@ -30,13 +33,57 @@ pub struct Session {
     scope: Scope,
     bindings: Bindings,
     stack: Option<ViewStack>,
+    /// Whose elements the current stack reads and which buffer its bottom view indexes.
+    origin: Origin,
     /// Stacks saved by `save NAME`, for `load` and the statements that take another
-    /// tensor (`expand_as NAME`, `shares_memory NAME`, ...).
-    saved: std::collections::BTreeMap<String, ViewStack>,
+    /// tensor (`expand_as NAME`, `shares_memory NAME`, ...), with their origins.
+    saved: std::collections::BTreeMap<String, (ViewStack, Origin)>,
     /// The line being executed, and the address of its first byte: statement parts are
     /// slices of it, so an error inside one can name its column in the line.
     line: String,
     line_at: usize,
+    /// Lines executed so far, so the number of the current one in a script: a copy is
+    /// named by the line that made it.
+    executed: usize,
+}
+
+/// NumPy's `OWNDATA` and `base` of a stack, and the buffer its bottom view indexes.
+#[derive(Clone, Default)]
+struct Origin {
+    /// The array whose elements the stack reads (NumPy's `base`, or the stack itself).
+    owner: Owner,
+    /// Whether the stack is that array itself, a copy made by an op (NumPy's `OWNDATA`).
+    owndata: bool,
+    /// The buffer the bottom view indexes.
+    buffer: Buffer,
+}
+
+/// An array whose elements stacks read: the script's buffer, which every `view` reads, or
+/// the copy a statement made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Owner {
+    /// The script's buffer.
+    #[default]
+    Input,
+    /// The copy made on this line.
+    Line(usize),
+}
+
+/// The buffer a stack's bottom view indexes.
+#[derive(Clone, Default)]
+enum Buffer {
+    /// The script's buffer (`0, 1, 2, ...` for `values`).
+    #[default]
+    Input,
+    /// The buffer a gather filled from another stack.
+    Gathered(Arc<Gathered>),
+}
+
+/// A gather's source: the stack it read, that stack's buffer, and the op.
+struct Gathered {
+    stack: ViewStack,
+    buffer: Buffer,
+    op: Op,
 }
 
 /// Timed runs of a `bench` statement; the median is reported.
@@ -94,6 +141,7 @@ impl Session {
     /// Executes one line and returns what it prints. Control characters in an error
     /// message are escaped (`\u{0}`), so that a message prints as one visible line.
     pub fn exec(&mut self, line: &str) -> StmtResult {
+        self.executed += 1;
         self.line.clear();
         self.line.push_str(line);
         self.line_at = line.as_ptr() as usize;
@@ -116,16 +164,23 @@ impl Session {
             "solve" => self.solve(rest),
             "eval" => self.eval(rest),
             "view" => self.view(rest),
-            // PyTorch's `as_strided` reads the storage with new sizes, strides and offset,
-            // whatever the current view: a new stack, as `view` with strides builds.
+            // PyTorch's `as_strided` reads the storage of the current view with new sizes,
+            // strides and offset (by default the view's own offset).
             "as_strided" => {
                 need(rest, "as_strided", "`[SHAPE] strides [S, ...] [offset E]`")?;
-                self.view(rest)
+                self.apply(rest, "as_strided", Session::as_strided_op)
             }
             // Autograd only: as views, `detach` and `alias` are the identity.
             "detach" | "alias" => {
                 no_args(rest, kw)?;
-                self.current(kw)?;
+                let cur = self.current(kw)?;
+                let same = if kw == "detach" {
+                    cur.detach()
+                } else {
+                    cur.alias()
+                };
+                self.stack = Some(same);
+                self.origin.owndata = false;
                 Ok(Vec::new())
             }
             "reshape" => self.apply(rest, "reshape", |cx, a| Ok(Op::Reshape(cx.exprs(a)?))),
@@ -149,20 +204,7 @@ impl Session {
                 let [x, y] = numbers(kw, a, "`AXIS AXIS`")?;
                 Ok(Op::Transpose(x, y))
             }),
-            "t" => {
-                no_args(rest, "t")?;
-                let ndim = self.current("t")?.ndim();
-                let op = match ndim {
-                    0 | 1 => Op::Permute((0..ndim).collect()),
-                    2 => Op::Transpose(0, 1),
-                    _ => {
-                        return Err(format!(
-                            "t: t() expects a tensor with <= 2 dimensions, but self is {ndim}D"
-                        ))
-                    }
-                };
-                self.run_op("t", &op)
-            }
+            "t" => self.apply_bare(rest, "t", &Op::T),
             "movedim" | "moveaxis" => self.apply(rest, kw, |_, a| {
                 let [src, dst] = numbers(kw, a, "`SOURCE DESTINATION`")?;
                 Ok(Op::Movedim { src, dst })
@@ -185,16 +227,48 @@ impl Session {
             "broadcast_to" => self.apply(rest, kw, |cx, a| Ok(Op::BroadcastTo(cx.exprs(a)?))),
             "narrow" | "select" | "split" | "split_sizes" | "split_with_sizes" | "chunk"
             | "unbind" => self.apply(rest, kw, |cx, a| cx.piece_op(kw, a)),
-            "H" | "mH" => {
-                no_args(rest, kw)?;
-                self.replace_with(kw, |cx, cur| cur.adjoint(cx))
-            }
+            "H" => self.apply_bare(rest, "H", &Op::ConjTranspose),
+            "mH" => self.apply_bare(rest, "mH", &Op::MatrixConjTranspose),
             "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
             "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
-            "adjoint" => {
-                no_args(rest, "adjoint")?;
-                self.replace_with("adjoint", |cx, cur| cur.adjoint(cx))
+            "adjoint" => self.apply_bare(rest, "adjoint", &Op::Adjoint),
+            "view_shape" => self.apply(rest, kw, |cx, a| Ok(Op::ViewShape(cx.exprs(a)?))),
+            "sliding_window_view" => self.apply(rest, kw, Session::sliding_window_op),
+            "copy" => self.apply_bare(rest, "copy", &Op::Copy),
+            "flatten_copy" => self.apply_bare(rest, "flatten_copy", &Op::FlattenCopy),
+            "astype" | "asarray" => self.apply(rest, kw, |_, a| astype_op(kw, a)),
+            "take" => self.apply(rest, kw, |cx, a| {
+                let (axis, indices) = axis_and(kw, a, "`AXIS [I, ...]`")?;
+                Ok(Op::Take {
+                    axis,
+                    indices: cx.exprs(indices)?,
+                })
+            }),
+            "compress" => self.apply(rest, kw, |_, a| {
+                let (axis, mask) = axis_and(kw, a, "`AXIS [true, false, ...]`")?;
+                Ok(Op::Compress {
+                    axis,
+                    mask: bools(kw, mask)?,
+                })
+            }),
+            "boolean_mask" => self.apply(rest, kw, |_, a| Ok(Op::BooleanMask(bools(kw, a)?))),
+            "owndata" => {
+                no_args(rest, kw)?;
+                self.current(kw)?;
+                Ok(vec![format!("owndata: {}", self.origin.owndata)])
             }
+            "base" => {
+                no_args(rest, kw)?;
+                self.current(kw)?;
+                let base = match (self.origin.owndata, self.origin.owner) {
+                    (true, _) => "none".to_owned(),
+                    (false, Owner::Input) => "input".to_owned(),
+                    (false, Owner::Line(n)) => format!("line {n}"),
+                };
+                Ok(vec![format!("base: {base}")])
+            }
+            "promote_types" | "result_type" => dtype_statement(kw, rest),
+            "broadcast_shapes" => self.broadcast_shapes(rest),
             "hsplit" | "vsplit" | "dsplit" => {
                 need(rest, kw, "`sections N PIECE` or `at [I, ...] PIECE`")?;
                 self.apply(rest, kw, |cx, a| cx.directional_split_op(kw, a))
@@ -206,18 +280,38 @@ impl Session {
             "imag" => self.apply_bare(rest, "imag", &Op::Imag),
             "ravel" => self.apply_bare(rest, "ravel", &Op::Ravel),
             "contiguous" => self.apply_bare(rest, "contiguous", &Op::Contiguous),
+            // NumPy's `ascontiguousarray`: `contiguous` of at least one axis.
+            "ascontiguousarray" => {
+                no_args(rest, kw)?;
+                if self.current(kw)?.ndim() == 0 {
+                    self.run_op(kw, &Op::Reshape(vec![Expr::from(1)]))?;
+                }
+                self.run_op(kw, &Op::Contiguous)
+            }
             "save" => self.save(rest),
             "load" => {
-                let next = self.saved_stack("load", rest)?.clone();
-                self.replace_with("load", |_, _| Ok(next))
+                let (next, origin) = self.saved_stack("load", rest)?.clone();
+                self.replace_with("load", |_, _| Ok(next))?;
+                self.origin = origin;
+                Ok(Vec::new())
             }
             "expand_as" | "reshape_as" | "view_as" => {
-                let other = self.saved_stack(kw, rest)?.clone();
+                let other = self.saved_stack(kw, rest)?.0.clone();
+                let top = self.current(kw)?.top().clone();
                 self.replace_with(kw, |cx, cur| match kw {
                     "expand_as" => cur.expand_as(cx, &other),
                     "reshape_as" => cur.reshape_as(cx, &other),
                     _ => cur.view_as(cx, &other),
-                })
+                })?;
+                // What each records: `expand_as` and `view_as` never copy.
+                let shape = other.shape().to_vec();
+                let op = match kw {
+                    "reshape_as" => Op::Reshape(shape),
+                    "view_as" => Op::ViewShape(shape),
+                    _ => Op::Expand(shape),
+                };
+                self.note_op(&top, &op, None);
+                Ok(Vec::new())
             }
             "shares_memory" | "may_share_memory" => self.overlap(kw, rest),
             "flags" => self.flags(rest),
@@ -403,6 +497,7 @@ impl Session {
             check_bound(&stack, &self.scope, &self.bindings)?;
         }
         self.stack = Some(stack);
+        self.origin = Origin::default();
         Ok(Vec::new())
     }
 
@@ -426,16 +521,43 @@ impl Session {
     }
 
     fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
-        if !self.bindings.is_empty() {
-            return self.replace_with(stmt, |cx, cur| cur.apply(cx, op));
+        let top = self.current(stmt)?.top().clone();
+        // A gather's buffer is filled from the stack it reads.
+        let source = op.is_gather().then(|| self.stack.clone()).flatten();
+        if self.bindings.is_empty() {
+            // Nothing bound to check new guards against: the stack is changed in place, at
+            // a cost that does not grow with its height.
+            if let Some(stack) = self.stack.as_mut() {
+                stack.apply_in_place(&self.scope, op).map_err(err)?;
+            }
+        } else {
+            self.replace_with(stmt, |cx, cur| cur.apply(cx, op))?;
         }
-        // Nothing bound to check new guards against: the stack is changed in place, at a
-        // cost that does not grow with its height.
-        self.current(stmt)?;
-        if let Some(stack) = self.stack.as_mut() {
-            stack.apply_in_place(&self.scope, op).map_err(err)?;
-        }
+        self.note_op(&top, op, source);
         Ok(Vec::new())
+    }
+
+    /// Records what the op just applied to a stack whose top view was `top` made of the
+    /// stack's origin: a copy (NumPy's `OWNDATA`) owns a new array named by this line, and a
+    /// gather's new stack reads the buffer filled from `source`; a view reads the same array.
+    fn note_op(&mut self, top: &View, op: &Op, source: Option<ViewStack>) {
+        if !top.copied_by(&self.scope, op) {
+            self.origin.owndata = false;
+            return;
+        }
+        let buffer = match source {
+            Some(stack) => Buffer::Gathered(Arc::new(Gathered {
+                stack,
+                buffer: self.origin.buffer.clone(),
+                op: op.clone(),
+            })),
+            None => self.origin.buffer.clone(),
+        };
+        self.origin = Origin {
+            owner: Owner::Line(self.executed),
+            owndata: true,
+            buffer,
+        };
     }
 
     /// Replaces the current stack with what `f` makes of it, as [`Session::run_op`] does.
@@ -658,12 +780,13 @@ impl Session {
             ));
         }
         let stack = self.current("save")?.clone();
-        self.saved.insert(rest.to_owned(), stack);
+        self.saved
+            .insert(rest.to_owned(), (stack, self.origin.clone()));
         Ok(Vec::new())
     }
 
-    /// The stack saved as `rest` (one name), for `stmt`.
-    fn saved_stack(&self, stmt: &str, rest: &str) -> Result<&ViewStack, String> {
+    /// The stack saved as `rest` (one name), with its origin, for `stmt`.
+    fn saved_stack(&self, stmt: &str, rest: &str) -> Result<&(ViewStack, Origin), String> {
         need(
             rest,
             stmt,
@@ -694,7 +817,12 @@ impl Session {
             }
             _ => (rest, u64::MAX),
         };
-        let other = self.saved_stack(stmt, name)?;
+        let (other, other_origin) = self.saved_stack(stmt, name)?;
+        if other_origin.owner != self.origin.owner {
+            // Views of different arrays (a copy and what it copied, two copies): NumPy's
+            // answer without looking at offsets.
+            return Ok(vec![format!("{stmt}: no")]);
+        }
         let a = one_level(
             stmt,
             "current stack",
@@ -717,9 +845,6 @@ impl Session {
     /// has no value for: `flags` and `bytes` then answer for every value of the symbols.
     fn unbound_view(&self, stmt: &str) -> Result<Option<View>, String> {
         let stack = self.current(stmt)?;
-        let [v] = stack.views() else {
-            return Ok(None);
-        };
         let unbound = matches!(
             stack.bind(&self.scope, &self.bindings),
             Err(symshape_view::Error::Symshape(
@@ -729,6 +854,14 @@ impl Session {
         if !unbound {
             return Ok(None);
         }
+        // Several views with a symbol unbound: the answer is about one view, whatever the
+        // values (binding may merge views, but only the bound stack can say).
+        let [v] = stack.views() else {
+            return Err(format!(
+                "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask (bind its symbols, and views that merge become one)",
+                stack.views().len()
+            ));
+        };
         if v.mask().is_some() {
             return Err(format!(
                 "{stmt}: the current view has a mask ({v}); {stmt} works on a one-view stack without a mask"
@@ -906,8 +1039,7 @@ impl Session {
                 bound.numel()
             ));
         }
-        // Offsets are i64, so every index of the buffer fits in one.
-        let buf = counting_buffer("values", &bound, |i| i as i64)?;
+        let buf = self.buffer_values("values", &self.origin.buffer, &bound)?;
         let vals = materialize(Input::new(&buf, &bound).pad(pad)).map_err(err)?;
         let mut line = format!("values {:?}:", bound.shape());
         for v in vals.values {
@@ -915,6 +1047,112 @@ impl Session {
             line.push_str(&v.to_string());
         }
         Ok(vec![line])
+    }
+
+    /// The elements of `buffer`, as long as `bound` (bound over it) needs: the script's
+    /// buffer holds `0, 1, 2, ...`; a gathered one is filled by the kernels from its source,
+    /// itself bound and read from its own buffer.
+    fn buffer_values(
+        &self,
+        stmt: &'static str,
+        buffer: &Buffer,
+        bound: &ConcreteStack,
+    ) -> Result<Vec<i64>, String> {
+        match buffer {
+            // Offsets are i64, so every index of the buffer fits in one.
+            Buffer::Input => counting_buffer(stmt, bound, |i| i as i64),
+            Buffer::Gathered(g) => {
+                let source = self.bound_stack(stmt, &g.stack)?;
+                let values = self.buffer_values(stmt, &g.buffer, &source)?;
+                let mut failed = None;
+                let op = g.op.map(|e| {
+                    self.scope.eval(e, &self.bindings).unwrap_or_else(|e| {
+                        failed.get_or_insert(e);
+                        0
+                    })
+                });
+                if let Some(e) = failed {
+                    return Err(format!(
+                        "{stmt}: the {} this stack was gathered by: {e}",
+                        g.op
+                    ));
+                }
+                let got = gather(Input::new(&values, &source), &op).map_err(err)?;
+                Ok(got.values)
+            }
+        }
+    }
+
+    /// `broadcast_shapes [..] [..] ...`: NumPy's broadcast of the shapes, with the guards it
+    /// holds under; a guard whose symbols are all bound is checked.
+    fn broadcast_shapes(&mut self, rest: &str) -> StmtResult {
+        need(
+            rest,
+            "broadcast_shapes",
+            "shapes, e.g. `broadcast_shapes [n, 1] [3]`",
+        )?;
+        let shapes = split_top(rest, ' ')?
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .map(|part| self.exprs(part))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
+        let res = broadcast_shapes(&self.scope, &refs).map_err(err)?;
+        let mut out = vec![format!(
+            "broadcast_shapes: [{}]",
+            res.shape
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )];
+        for g in &res.guards {
+            match g.check(&self.bindings) {
+                Err(symshape_view::Error::Symshape(symshape::Error::Unbound { .. })) | Ok(()) => {}
+                Err(e) => return Err(err(e)),
+            }
+            out.push(g.to_string());
+        }
+        Ok(out)
+    }
+
+    /// `as_strided [SHAPE] strides [S, ...] [offset E]`; the offset defaults to the current
+    /// top view's (PyTorch's default storage offset is the tensor's own).
+    fn as_strided_op(&self, rest: &str) -> Result<Op, String> {
+        const USAGE: &str = "expected `as_strided [SHAPE] strides [S, ...] [offset E]`";
+        let (lead, opts) = clauses(rest, &["strides", "offset"])?;
+        let mut strides = None;
+        let mut offset = None;
+        for (kw, value) in opts {
+            match kw {
+                "strides" => strides = Some(self.exprs(value)?),
+                _ => offset = Some(self.expr(value)?),
+            }
+        }
+        let strides =
+            strides.ok_or_else(|| format!("as_strided: the strides are missing; {USAGE}"))?;
+        let offset = match offset {
+            Some(o) => o,
+            None => self.current("as_strided")?.top().offset(),
+        };
+        Ok(Op::AsStrided {
+            shape: self.exprs(lead)?,
+            strides,
+            offset,
+        })
+    }
+
+    /// `sliding_window_view [W, ...] [axis [A, ...]]`.
+    fn sliding_window_op(&self, rest: &str) -> Result<Op, String> {
+        let (lead, opts) = clauses(rest, &["axis"])?;
+        let axes = match opts.first() {
+            Some((_, value)) => Some(axes("sliding_window_view", value)?),
+            None => None,
+        };
+        Ok(Op::SlidingWindowView {
+            window: self.exprs(lead)?,
+            axes,
+        })
     }
 
     fn bench(&mut self, rest: &str) -> StmtResult {
@@ -973,13 +1211,84 @@ impl Session {
     }
 }
 
+/// `astype FROM TO [copy BOOL]` (NumPy's default copies) or `asarray FROM TO` (no copy when
+/// the types agree).
+fn astype_op(stmt: &str, rest: &str) -> Result<Op, String> {
+    let usage = if stmt == "asarray" {
+        "expected `asarray FROM TO`, two element types such as `int32 float64`"
+    } else {
+        "expected `astype FROM TO [copy true|false]`, two element types such as `int32 float64`"
+    };
+    let keywords: &[&'static str] = if stmt == "asarray" { &[] } else { &["copy"] };
+    let (lead, opts) = clauses(rest, keywords)?;
+    let [from, to] = two_words(lead).ok_or_else(|| format!("{stmt}: {usage}, found `{rest}`"))?;
+    let dtype = |w: &str| {
+        w.parse::<DType>()
+            .map_err(|e| format!("{stmt}: {e}; {usage}"))
+    };
+    let copy = match opts.first() {
+        None => stmt == "astype",
+        Some((_, v)) => bool_word(stmt, v)?,
+    };
+    Ok(Op::AsType {
+        from: dtype(from)?,
+        to: dtype(to)?,
+        copy,
+    })
+}
+
+/// Exactly two whitespace-separated words.
+fn two_words(text: &str) -> Option<[&str; 2]> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    <[&str; 2]>::try_from(words).ok()
+}
+
+/// `true` or `false` (Python's `True` and `False` too).
+fn bool_word(stmt: &str, w: &str) -> Result<bool, String> {
+    match w {
+        "true" | "True" => Ok(true),
+        "false" | "False" => Ok(false),
+        _ => Err(format!("{stmt}: `{w}` is not `true` or `false`")),
+    }
+}
+
+/// A list of booleans, `[true, false, ...]`.
+fn bools(stmt: &str, text: &str) -> Result<Vec<bool>, String> {
+    list(text)?
+        .into_iter()
+        .map(|w| bool_word(stmt, w))
+        .collect()
+}
+
+/// `promote_types A B` (two element types) and `result_type X ...` (element types and
+/// Python scalars: `True`, `3`, `1.0`).
+fn dtype_statement(stmt: &str, rest: &str) -> StmtResult {
+    let usage = if stmt == "promote_types" {
+        "two element types, e.g. `promote_types int32 float32`"
+    } else {
+        "element types or python scalars, e.g. `result_type float32 1.0`"
+    };
+    need(rest, stmt, usage)?;
+    let operands = rest
+        .split_whitespace()
+        .map(|w| w.parse::<Operand>().map_err(|e| format!("{stmt}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let res = if stmt == "promote_types" {
+        let [Operand::Array(a), Operand::Array(b)] = operands[..] else {
+            return Err(format!("{stmt}: expected {usage}, found `{rest}`"));
+        };
+        promote_types(a, b)
+    } else {
+        result_type(&operands).map_err(err)?
+    };
+    Ok(vec![format!("{stmt}: {res}")])
+}
+
 /// `reinterpret FROM_BYTES TO_BYTES`.
 fn reinterpret_op(rest: &str) -> Result<Op, String> {
     const USAGE: &str = "expected `reinterpret FROM_BYTES TO_BYTES`";
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let [from, to] = words[..] else {
-        return Err(format!("reinterpret: {USAGE}, found `{rest}`"));
-    };
+    let [from, to] =
+        two_words(rest).ok_or_else(|| format!("reinterpret: {USAGE}, found `{rest}`"))?;
     let size = |w: &str| {
         w.parse::<usize>()
             .map_err(|_| format!("reinterpret: `{w}` is not a number of bytes; {USAGE}"))

@@ -18,6 +18,9 @@
 //!   one buffer), [`fill`], [`map`]/[`map_into`], [`zip`]/[`zip_into`] (with NumPy
 //!   broadcasting), [`reduce`] and [`reduce_with`], generic over the plain [`Element`] types.
 //!   Results the operations allocate are [`Dense`] (shape and row-major values).
+//! - [`gather`] ([`take`], [`compress`], [`boolean_mask`]): NumPy's fancy and boolean
+//!   indexing, copies into a new buffer of what the view crate's `Selection` reads (the
+//!   buffer a gather's new `ViewStack` is a view of).
 //! - [`LoopPlan`]: the inspectable plan of a copy or materialize ([`plan_materialize`],
 //!   [`plan_copy_into`]): boxes of the destination (an interior without mask checks, border
 //!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`]. A stack whose
@@ -123,6 +126,7 @@ pub mod dlpack;
 mod element;
 mod error;
 mod exec;
+mod gather;
 #[cfg(feature = "ndarray")]
 pub mod nd;
 mod operand;
@@ -136,6 +140,7 @@ pub use alloc::{
 };
 pub use element::Element;
 pub use error::{Error, Result};
+pub use gather::{boolean_mask, compress, gather, take};
 pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
 pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};

@@ -7,7 +7,7 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::dim::Dim;
 use crate::error::{invalid, Error, Result};
-use crate::guard::{Checker, Guard};
+use crate::guard::{Checker, Guard, GuardOp};
 use crate::view::fmt_list;
 
 /// The result of [`broadcast_shapes`]: the broadcast shape and the guards it
@@ -98,7 +98,7 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
         let all: Vec<String> = shapes.iter().map(|s| fmt_list(s)).collect();
         format!("shapes {}", all.join(", "))
     };
-    let mut ck = Checker::new(cx, "broadcast_shapes", &[], ctx());
+    let mut ck = Checker::new(cx, GuardOp::BROADCAST_SHAPES, &[], ctx());
     let one = Expr::from(1);
     let mut res: Vec<Expr> = Vec::new();
     for (i, s) in shapes.iter().enumerate() {

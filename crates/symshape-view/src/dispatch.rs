@@ -6,11 +6,11 @@ use symshape::{Expr, Scope};
 
 use crate::concrete::ConcreteView;
 use crate::dim::Dim;
-use crate::error::{check_matrices, check_piece, invalid, unrepresentable, Error, Result};
-use crate::guard::Guard;
+use crate::error::{check_piece, invalid, unrepresentable, view_shape_refusal, Error, Result};
+use crate::guard::{Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::memory::CopyOp;
-use crate::op::{const_op, Op, SplitDirection};
+use crate::op::{const_op, sliding_windows, Op, SplitDirection};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 
@@ -170,9 +170,60 @@ impl View {
                 self.reshape_symbolic(cx, &shape)
             }
             Op::Unsqueeze(axis) => symbolic::unsqueeze(cx, self, *axis),
-            Op::Transpose(..) | Op::Movedim { .. } | Op::ReverseAxes | Op::MatrixTranspose => {
+            Op::Transpose(..) | Op::Movedim { .. } => {
                 let axes = self.permutation_of(op)?;
                 symbolic::permute(cx, self, &axes)
+            }
+            Op::ReverseAxes
+            | Op::MatrixTranspose
+            | Op::T
+            | Op::ConjTranspose
+            | Op::MatrixConjTranspose
+            | Op::Adjoint => {
+                let axes = op.rank_permutation(self.ndim(), || self.ctx())?;
+                symbolic::permute(cx, self, &axes.unwrap_or_default())
+            }
+            Op::ViewShape(shape) => symbolic::reshape(cx, self, shape)
+                .map_err(|e| crate::concrete::rename_op(e, "view_shape"))?
+                .ok_or_else(|| {
+                    let shape: Vec<Expr> = shape.iter().map(|&e| cx.simplify(e)).collect();
+                    view_shape_refusal(&fmt_list(&shape), &self.ctx_full(), true)
+                }),
+            Op::AsStrided {
+                shape,
+                strides,
+                offset,
+            } => {
+                let (_, last, any) = symbolic::reach(self);
+                let what = || {
+                    format!(
+                        "the storage of {}, up to the last element it reaches",
+                        self.ctx()
+                    )
+                };
+                symbolic::torch_as_strided(
+                    cx,
+                    self,
+                    (shape, strides, *offset),
+                    any * (last + 1),
+                    &what,
+                )
+            }
+            Op::SlidingWindowView { window, axes } => {
+                let dims: Vec<Option<i64>> = self.shape().iter().map(|d| d.as_i64()).collect();
+                let mut v = self.clone();
+                for (axis, size) in sliding_windows(window, axes.as_deref(), &dims, || self.ctx())?
+                {
+                    let step = Expr::from(1);
+                    v = v
+                        .apply_symbolic(cx, &Op::Unfold { axis, size, step })
+                        .map_err(|e| crate::concrete::rename_op(e, "sliding_window_view"))?;
+                }
+                Ok(v)
+            }
+            Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_) => {
+                crate::gather::result_shape(cx, self, op)?;
+                Err(crate::concrete::gather_copies(op.name(), &self.ctx()))
             }
             Op::BroadcastTo(shape) => {
                 let ones = self.broadcast_rank(shape)?;
@@ -196,7 +247,7 @@ impl View {
                 self.reshape_symbolic(cx, &shape)
             }
             Op::Split { axis, size, piece } => {
-                symbolic::split_piece(cx, self, "split", *axis, *size, *piece)
+                symbolic::split_piece(cx, self, GuardOp::SPLIT, *axis, *size, *piece)
             }
             Op::SplitSizes { axis, sizes, piece } => {
                 symbolic::split_sizes_piece(cx, self, *axis, sizes, *piece)
@@ -208,7 +259,7 @@ impl View {
             } => {
                 let size = self.chunk_size(cx, *axis, *chunks)?;
                 let piece = Expr::from(i64::try_from(*piece).unwrap_or(i64::MAX));
-                symbolic::split_piece(cx, self, "chunk", *axis, size, piece)
+                symbolic::split_piece(cx, self, GuardOp::CHUNK, *axis, size, piece)
             }
             Op::TensorSplit {
                 axis,
@@ -233,10 +284,7 @@ impl View {
                 indices,
                 piece,
             } => {
-                let axis = direction.axis(self.ndim(), || self.ctx())?;
-                let items = self
-                    .tensor_split_items(axis, indices, *piece)
-                    .map_err(|e| crate::concrete::rename_op(e, direction.name()))?;
+                let items = self.directional_split_items(*direction, indices, *piece)?;
                 self.apply_symbolic(cx, &Op::Index(items))
             }
             Op::Reinterpret { from, to } => symbolic::reinterpret(cx, self, *from, *to),
@@ -250,11 +298,9 @@ impl View {
                 let index = Expr::from(i64::from(matches!(op, Op::Imag)));
                 pairs.apply_symbolic(cx, &Op::Select { axis, index })
             }
-            Op::Ravel | Op::Contiguous => {
-                let copy = if let Op::Ravel = op {
-                    CopyOp::Ravel
-                } else {
-                    CopyOp::Contiguous
+            Op::Ravel | Op::Contiguous | Op::Copy | Op::FlattenCopy | Op::AsType { .. } => {
+                let Some(copy) = CopyOp::of(op) else {
+                    return Ok(self.clone());
                 };
                 copy.view(cx, self)?.ok_or_else(|| copy.copies(cx, self))
             }
@@ -330,6 +376,19 @@ impl View {
         )
     }
 
+    /// The index items of piece `piece` of `hsplit`, `vsplit` or `dsplit` at `indices`: the
+    /// slice of `tensor_split` at them along the direction's axis.
+    pub(crate) fn directional_split_items(
+        &self,
+        direction: SplitDirection,
+        indices: &[Expr],
+        piece: usize,
+    ) -> Result<Vec<IndexItem<Expr>>> {
+        let axis = direction.axis(self.ndim(), || self.ctx())?;
+        self.tensor_split_items(axis, indices, piece)
+            .map_err(|e| crate::concrete::rename_op(e, direction.name()))
+    }
+
     /// The index items of `select(axis, index)`.
     pub(crate) fn select_items(&self, axis: usize, index: Expr) -> Result<Vec<IndexItem<Expr>>> {
         self.dim_for("select", axis)?;
@@ -368,11 +427,6 @@ impl View {
                 }
                 let x = axes.remove(src);
                 axes.insert(dst, x);
-            }
-            Op::ReverseAxes => axes.reverse(),
-            Op::MatrixTranspose => {
-                check_matrices(|| self.ctx(), n)?;
-                axes.swap(n - 2, n - 1);
             }
             _ => {}
         }
@@ -473,7 +527,7 @@ impl View {
     ) -> Result<(Vec<Expr>, Vec<Guard>)> {
         let one = |d: Expr| cx.prove_eq(d, Expr::from(1)).is_true();
         let Some(list) = axes else {
-            let mut ck = crate::guard::Checker::new(cx, "squeeze", &[], self);
+            let mut ck = crate::guard::Checker::new(cx, GuardOp::SQUEEZE, &[], self);
             let mut shape = Vec::new();
             for (axis, &d) in self.shape().iter().enumerate() {
                 if one(d) {
@@ -486,8 +540,11 @@ impl View {
             }
             return Ok((shape, ck.guards));
         };
-        for &a in list {
+        for (k, &a) in list.iter().enumerate() {
             let d = self.dim_for("squeeze", a)?;
+            if list[..k].contains(&a) {
+                return Err(crate::concrete::repeated_squeeze_axis(a, list, &self.ctx()));
+            }
             if !one(d) {
                 return Err(Error::Symbolic {
                     op: "squeeze",

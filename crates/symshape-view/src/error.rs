@@ -101,6 +101,22 @@ pub(crate) fn refuse_mask(
 }
 
 /// `axis` is not an axis of the view described by `ctx`, of rank `ndim`.
+/// PyTorch's refusal of `view(*shape)` when the reshape of the view `ctx` to `shape` is not
+/// one view (for a symbolic view: not provably one view for every value of its symbols).
+pub(crate) fn view_shape_refusal(shape: &str, ctx: &str, symbolic: bool) -> Error {
+    let every = if symbolic {
+        " for every value of the symbols"
+    } else {
+        ""
+    };
+    unrepresentable(
+        "view_shape",
+        format!(
+            "view size {shape} is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces){every}, for {ctx}; use .reshape(...) instead"
+        ),
+    )
+}
+
 pub(crate) fn bad_axis(op: &'static str, ctx: &str, axis: usize, ndim: usize) -> Error {
     invalid(
         op,
@@ -122,21 +138,6 @@ pub(crate) fn check_new_axis(
     Err(invalid(
         op,
         format!("axis {axis} is out of range 0..={ndim} for {}", ctx()),
-    ))
-}
-
-/// Checks that the view described by `ctx`, of rank `ndim`, is a matrix or a batch of
-/// matrices, as PyTorch's `mT` requires.
-pub(crate) fn check_matrices(ctx: impl FnOnce() -> String, ndim: usize) -> Result<()> {
-    if ndim >= 2 {
-        return Ok(());
-    }
-    Err(invalid(
-        "mT",
-        format!(
-            "tensor.mT is only supported on matrices or batches of matrices; {} has rank {ndim}, not at least 2",
-            ctx()
-        ),
     ))
 }
 

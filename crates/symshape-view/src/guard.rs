@@ -10,10 +10,78 @@ use symshape::{Bindings, CmpOp, Cond, Expr, Proof, Scope};
 
 use crate::error::{Error, Result};
 
+/// Declares [`GuardOp`] and its constants from one list, and [`GuardOp::ALL`] from the
+/// same list, so that every name a guard can carry is one a loaded guard is looked up in.
+macro_rules! guard_ops {
+    ($($id:ident = $name:literal,)*) => {
+        /// The name of the op or constructor that recorded a guard. Only the constants
+        /// below exist (the field is private to this module), and a [`Checker`] takes one,
+        /// so a new source of guards is a new line here and cannot be missing from
+        /// [`GuardOp::ALL`], which loading a saved guard looks its op up in.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub(crate) struct GuardOp(&'static str);
+
+        impl GuardOp {
+            $(pub(crate) const $id: GuardOp = GuardOp($name);)*
+
+            /// Every op that records guards.
+            #[cfg(feature = "serde")]
+            pub(crate) const ALL: &'static [GuardOp] = &[$(GuardOp::$id),*];
+        }
+    };
+}
+
+guard_ops! {
+    AS_STRIDED = "as_strided",
+    BOOLEAN_MASK = "boolean_mask",
+    BROADCAST_SHAPES = "broadcast_shapes",
+    BYTE_STRIDES = "byte_strides",
+    CANONICAL = "canonical",
+    CHUNK = "chunk",
+    COMPRESS = "compress",
+    CONTIGUOUS = "contiguous",
+    CREATE = "create",
+    DIAGONAL = "diagonal",
+    EXPAND = "expand",
+    FLAGS = "flags",
+    FLIP = "flip",
+    INDEX = "index",
+    MERGE = "merge",
+    PAD = "pad",
+    PERMUTE = "permute",
+    RAVEL = "ravel",
+    REINTERPRET = "reinterpret",
+    RESHAPE = "reshape",
+    SHRINK = "shrink",
+    SPLIT = "split",
+    SPLIT_SIZES = "split_sizes",
+    SQUEEZE = "squeeze",
+    STACK = "stack",
+    TAKE = "take",
+    TENSOR_SPLIT = "tensor_split",
+    UNFOLD = "unfold",
+    UNSQUEEZE = "unsqueeze",
+    VIEW_AS_COMPLEX = "view_as_complex",
+    VIEW_AS_REAL = "view_as_real",
+}
+
+impl GuardOp {
+    /// The name, as guards and errors print it.
+    pub(crate) const fn name(self) -> &'static str {
+        self.0
+    }
+
+    /// The op named `name`, if it is one that records guards.
+    #[cfg(feature = "serde")]
+    pub(crate) fn parse(name: &str) -> Option<GuardOp> {
+        GuardOp::ALL.iter().copied().find(|o| o.0 == name)
+    }
+}
+
 /// A pending precondition `lhs OP rhs` of a symbolic op.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Guard {
-    op: &'static str,
+    op: GuardOp,
     lhs: Expr,
     cmp: CmpOp,
     rhs: Expr,
@@ -24,7 +92,7 @@ impl Guard {
     /// The op that recorded the guard.
     #[must_use]
     pub fn op(&self) -> &'static str {
-        self.op
+        self.op.name()
     }
 
     /// The left side.
@@ -106,7 +174,7 @@ impl Guard {
 
     pub(crate) fn failure(&self, l: i64, r: i64, values: &str) -> Error {
         Error::Guard {
-            op: self.op,
+            op: self.op.name(),
             guard: self.text(),
             detail: format!("{l} {} {r} is false with {values}", self.cmp.as_str()),
         }
@@ -128,7 +196,7 @@ pub(crate) fn values_of(syms: &[Expr], get: impl Fn(Expr) -> Option<i64>) -> Str
 impl fmt::Display for Guard {
     /// `shrink: n - 1 <= n (end of axis 0 within its size)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.op, self.text())
+        write!(f, "{}: {}", self.op.name(), self.text())
     }
 }
 
@@ -143,7 +211,7 @@ pub(crate) struct Checker<'a> {
     pub(crate) cx: &'a Scope,
     /// `cx` with the guards assumed, once there is a guard.
     facts: Option<Scope>,
-    pub(crate) op: &'static str,
+    pub(crate) op: GuardOp,
     pub(crate) guards: Vec<Guard>,
     /// The view the op runs on, as error messages name it (formatted only for a message).
     ctx: Ctx<'a>,
@@ -187,7 +255,7 @@ impl<'a, D: Describe> From<&'a D> for Ctx<'a> {
 impl<'a> Checker<'a> {
     pub(crate) fn new(
         cx: &'a Scope,
-        op: &'static str,
+        op: GuardOp,
         guards: &[Guard],
         ctx: impl Into<Ctx<'a>>,
     ) -> Self {
@@ -260,7 +328,7 @@ impl<'a> Checker<'a> {
                     )
                 };
                 Err(Error::Guard {
-                    op: self.op,
+                    op: self.op.name(),
                     guard: g.text(),
                     detail,
                 })
@@ -288,7 +356,7 @@ impl<'a> Checker<'a> {
                         )
                     };
                     return Err(Error::Guard {
-                        op: self.op,
+                        op: self.op.name(),
                         guard: g.text(),
                         detail,
                     });
@@ -324,9 +392,21 @@ pub(crate) fn add_guard(list: &mut Vec<Guard>, g: Guard) {
 
 #[cfg(test)]
 mod tests {
+    /// Every name is listed once, so a loaded guard's op is found unambiguously.
+    #[cfg(feature = "serde")]
+    #[test]
+    fn guard_op_names_are_distinct() {
+        let mut names: Vec<&str> = super::GuardOp::ALL.iter().map(|o| o.name()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before);
+        assert!(names.iter().all(|n| super::GuardOp::parse(n).is_some()));
+    }
+
     use symshape::{CmpOp, Expr, Proof, Scope, SymbolSpec};
 
-    use super::{Checker, Ctx, Guard};
+    use super::{Checker, Ctx, Guard, GuardOp};
 
     /// A guard the local proof leaves open but the facts with the pending guards
     /// refute (`n == 2*m` makes `n` even) is an error where it is stated, naming the
@@ -337,14 +417,14 @@ mod tests {
         let n = cx.declare(&SymbolSpec::new("n").range(0, 8)).expect("n");
         let m = cx.declare(&SymbolSpec::new("m").range(0, 4)).expect("m");
         let pending = Guard {
-            op: "reshape",
+            op: GuardOp::RESHAPE,
             lhs: n,
             cmp: CmpOp::Eq,
             rhs: m * 2,
             what: "sizes agree".into(),
         };
         let ctx = || Ctx::Text("view [n]".into());
-        let ck = Checker::new(&cx, "shrink", std::slice::from_ref(&pending), ctx());
+        let ck = Checker::new(&cx, GuardOp::SHRINK, std::slice::from_ref(&pending), ctx());
         assert!(
             matches!(
                 ck.prove_cond(n.compare(CmpOp::Eq, Expr::from(3))),
@@ -352,7 +432,7 @@ mod tests {
             ),
             "the local proof must leave this open"
         );
-        let mut ck = Checker::new(&cx, "shrink", std::slice::from_ref(&pending), ctx());
+        let mut ck = Checker::new(&cx, GuardOp::SHRINK, std::slice::from_ref(&pending), ctx());
         let e = ck
             .require(n, CmpOp::Eq, 3.into(), || "end of axis 0".into())
             .expect_err("contradiction");

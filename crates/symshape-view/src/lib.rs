@@ -31,6 +31,11 @@
 //! - [`IndexItem`] and [`parse_index`]: NumPy basic indexing and its text form.
 //! - [`broadcast_shapes`]: NumPy's broadcast of shapes whose sizes are expressions,
 //!   giving a [`Broadcast`] (the shape and the guards it holds under).
+//! - [`DType`], [`promote_types`] and [`result_type`]: NumPy's plain element types, their
+//!   promotion table and NEP 50's weak Python scalars ([`Operand`]); `Op::AsType`
+//!   copies when the type changes.
+//! - [`Selection`]: what a gather (NumPy's fancy or boolean indexing, `Op::Take`,
+//!   `Op::Compress`, `Op::BooleanMask`) reads, for the kernels to copy into a new buffer.
 //! - Inputs: [`View::row_major`] is the one-call constructor of a row-major input
 //!   at offset 0 (`View::row_major(&cx, &[b, s, 768.into()])`), symbolic or not;
 //!   [`View::create`] takes strides, offset and mask too.
@@ -111,7 +116,9 @@ mod broadcast;
 pub mod concrete;
 mod dim;
 mod dispatch;
+mod dtype;
 mod error;
+mod gather;
 mod guard;
 mod index;
 mod lower;
@@ -128,10 +135,11 @@ mod view_ops;
 pub use bind::{infer, BindCache, Inferred, PreparedStack, PreparedView};
 pub use broadcast::{broadcast_shapes, Broadcast};
 pub use concrete::{
-    ByteLayout, ConcreteStack, ConcreteView, Flags, Levels, MemoryOverlap, Raveled,
+    ByteLayout, ConcreteStack, ConcreteView, Flags, Levels, MemoryOverlap, Raveled, Selection,
     INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_PIECES,
 };
 pub use dim::Dim;
+pub use dtype::{promote_types, result_type, DType, Operand};
 pub use error::{Error, Result};
 pub use guard::Guard;
 pub use index::{parse_index, parse_index_in, IndexItem};

@@ -9,8 +9,9 @@ use symshape::{CmpOp, Cond, Expr, Proof, Scope};
 
 use crate::concrete::{byte_stride_rank, positive_itemsize, ByteLayout, ConcreteView, Flags};
 use crate::dim::Dim;
+use crate::dtype::DType;
 use crate::error::{refuse_mask, unrepresentable, Error, Result};
-use crate::guard::Checker;
+use crate::guard::{Checker, GuardOp};
 use crate::op::Op;
 use crate::symbolic::{self, checker};
 use crate::view::{fmt_list, View};
@@ -97,7 +98,7 @@ impl View {
             });
         }
         refuse_mask("flags", self.mask().is_some(), self.ctx(), BYTES)?;
-        let ck = checker(cx, "flags", self);
+        let ck = checker(cx, GuardOp::FLAGS, self);
         let (c_contiguous, c_condition) = flag(&ck, self, true)?;
         let (f_contiguous, f_condition) = flag(&ck, self, false)?;
         Ok(FlagProofs {
@@ -106,6 +107,16 @@ impl View {
             c_condition,
             f_condition,
         })
+    }
+
+    /// Whether `op` on a stack whose top view is this one, where it succeeds, returns a
+    /// copy ([`ViewStack::copies`](crate::ViewStack::copies) without running the op on the
+    /// stack): it always copies, or this view cannot express its result as one view. It
+    /// reads this view only, so a caller that keeps the top view of a tall stack asks it
+    /// at a cost that does not grow with the stack.
+    #[must_use]
+    pub fn copied_by<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> bool {
+        op.always_copies() || matches!(self.apply_dim(cx, op), Err(Error::NotRepresentable { .. }))
     }
 
     /// The layout in bytes for elements of `itemsize` bytes: strides and offset times the
@@ -175,7 +186,7 @@ impl View {
             fmt_list(&byte_strides),
         );
         byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
-        let mut ck = Checker::new(cx, OP, &[], fields);
+        let mut ck = Checker::new(cx, GuardOp::BYTE_STRIDES, &[], fields);
         let mut whole = |x: Expr, what: String| -> Result<Expr> {
             ck.require(x.floor_mod(itemsize), CmpOp::Eq, Expr::from(0), || {
                 format!("{what} is a multiple of the item size {itemsize}")
@@ -193,75 +204,133 @@ impl View {
     }
 }
 
-/// The two ops that return a view of the same buffer when the view is C-contiguous
-/// (NumPy's `C_CONTIGUOUS`, which is also PyTorch's `is_contiguous`), and otherwise copy:
-/// [`Op::Ravel`] and [`Op::Contiguous`].
+/// The ops whose result is a view of the same buffer or a copy, and which copy into a
+/// row-major layout: [`Op::Ravel`] and [`Op::Contiguous`] (a view when the view is
+/// C-contiguous, NumPy's `C_CONTIGUOUS`, which is also PyTorch's `is_contiguous`), NumPy's
+/// `copy` and `flatten` (always a copy) and `astype` (a copy unless the type stays and no
+/// copy is asked for).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CopyOp {
     /// NumPy's `ravel`: the elements as one axis.
     Ravel,
     /// PyTorch's `contiguous`: the same shape.
     Contiguous,
+    /// NumPy's `copy`: the same shape, always a copy.
+    Copy,
+    /// NumPy's `flatten`: one axis, always a copy.
+    FlattenCopy,
+    /// NumPy's `astype`: the same shape.
+    AsType {
+        /// The input's element type.
+        from: DType,
+        /// The result's element type.
+        to: DType,
+        /// Whether a copy is asked for even when the types agree.
+        copy: bool,
+    },
 }
 
 impl CopyOp {
-    /// The op of `op`, if it is one of the two.
+    /// The op of `op`, if it is one of them.
     pub(crate) fn of<D>(op: &Op<D>) -> Option<CopyOp> {
-        match op {
+        match *op {
             Op::Ravel => Some(CopyOp::Ravel),
             Op::Contiguous => Some(CopyOp::Contiguous),
+            Op::Copy => Some(CopyOp::Copy),
+            Op::FlattenCopy => Some(CopyOp::FlattenCopy),
+            Op::AsType { from, to, copy } => Some(CopyOp::AsType { from, to, copy }),
             _ => None,
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The op itself.
+    pub(crate) fn op(self) -> Op<i64> {
         match self {
-            CopyOp::Ravel => "ravel",
-            CopyOp::Contiguous => "contiguous",
+            CopyOp::Ravel => Op::Ravel,
+            CopyOp::Contiguous => Op::Contiguous,
+            CopyOp::Copy => Op::Copy,
+            CopyOp::FlattenCopy => Op::FlattenCopy,
+            CopyOp::AsType { from, to, copy } => Op::AsType { from, to, copy },
         }
+    }
+
+    fn guard_op(self) -> GuardOp {
+        match self {
+            CopyOp::Ravel => GuardOp::RAVEL,
+            _ => GuardOp::CONTIGUOUS,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        self.op().name()
+    }
+
+    /// Why the op copies whatever the view's layout, when it does.
+    pub(crate) fn always(self) -> Option<String> {
+        match self {
+            CopyOp::Copy | CopyOp::FlattenCopy => Some("it always copies".to_string()),
+            CopyOp::AsType { from, to, .. } if from != to => {
+                Some(format!("the element type changes from {from} to {to}"))
+            }
+            CopyOp::AsType { copy: true, .. } => Some(
+                "copy is set (NumPy's default), so it copies even to the same element type"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether the op is the view itself whatever its layout (`astype` to the same type
+    /// without a copy).
+    pub(crate) fn never(self) -> bool {
+        matches!(self, CopyOp::AsType { from, to, copy: false } if from == to)
     }
 
     /// The shape of the result for a view or stack of `shape` with `numel` elements.
     pub(crate) fn shape<T: Copy>(self, shape: &[T], numel: T) -> Vec<T> {
         match self {
-            CopyOp::Ravel => vec![numel],
-            CopyOp::Contiguous => shape.to_vec(),
+            CopyOp::Ravel | CopyOp::FlattenCopy => vec![numel],
+            _ => shape.to_vec(),
         }
     }
 
-    /// The result on one view when it is a view of the same buffer: the view reshaped to
-    /// its result shape, when it is C-contiguous for every admissible binding (exactly,
-    /// for a concrete view; proven under `cx`, for a symbolic one); `None` when the op
-    /// copies (a mask, or contiguity refuted or not proven).
+    /// The result on one view when it is a view of the same buffer: the view itself for
+    /// `astype` that keeps its type without a copy; for `ravel` and `contiguous`, the view
+    /// reshaped to the result shape, when it is C-contiguous for every admissible binding
+    /// (exactly, for a concrete view; proven under `cx`, for a symbolic one); `None` when
+    /// the op copies (always, a mask, or contiguity refuted or not proven).
     pub(crate) fn view(self, cx: &Scope, v: &View) -> Result<Option<View>> {
+        if self.always().is_some() {
+            return Ok(None);
+        }
+        if self.never() {
+            return Ok(Some(v.clone()));
+        }
         if let Some(c) = v.as_concrete() {
-            let op = match self {
-                CopyOp::Ravel => Op::Ravel,
-                CopyOp::Contiguous => Op::Contiguous,
-            };
-            return match c.apply(&op) {
+            return match c.apply(&self.op()) {
                 Ok(x) => Ok(Some(View::from(x))),
                 Err(Error::NotRepresentable { .. }) => Ok(None),
                 Err(e) => Err(e),
             };
         }
-        if v.mask().is_some() || !flag(&checker(cx, self.name(), v), v, true)?.0.is_true() {
+        if v.mask().is_some() || !flag(&checker(cx, self.guard_op(), v), v, true)?.0.is_true() {
             return Ok(None);
         }
         Ok(Some(match self {
-            CopyOp::Contiguous => v.clone(),
             CopyOp::Ravel => {
                 // The elements are consecutive from the offset, in row-major order.
                 let flat =
                     symbolic::create(cx, &[v.numel()], Some(&[Expr::from(1)]), v.offset(), None)?;
                 flat.with_guards(v.guards())
             }
+            _ => v.clone(),
         }))
     }
 
     /// Why the op on the symbolic view `v` is not one view: it copies.
     pub(crate) fn copies(self, cx: &Scope, v: &View) -> Error {
         let why = match v.numpy_flags(cx) {
+            _ if self.always().is_some() => self.always().unwrap_or_default(),
             _ if v.mask().is_some() => "it has a mask".to_string(),
             Ok(f) if f.c_contiguous.as_bool().is_none() => format!(
                 "whether it is C-contiguous depends on the symbols (it is exactly when {})",
@@ -275,8 +344,11 @@ impl CopyOp {
     /// The refusal of the op on the one view `ctx`, which it copies because `why`.
     pub(crate) fn refusal(self, ctx: &str, why: &str) -> Error {
         let whose = match self {
-            CopyOp::Ravel => "NumPy's ravel",
-            CopyOp::Contiguous => "PyTorch's contiguous",
+            CopyOp::Ravel => "NumPy's ravel".to_string(),
+            CopyOp::Contiguous => "PyTorch's contiguous".to_string(),
+            CopyOp::Copy => "NumPy's copy".to_string(),
+            CopyOp::FlattenCopy => "NumPy's flatten".to_string(),
+            CopyOp::AsType { from, to, .. } => format!("NumPy's astype from {from} to {to}"),
         };
         unrepresentable(
             self.name(),

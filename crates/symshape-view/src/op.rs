@@ -15,6 +15,7 @@ use std::hash::Hash;
 use symshape::Expr;
 
 use crate::dim::Dim;
+use crate::dtype::DType;
 use crate::index::IndexItem;
 
 /// One view op with its arguments.
@@ -23,7 +24,10 @@ use crate::index::IndexItem;
 /// concrete ones. Axes are `usize`. Ops that cut an axis into several pieces
 /// (`split`, `split_sizes`, `chunk`, `select`) name the one piece they keep, so
 /// every op maps one view to one view; [`ViewOps`](crate::ViewOps) builds the list
-/// of pieces from them.
+/// of pieces from them. The copies (`ravel`, `contiguous`, `copy`, `flatten_copy`,
+/// `astype`) read their input through a row-major view stacked on it; the gathers
+/// (`take`, `compress`, `boolean_mask`) give a new stack over a fresh buffer that the
+/// kernels fill ([`Op::is_gather`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(
     feature = "serde",
@@ -199,10 +203,25 @@ pub enum Op<D = Expr> {
     /// Every axis reversed (`T` in NumPy and PyTorch).
     #[cfg_attr(feature = "serde", serde(rename = "T"))]
     ReverseAxes,
-    /// The last two axes swapped (PyTorch's `mT`; also `mH` and `adjoint`,
-    /// which equal it on real data).
+    /// The last two axes swapped (PyTorch's `mT`); a view of rank 0 is its own `mT`,
+    /// one of rank 1 is an error.
     #[cfg_attr(feature = "serde", serde(rename = "mT"))]
     MatrixTranspose,
+    /// PyTorch's `t()`: axes 0 and 1 swapped on a view of rank 2; a view of rank 0 or 1
+    /// is returned as it is; a higher rank is an error.
+    #[cfg_attr(feature = "serde", serde(rename = "t"))]
+    T,
+    /// PyTorch's `H`, the conjugate transpose of a matrix: for a view, axes 0 and 1
+    /// swapped (conjugation is element data); rank 2, or rank 0 (the view itself).
+    #[cfg_attr(feature = "serde", serde(rename = "H"))]
+    ConjTranspose,
+    /// PyTorch's `mH`: the conjugate of [`Op::MatrixTranspose`]; for a view, the same
+    /// axes swapped, with errors that name `mH`.
+    #[cfg_attr(feature = "serde", serde(rename = "mH"))]
+    MatrixConjTranspose,
+    /// PyTorch's `adjoint()`: the same view as [`Op::MatrixConjTranspose`], with errors
+    /// that name `adjoint`.
+    Adjoint,
     /// PyTorch's `view(dtype)`: the element size changes from `from` bytes to `to`
     /// bytes, so the last axis and the other strides and the offset are rescaled
     /// by the ratio (offsets are then counted in `to`-byte elements).
@@ -240,6 +259,71 @@ pub enum Op<D = Expr> {
     /// stacked on top, unmerged, which the kernels materialize: the boundary where a traced
     /// model materializes.
     Contiguous,
+    /// PyTorch's `view(*shape)`: the reshape when the top view can express it as one view,
+    /// else an error with PyTorch's reason (a [`ViewStack`](crate::ViewStack) never pushes a
+    /// view for it, unlike [`Op::Reshape`]).
+    ViewShape(Vec<D>),
+    /// PyTorch's `as_strided(size, stride, storage_offset)`: the storage of the view read
+    /// with new sizes, strides (non-negative) and offset, every element inside the
+    /// storage. The storage of the top view of a stack is the view below it; that of a
+    /// single view ends after the last element it reaches.
+    AsStrided {
+        /// The new sizes.
+        shape: Vec<D>,
+        /// The new strides (each at least 0).
+        strides: Vec<D>,
+        /// The new offset into the storage (at least 0).
+        offset: D,
+    },
+    /// NumPy's `sliding_window_view(x, window_shape, axis)`: for each window size and axis
+    /// in turn, the axis shrinks to `dim - size + 1` window starts and an axis of `size` is
+    /// appended (unfold with step 1); `axes` `None` means every axis in order.
+    SlidingWindowView {
+        /// The window size on each listed axis.
+        window: Vec<D>,
+        /// The axes, in the order their window axes are appended; `None`: all axes.
+        axes: Option<Vec<usize>>,
+    },
+    /// NumPy's `copy()` (PyTorch's `clone()`): always a copy, in the same shape, row-major.
+    /// On one view an error (not one view of the same buffer); a
+    /// [`ViewStack`](crate::ViewStack) stacks a row-major view on top, unmerged.
+    Copy,
+    /// NumPy's `flatten()`: always a copy, as one axis (unlike PyTorch's `flatten`, a
+    /// reshape that may be a view).
+    FlattenCopy,
+    /// NumPy's `astype(to, copy=...)` on elements of type `from` (and `asarray(a, dtype=to)`
+    /// with `copy` false): a copy when the types differ or `copy` is set, else the view itself.
+    #[cfg_attr(feature = "serde", serde(rename = "astype"))]
+    AsType {
+        /// The element type of the input.
+        from: DType,
+        /// The element type asked for.
+        to: DType,
+        /// Whether to copy even when the types agree (NumPy's default is `true`).
+        copy: bool,
+    },
+    /// NumPy's fancy indexing along one axis (`np.take(a, indices, axis)`, `a[:, [1, 3]]`):
+    /// a copy whose `axis` holds the listed indices (negative ones count from the end).
+    /// On a [`ViewStack`](crate::ViewStack) the result is a new stack over a fresh
+    /// row-major buffer, which the kernels fill (`symshape_kernels::gather`).
+    Take {
+        /// The axis indexed.
+        axis: usize,
+        /// The indices, each in `-dim..dim`.
+        indices: Vec<D>,
+    },
+    /// NumPy's boolean indexing along one axis (`a[:, m]`): a copy keeping the indices of
+    /// `axis` whose entry of `mask` (one per index) is true; a new stack, as [`Op::Take`].
+    Compress {
+        /// The axis indexed.
+        axis: usize,
+        /// One entry per index of the axis.
+        mask: Vec<bool>,
+    },
+    /// NumPy's boolean indexing by a mask of the whole shape (`a[a > 0]`): a copy of the
+    /// elements whose mask entry (row-major, one per element) is true, as one axis; a new
+    /// stack, as [`Op::Take`].
+    BooleanMask(Vec<bool>),
 }
 
 impl<D> Op<D> {
@@ -281,8 +365,236 @@ impl<D> Op<D> {
             Op::Imag => "imag",
             Op::Ravel => "ravel",
             Op::Contiguous => "contiguous",
+            Op::T => "t",
+            Op::ConjTranspose => "H",
+            Op::MatrixConjTranspose => "mH",
+            Op::Adjoint => "adjoint",
+            Op::ViewShape(_) => "view_shape",
+            Op::AsStrided { .. } => "as_strided",
+            Op::SlidingWindowView { .. } => "sliding_window_view",
+            Op::Copy => "copy",
+            Op::FlattenCopy => "flatten_copy",
+            Op::AsType { .. } => "astype",
+            Op::Take { .. } => "take",
+            Op::Compress { .. } => "compress",
+            Op::BooleanMask(_) => "boolean_mask",
         }
     }
+
+    /// Whether the op returns a copy whatever its input: NumPy's `copy`, `flatten`, fancy
+    /// and boolean indexing, and `astype` to another type or with `copy` set. `ravel`,
+    /// `contiguous` and `reshape` copy only when their input is not laid out for a view
+    /// ([`ViewStack::copies`](crate::ViewStack::copies) decides for a given stack).
+    #[must_use]
+    pub fn always_copies(&self) -> bool {
+        match self {
+            Op::Copy
+            | Op::FlattenCopy
+            | Op::Take { .. }
+            | Op::Compress { .. }
+            | Op::BooleanMask(_) => true,
+            Op::AsType { from, to, copy } => *copy || from != to,
+            _ => false,
+        }
+    }
+
+    /// Whether the result reads a new buffer that the kernels fill by gathering elements
+    /// of the input (fancy and boolean indexing), rather than the input's own buffer.
+    #[must_use]
+    pub fn is_gather(&self) -> bool {
+        matches!(
+            self,
+            Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_)
+        )
+    }
+}
+
+impl<D> Op<D> {
+    /// The permutation of the ops that reorder axes by a rule of the rank alone (`T`, `mT`,
+    /// `t`, `H`, `mH`, `adjoint`) for a view of rank `ndim` (described by `ctx`), with
+    /// PyTorch's refusals; `None` for every other op.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) naming the op: `mT`, `mH` and `adjoint` on
+    /// rank 1 (rank 0 is its own transpose), `H` on a rank other than 0 and 2, `t` above
+    /// rank 2.
+    pub(crate) fn rank_permutation(
+        &self,
+        ndim: usize,
+        ctx: impl FnOnce() -> String,
+    ) -> crate::Result<Option<Vec<usize>>> {
+        let mut axes: Vec<usize> = (0..ndim).collect();
+        let name = self.name();
+        let refuse = |detail: String| Err(crate::error::invalid(name, detail));
+        match self {
+            Op::ReverseAxes => axes.reverse(),
+            Op::MatrixTranspose | Op::MatrixConjTranspose | Op::Adjoint => {
+                let torch = if let Op::Adjoint = self {
+                    "adjoint()"
+                } else {
+                    name
+                };
+                match ndim {
+                    0 => {}
+                    1 => {
+                        return refuse(format!(
+                            "tensor.{torch} is only supported on matrices or batches of matrices, but {} is a 1-D tensor",
+                            ctx()
+                        ))
+                    }
+                    _ => axes.swap(ndim - 2, ndim - 1),
+                }
+            }
+            Op::ConjTranspose => match ndim {
+                0 => {}
+                2 => axes.swap(0, 1),
+                _ => {
+                    let batches = if ndim > 2 {
+                        "; for batches of matrices, consider using tensor.mH"
+                    } else {
+                        ""
+                    };
+                    return refuse(format!(
+                        "tensor.H is only supported on matrices (2-D tensors), but {} is a {ndim}-D tensor{batches}",
+                        ctx()
+                    ));
+                }
+            },
+            Op::T => match ndim {
+                0 | 1 => {}
+                2 => axes.swap(0, 1),
+                _ => {
+                    return refuse(format!(
+                        "t() expects a tensor with <= 2 dimensions, but self ({}) is {ndim}D",
+                        ctx()
+                    ))
+                }
+            },
+            _ => return Ok(None),
+        }
+        Ok(Some(axes))
+    }
+}
+
+/// The windows of NumPy's `sliding_window_view(x, window, axes)` on a view of `shape` (a
+/// size is `None` when it is symbolic; `ctx` describes the view): `(axis, size)` per window
+/// in order, each an unfold with step 1, after NumPy's checks.
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) with NumPy's reasons: a window count that
+/// does not match the axes (all of them for `None`), an axis out of range, a negative
+/// window, a window larger than what is left of its axis.
+pub(crate) fn sliding_windows<D: Dim>(
+    window: &[D],
+    axes: Option<&[usize]>,
+    shape: &[Option<i64>],
+    ctx: impl Fn() -> String,
+) -> crate::Result<Vec<(usize, D)>> {
+    const OP: &str = "sliding_window_view";
+    let ndim = shape.len();
+    let all: Vec<usize> = (0..ndim).collect();
+    let axes = match axes {
+        None if window.len() != ndim => {
+            return Err(crate::error::invalid(
+                OP,
+                format!(
+                    "since axis is `None`, must provide window_shape for all dimensions of `x`; got {} window_shape elements and `x.ndim` is {ndim}, for {}",
+                    window.len(),
+                    ctx()
+                ),
+            ))
+        }
+        None => all.as_slice(),
+        Some(a) if a.len() != window.len() => {
+            return Err(crate::error::invalid(
+                OP,
+                format!(
+                    "must provide matching length window_shape and axis; got {} window_shape elements and {} axes elements, for {}",
+                    window.len(),
+                    a.len(),
+                    ctx()
+                ),
+            ))
+        }
+        Some(a) => a,
+    };
+    if window.iter().any(|w| w.as_const().is_some_and(|w| w < 0)) {
+        return Err(crate::error::invalid(
+            OP,
+            format!(
+                "`window_shape` cannot contain negative values, got {}, for {}",
+                join(window, ToString::to_string),
+                ctx()
+            ),
+        ));
+    }
+    let mut trimmed = shape.to_vec();
+    let mut out = Vec::with_capacity(axes.len());
+    for (&axis, &w) in axes.iter().zip(window) {
+        let Some(d) = trimmed.get_mut(axis) else {
+            return Err(crate::error::bad_axis(OP, &ctx(), axis, ndim));
+        };
+        if let (Some(x), Some(w)) = (*d, w.as_const()) {
+            if x < w {
+                return Err(crate::error::invalid(
+                    OP,
+                    format!(
+                        "window shape cannot be larger than input array shape: window {w} on axis {axis}, which has {x} indices left, for {}",
+                        ctx()
+                    ),
+                ));
+            }
+            *d = Some(x - w + 1);
+        } else {
+            *d = None;
+        }
+        out.push((axis, w));
+    }
+    Ok(out)
+}
+
+/// PyTorch's argument checks of `as_strided(size, stride, storage_offset)` that do not
+/// need the storage: as many strides as sizes, no negative stride, no negative offset
+/// (constants; symbolic ones are proven or guarded by the op).
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reason.
+pub(crate) fn as_strided_args<D: Dim>(shape: &[D], strides: &[D], offset: D) -> crate::Result<()> {
+    const OP: &str = "as_strided";
+    let text = |v: &[D]| join(v, ToString::to_string);
+    if shape.len() != strides.len() {
+        return Err(crate::error::invalid(
+            OP,
+            format!(
+                "mismatch in length of strides and shape: shape {} has {} entries, strides {} have {}",
+                text(shape),
+                shape.len(),
+                text(strides),
+                strides.len()
+            ),
+        ));
+    }
+    if strides.iter().any(|t| t.as_const().is_some_and(|t| t < 0)) {
+        return Err(crate::error::invalid(
+            OP,
+            format!(
+                "negative strides are not supported at the moment, got strides: {} (for shape {})",
+                text(strides),
+                text(shape)
+            ),
+        ));
+    }
+    if offset.as_const().is_some_and(|o| o < 0) {
+        return Err(crate::error::invalid(
+            OP,
+            format!(
+                "tensor: invalid storage offset {offset} (for shape {} with strides {})",
+                text(shape),
+                text(strides)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl<D: Copy> Op<D> {
@@ -406,6 +718,40 @@ impl<D: Copy> Op<D> {
             Op::Imag => Op::Imag,
             Op::Ravel => Op::Ravel,
             Op::Contiguous => Op::Contiguous,
+            Op::T => Op::T,
+            Op::ConjTranspose => Op::ConjTranspose,
+            Op::MatrixConjTranspose => Op::MatrixConjTranspose,
+            Op::Adjoint => Op::Adjoint,
+            Op::ViewShape(s) => Op::ViewShape(list(s, &mut f)),
+            Op::AsStrided {
+                shape,
+                strides,
+                offset,
+            } => Op::AsStrided {
+                shape: list(shape, &mut f),
+                strides: list(strides, &mut f),
+                offset: f(*offset),
+            },
+            Op::SlidingWindowView { window, axes } => Op::SlidingWindowView {
+                window: list(window, &mut f),
+                axes: axes.clone(),
+            },
+            Op::Copy => Op::Copy,
+            Op::FlattenCopy => Op::FlattenCopy,
+            Op::AsType { from, to, copy } => Op::AsType {
+                from: *from,
+                to: *to,
+                copy: *copy,
+            },
+            Op::Take { axis, indices } => Op::Take {
+                axis: *axis,
+                indices: list(indices, &mut f),
+            },
+            Op::Compress { axis, mask } => Op::Compress {
+                axis: *axis,
+                mask: mask.clone(),
+            },
+            Op::BooleanMask(mask) => Op::BooleanMask(mask.clone()),
         }
     }
 }
@@ -461,7 +807,7 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
         let pairs = |v: &[(D, D)]| join(v, |(a, b)| format!("({a}, {b})"));
         let name = self.name();
         match self {
-            Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) => {
+            Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) | Op::ViewShape(s) => {
                 write!(f, "{name} {}", join(s, ToString::to_string))
             }
             Op::Permute(a) | Op::Flip(a) => write!(f, "{name} {}", join(a, ToString::to_string)),
@@ -527,8 +873,46 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             | Op::Real
             | Op::Imag
             | Op::Ravel
-            | Op::Contiguous => write!(f, "{name}"),
+            | Op::Contiguous
+            | Op::T
+            | Op::ConjTranspose
+            | Op::MatrixConjTranspose
+            | Op::Adjoint
+            | Op::Copy
+            | Op::FlattenCopy => write!(f, "{name}"),
             Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
+            Op::AsStrided {
+                shape,
+                strides,
+                offset,
+            } => write!(
+                f,
+                "{name} {} strides {} offset {offset}",
+                join(shape, ToString::to_string),
+                join(strides, ToString::to_string)
+            ),
+            Op::SlidingWindowView { window, axes } => {
+                write!(f, "{name} {}", join(window, ToString::to_string))?;
+                match axes {
+                    Some(a) => write!(f, " axis {}", join(a, ToString::to_string)),
+                    None => Ok(()),
+                }
+            }
+            Op::AsType { from, to, copy } => {
+                write!(f, "{name} {from} {to}")?;
+                if *copy {
+                    Ok(())
+                } else {
+                    write!(f, " copy false")
+                }
+            }
+            Op::Take { axis, indices } => {
+                write!(f, "{name} {axis} {}", join(indices, ToString::to_string))
+            }
+            Op::Compress { axis, mask } => {
+                write!(f, "{name} {axis} {}", join(mask, ToString::to_string))
+            }
+            Op::BooleanMask(mask) => write!(f, "{name} {}", join(mask, ToString::to_string)),
         }
     }
 }

@@ -17,7 +17,8 @@
 //!    the bound fields, so the loaded view keeps exactly the saved guards), and a
 //!    view whose fields are constants and that has no guard is rebuilt by it, so
 //!    it is normalised as every concrete view is;
-//! 2. a guard's op must be one the crate records, its comparison one of
+//! 2. a guard's op must be one the crate records (`GuardOp::ALL`, the one list every
+//!    checker's op comes from), its comparison one of
 //!    `< <= == != >= >`, and it is re-proven: a guard false for every value is an
 //!    error, one true for every value is dropped (it can never fail);
 //! 3. a stack needs at least one view, and a stack of several views is checked
@@ -28,30 +29,9 @@
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use symshape::{CmpOp, Expr, Scope};
 
-use crate::guard::{Checker, Guard};
+use crate::guard::{Checker, Guard, GuardOp};
 use crate::stack::ViewStack;
 use crate::view::{Fields, View};
-
-/// The ops that record guards, so a loaded guard's op is a `&'static str` again.
-const GUARD_OPS: &[&str] = &[
-    "broadcast_shapes",
-    "canonical",
-    "create",
-    "diagonal",
-    "expand",
-    "flip",
-    "index",
-    "merge",
-    "pad",
-    "permute",
-    "reshape",
-    "shrink",
-    "split_sizes",
-    "squeeze",
-    "stack",
-    "unfold",
-    "unsqueeze",
-];
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,21 +79,18 @@ impl Serialize for Guard {
 /// Re-records `g` into `into` through the proofs ops use (a guard proven true
 /// for every value is dropped; one proven false is an error).
 fn load_guard(cx: &Scope, g: WireGuard, into: &mut Vec<Guard>, ctx: &str) -> Result<(), String> {
-    let op = GUARD_OPS
-        .iter()
-        .copied()
-        .find(|&o| o == g.op)
-        .ok_or_else(|| {
-            format!(
-                "unknown op `{}` (expected one of {})",
-                g.op,
-                GUARD_OPS.join(", ")
-            )
-        })?;
+    let op = GuardOp::parse(&g.op).ok_or_else(|| {
+        let names: Vec<&str> = GuardOp::ALL.iter().map(|o| o.name()).collect();
+        format!(
+            "unknown op `{}` (expected one of {})",
+            g.op,
+            names.join(", ")
+        )
+    })?;
     let cmp: CmpOp = g
         .cmp
         .parse()
-        .map_err(|_| format!("unknown comparison `{}` in a guard of {op}", g.cmp))?;
+        .map_err(|_| format!("unknown comparison `{}` in a guard of {}", g.cmp, op.name()))?;
     let mut ck = Checker::new(cx, op, into, ctx.to_string());
     let what = g.what;
     ck.require(g.lhs, cmp, g.rhs, || what)

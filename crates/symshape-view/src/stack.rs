@@ -33,10 +33,10 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::concrete::{check_stacked, merge_down, ConcreteStack, ConcreteView};
 use crate::dim::Dim;
 use crate::error::{invalid, Error, Result};
-use crate::guard::{add_guard, Checker, Guard};
+use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::memory::CopyOp;
-use crate::op::{const_op, Op};
+use crate::op::{const_op, sliding_windows, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 
@@ -185,6 +185,62 @@ impl ViewStack {
         ViewStack::from_views(cx, views)
     }
 
+    /// A gather ([`Op::Take`], [`Op::Compress`], [`Op::BooleanMask`]): a new stack of one
+    /// row-major view of the result's shape over the fresh buffer the kernels fill
+    /// (`symshape_kernels::gather`), holding the guards of this stack and the op's.
+    fn gather(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
+        let (shape, extra) = crate::gather::result_shape(cx, self.top(), op)?;
+        let mut guards = self.guards();
+        for g in extra {
+            add_guard(&mut guards, g);
+        }
+        Ok(ViewStack::new(
+            View::row_major(cx, &shape)?.with_guards(&guards),
+        ))
+    }
+
+    /// [`Op::AsStrided`] on a stack of several views: the top view's storage is the view
+    /// below it (`numel` elements), which the new top view reads.
+    fn as_strided_over(&self, cx: &Scope, lower: &View, op: &Op) -> Result<ViewStack> {
+        let Op::AsStrided {
+            shape,
+            strides,
+            offset,
+        } = op
+        else {
+            return Ok(self.clone());
+        };
+        let what = || {
+            format!(
+                "the storage of the top view, which is the view below it, {}",
+                lower.ctx()
+            )
+        };
+        let top = symbolic::torch_as_strided(
+            cx,
+            self.top(),
+            (shape, strides, *offset),
+            lower.numel(),
+            &what,
+        )?;
+        self.replace_top(cx, top)
+    }
+
+    /// Whether `op` on this stack returns a copy (NumPy's `OWNDATA` of its result, which
+    /// then owns a new buffer) rather than a view of the stack's buffer: an op that always
+    /// copies ([`Op::always_copies`]: `copy`, `flatten_copy`, `take`, `compress`,
+    /// `boolean_mask`, `astype` that changes the type or asks for a copy), or one the top
+    /// view cannot express as one view, so that the result reads the elements through a
+    /// row-major view pushed on top (`reshape`, `ravel` and `contiguous` of a view that is
+    /// not laid out for it, and the same for masks).
+    ///
+    /// # Errors
+    /// As [`ViewStack::apply`]: the op must succeed on the stack.
+    pub fn copies<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<bool> {
+        self.apply_dim(cx, op)?;
+        Ok(self.top().copied_by(cx, op))
+    }
+
     /// The single view equal to the whole stack, when there is one: a stack of
     /// one view, or a concrete stack whose views merge into one. Symbolic views
     /// merge only where that is proven under `cx`.
@@ -260,10 +316,11 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_in_place(&mut self, cx: &Scope, op: &Op) -> Result<()> {
-        let whole_stack = matches!(
-            op,
-            Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag | Op::Reinterpret { .. }
-        );
+        let whole_stack = op.is_gather()
+            || matches!(
+                op,
+                Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag | Op::Reinterpret { .. }
+            );
         if self.views.len() <= 2 || whole_stack || self.views.iter().all(View::is_concrete) {
             *self = self.apply(cx, op)?;
             return Ok(());
@@ -296,6 +353,28 @@ impl ViewStack {
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
         if let Some(copy) = CopyOp::of(op) {
             return self.view_or_copy(cx, copy);
+        }
+        if op.is_gather() {
+            return self.gather(cx, &op.to_expr());
+        }
+        if let (Op::AsStrided { .. }, [.., lower, _]) = (op, self.views.as_slice()) {
+            return self.as_strided_over(cx, lower, &op.to_expr());
+        }
+        if let Op::SlidingWindowView { window, axes } = op {
+            let dims: Vec<Option<i64>> = self.shape().iter().map(|d| d.as_i64()).collect();
+            let mut res = self.clone();
+            let windows = sliding_windows(window, axes.as_deref(), &dims, || self.top().ctx())?;
+            for (axis, size) in windows {
+                let unfold = Op::Unfold {
+                    axis,
+                    size: size.into(),
+                    step: Expr::from(1),
+                };
+                res = res
+                    .apply_dim(cx, &unfold)
+                    .map_err(|e| crate::concrete::rename_op(e, "sliding_window_view"))?;
+            }
+            return Ok(res);
         }
         if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
             if self.views.len() > 1 {
@@ -420,6 +499,20 @@ impl ViewStack {
             Op::Select { axis, index } => {
                 self.index_symbolic(cx, &top.select_items(*axis, *index)?)
             }
+            // Slices through the stack, which keeps a masked top exact where one view may not.
+            Op::TensorSplitAt {
+                axis,
+                indices,
+                piece,
+            } => self.index_symbolic(cx, &top.tensor_split_items(*axis, indices, *piece)?),
+            Op::DirectionalSplitAt {
+                direction,
+                indices,
+                piece,
+            } => self.index_symbolic(
+                cx,
+                &top.directional_split_items(*direction, indices, *piece)?,
+            ),
             Op::Unfold { .. } => match top.apply_dim(cx, op) {
                 Ok(v) => self.replace_top(cx, v),
                 Err(Error::NotRepresentable { .. }) => self.unfold_through_row_major(cx, op),
@@ -462,7 +555,7 @@ impl ViewStack {
     }
 
     fn reshape_in<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<ViewStack> {
-        const OP: &str = "reshape";
+        const OP: GuardOp = GuardOp::RESHAPE;
         let top = self.top();
         if let Some(c) = top.as_concrete() {
             if let Some(s) = shape
@@ -587,25 +680,12 @@ impl fmt::Display for ViewStack {
 /// `min(valid elements, 1)`.
 pub(crate) fn fit_guards(cx: &Scope, lower: &View, upper: &View) -> Result<Vec<Guard>> {
     let zero = Expr::from(0);
-    let one = Expr::from(1);
-    let bounds: Vec<(Expr, Expr)> = match upper.mask() {
-        Some(m) => m.to_vec(),
-        None => upper.shape().iter().map(|&d| (zero, d)).collect(),
-    };
-    let mut first = upper.offset();
-    let mut last = upper.offset();
-    let mut valid = one;
-    for (&(b, e), &t) in bounds.iter().zip(upper.strides()) {
-        first += (b * t).min((e - 1) * t);
-        last += (b * t).max((e - 1) * t);
-        valid *= (e - b).max(zero);
-    }
-    let any = valid.min(one);
+    let (first, last, any) = symbolic::reach(upper);
     let mut known = lower.guards().to_vec();
     for g in upper.guards() {
         add_guard(&mut known, g.clone());
     }
-    let mut ck = Checker::new(cx, "stack", &known, upper.ctx());
+    let mut ck = Checker::new(cx, GuardOp::STACK, &known, upper.ctx());
     let below = lower.ctx();
     ck.require(any * first, CmpOp::Ge, zero, || {
         format!("first element reached is within {below}")

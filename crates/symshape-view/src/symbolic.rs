@@ -6,10 +6,10 @@
 //! view. Normalisations that depend on values (a zero-size view's offset, a mask
 //! that turns out full) are left to binding, which re-creates the view concretely.
 
-use symshape::{CmpOp, Expr, ExprKind, Scope};
+use symshape::{CmpOp, Expr, ExprKind, Proof, Scope};
 
 use crate::error::{check_new_axis, check_piece, invalid, refuse_mask, Result};
-use crate::guard::{Checker, Describe};
+use crate::guard::{Checker, Describe, GuardOp};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
 
@@ -172,7 +172,7 @@ pub(crate) fn create(
     mask: Option<&[(Expr, Expr)]>,
 ) -> Result<View> {
     let ctx = ShapeCtx(shape);
-    let mut ck = Checker::new(cx, "create", &[], &ctx);
+    let mut ck = Checker::new(cx, GuardOp::CREATE, &[], &ctx);
     if let Some(s) = strides.filter(|s| s.len() != shape.len()) {
         return Err(invalid(
             "create",
@@ -213,7 +213,7 @@ pub(crate) fn create(
     .finish(ck)
 }
 
-pub(crate) fn checker<'a>(cx: &'a Scope, op: &'static str, v: &'a View) -> Checker<'a> {
+pub(crate) fn checker<'a>(cx: &'a Scope, op: GuardOp, v: &'a View) -> Checker<'a> {
     Checker::new(cx, op, v.guards(), v)
 }
 
@@ -232,13 +232,13 @@ fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Erro
 /// number, and returns the op's checker and the fields to change.
 fn per_axis<'a, A>(
     cx: &'a Scope,
-    op: &'static str,
+    op: GuardOp,
     what: &str,
     args: &[A],
     v: &'a View,
 ) -> Result<(Checker<'a>, Fields)> {
     if args.len() != v.ndim() {
-        return Err(rank_error(op, what, args.len(), v));
+        return Err(rank_error(op.name(), what, args.len(), v));
     }
     Ok((checker(cx, op, v), Fields::of(v)))
 }
@@ -259,7 +259,7 @@ pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
     f.shape = pick(v.shape());
     f.strides = pick(v.strides());
     f.mask = v.mask().map(|m| axes.iter().map(|&a| m[a]).collect());
-    f.finish(checker(cx, "permute", v))
+    f.finish(checker(cx, GuardOp::PERMUTE, v))
 }
 
 pub(crate) fn unsqueeze(cx: &Scope, v: &View, axis: usize) -> Result<View> {
@@ -270,11 +270,11 @@ pub(crate) fn unsqueeze(cx: &Scope, v: &View, axis: usize) -> Result<View> {
     if let Some(m) = &mut f.mask {
         m.insert(axis, (lit(0), lit(1)));
     }
-    f.finish(checker(cx, "unsqueeze", v))
+    f.finish(checker(cx, GuardOp::UNSQUEEZE, v))
 }
 
 pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
-    let mut ck = checker(cx, "expand", v);
+    let mut ck = checker(cx, GuardOp::EXPAND, v);
     require_sizes(&mut ck, shape)?;
     if v.ndim() == 0 {
         let f = Fields {
@@ -315,7 +315,7 @@ pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
 }
 
 pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<View> {
-    let (mut ck, mut f) = per_axis(cx, "shrink", "bounds", bounds, v)?;
+    let (mut ck, mut f) = per_axis(cx, GuardOp::SHRINK, "bounds", bounds, v)?;
     for (axis, &(s, e)) in bounds.iter().enumerate() {
         require_range(&mut ck, "", axis, (s, e), v.shape()[axis])?;
         f.shrink_axis(axis, s, e);
@@ -324,7 +324,7 @@ pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<Vi
 }
 
 pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View> {
-    let (mut ck, mut f) = per_axis(cx, "pad", "padding", padding, v)?;
+    let (mut ck, mut f) = per_axis(cx, GuardOp::PAD, "padding", padding, v)?;
     let mut mask = v
         .mask()
         .map(<[_]>::to_vec)
@@ -346,7 +346,7 @@ pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View
 }
 
 pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
-    let (ck, mut f) = per_axis(cx, "flip", "flags", flags, v)?;
+    let (ck, mut f) = per_axis(cx, GuardOp::FLIP, "flags", flags, v)?;
     for (axis, _) in flags.iter().enumerate().filter(|(_, &x)| x) {
         f.flip_axis(axis);
     }
@@ -384,7 +384,7 @@ pub(crate) fn flags_of(v: &View, axes: &[usize]) -> Result<Vec<bool>> {
 /// be provably glued (`t[k] == t[k+1] * s[k+1]`), and a masked axis must be a
 /// group of its own on both sides.
 pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>> {
-    let mut ck = checker(cx, "reshape", v);
+    let mut ck = checker(cx, GuardOp::RESHAPE, v);
     require_sizes(&mut ck, new)?;
     let old = v.shape();
     let (n_old, n_new): (Expr, Expr) =
@@ -546,7 +546,7 @@ pub(crate) fn index_keepdims(
     v: &View,
     items: &[IndexItem<Expr>],
 ) -> Result<(View, Vec<Expr>)> {
-    let mut ck = checker(cx, "index", v);
+    let mut ck = checker(cx, GuardOp::INDEX, v);
     let n_real = items.iter().filter(|i| i.consumes_axis()).count();
     let n_ell = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
     if n_ell > 1 {
@@ -719,7 +719,7 @@ pub(crate) fn unfold(
     let (Some(&d), Some(&t)) = (v.shape().get(axis), v.strides().get(axis)) else {
         return Err(axis_error("unfold", v, axis));
     };
-    let mut ck = checker(cx, "unfold", v);
+    let mut ck = checker(cx, GuardOp::UNFOLD, v);
     ck.require(size, CmpOp::Ge, lit(0), || {
         "window size is non-negative".to_string()
     })?;
@@ -775,7 +775,7 @@ pub(crate) fn diagonal(cx: &Scope, v: &View, offset: Expr, a: usize, b: usize) -
             format!("axes {a} and {b} must differ for {}", v.ctx()),
         ));
     }
-    let mut ck = checker(cx, "diagonal", v);
+    let mut ck = checker(cx, GuardOp::DIAGONAL, v);
     let below = counts_from_end(&mut ck, offset, &|| format!("diagonal offset {offset}"))?;
     let (r0, c0) = if below {
         (-offset, lit(0))
@@ -826,13 +826,13 @@ pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Resu
 pub(crate) fn split_piece(
     cx: &Scope,
     v: &View,
-    op: &'static str,
+    op: GuardOp,
     axis: usize,
     size: Expr,
     i: Expr,
 ) -> Result<View> {
     let Some(&d) = v.shape().get(axis) else {
-        return Err(axis_error(op, v, axis));
+        return Err(axis_error(op.name(), v, axis));
     };
     let mut ck = checker(cx, op, v);
     ck.require(size, CmpOp::Ge, lit(1), || {
@@ -846,6 +846,13 @@ pub(crate) fn split_piece(
         format!("piece {i} is one of the pieces of axis {axis}")
     })?;
     let start = i * size;
+    // Implied by the guards above; stated when it is refuted, which the prover may see
+    // where it cannot refute the count (piece 1 of an empty axis).
+    if let Proof::False = ck.prove_cond(start.compare(CmpOp::Le, d)) {
+        ck.require(start, CmpOp::Le, d, || {
+            format!("piece {i} starts within axis {axis}")
+        })?;
+    }
     let mut f = Fields::of(v);
     f.shrink_axis(axis, start, (start + size).min(d));
     f.finish(ck)
@@ -861,7 +868,8 @@ pub(crate) fn tensor_split_piece(
     sections: usize,
     piece: usize,
 ) -> Result<View> {
-    const OP: &str = "tensor_split";
+    const GOP: GuardOp = GuardOp::TENSOR_SPLIT;
+    const OP: &str = GOP.name();
     let Some(&d) = v.shape().get(axis) else {
         return Err(axis_error(OP, v, axis));
     };
@@ -882,7 +890,7 @@ pub(crate) fn tensor_split_piece(
     let end = lit(i + 1) * q + r.min(i + 1);
     let mut f = Fields::of(v);
     f.shrink_axis(axis, start, end);
-    f.finish(checker(cx, OP, v))
+    f.finish(checker(cx, GOP, v))
 }
 
 /// PyTorch's `view(dtype)` on a symbolic view: the rules of
@@ -890,7 +898,8 @@ pub(crate) fn tensor_split_piece(
 /// provably of size 1) and the divisibility of sizes, strides and offset proven or
 /// kept as guards.
 pub(crate) fn reinterpret(cx: &Scope, v: &View, from: usize, to: usize) -> Result<View> {
-    const OP: &str = "reinterpret";
+    const GOP: GuardOp = GuardOp::REINTERPRET;
+    const OP: &str = GOP.name();
     if from == 0 || to == 0 {
         return Err(invalid(
             OP,
@@ -931,7 +940,7 @@ pub(crate) fn reinterpret(cx: &Scope, v: &View, from: usize, to: usize) -> Resul
             ),
         ));
     }
-    let mut ck = checker(cx, OP, v);
+    let mut ck = checker(cx, GOP, v);
     let one = |ck: &Checker<'_>, d: Expr| ck.is(d, CmpOp::Eq, lit(1));
     let (d, t) = (v.shape()[last], v.strides()[last]);
     if !one(&ck, d) {
@@ -974,9 +983,10 @@ pub(crate) fn reinterpret(cx: &Scope, v: &View, from: usize, to: usize) -> Resul
 /// PyTorch's `view_as_real`: a pair axis of size 2 and stride 1 appended, the
 /// other strides and the offset doubled.
 pub(crate) fn view_as_real(cx: &Scope, v: &View) -> Result<View> {
-    const OP: &str = "view_as_real";
+    const GOP: GuardOp = GuardOp::VIEW_AS_REAL;
+    const OP: &str = GOP.name();
     no_complex_mask(OP, v)?;
-    let ck = checker(cx, OP, v);
+    let ck = checker(cx, GOP, v);
     let mut f = Fields::of(v);
     for x in &mut f.strides {
         *x *= 2;
@@ -991,7 +1001,8 @@ pub(crate) fn view_as_real(cx: &Scope, v: &View) -> Result<View> {
 /// other strides (of axes not provably of size 1) and the offset must be even;
 /// each is proven or guarded. The last axis is removed and the rest halved.
 pub(crate) fn view_as_complex(cx: &Scope, v: &View) -> Result<View> {
-    const OP: &str = "view_as_complex";
+    const GOP: GuardOp = GuardOp::VIEW_AS_COMPLEX;
+    const OP: &str = GOP.name();
     no_complex_mask(OP, v)?;
     let Some(last) = v.ndim().checked_sub(1) else {
         return Err(invalid(
@@ -1002,7 +1013,7 @@ pub(crate) fn view_as_complex(cx: &Scope, v: &View) -> Result<View> {
             ),
         ));
     };
-    let mut ck = checker(cx, OP, v);
+    let mut ck = checker(cx, GOP, v);
     ck.require(v.shape()[last], CmpOp::Eq, lit(2), || {
         "Tensor must have a last dimension of size 2".to_string()
     })?;
@@ -1047,7 +1058,7 @@ pub(crate) fn split_sizes_piece(
     };
     check_piece("split_sizes", || v.ctx(), axis, piece, sizes.len())?;
     let len = sizes[piece];
-    let mut ck = checker(cx, "split_sizes", v);
+    let mut ck = checker(cx, GuardOp::SPLIT_SIZES, v);
     for (k, &s) in sizes.iter().enumerate() {
         ck.require(s, CmpOp::Ge, lit(0), || {
             format!("size of piece {k} is non-negative")
@@ -1070,7 +1081,7 @@ pub(crate) fn split_sizes_piece(
 /// index get stride 0 (the offset absorbs them); a provably zero-size view gets
 /// strides 0 and offset 0; a provably empty mask gets the concrete empty form.
 pub(crate) fn canonical(cx: &Scope, v: &View) -> Result<View> {
-    let ck = checker(cx, "canonical", v);
+    let ck = checker(cx, GuardOp::CANONICAL, v);
     let n = v.ndim();
     let mut f = Fields::of(v);
     if ck.is(v.numel(), CmpOp::Eq, lit(0)) {
@@ -1152,7 +1163,7 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
     for g in upper.guards() {
         crate::guard::add_guard(&mut guards, g.clone());
     }
-    let ck = Checker::new(cx, "merge", &guards, upper);
+    let ck = Checker::new(cx, GuardOp::MERGE, &guards, upper);
     if is_row_major(&ck, lower) {
         let mut f = Fields::of(upper);
         f.offset += lower.offset();
@@ -1169,4 +1180,68 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
         return Ok(reshape(cx, &with, upper.shape()).ok().flatten());
     }
     Ok(None)
+}
+
+/// The smallest and largest offset the valid elements of `v` reach, and `1` when it has a
+/// valid element, else `0` (then the two offsets mean nothing): `min(valid, 1) * (last + 1)`
+/// is the length of the shortest buffer `v` can read.
+pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
+    let (zero, one) = (lit(0), lit(1));
+    let bounds: Vec<(Expr, Expr)> = match v.mask() {
+        Some(m) => m.to_vec(),
+        None => v.shape().iter().map(|&d| (zero, d)).collect(),
+    };
+    let mut first = v.offset();
+    let mut last = v.offset();
+    let mut valid = one;
+    for (&(b, e), &t) in bounds.iter().zip(v.strides()) {
+        first += (b * t).min((e - 1) * t);
+        last += (b * t).max((e - 1) * t);
+        valid *= (e - b).max(zero);
+    }
+    (first, last, valid.min(one))
+}
+
+/// PyTorch's `as_strided` on the symbolic view `v`, reading a storage of `storage`
+/// elements (`what` describes it): the new view, with its strides and offset non-negative
+/// and its last element inside the storage proven or kept as guards (constants are
+/// decided as the concrete op decides them).
+pub(crate) fn torch_as_strided(
+    cx: &Scope,
+    v: &View,
+    (shape, strides, offset): (&[Expr], &[Expr], Expr),
+    storage: Expr,
+    what: &dyn Fn() -> String,
+) -> Result<View> {
+    crate::op::as_strided_args(shape, strides, offset)?;
+    let res = create(cx, shape, Some(strides), offset, None)
+        .map_err(|e| crate::concrete::rename_op(e, "as_strided"))?;
+    let mut ck = checker(cx, GuardOp::AS_STRIDED, v);
+    for (axis, &t) in strides.iter().enumerate() {
+        ck.require(t, CmpOp::Ge, lit(0), || {
+            format!("stride of axis {axis} is not negative")
+        })?;
+    }
+    ck.require(offset, CmpOp::Ge, lit(0), || {
+        "storage offset is not negative".to_string()
+    })?;
+    let (_, last, any) = reach(&res);
+    let need = any * (last + 1);
+    if let (Some(n), Some(st)) = (ck.simplify(need).as_i64(), ck.simplify(storage).as_i64()) {
+        if n > st {
+            return Err(invalid(
+                "as_strided",
+                format!(
+                    "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {n} elements are out of bounds for storage of size {st} elements ({})",
+                    fmt_list(shape),
+                    fmt_list(strides),
+                    what()
+                ),
+            ));
+        }
+    }
+    ck.require(need, CmpOp::Le, storage, || {
+        format!("the last element reached is within {}", what())
+    })?;
+    Ok(res.with_guards(&ck.guards))
 }

@@ -5,6 +5,7 @@ use symshape::{Expr, Scope};
 
 use crate::concrete::MAX_PIECES;
 use crate::dim::Dim;
+use crate::dtype::DType;
 use crate::error::{invalid, Error, Result};
 use crate::index::IndexItem;
 use crate::op::{Op, SplitDirection};
@@ -154,12 +155,57 @@ pub trait ViewOps: Sized {
         self.transpose(cx, a, b)
     }
 
+    /// PyTorch's `swapdims`, another name for [`ViewOps::transpose`].
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn swapdims(&self, cx: &Scope, a: usize, b: usize) -> Result<Self> {
+        self.transpose(cx, a, b)
+    }
+
+    /// PyTorch's `t()` ([`Op::T`]): axes 0 and 1 swapped on rank 2; ranks 0 and 1 are
+    /// returned as they are.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] above rank 2, with PyTorch's reason.
+    fn t(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::T)
+    }
+
     /// Moves axis `src` to position `dst` ([`Op::Movedim`]).
     ///
     /// # Errors
     /// As [`ViewOps::apply_dim`].
     fn movedim(&self, cx: &Scope, src: usize, dst: usize) -> Result<Self> {
         self.apply_dim(cx, &Op::<i64>::Movedim { src, dst })
+    }
+
+    /// NumPy's and PyTorch's `moveaxis`, another name for [`ViewOps::movedim`].
+    ///
+    /// # Errors
+    /// As [`ViewOps::apply_dim`].
+    fn moveaxis(&self, cx: &Scope, src: usize, dst: usize) -> Result<Self> {
+        self.movedim(cx, src, dst)
+    }
+
+    /// PyTorch's `detach()`: the same view. It matters to autograd (the result takes no
+    /// part in gradients), which views know nothing of, so no op is recorded.
+    #[must_use]
+    fn detach(&self) -> Self
+    where
+        Self: Clone,
+    {
+        self.clone()
+    }
+
+    /// PyTorch's `alias()`: the same view (a new tensor object over the same storage with
+    /// the same sizes and strides); no op is recorded.
+    #[must_use]
+    fn alias(&self) -> Self
+    where
+        Self: Clone,
+    {
+        self.clone()
     }
 
     /// NumPy's `broadcast_to` ([`Op::BroadcastTo`]).
@@ -465,6 +511,23 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::Contiguous)
     }
 
+    /// NumPy's `ascontiguousarray`: [`ViewOps::contiguous`] (the view itself when it is
+    /// C-contiguous, else a copy), of at least one axis: a view of rank 0 is first reshaped
+    /// to `[1]`, as NumPy returns an array with `ndim >= 1`. Records `reshape` (for rank 0)
+    /// and `contiguous`.
+    ///
+    /// # Errors
+    /// As [`ViewOps::contiguous`].
+    fn ascontiguousarray(&self, cx: &Scope) -> Result<Self>
+    where
+        Self: Clone,
+    {
+        if self.top_view().ndim() == 0 {
+            return self.reshape(cx, &[1i64])?.contiguous(cx);
+        }
+        self.contiguous(cx)
+    }
+
     /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
     ///
     /// # Errors
@@ -481,20 +544,168 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::MatrixTranspose)
     }
 
-    /// PyTorch's `adjoint` (and `mH`): the conjugate of [`ViewOps::matrix_transpose`];
-    /// views know nothing of element values, so for real and complex data alike the
-    /// view is `mT`'s (conjugation is the kernel's business).
+    /// PyTorch's `H` ([`Op::ConjTranspose`]): the conjugate transpose of a matrix. Views
+    /// know nothing of element values, so for real and complex data alike the view swaps
+    /// axes 0 and 1 (conjugation is the kernel's business); a view of rank 0 is returned as
+    /// it is.
     ///
     /// # Errors
-    /// As [`ViewOps::matrix_transpose`].
+    /// [`Error::Invalid`] for any other rank than 0 and 2, naming `H`, with PyTorch's reason.
+    fn conj_transpose(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::ConjTranspose)
+    }
+
+    /// PyTorch's `mH` ([`Op::MatrixConjTranspose`]): the conjugate of
+    /// [`ViewOps::matrix_transpose`], whose view it is (see [`ViewOps::conj_transpose`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a view of rank 1, naming `mH`.
+    fn matrix_conj_transpose(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::MatrixConjTranspose)
+    }
+
+    /// PyTorch's `adjoint()` ([`Op::Adjoint`]): the view of `mH`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a view of rank 1, naming `adjoint`.
     fn adjoint(&self, cx: &Scope) -> Result<Self> {
-        self.matrix_transpose(cx).map_err(|e| match e {
-            Error::Invalid { detail, .. } => invalid(
-                "adjoint",
-                detail.replace("tensor.mT is", "tensor.adjoint() is"),
-            ),
-            other => other,
-        })
+        self.apply_dim(cx, &Op::<i64>::Adjoint)
+    }
+
+    /// PyTorch's `view(*shape)` ([`Op::ViewShape`]): the reshape when the top view can
+    /// express it as one view; never a copy, so on a stack it never pushes a view.
+    ///
+    /// # Errors
+    /// [`Error::NotRepresentable`] with PyTorch's reason ("view size is not compatible with
+    /// input tensor's size and stride ...; use .reshape(...) instead"); as
+    /// [`ViewOps::reshape`] otherwise.
+    fn view_shape<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<Self> {
+        self.apply_dim(cx, &Op::ViewShape(shape.to_vec()))
+    }
+
+    /// PyTorch's `as_strided(size, stride, storage_offset)` ([`Op::AsStrided`]): the top
+    /// view's storage read with new sizes, non-negative strides and a non-negative offset,
+    /// every element inside the storage (the view below on a stack; up to the last element
+    /// it reaches for a single view).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with PyTorch's reasons; [`Error::Guard`] for a symbolic condition
+    /// proven false.
+    fn torch_as_strided<D: Dim>(
+        &self,
+        cx: &Scope,
+        shape: &[D],
+        strides: &[D],
+        offset: D,
+    ) -> Result<Self> {
+        self.apply_dim(
+            cx,
+            &Op::AsStrided {
+                shape: shape.to_vec(),
+                strides: strides.to_vec(),
+                offset,
+            },
+        )
+    }
+
+    /// NumPy's `sliding_window_view(x, window, axis)` ([`Op::SlidingWindowView`]): unfolds
+    /// with step 1, one per window size and axis (every axis for `None`), each window axis
+    /// appended.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with NumPy's reasons; as [`ViewOps::unfold`].
+    fn sliding_window_view<D: Dim>(
+        &self,
+        cx: &Scope,
+        window: &[D],
+        axes: Option<&[usize]>,
+    ) -> Result<Self> {
+        self.apply_dim(
+            cx,
+            &Op::SlidingWindowView {
+                window: window.to_vec(),
+                axes: axes.map(<[usize]>::to_vec),
+            },
+        )
+    }
+
+    /// NumPy's `copy()` ([`Op::Copy`]): always a copy; a stack stacks a row-major view of
+    /// the same shape on top, unmerged, which the kernels materialize.
+    ///
+    /// # Errors
+    /// On a [`View`](crate::View), [`Error::NotRepresentable`] (a copy is no view of the
+    /// same buffer).
+    fn copy(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Copy)
+    }
+
+    /// NumPy's `flatten()` ([`Op::FlattenCopy`]): always a copy, as one axis (PyTorch's
+    /// `flatten` is [`ViewOps::flatten`], a reshape).
+    ///
+    /// # Errors
+    /// As [`ViewOps::copy`].
+    fn flatten_copy(&self, cx: &Scope) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::FlattenCopy)
+    }
+
+    /// NumPy's `astype(to, copy=copy)` on elements of type `from` ([`Op::AsType`]): a copy
+    /// when the types differ or `copy` is set (NumPy's default), else the view itself.
+    ///
+    /// # Errors
+    /// On a [`View`](crate::View), [`Error::NotRepresentable`] when it copies.
+    fn astype(&self, cx: &Scope, from: DType, to: DType, copy: bool) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::AsType { from, to, copy })
+    }
+
+    /// NumPy's `asarray(a, dtype=to)` on elements of type `from`: the view itself when the
+    /// types agree, else a copy ([`Op::AsType`] without `copy`).
+    ///
+    /// # Errors
+    /// As [`ViewOps::astype`].
+    fn asarray(&self, cx: &Scope, from: DType, to: DType) -> Result<Self> {
+        self.astype(cx, from, to, false)
+    }
+
+    /// NumPy's fancy indexing along `axis` ([`Op::Take`]): a copy holding the listed
+    /// indices (negative ones from the end). On a stack, a new stack over the fresh buffer
+    /// the kernels fill.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an index out of bounds (NumPy's `IndexError`);
+    /// [`Error::Guard`] for a symbolic one proven out of bounds; on a
+    /// [`View`](crate::View), [`Error::NotRepresentable`] (always a copy).
+    fn take<D: Dim>(&self, cx: &Scope, axis: usize, indices: &[D]) -> Result<Self> {
+        self.apply_dim(
+            cx,
+            &Op::Take {
+                axis,
+                indices: indices.to_vec(),
+            },
+        )
+    }
+
+    /// NumPy's boolean indexing along `axis` ([`Op::Compress`], `a[:, mask]`): a copy of
+    /// the indices whose mask entry is true; the mask has one entry per index.
+    ///
+    /// # Errors
+    /// As [`ViewOps::take`], for a mask of the wrong length.
+    fn compress(&self, cx: &Scope, axis: usize, mask: &[bool]) -> Result<Self> {
+        self.apply_dim(
+            cx,
+            &Op::<i64>::Compress {
+                axis,
+                mask: mask.to_vec(),
+            },
+        )
+    }
+
+    /// NumPy's boolean indexing by a mask of the whole shape ([`Op::BooleanMask`],
+    /// `a[a > 0]`): a copy of the elements whose entry (row-major) is true, as one axis.
+    ///
+    /// # Errors
+    /// As [`ViewOps::take`], for a mask without one entry per element.
+    fn boolean_mask(&self, cx: &Scope, mask: &[bool]) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::BooleanMask(mask.to_vec()))
     }
 
     /// PyTorch's `expand_as`: [`ViewOps::expand`] to the shape of `other` (the top
@@ -514,23 +725,22 @@ pub trait ViewOps: Sized {
         self.reshape(cx, other.top_view().shape())
     }
 
-    /// PyTorch's `view_as`: the reshape to the shape of `other`, which must be one
-    /// view of the top view (PyTorch's `view` never copies); on a stack it never
-    /// pushes a view.
+    /// PyTorch's `view_as`: [`ViewOps::view_shape`] to the shape of `other` (recorded as
+    /// [`Op::ViewShape`], so a replayed `view_as` keeps refusing copies); on a stack it
+    /// never pushes a view.
     ///
     /// # Errors
     /// As [`View::apply`] of the reshape on the top view:
     /// [`Error::NotRepresentable`] when the result is not one view.
     fn view_as<O: ViewOps>(&self, cx: &Scope, other: &O) -> Result<Self> {
-        let op = Op::Reshape(other.top_view().shape().to_vec());
-        self.top_view().apply(cx, &op).map_err(|e| match e {
+        let op = Op::ViewShape(other.top_view().shape().to_vec());
+        self.apply_dim(cx, &op).map_err(|e| match e {
             Error::NotRepresentable { detail, .. } => Error::NotRepresentable {
                 op: "view_as",
                 detail,
             },
             other => other,
-        })?;
-        self.apply_dim(cx, &op)
+        })
     }
 
     /// PyTorch's `view(dtype)`: elements of `from` bytes read as elements of `to`

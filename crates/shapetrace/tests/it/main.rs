@@ -1,6 +1,7 @@
 //! Integration tests of the `shapetrace` runner: scripts in, printed text out.
 
 mod cli;
+mod copies;
 mod emit;
 mod examples;
 mod hostile;

@@ -82,6 +82,7 @@ fn named_stack_errors() {
         "save x",
         "view [2]\nsave x\nshares_memory x max_work lots",
         "view [4, 4]\npermute [1, 0]\nreshape [16]\nsave x\nview [16]\nshares_memory x",
+        "view [4, 4]\npermute [1, 0]\nreshape [16]\nsave x\nslice [1:]\nshares_memory x",
         "sym n 1..=4\nview [n]\nsave x\nview [4]\nshares_memory x",
     ];
     let out: Vec<String> = cases

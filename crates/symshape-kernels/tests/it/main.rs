@@ -6,6 +6,7 @@ mod alloc;
 mod dlpack;
 mod errors;
 mod examples;
+mod gather;
 mod gen;
 mod hostile;
 mod interop;

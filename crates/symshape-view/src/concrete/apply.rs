@@ -1,5 +1,6 @@
 //! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
 
+use super::Selection;
 use super::{rename_op, ConcreteView};
 use crate::error::Result;
 use crate::memory::CopyOp;
@@ -27,12 +28,18 @@ impl ConcreteView {
     /// [`Op::Ravel`] or [`Op::Contiguous`]: the result when NumPy's `C_CONTIGUOUS` holds
     /// (the reshape to `[numel]`, or the view itself), else not one view (the op copies).
     fn view_or_copy(&self, copy: CopyOp) -> Result<Self> {
+        if let Some(why) = copy.always() {
+            return Err(copy.refusal(&self.ctx(), &why));
+        }
+        if copy.never() {
+            return Ok(self.clone());
+        }
         let why = match self.mask() {
             Some(_) => "it has a mask",
             None if self.numpy_flags()?.c_contiguous => {
                 return match copy {
                     CopyOp::Ravel => self.reshape(&[self.numel()]),
-                    CopyOp::Contiguous => Ok(self.clone()),
+                    _ => Ok(self.clone()),
                 };
             }
             None => "it is not C-contiguous",
@@ -107,15 +114,37 @@ impl ConcreteView {
                 self.tensor_split_at_piece(axis, indices, *piece)
                     .map_err(|e| rename_op(e, direction.name()))
             }
-            Op::ReverseAxes => self.reverse_axes(),
-            Op::MatrixTranspose => self.matrix_transpose(),
+            Op::ReverseAxes
+            | Op::MatrixTranspose
+            | Op::T
+            | Op::ConjTranspose
+            | Op::MatrixConjTranspose
+            | Op::Adjoint => self.by_rank(op),
             Op::Reinterpret { from, to } => self.reinterpret(*from, *to),
             Op::ViewAsReal => self.view_as_real(),
             Op::ViewAsComplex => self.view_as_complex(),
             Op::Real => self.real(),
             Op::Imag => self.imag(),
-            Op::Ravel => self.view_or_copy(CopyOp::Ravel),
-            Op::Contiguous => self.view_or_copy(CopyOp::Contiguous),
+            Op::Ravel | Op::Contiguous | Op::Copy | Op::FlattenCopy | Op::AsType { .. } => {
+                match CopyOp::of(op) {
+                    Some(copy) => self.view_or_copy(copy),
+                    None => Ok(self.clone()),
+                }
+            }
+            Op::ViewShape(s) => self.view_shape(s),
+            Op::AsStrided {
+                shape,
+                strides,
+                offset,
+            } => self.torch_as_strided(shape, strides, *offset),
+            Op::SlidingWindowView { window, axes } => {
+                self.sliding_window_view(window, axes.as_deref())
+            }
+            Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_) => {
+                let ctx = self.ctx();
+                Selection::of(self.shape(), op, &ctx)?;
+                Err(super::gather_copies(op.name(), &ctx))
+            }
         }
     }
 }

@@ -4,8 +4,9 @@
 //! and the axis reversals `T` and `mT`.
 
 use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
-use crate::error::{check_matrices, check_piece, invalid, overflow, Result};
+use crate::error::{check_piece, invalid, overflow, view_shape_refusal, Result};
 use crate::index::IndexItem;
+use crate::op::{sliding_windows, Op};
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
@@ -24,8 +25,11 @@ impl ConcreteView {
                 }
             }
             Some(list) => {
-                for &a in list {
+                for (k, &a) in list.iter().enumerate() {
                     self.check_axis("squeeze", a)?;
+                    if list[..k].contains(&a) {
+                        return Err(repeated_squeeze_axis(a, list, &self.ctx()));
+                    }
                     if self.shape()[a] != 1 {
                         return Err(invalid(
                             "squeeze",
@@ -218,6 +222,67 @@ impl ConcreteView {
         Ok(v)
     }
 
+    /// PyTorch's `as_strided(size, stride, storage_offset)` on this view: its storage read
+    /// with the new fields. The storage of one view is taken to end after the last element it
+    /// reaches (`extent`), the smallest buffer it can read; a view of a stack reads the view
+    /// below it instead ([`ViewStack`](crate::ViewStack) passes that storage).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reasons: strides and sizes of
+    /// different lengths, a negative stride or offset, an element outside the storage; as
+    /// [`ConcreteView::create`].
+    pub fn torch_as_strided(&self, shape: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
+        let storage = match self.extent() {
+            None => 0,
+            Some((_, hi)) => hi.checked_add(1).ok_or_else(|| {
+                overflow(
+                    "as_strided",
+                    format!("the storage of {} exceeds i64", self.ctx()),
+                )
+            })?,
+        };
+        torch_as_strided(shape, strides, offset, storage, &|| {
+            format!(
+                "the storage of {}, up to the last element it reaches",
+                self.ctx()
+            )
+        })
+    }
+
+    /// PyTorch's `view(*shape)`: [`ConcreteView::reshape`] when the result is one view,
+    /// else PyTorch's refusal (`view` never copies; `reshape` would).
+    ///
+    /// # Errors
+    /// As [`ConcreteView::reshape`], named `view_shape`; [`Error::NotRepresentable`](crate::Error::NotRepresentable)
+    /// with PyTorch's reason when the result is not one view.
+    pub fn view_shape(&self, shape: &[i64]) -> Result<Self> {
+        self.reshape(shape).map_err(|e| match e {
+            crate::Error::NotRepresentable { .. } => {
+                view_shape_refusal(&fmt_list(shape), &self.ctx(), false)
+            }
+            other => super::rename_op(other, "view_shape"),
+        })
+    }
+
+    /// NumPy's `sliding_window_view(x, window, axes)`: for each window size and axis in turn
+    /// (every axis in order for `None`), an unfold with step 1: the axis keeps
+    /// `dim - size + 1` window starts and an axis of `size` is appended.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) with NumPy's reasons (see
+    /// [`Op::SlidingWindowView`]); [`Error::NotRepresentable`](crate::Error::NotRepresentable)
+    /// when windows cut a mask unevenly, as [`ConcreteView::unfold`].
+    pub fn sliding_window_view(&self, window: &[i64], axes: Option<&[usize]>) -> Result<Self> {
+        let dims: Vec<Option<i64>> = self.shape().iter().map(|&d| Some(d)).collect();
+        let mut v = self.clone();
+        for (axis, size) in sliding_windows(window, axes, &dims, || self.ctx())? {
+            v = v
+                .unfold(axis, size, 1)
+                .map_err(|e| super::rename_op(e, "sliding_window_view"))?;
+        }
+        Ok(v)
+    }
+
     /// The number of pieces [`ViewOps::split`](crate::ViewOps::split) cuts `axis` into:
     /// `max(ceil(dim / size), 1)`.
     ///
@@ -385,14 +450,47 @@ impl ConcreteView {
         self.permute(&axes)
     }
 
-    /// The last two axes swapped (PyTorch's `mT`, and `mH`/`adjoint` on real data).
+    /// The last two axes swapped (PyTorch's `mT`); a view of rank 0 is returned as it is.
     ///
     /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when the view has fewer than two axes.
+    /// [`Error::Invalid`](crate::Error::Invalid) for a view of rank 1.
     pub fn matrix_transpose(&self) -> Result<Self> {
-        let n = self.ndim();
-        check_matrices(|| self.ctx(), n)?;
-        self.transpose(n - 2, n - 1)
+        self.by_rank(&Op::MatrixTranspose)
+    }
+
+    /// PyTorch's `t()`: axes 0 and 1 swapped on rank 2; ranks 0 and 1 are returned as they
+    /// are.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) above rank 2, with PyTorch's reason.
+    pub fn t(&self) -> Result<Self> {
+        self.by_rank(&Op::T)
+    }
+
+    /// PyTorch's `H` (the conjugate transpose of a matrix; views carry no values to
+    /// conjugate): axes 0 and 1 swapped on rank 2; rank 0 is returned as it is.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for other ranks, with PyTorch's reason.
+    pub fn conj_transpose(&self) -> Result<Self> {
+        self.by_rank(&Op::ConjTranspose)
+    }
+
+    /// PyTorch's `mH` (and, with errors that name it, `adjoint()`): the view of
+    /// [`ConcreteView::matrix_transpose`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid) for a view of rank 1.
+    pub fn matrix_conj_transpose(&self) -> Result<Self> {
+        self.by_rank(&Op::MatrixConjTranspose)
+    }
+
+    /// The permutation of `op`, one of the ops that reorder axes by the rank alone.
+    pub(crate) fn by_rank(&self, op: &Op<i64>) -> Result<Self> {
+        match op.rank_permutation(self.ndim(), || self.ctx())? {
+            Some(axes) => self.permute(&axes),
+            None => Ok(self.clone()),
+        }
     }
 
     /// Narrow with a start already known to be in range, reported under `op`.
@@ -465,4 +563,43 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
         res = out;
     }
     Ok(res)
+}
+
+/// PyTorch's `as_strided` over a storage of `storage` elements (`what` describes it): the
+/// view of the new fields, every element of which lies in `0..storage`.
+fn torch_as_strided(
+    shape: &[i64],
+    strides: &[i64],
+    offset: i64,
+    storage: i64,
+    what: &dyn Fn() -> String,
+) -> Result<ConcreteView> {
+    crate::op::as_strided_args(shape, strides, offset)?;
+    let v = ConcreteView::create(shape, Some(strides), offset, None)
+        .map_err(|e| super::rename_op(e, "as_strided"))?;
+    // Strides are non-negative, so the last element is the one of the largest indices.
+    let need = match v.extent() {
+        None => 0,
+        Some((_, hi)) => hi.saturating_add(1),
+    };
+    if need > storage {
+        return Err(invalid(
+            "as_strided",
+            format!(
+                "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {need} elements are out of bounds for storage of size {storage} elements ({})",
+                fmt_list(shape),
+                fmt_list(strides),
+                what()
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// NumPy's and PyTorch's refusal of an axis listed twice in `squeeze`.
+pub(crate) fn repeated_squeeze_axis(axis: usize, list: &[usize], ctx: &str) -> crate::Error {
+    invalid(
+        "squeeze",
+        format!("axis {axis} is repeated in the axes {list:?} to squeeze from {ctx}"),
+    )
 }

@@ -13,6 +13,7 @@ mod apply;
 mod core;
 mod decide;
 mod derived;
+mod gather;
 mod memory;
 mod merge;
 mod overlap;
@@ -21,7 +22,10 @@ mod reshape;
 mod stack;
 mod view;
 
+pub(crate) use derived::repeated_squeeze_axis;
 pub use derived::{broadcast_shapes, MAX_PIECES};
+pub use gather::Selection;
+pub(crate) use gather::{gather_copies, trues};
 pub(crate) use memory::{byte_stride_rank, positive_itemsize, rename_op};
 pub use memory::{ByteLayout, Flags, Raveled};
 pub(crate) use merge::check_stacked;

@@ -187,7 +187,8 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
     }
 }
 
-fn stack_table(s: &ViewStack) -> Vec<Option<i64>> {
+/// The bound offsets of a concrete stack, row-major.
+pub fn stack_table(s: &ViewStack) -> Vec<Option<i64>> {
     s.to_concrete("offsets")
         .and_then(|c| c.offsets())
         .expect("concrete stack")

@@ -10,7 +10,8 @@ fn v(shape: &[i64]) -> View {
     View::contiguous(shape).expect("contiguous")
 }
 
-fn line<T: std::fmt::Debug>(label: &str, r: Result<T, symshape_view::Error>) -> String {
+/// `label: message` of an error, for the tables of error messages.
+pub fn line<T: std::fmt::Debug>(label: &str, r: Result<T, symshape_view::Error>) -> String {
     match r {
         Ok(x) => format!("{label}: unexpected success {x:?}"),
         Err(e) => format!("{label}: {e}"),

@@ -2,6 +2,7 @@
 
 mod bindexact;
 mod chains;
+mod copies;
 mod engine;
 mod errors;
 mod memory;
@@ -17,6 +18,7 @@ mod serialize;
 mod strategy;
 mod symbolic;
 mod symprop;
+mod torchops;
 mod trace;
 mod viewlist;
 

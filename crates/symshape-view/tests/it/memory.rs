@@ -13,7 +13,7 @@ use crate::strategy::arb_raw;
 /// The table of `from`-byte elements read as `to`-byte ones, built from bytes: each
 /// new element must cover whole old elements (or one old element covers whole new
 /// ones) at consecutive, aligned places; `None` when some element does not.
-fn reinterpret_model(m: &Model, from: i64, to: i64) -> Option<Model> {
+pub fn reinterpret_model(m: &Model, from: i64, to: i64) -> Option<Model> {
     let rank = m.shape.len();
     let last = rank - 1;
     let mut shape = m.shape.clone();
@@ -353,7 +353,7 @@ fn ravel_of_symbolic_and_stacked_views() {
 
 /// The table of a complex view read as reals: element `idx` at complex offset `o`
 /// has its real part at real offset `2 o` and its imaginary part at `2 o + 1`.
-fn as_real_model(m: &Model) -> Model {
+pub fn as_real_model(m: &Model) -> Model {
     let mut shape = m.shape.clone();
     shape.push(2);
     m.map(shape, |idx| Some(idx[..idx.len() - 1].to_vec()))

@@ -242,3 +242,147 @@ proptest! {
         }
     }
 }
+
+/// The model restricted to indices `lo..hi` of `axis`.
+fn along(m: &Model, axis: usize, lo: i64, hi: i64) -> Model {
+    let mut bounds: Vec<(i64, i64)> = m.shape.iter().map(|&d| (0, d)).collect();
+    bounds[axis] = (lo, hi);
+    m.shrink(&bounds)
+}
+
+/// PyTorch's `chunk(n)` of an axis of size `d`, written from its documentation: chunks
+/// of `ceil(d / n)` indices (the last may be smaller, and fewer than `n` may come back);
+/// an empty axis gives one empty chunk.
+fn chunk_ranges(d: i64, n: i64) -> Vec<(i64, i64)> {
+    let size = ((d + n - 1) / n).max(1);
+    let mut out = Vec::new();
+    let mut lo = 0;
+    while lo < d {
+        out.push((lo, (lo + size).min(d)));
+        lo += size;
+    }
+    if out.is_empty() {
+        out.push((0, 0));
+    }
+    out
+}
+
+proptest! {
+    /// `split_sizes` (PyTorch's `split_with_sizes`) cuts consecutive pieces of the given
+    /// sizes, which must be non-negative and add up to the axis; each piece reads the
+    /// model's indices of its range, on views, stacks and with symbolic sizes.
+    #[test]
+    fn split_sizes_match_the_index_model(
+        raw in arb_raw(3, 0, 5),
+        pick in 0usize..3,
+        cuts in prop::collection::vec(0i64..6, 0..4),
+        bump in -1i64..2,
+    ) {
+        let Some(v) = raw.concrete_view() else { return Ok(()) };
+        if v.ndim() == 0 {
+            return Ok(());
+        }
+        let m = model_of_view(&v);
+        let axis = pick % v.ndim();
+        let d = v.shape()[axis];
+        let mut points: Vec<i64> = cuts.iter().map(|&c| c.min(d)).collect();
+        points.sort_unstable();
+        let mut sizes = Vec::new();
+        let mut prev = 0;
+        for &p in points.iter().chain(std::iter::once(&d)) {
+            sizes.push(p - prev);
+            prev = p;
+        }
+        // Sometimes the sizes do not add up to the axis.
+        if let Some(last) = sizes.last_mut() {
+            *last += bump;
+        }
+        let ok = sizes.iter().all(|&s| s >= 0) && sizes.iter().sum::<i64>() == d;
+        let cx = Scope::new();
+        let st = ViewStack::new(View::from(&v));
+        let pieces = st.split_sizes(&cx, axis, &sizes);
+        if !ok {
+            prop_assert!(pieces.is_err());
+            prop_assert!(v.split_sizes_piece(axis, &sizes, 0).is_err());
+            return Ok(());
+        }
+        let pieces = pieces.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(pieces.len(), sizes.len());
+        let (scx, [z]) = crate::scope_with(["z 0..=0"]);
+        let mut b = Bindings::new();
+        b.set(z, 0).expect("z");
+        let sym: Vec<Expr> = sizes.iter().map(|&s| Expr::from(s) + z).collect();
+        let mut lo = 0;
+        for (k, piece) in pieces.iter().enumerate() {
+            let want = along(&m, axis, lo, lo + sizes[k]);
+            let got = piece.to_concrete("test").and_then(|c| c.offsets()).expect("offsets");
+            prop_assert_eq!(&got, &want.table);
+            agree(v.split_sizes_piece(axis, &sizes, k), &want)?;
+            let op = Op::SplitSizes { axis, sizes: sym.clone(), piece: k };
+            let bound = st.apply(&scx, &op).and_then(|s| s.bind(&scx, &b)).and_then(|c| c.offsets());
+            prop_assert_eq!(bound.ok(), Some(want.table), "{}", op);
+            lo += sizes[k];
+        }
+    }
+
+    /// `chunk` gives PyTorch's chunks, each reading the model's indices of its range.
+    #[test]
+    fn chunk_pieces_match_the_index_model(raw in arb_raw(3, 0, 7), pick in 0usize..3, n in 1usize..6) {
+        let Some(v) = raw.concrete_view() else { return Ok(()) };
+        if v.ndim() == 0 {
+            return Ok(());
+        }
+        let m = model_of_view(&v);
+        let axis = pick % v.ndim();
+        let ranges = chunk_ranges(v.shape()[axis], n as i64);
+        let cx = Scope::new();
+        let pieces = ViewStack::new(View::from(&v)).chunk(&cx, axis, n).expect("chunk");
+        prop_assert_eq!(pieces.len(), ranges.len());
+        for (k, (piece, &(lo, hi))) in pieces.iter().zip(&ranges).enumerate() {
+            let want = along(&m, axis, lo, hi);
+            let got = piece.to_concrete("test").and_then(|c| c.offsets()).expect("offsets");
+            prop_assert_eq!(&got, &want.table, "chunk {} of {:?}", k, ranges);
+            agree(v.chunk_piece(axis, n, k), &want)?;
+        }
+    }
+
+    /// `squeeze` of a list of axes removes exactly those axes, each of size 1 (NumPy's
+    /// rule); an axis of another size, out of range or listed twice is an error.
+    #[test]
+    fn squeeze_of_listed_axes_matches_the_model(
+        raw in arb_raw(4, 0, 2),
+        list in prop::collection::vec(0usize..5, 0..4),
+    ) {
+        let Some(v) = raw.concrete_view() else { return Ok(()) };
+        let m = model_of_view(&v);
+        let rank = v.ndim();
+        let mut seen = Vec::new();
+        let ok = list.iter().all(|&a| {
+            let fresh = !seen.contains(&a);
+            seen.push(a);
+            fresh && a < rank && v.shape()[a] == 1
+        });
+        let cx = Scope::new();
+        let st = ViewStack::new(View::from(&v));
+        let got = st.squeeze(&cx, Some(&list));
+        if !ok {
+            prop_assert!(got.is_err() && v.squeeze(Some(&list)).is_err(), "{:?} of {:?}", list, v.shape());
+            return Ok(());
+        }
+        let shape: Vec<i64> = (0..rank).filter(|a| !list.contains(a)).map(|a| v.shape()[a]).collect();
+        let want = m.reshape(&shape);
+        let got = got.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(got.to_concrete("test").and_then(|c| c.offsets()).expect("offsets"), want.table.clone());
+        agree(v.squeeze(Some(&list)), &want)?;
+        // A symbolic view whose listed axes are provably 1 squeezes them alike.
+        let (scx, [one]) = crate::scope_with(["one 1..=1"]);
+        let sym: Vec<Expr> = v.shape().iter().map(|&d| if d == 1 { one } else { Expr::from(d) }).collect();
+        let sv = View::create(&scx, &sym, Some(&v.strides().iter().map(|&t| Expr::from(t)).collect::<Vec<_>>()), Expr::from(v.offset()), None);
+        if let (Ok(sv), None) = (sv, v.mask()) {
+            let mut b = Bindings::new();
+            b.set(one, 1).expect("one");
+            let bound = sv.squeeze(&scx, Some(&list)).and_then(|s| s.bind(&scx, &b)).and_then(|c| c.offsets());
+            prop_assert_eq!(bound.ok(), Some(want.table));
+        }
+    }
+}

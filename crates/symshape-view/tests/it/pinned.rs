@@ -434,8 +434,7 @@ fn symbolic_stacks_that_may_not_fit_carry_a_guard() {
 fn symbolic_ops_that_leave_no_element_normalise_like_create() {
     use symshape::Expr;
     use symshape_view::Op;
-    let (cx, [n, p]) = scope_with(["n 1..=4096", "p 0..n"]);
-    let _ = n;
+    let (cx, [_, p]) = scope_with(["n 1..=4096", "p 0..n"]);
     let z = Expr::from(0);
     let mut st = ViewStack::new(View::contiguous(&[4i64, 6, 3]).unwrap());
     for items in ["[1:]", "[1:]"] {
@@ -575,4 +574,55 @@ fn a_tall_stack_changes_in_place_as_apply_changes_it() {
         .apply_in_place(&cx, &symshape_view::Op::Permute(vec![0]))
         .is_err());
     assert_eq!(in_place, before);
+}
+
+#[test]
+fn mt_of_a_rank_0_view_is_the_view() {
+    // Shrunk from viewlist::axis_reversals_match_the_model: PyTorch returns a tensor of
+    // rank 0 from `mT` as it is (a masked rank-0 view normalises to no mask).
+    let v = ConcreteView::create(&[], Some(&[]), 0, Some(&[])).unwrap();
+    assert_eq!(v.matrix_transpose().unwrap(), v);
+    assert_eq!(v.matrix_conj_transpose().unwrap(), v);
+    assert_eq!(v.conj_transpose().unwrap(), v);
+}
+
+#[test]
+fn split_piece_beyond_an_empty_axis_is_refused_at_once() {
+    // Shrunk from serialize::random_views_and_stacks_round_trip: piece 1 of an axis
+    // emptied by a shrink, cut into pieces of a symbolic size `p + 1`, used to become a
+    // guard the prover could not refute, with a size `-p - 1` that loading refused.
+    let (cx, [_, p]) = scope_with(["n 1..=4096", "p 0..n"]);
+    let v = View::contiguous(&[4, 6, 3])
+        .and_then(|v| v.tensor_split(&cx, 0, 2))
+        .map(|pieces| pieces[0].clone())
+        .and_then(|v| v.shrink(&cx, &[(2i64, 2i64), (0, 6), (0, 3)]))
+        .unwrap();
+    let e = v.split_piece(&cx, 0, p + 1, 1.into()).unwrap_err();
+    insta::assert_snapshot!(e.to_string(), @"split: guard p + 1 <= 0 (piece 1 starts within axis 0) fails: it is false for every value of the symbols, for view [0, 6, 3] with strides [18, 3, 1]");
+}
+
+#[test]
+fn tensor_split_at_of_a_masked_symbolic_view_stacks() {
+    // Shrunk from symprop::bind_after_ops_equals_ops_after_bind: a slice of a masked
+    // symbolic view that is one view only for some values goes through the stack, as
+    // `index` does, instead of failing at once.
+    let (cx, [n, m, k]) = scope_with(["n 0..=4", "m 1..=3", "k 0..=2"]);
+    let v = View::create(
+        &cx,
+        &[n, m],
+        Some(&[1.into(), n + 1]),
+        k + 1,
+        Some(&[(1.into(), n), (0.into(), m)]),
+    )
+    .unwrap();
+    let op = symshape_view::Op::TensorSplitAt {
+        axis: 0,
+        indices: vec![1.into()],
+        piece: 0,
+    };
+    let st = ViewStack::new(v).apply(&cx, &op).unwrap();
+    insta::assert_snapshot!(st, @r"
+    view shape=[1, m] strides=[1, n + 1] offset=k + 1 mask=[(1, 1), (0, m)]
+    view shape=[min(1, n), m] strides=[m, 1] offset=0 mask=none
+    ");
 }

@@ -181,6 +181,37 @@ fn view_list_ops_round_trip() {
         Op::Imag,
         Op::Ravel,
         Op::Contiguous,
+        Op::T,
+        Op::ConjTranspose,
+        Op::MatrixConjTranspose,
+        Op::Adjoint,
+        Op::ViewShape(vec![s.n, 4.into()]),
+        Op::ViewShape(vec![6.into()]),
+        Op::AsStrided {
+            shape: vec![2.into()],
+            strides: vec![3.into()],
+            offset: 1.into(),
+        },
+        Op::SlidingWindowView {
+            window: vec![2.into()],
+            axes: Some(vec![1]),
+        },
+        Op::Copy,
+        Op::FlattenCopy,
+        Op::AsType {
+            from: symshape_view::DType::Int32,
+            to: symshape_view::DType::UInt8,
+            copy: false,
+        },
+        Op::Take {
+            axis: 1,
+            indices: vec![(-1).into(), 0.into()],
+        },
+        Op::Compress {
+            axis: 0,
+            mask: vec![true, false],
+        },
+        Op::BooleanMask(vec![false, true]),
     ];
     let out: Vec<String> = ops
         .iter()
@@ -212,6 +243,20 @@ fn view_list_ops_round_trip() {
     imag: "imag"
     ravel: "ravel"
     contiguous: "contiguous"
+    t: "t"
+    H: "H"
+    mH: "mH"
+    adjoint: "adjoint"
+    view_shape [n, 4]
+    view_shape [6]: {"view_shape":[{"nodes":[{"const":"6"}],"root":0}]}
+    as_strided [2] strides [3] offset 1: {"as_strided":{"shape":[{"nodes":[{"const":"2"}],"root":0}],"strides":[{"nodes":[{"const":"3"}],"root":0}],"offset":{"nodes":[{"const":"1"}],"root":0}}}
+    sliding_window_view [2] axis [1]: {"sliding_window_view":{"window":[{"nodes":[{"const":"2"}],"root":0}],"axes":[1]}}
+    copy: "copy"
+    flatten_copy: "flatten_copy"
+    astype int32 uint8 copy false: {"astype":{"from":"int32","to":"uint8","copy":false}}
+    take 1 [-1, 0]: {"take":{"axis":1,"indices":[{"nodes":[{"const":"-1"}],"root":0},{"nodes":[{"const":"0"}],"root":0}]}}
+    compress 0 [true, false]: {"compress":{"axis":0,"mask":[true,false]}}
+    boolean_mask [false, true]: {"boolean_mask":[false,true]}
     "#);
 }
 
@@ -284,7 +329,9 @@ fn malformed_input_is_an_error() {
     insta::assert_snapshot!(out.join("\n"));
 }
 
-/// A random chain of ops on a symbolic or concrete start view.
+/// A random chain of ops on a symbolic or concrete start view: the core ops and the
+/// newer ones whose guards a saved view must load again (tensor_split, `T`, `mT`,
+/// reinterpret, the complex views, split and chunk pieces).
 #[derive(Clone, Debug)]
 enum Step {
     Pad(u8, u8),
@@ -293,6 +340,14 @@ enum Step {
     Flip(u8),
     Reshape,
     Index(u8),
+    TensorSplit(u8),
+    TensorSplitAt(u8),
+    ReverseAxes,
+    MatrixTranspose,
+    Reinterpret(u8),
+    Complex(u8),
+    Split(u8),
+    Chunk(u8),
 }
 
 fn arb_step() -> impl Strategy<Value = Step> {
@@ -303,6 +358,14 @@ fn arb_step() -> impl Strategy<Value = Step> {
         (0u8..2).prop_map(Step::Flip),
         Just(Step::Reshape),
         (0u8..3).prop_map(Step::Index),
+        (0u8..4).prop_map(Step::TensorSplit),
+        (0u8..3).prop_map(Step::TensorSplitAt),
+        Just(Step::ReverseAxes),
+        Just(Step::MatrixTranspose),
+        (0u8..3).prop_map(Step::Reinterpret),
+        (0u8..4).prop_map(Step::Complex),
+        (0u8..4).prop_map(Step::Split),
+        (0u8..4).prop_map(Step::Chunk),
     ]
 }
 
@@ -358,39 +421,150 @@ fn apply(s: &Syms, st: &ViewStack, step: &Step) -> Option<ViewStack> {
             },
             _ => IndexItem::NewAxis,
         }]),
+        Step::TensorSplit(k) => Op::TensorSplit {
+            axis: 0,
+            sections: 2 + usize::from(k % 2),
+            piece: usize::from(k / 2),
+        },
+        Step::TensorSplitAt(k) => Op::TensorSplitAt {
+            axis: 0,
+            indices: vec![s.p, Expr::from(-1)],
+            piece: usize::from(k),
+        },
+        Step::ReverseAxes => Op::ReverseAxes,
+        Step::MatrixTranspose => Op::MatrixTranspose,
+        Step::Reinterpret(k) => {
+            let (from, to) = [(2, 4), (4, 2), (8, 4)][usize::from(k)];
+            Op::Reinterpret { from, to }
+        }
+        Step::Complex(k) => {
+            [Op::ViewAsReal, Op::ViewAsComplex, Op::Real, Op::Imag][usize::from(k)].clone()
+        }
+        Step::Split(k) => Op::Split {
+            axis: 0,
+            size: if k % 2 == 0 { Expr::from(2) } else { s.p + 1 },
+            piece: Expr::from(i64::from(k / 2)),
+        },
+        Step::Chunk(k) => Op::Chunk {
+            axis: 0,
+            chunks: 2,
+            piece: usize::from(k % 2),
+        },
     };
     st.apply(&s.cx, &op).ok()
+}
+
+/// Writes every view of `st` (and `st` itself when it loads without new `stack` guards)
+/// and reads it back unchanged.
+fn round_trips(st: &ViewStack) -> Result<(), TestCaseError> {
+    for v in st.views() {
+        let text = serde_json::to_string(v).expect("ser");
+        let back: Result<View, _> = serde_json::from_str(&text);
+        let back = back.map_err(|e| TestCaseError::fail(format!("{v}: {e}\n{text}")))?;
+        prop_assert_eq!(&back, v);
+    }
+    if st.views().len() == 1 || st.views().iter().all(View::is_concrete) {
+        let text = serde_json::to_string(st).expect("ser");
+        let back: ViewStack = serde_json::from_str(&text).expect("de");
+        prop_assert_eq!(&back, st);
+    }
+    Ok(())
 }
 
 proptest! {
     #[test]
     fn random_views_and_stacks_round_trip(
-        symbolic in any::<bool>(),
-        steps in prop::collection::vec(arb_step(), 0..5),
+        start in 0u8..3,
+        steps in prop::collection::vec(arb_step(), 0..6),
     ) {
         let s = syms();
-        let start = if symbolic {
-            View::create(&s.cx, &[s.n, s.m, 3.into()], None, Expr::from(0), None)
-        } else {
-            View::contiguous(&[4i64, 6, 3])
+        let start = match start {
+            0 => View::contiguous(&[4i64, 6, 3]),
+            1 => View::create(&s.cx, &[s.n, s.m, 3.into()], None, Expr::from(0), None),
+            // Byte strides whose divisibility is a guard (`2*n` bytes of 4-byte elements).
+            _ => View::from_byte_strides(
+                &s.cx,
+                &[Expr::from(3), s.n, Expr::from(2)],
+                &[s.n * 2, Expr::from(8), Expr::from(4)],
+                Expr::from(0),
+                4,
+            ),
         };
         let mut st = ViewStack::new(start.expect("start"));
+        round_trips(&st)?;
         for step in &steps {
             if let Some(next) = apply(&s, &st, step) {
                 st = next;
+                round_trips(&st)?;
             }
         }
-        for v in st.views() {
-            let text = serde_json::to_string(v).expect("ser");
-            let back: View = serde_json::from_str(&text).expect("de");
-            prop_assert_eq!(&back, v);
-        }
-        if st.views().len() == 1 || st.views().iter().all(View::is_concrete) {
-            let text = serde_json::to_string(&st).expect("ser");
-            let back: ViewStack = serde_json::from_str(&text).expect("de");
-            prop_assert_eq!(&back, &st);
-        }
     }
+}
+
+/// Views carrying the guards of the newer ops load again: a symbolic `[3, n]` stack
+/// reinterpreted from 2- to 4-byte elements, complex views, byte strides, split and
+/// chunk pieces, tensor_split.
+#[test]
+fn guards_of_every_op_load() {
+    let s = syms();
+    let z = Expr::from(0);
+    let base = View::create(&s.cx, &[Expr::from(3), s.n], None, z, None).expect("[3, n]");
+    let st = ViewStack::new(base);
+    let ops = [
+        Op::Reinterpret { from: 2, to: 4 },
+        Op::ViewAsComplex,
+        Op::Split {
+            axis: 1,
+            size: s.p + 1,
+            piece: Expr::from(1),
+        },
+        Op::Chunk {
+            axis: 1,
+            chunks: 3,
+            piece: 1,
+        },
+        Op::SplitSizes {
+            axis: 1,
+            sizes: vec![s.p, Expr::from(2)],
+            piece: 1,
+        },
+        Op::Take {
+            axis: 1,
+            indices: vec![s.m],
+        },
+        Op::Compress {
+            axis: 1,
+            mask: vec![true, false, true],
+        },
+        Op::BooleanMask(vec![true; 6]),
+        Op::AsStrided {
+            shape: vec![s.n],
+            strides: vec![Expr::from(3)],
+            offset: s.p,
+        },
+    ];
+    let mut out = Vec::new();
+    for op in &ops {
+        let got = st.apply(&s.cx, op).unwrap_or_else(|e| panic!("{op}: {e}"));
+        assert!(!got.guards().is_empty(), "{op} records a guard");
+        let text = serde_json::to_string(&got).expect("ser");
+        let back: ViewStack = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{op}: {e}"));
+        assert_eq!(back, got, "{op}");
+        out.push(format!("{op}: {}", got.guards_text().replace('\n', "; ")));
+    }
+    let bytes = View::from_byte_strides(
+        &s.cx,
+        &[Expr::from(3), s.n],
+        &[s.n * 2, Expr::from(4)],
+        z,
+        4,
+    )
+    .expect("byte strides");
+    let back: View = serde_json::from_str(&serde_json::to_string(&bytes).expect("ser"))
+        .expect("byte_strides guard");
+    assert_eq!(back, bytes);
+    out.push(format!("byte strides: {}", bytes.guards()[0]));
+    insta::assert_snapshot!(out.join("\n"));
 }
 
 /// A loaded symbolic stack whose fit is not proven carries the `stack` guard

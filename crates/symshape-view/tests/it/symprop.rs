@@ -55,6 +55,16 @@ enum Recipe {
     Diagonal(u8, u8, u8),
     /// One piece of `split` or `chunk`: (axis, size kind, piece kind, chunk).
     Piece(u8, u8, u8, bool),
+    /// `T`, `mT`, `t` or `H`, by the kind.
+    Transposes(u8),
+    /// One piece of `tensor_split`: (axis, sections or indices kind, piece kind, at
+    /// indices rather than by sections).
+    Sections(u8, u8, u8, bool),
+    /// `reinterpret` (to smaller elements, or there and back), `view_as_real` (alone or
+    /// followed by `view_as_complex`), `real` or `imag`, by the kind; taken only on a
+    /// one-view stack without a mask (the ops refuse others), and `reinterpret` only
+    /// where the last stride is 1 (the other views would be refused for every value).
+    Bytes(u8),
 }
 
 /// One step of a chain: an op, or one piece of a split.
@@ -96,14 +106,70 @@ fn arb_recipe() -> impl Strategy<Value = Recipe> {
         (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, c)| Recipe::Diagonal(a, b, c)),
         (any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>())
             .prop_map(|(a, b, c, d)| Recipe::Piece(a, b, c, d)),
+        any::<u8>().prop_map(Recipe::Transposes),
+        (any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>())
+            .prop_map(|(a, b, c, d)| Recipe::Sections(a, b, c, d)),
+        any::<u8>().prop_map(Recipe::Bytes),
     ]
 }
 
-fn recipe_ops(s: &Syms, r: &Recipe, shape: &[Expr]) -> Vec<Step> {
+fn recipe_ops(s: &Syms, r: &Recipe, st: &ViewStack) -> Vec<Step> {
+    let shape = st.shape();
     let rank = shape.len();
     let c = Expr::from;
     match r {
-        Recipe::Unfold(..) | Recipe::Diagonal(..) | Recipe::Piece(..) if rank == 0 => Vec::new(),
+        Recipe::Unfold(..) | Recipe::Diagonal(..) | Recipe::Piece(..) | Recipe::Sections(..)
+            if rank == 0 =>
+        {
+            Vec::new()
+        }
+        Recipe::Transposes(k) => {
+            let ops = [
+                Op::ReverseAxes,
+                Op::MatrixTranspose,
+                Op::T,
+                Op::ConjTranspose,
+            ];
+            vec![Step::Op(ops[usize::from(*k) % 4].clone())]
+        }
+        Recipe::Sections(a, n, p, at) => {
+            let axis = usize::from(*a) % rank;
+            let op = if *at {
+                let lists = [vec![c(1)], vec![s.k, c(-1)], vec![s.m - 1, s.k, c(2)]];
+                let indices = lists[usize::from(*n) % 3].clone();
+                let piece = usize::from(*p) % (indices.len() + 1);
+                Op::TensorSplitAt {
+                    axis,
+                    indices,
+                    piece,
+                }
+            } else {
+                let sections = 1 + usize::from(*n) % 3;
+                Op::TensorSplit {
+                    axis,
+                    sections,
+                    piece: usize::from(*p) % sections,
+                }
+            };
+            vec![Step::Op(op)]
+        }
+        Recipe::Bytes(k) => {
+            let one_view = st.views().len() == 1 && st.top().mask().is_none();
+            let unit_last = st.top().strides().last() == Some(&c(1));
+            let shrink = Op::Reinterpret { from: 4, to: 2 };
+            let grow = Op::Reinterpret { from: 2, to: 4 };
+            let ops = match usize::from(*k) % 6 {
+                _ if !one_view => vec![],
+                0 if unit_last => vec![shrink],
+                1 if unit_last => vec![shrink, grow],
+                2 => vec![Op::ViewAsReal],
+                3 => vec![Op::ViewAsReal, Op::ViewAsComplex],
+                4 => vec![Op::Real],
+                5 => vec![Op::Imag],
+                _ => vec![],
+            };
+            ops.into_iter().map(Step::Op).collect()
+        }
         Recipe::Unfold(a, z, t) => {
             let axis = usize::from(*a) % rank;
             let d = shape[axis];
@@ -227,32 +293,18 @@ fn plain_ops(s: &Syms, r: &Recipe, shape: &[Expr]) -> Vec<Op> {
             }
             vec![Op::Index(out)]
         }
-        Recipe::Unfold(..) | Recipe::Diagonal(..) | Recipe::Piece(..) => Vec::new(),
+        Recipe::Unfold(..)
+        | Recipe::Diagonal(..)
+        | Recipe::Piece(..)
+        | Recipe::Transposes(_)
+        | Recipe::Sections(..)
+        | Recipe::Bytes(_) => Vec::new(),
     }
 }
 
+/// The op with its arguments evaluated under `b` (as constants again).
 fn eval_op(op: &Op, b: &Bindings) -> Op {
-    let e = |x: &Expr| Expr::from(x.eval(b).expect("arguments are over bound symbols"));
-    let ev = |v: &[Expr]| v.iter().map(e).collect();
-    let ep = |v: &[(Expr, Expr)]| v.iter().map(|(a, z)| (e(a), e(z))).collect();
-    match op {
-        Op::Reshape(s) => Op::Reshape(ev(s)),
-        Op::Expand(s) => Op::Expand(ev(s)),
-        Op::Shrink(p) => Op::Shrink(ep(p)),
-        Op::Pad(p) => Op::Pad(ep(p)),
-        Op::Index(items) => Op::Index(items.iter().map(|it| it.map(|x| e(&x))).collect()),
-        Op::Unfold { axis, size, step } => Op::Unfold {
-            axis: *axis,
-            size: e(size),
-            step: e(step),
-        },
-        Op::Diagonal { offset, dim1, dim2 } => Op::Diagonal {
-            offset: e(offset),
-            dim1: *dim1,
-            dim2: *dim2,
-        },
-        other => other.clone(),
-    }
+    op.map(|x| Expr::from(x.eval(b).expect("arguments are over bound symbols")))
 }
 
 /// A start view: shape, and optionally strides, offset and mask.
@@ -504,8 +556,90 @@ fn model_step(m: &Model, step: &Step, b: &Bindings) -> Option<Model> {
             }))
         }
         Op::Diagonal { offset, dim1, dim2 } => Some(m.diagonal(e(offset), *dim1, *dim2)),
+        Op::ReverseAxes | Op::MatrixTranspose | Op::T | Op::ConjTranspose => {
+            let mut axes: Vec<usize> = (0..rank).collect();
+            match (op, rank) {
+                (Op::ReverseAxes, _) => axes.reverse(),
+                // PyTorch: `mT` refuses rank 1, `t` above rank 2, `H` all but 0 and 2.
+                (Op::MatrixTranspose, 1) | (Op::T, 3..) | (Op::ConjTranspose, 1 | 3..) => {
+                    return None
+                }
+                (_, 0) | (Op::T, 1) => {}
+                _ => axes.swap(rank - 2, rank - 1),
+            }
+            Some(m.permute(&axes))
+        }
+        Op::TensorSplit {
+            axis,
+            sections,
+            piece,
+        } => {
+            // PyTorch's docs: the first `d % n` pieces hold `d / n + 1` indices.
+            let (d, n, k) = (shape[*axis], *sections as i64, *piece as i64);
+            let long = d % n;
+            let lo = k * (d / n) + k.min(long);
+            let len = d / n + i64::from(k < long);
+            Some(along(m, *axis, lo, lo + len))
+        }
+        Op::TensorSplitAt {
+            axis,
+            indices,
+            piece,
+        } => {
+            let d = shape[*axis];
+            let bound = |k: usize| indices.get(k).map(&e);
+            let start = piece.checked_sub(1).and_then(bound);
+            let sel = model::py_slice(d, start, bound(*piece), 1);
+            let lo = sel.first().copied().unwrap_or(0);
+            Some(along(m, *axis, lo, lo + sel.len() as i64))
+        }
+        Op::Reinterpret { from, to } => {
+            if rank == 0 {
+                return None;
+            }
+            crate::memory::reinterpret_model(m, *from as i64, *to as i64)
+        }
+        Op::ViewAsReal => Some(crate::memory::as_real_model(m)),
+        Op::ViewAsComplex => as_complex_model(m),
+        Op::Real | Op::Imag => {
+            let pairs = crate::memory::as_real_model(m);
+            let at = i64::from(matches!(op, Op::Imag));
+            Some(pairs.map(shape.clone(), |idx| {
+                let mut src = idx.to_vec();
+                src.push(at);
+                Some(src)
+            }))
+        }
         other => panic!("no model for {other}"),
     }
+}
+
+/// The model restricted to indices `lo..hi` of `axis`.
+fn along(m: &Model, axis: usize, lo: i64, hi: i64) -> Model {
+    let mut bounds: Vec<(i64, i64)> = m.shape.iter().map(|&d| (0, d)).collect();
+    bounds[axis] = (lo, hi);
+    m.shrink(&bounds)
+}
+
+/// The pair model read back as complex elements: the last axis holds a real at an even
+/// offset `2o` and its imaginary part at `2o + 1`, read as element `o`; `None` otherwise.
+fn as_complex_model(m: &Model) -> Option<Model> {
+    let (&two, outer) = m.shape.split_last()?;
+    if two != 2 {
+        return None;
+    }
+    let table = m
+        .table
+        .chunks(2)
+        .map(|pair| match *pair {
+            [Some(re), Some(im)] if re % 2 == 0 && im == re + 1 => Some(Some(re / 2)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Model {
+        shape: outer.to_vec(),
+        table,
+    })
 }
 
 /// The model's table after every step, or `None` when a step must fail.
@@ -685,7 +819,7 @@ proptest! {
         let mut steps = Vec::new();
         let mut failed_at_op = None;
         'chain: for r in &recipes {
-            for step in recipe_ops(&s, r, st.shape()) {
+            for step in recipe_ops(&s, r, &st) {
                 steps.push(step.clone());
                 match apply_step(&s, &st, &step) {
                     Ok(next) => st = next,
@@ -1034,7 +1168,7 @@ fn run_chain(s: &Syms, start: usize, recipes: &[Recipe]) -> Vec<Result<ViewStack
     let mut st = start_stack(s, start);
     let mut out = Vec::new();
     for r in recipes {
-        for step in recipe_ops(s, r, st.shape()) {
+        for step in recipe_ops(s, r, &st) {
             let res = apply_step(s, &st, &step);
             out.push(res.clone());
             match res {
@@ -1076,7 +1210,7 @@ proptest! {
         let mut st = start_stack(&s, start);
         let mut in_place = st.clone();
         for r in &recipes {
-            for step in recipe_ops(&s, r, st.shape()) {
+            for step in recipe_ops(&s, r, &st) {
                 let Step::Op(op) = step else { continue };
                 let want = st.apply(&s.cx, &op);
                 let got = in_place.apply_in_place(&s.cx, &op);

@@ -1,0 +1,359 @@
+//! PyTorch's ops that reorder axes by the rank (`t`, `H`, `mH`, `adjoint`, `mT`, `T`),
+//! `view(*shape)`, `as_strided` and NumPy's `sliding_window_view`, each against the model
+//! on random views, with their errors and their symbolic forms.
+
+use proptest::prelude::*;
+use symshape::{Bindings, Expr, Scope};
+use symshape_view::{ConcreteView, Error, Op, Trace, View, ViewOps, ViewStack};
+
+use crate::chains::stack_table as table;
+use crate::engine::model_of_view;
+use crate::errors::line;
+use crate::model::Model;
+use crate::scope_with;
+use crate::strategy::{arb_raw, factor_shape};
+
+/// The axes PyTorch's rule gives for `name` on rank `rank`, or `None` where PyTorch
+/// raises; written from PyTorch's `TensorShape.cpp` (`numpy_T`, `t`, `matrix_H`,
+/// `_adjoint`), independently of the library.
+fn torch_axes(name: &str, rank: usize) -> Option<Vec<usize>> {
+    let mut axes: Vec<usize> = (0..rank).collect();
+    match (name, rank) {
+        ("T", _) => axes.reverse(),
+        ("mT" | "mH" | "adjoint", 1) | ("H", 1) => return None,
+        ("mT" | "mH" | "adjoint", 0) | ("H" | "t", 0) | ("t", 1) => {}
+        ("mT" | "mH" | "adjoint", _) | ("H" | "t", 2) => axes.swap(rank - 2, rank - 1),
+        _ => return None,
+    }
+    Some(axes)
+}
+
+proptest! {
+    #[test]
+    fn rank_transposes_match_pytorch(raw in arb_raw(4, 0, 4)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let cx = Scope::new();
+        let m = model_of_view(&c);
+        let rank = c.ndim();
+        let v = View::from(&c);
+        let st = ViewStack::new(v.clone());
+        let ops: [(&str, Op<i64>); 6] = [
+            ("T", Op::ReverseAxes),
+            ("mT", Op::MatrixTranspose),
+            ("t", Op::T),
+            ("H", Op::ConjTranspose),
+            ("mH", Op::MatrixConjTranspose),
+            ("adjoint", Op::Adjoint),
+        ];
+        for (name, op) in ops {
+            let named = match name {
+                "T" => v.reverse_axes(&cx),
+                "mT" => v.matrix_transpose(&cx),
+                "t" => v.t(&cx),
+                "H" => v.conj_transpose(&cx),
+                "mH" => v.matrix_conj_transpose(&cx),
+                _ => v.adjoint(&cx),
+            };
+            let concrete = match name {
+                "T" => c.reverse_axes(),
+                "mT" => c.matrix_transpose(),
+                "t" => c.t(),
+                "H" => c.conj_transpose(),
+                "mH" => c.matrix_conj_transpose(),
+                _ => c.apply(&op),
+            };
+            match torch_axes(name, rank) {
+                Some(axes) => {
+                    let want = m.permute(&axes);
+                    let got = named.map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+                    prop_assert_eq!(&model_of_view(got.as_concrete().expect("c")), &want, "{}", name);
+                    prop_assert_eq!(&model_of_view(&concrete.expect("concrete")), &want, "{}", name);
+                    prop_assert_eq!(table(&st.apply_dim(&cx, &op).expect("stack")), want.table, "{}", name);
+                }
+                None => {
+                    for e in [named.err(), concrete.err(), st.apply_dim(&cx, &op).err()] {
+                        let e = e.expect("PyTorch raises");
+                        prop_assert!(matches!(&e, Error::Invalid { op, .. } if *op == name), "{}: {}", name, e);
+                    }
+                }
+            }
+        }
+        // The aliases are their ops.
+        if rank >= 2 {
+            prop_assert_eq!(v.swapdims(&cx, 0, 1).ok(), v.transpose(&cx, 0, 1).ok());
+            prop_assert_eq!(v.moveaxis(&cx, 0, rank - 1).ok(), v.movedim(&cx, 0, rank - 1).ok());
+        }
+        prop_assert_eq!(&st.detach(), &st);
+        prop_assert_eq!(&v.alias(), &v);
+    }
+
+    /// `view(*shape)` succeeds exactly when the model's reshape is one view of the top
+    /// view, and then reads the model's elements; on a stack it never adds a view.
+    #[test]
+    fn view_shape_never_copies(raw in arb_raw(4, 0, 4), seed in prop::collection::vec(any::<u32>(), 4)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let cx = Scope::new();
+        let m = model_of_view(&c);
+        let target = factor_shape(c.numel(), &seed);
+        let want = m.reshape(&target);
+        let st = ViewStack::new(View::from(&c));
+        match (st.view_shape(&cx, &target), want.one_view()) {
+            (Ok(r), Some(_)) => {
+                prop_assert_eq!(r.views().len(), 1);
+                prop_assert_eq!(table(&r), want.table.clone());
+                prop_assert_eq!(&model_of_view(&c.view_shape(&target).expect("concrete")), &want);
+            }
+            (Err(Error::NotRepresentable { op, .. }), None) => {
+                prop_assert_eq!(op, "view_shape");
+                prop_assert!(c.view_shape(&target).is_err());
+                // `reshape` pushes a view instead.
+                let pushed = st.reshape(&cx, &target).expect("reshape");
+                prop_assert_eq!(table(&pushed), want.table);
+            }
+            (got, oracle) => prop_assert!(false, "view_shape {:?} vs one view {:?}", got, oracle),
+        }
+        // On a stack of two views, only the top view decides.
+        let two = ViewStack::new(View::from(&c)).reshape(&cx, &[c.numel()]).expect("flat");
+        let before = two.views().len();
+        if let Ok(r) = two.view_shape(&cx, &target) {
+            prop_assert!(r.views().len() <= before);
+            prop_assert_eq!(table(&r), Model { shape: target.clone(), table: m.table.clone() }.table);
+        }
+    }
+
+    /// `as_strided` reads the storage of the view with the new fields: PyTorch refuses a
+    /// negative stride or offset and an element outside the storage, which for one view
+    /// ends after the last element it reaches and for a stack is the view below the top.
+    #[test]
+    fn as_strided_reads_the_storage(
+        raw in arb_raw(3, 0, 4),
+        shape in prop::collection::vec(0i64..4, 0..3),
+        strides in prop::collection::vec(-1i64..5, 3),
+        offset in -1i64..8,
+    ) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let cx = Scope::new();
+        let strides = &strides[..shape.len()];
+        let m = model_of_view(&c);
+        let storage = m.table.iter().flatten().max().map_or(0, |&hi| hi + 1);
+        let fields = Model::of(&shape, strides, offset, None);
+        let need = if fields.table.is_empty() {
+            0
+        } else {
+            fields.table.iter().flatten().max().map_or(0, |&hi| hi + 1)
+        };
+        let legal = strides.iter().all(|&t| t >= 0) && offset >= 0;
+        let got = View::from(&c).torch_as_strided(&cx, &shape, strides, offset);
+        match got {
+            Ok(v) => {
+                prop_assert!(legal && need <= storage, "accepted need {} of storage {}", need, storage);
+                prop_assert_eq!(model_of_view(v.as_concrete().expect("c")), fields.clone());
+            }
+            Err(e) => prop_assert!(!legal || need > storage, "{}", e),
+        }
+        // On a stack, the storage is the view below the top: all of its elements.
+        let st = ViewStack::new(View::from(&c)).reshape(&cx, &[c.numel()]).expect("flat");
+        let st = st.unsqueeze(&cx, 0).expect("unsqueeze");
+        if let [.., lower, _] = st.views() {
+            let lower_n = lower.as_concrete().expect("c").numel();
+            let below = model_of_view(lower.as_concrete().expect("c"));
+            match st.torch_as_strided(&cx, &shape, strides, offset) {
+                Ok(r) => {
+                    prop_assert!(legal && need <= lower_n);
+                    prop_assert_eq!(table(&r), below.compose(&fields).table);
+                }
+                Err(e) => prop_assert!(!legal || need > lower_n, "{}", e),
+            }
+        }
+    }
+
+    /// NumPy's `sliding_window_view`, written from its definition: the output index
+    /// `(i..., w...)` reads `x[i + w]` on the windowed axes, the windowed axes keep
+    /// `dim - w + 1` indices (repeatedly, for an axis listed twice).
+    #[test]
+    fn sliding_window_view_matches_numpy(
+        raw in arb_raw(3, 0, 5),
+        window in prop::collection::vec(-1i64..4, 0..4),
+        axes in prop::option::of(prop::collection::vec(0usize..4, 0..4)),
+    ) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let cx = Scope::new();
+        let m = model_of_view(&c);
+        let rank = c.ndim();
+        let listed: Vec<usize> = axes.clone().unwrap_or_else(|| (0..rank).collect());
+        let mut trimmed = c.shape().to_vec();
+        let mut ok = listed.len() == window.len() && window.iter().all(|&w| w >= 0);
+        if ok {
+            for (&a, &w) in listed.iter().zip(&window) {
+                if a >= rank || trimmed[a] < w {
+                    ok = false;
+                    break;
+                }
+                trimmed[a] -= w - 1;
+            }
+        }
+        let st = ViewStack::new(View::from(&c));
+        let got = st.sliding_window_view(&cx, &window, axes.as_deref());
+        if !ok {
+            let e = got.expect_err("NumPy raises");
+            prop_assert!(matches!(&e, Error::Invalid { op: "sliding_window_view", .. }), "{}", e);
+            return Ok(());
+        }
+        let mut shape = trimmed.clone();
+        shape.extend_from_slice(&window);
+        let want = m.map(shape, |idx| {
+            let mut src = idx[..rank].to_vec();
+            for (k, &a) in listed.iter().enumerate() {
+                src[a] += idx[rank + k];
+            }
+            Some(src)
+        });
+        let got = got.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(table(&got), want.table.clone());
+        match c.sliding_window_view(&window, axes.as_deref()) {
+            Ok(v) => prop_assert_eq!(model_of_view(&v), want),
+            Err(e) => prop_assert!(matches!(e, Error::NotRepresentable { .. }) && c.mask().is_some(), "{}", e),
+        }
+    }
+}
+
+/// Symbolic `view_shape`, `as_strided`, `t` and `sliding_window_view` bind to the
+/// concrete ops on the bound views, for every value of the symbol.
+#[test]
+fn symbolic_torch_ops_agree_with_concrete() {
+    let (cx, [n]) = scope_with(["n 0..=5"]);
+    let sym = View::row_major(&cx, &[n, Expr::from(4)]).expect("view");
+    let st = ViewStack::new(sym.clone());
+    let ops: Vec<Op> = vec![
+        Op::ViewShape(vec![n * 2, Expr::from(2)]),
+        Op::T,
+        Op::ConjTranspose,
+        Op::AsStrided {
+            shape: vec![n, Expr::from(2)],
+            strides: vec![Expr::from(3), Expr::from(1)],
+            offset: Expr::from(1),
+        },
+        Op::SlidingWindowView {
+            window: vec![Expr::from(2)],
+            axes: Some(vec![1]),
+        },
+        Op::SlidingWindowView {
+            window: vec![n - 1, Expr::from(4)],
+            axes: None,
+        },
+    ];
+    for op in &ops {
+        let got = st.apply(&cx, op).expect("symbolic op");
+        for value in 0..=5 {
+            let mut b = Bindings::new();
+            b.set(n, value).expect("n");
+            let c = ConcreteView::contiguous(&[value, 4]).expect("c");
+            let k = op.map(|x| x.eval(&b).expect("bound"));
+            let want = ViewStack::new(View::from(&c)).apply_dim(&Scope::new(), &k);
+            let bound = got.bind(&cx, &b);
+            match (bound, want) {
+                (Ok(g), Ok(w)) => {
+                    let w = w.to_concrete("test").expect("c");
+                    assert_eq!(g.offsets().ok(), w.offsets().ok(), "{op} at n = {value}");
+                }
+                (Err(_), Err(_)) => {}
+                (g, w) => panic!("{op} at n = {value}: bound {g:?}, concrete {w:?}"),
+            }
+        }
+    }
+    // The symbolic `view_shape` of a transpose is refused: one view only for n <= 1.
+    let t = sym.permute(&cx, &[1, 0]).expect("transpose");
+    insta::assert_snapshot!(t.view_shape(&cx, &[n * 4]).expect_err("not one view").to_string(), @"view_shape: view size [4*n] is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces) for every value of the symbols, for view [4, n] with strides [1, 4]; use .reshape(...) instead");
+    // `as_strided` beyond a symbolic storage keeps the bound as a guard.
+    let far = st
+        .torch_as_strided(&cx, &[Expr::from(4)], &[n], Expr::from(0))
+        .expect("guarded");
+    insta::assert_snapshot!(far.guards_text(), @"as_strided: 3*n + 1 <= min(1, 4*n)*max(0, 4*n - 4) + 4*min(1, 4*n) (the last element reached is within the storage of view [n, 4] with strides [4, 1], up to the last element it reaches)");
+}
+
+/// A replayed `view_as` records `view_shape`, so it keeps refusing copies on a view that
+/// needs one, where a replayed `reshape_as` pushes a view.
+#[test]
+fn view_as_replays_as_view_shape() {
+    let cx = Scope::new();
+    let a = View::contiguous(&[2, 6]).expect("a");
+    let other = View::contiguous(&[3, 4]).expect("other");
+    let mut trace = Trace::new(a.clone());
+    let viewed = ViewStack::new(a.clone())
+        .view_as(&cx, &other)
+        .expect("contiguous input");
+    trace
+        .apply(&cx, &Op::ViewShape(other.shape().to_vec()))
+        .expect("record");
+    assert_eq!(trace.stack(), &viewed);
+    let transposed = a.permute(&cx, &[1, 0]).expect("t");
+    let replay = trace
+        .replay(&cx, transposed.clone())
+        .expect_err("a transpose needs a copy");
+    insta::assert_snapshot!(replay.to_string(), @"view_shape: view size [3, 4] is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces), for view [6, 2] with strides [1, 6]; use .reshape(...) instead");
+    let e = ViewStack::new(transposed)
+        .view_as(&cx, &other)
+        .expect_err("view_as");
+    assert!(
+        matches!(e, Error::NotRepresentable { op: "view_as", .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn torch_op_errors() {
+    let cx = Scope::new();
+    let v = |shape: &[i64]| View::contiguous(shape).expect("view");
+    let lines = [
+        line("t rank 3", v(&[2, 3, 4]).t(&cx)),
+        line("H rank 1", v(&[3]).conj_transpose(&cx)),
+        line("H rank 3", v(&[2, 3, 4]).conj_transpose(&cx)),
+        line("mT rank 1", v(&[3]).matrix_transpose(&cx)),
+        line("mH rank 1", v(&[3]).matrix_conj_transpose(&cx)),
+        line("adjoint rank 1", v(&[3]).adjoint(&cx)),
+        line(
+            "view_shape transposed",
+            v(&[3, 2])
+                .permute(&cx, &[1, 0])
+                .and_then(|t| t.view_shape(&cx, &[6i64])),
+        ),
+        line("view_shape count", v(&[2, 3]).view_shape(&cx, &[5i64])),
+        line(
+            "as_strided negative stride",
+            v(&[6]).torch_as_strided(&cx, &[3i64], &[-1i64], 2),
+        ),
+        line(
+            "as_strided negative offset",
+            v(&[6]).torch_as_strided(&cx, &[3i64], &[1i64], -1),
+        ),
+        line(
+            "as_strided out of storage",
+            v(&[6]).torch_as_strided(&cx, &[4i64], &[2i64], 0),
+        ),
+        line(
+            "as_strided rank",
+            v(&[6]).torch_as_strided(&cx, &[2i64, 3], &[3i64], 0),
+        ),
+        line(
+            "sliding_window_view all axes",
+            v(&[4, 5]).sliding_window_view(&cx, &[2i64], None),
+        ),
+        line(
+            "sliding_window_view axes",
+            v(&[4, 5]).sliding_window_view(&cx, &[2i64, 2], Some(&[1])),
+        ),
+        line(
+            "sliding_window_view negative",
+            v(&[4, 5]).sliding_window_view(&cx, &[-1i64], Some(&[0])),
+        ),
+        line(
+            "sliding_window_view too large",
+            v(&[4, 5]).sliding_window_view(&cx, &[3i64, 3], Some(&[0, 0])),
+        ),
+        line(
+            "sliding_window_view axis",
+            v(&[4, 5]).sliding_window_view(&cx, &[2i64], Some(&[2])),
+        ),
+    ];
+    insta::assert_snapshot!(lines.join("\n"));
+}
