@@ -189,6 +189,16 @@ pub(crate) unsafe fn tile(
             return 0;
         }
         let quads = bytes / 16;
+        // `done` rows, and the rows after them at the lower level `$l`.
+        macro_rules! rest {
+            ($l:expr, $done:expr) => {{
+                let done = $done;
+                // SAFETY: the caller's contract, for the rows after the first `done`; the
+                // lower level's features come with this one's (SSE2 is in the x86_64
+                // baseline).
+                done + unsafe { tile($l, size, rows, dp, sp, sa, db, b0 + done, bl - done, false) }
+            }};
+        }
         macro_rules! go {
             ($f:ident, $s:literal, $w:expr) => {{
                 let groups = bl / $w;
@@ -208,13 +218,13 @@ pub(crate) unsafe fn tile(
             (Level::Avx2, 1) if quads == 4 => {
                 // Whole 64-row blocks through the staging buffer, then groups of 32.
                 let blocks = bl / 64;
-                // SAFETY: the caller's contract, for the `blocks * 64` rows from `b0` and the
-                // 64 source rows; AVX2 was detected (caller).
                 // Software prefetch of the source rows two quarters ahead, when the rows lie
                 // less than a page apart: on a Zen 4 the u8 `021` and `201` permutes (rows
                 // 256 bytes apart) took 3.5-3.7 ms single-threaded with it against 4.8-4.9
                 // without, while rows 4 KiB and 64 KiB apart (transposes, `120`, `210`) were
                 // as fast or slower (docs/performance.md).
+                // SAFETY: the caller's contract, for the `blocks * 64` rows from `b0` and the
+                // 64 source rows; AVX2 was detected (caller).
                 unsafe {
                     if sa.unsigned_abs() < 4096 {
                         x86::tile_staged_u8_avx2::<true>(dp, sp, sa, db, b0, blocks)
@@ -227,22 +237,7 @@ pub(crate) unsafe fn tile(
                 // SAFETY: as above, for the next `groups * 32` rows.
                 unsafe { x86::tile_avx2::<1>(dp, sp, sa, db, b0 + done, groups, quads) };
                 let done = done + groups * 32;
-                // SAFETY: as above, for the remaining groups of 16 rows; SSE2 is in the
-                // x86_64 baseline.
-                done + unsafe {
-                    tile(
-                        Level::Sse2,
-                        1,
-                        rows,
-                        dp,
-                        sp,
-                        sa,
-                        db,
-                        b0 + done,
-                        bl - done,
-                        false,
-                    )
-                }
+                rest!(Level::Sse2, done)
             }
             // Groups of 32 or 16 rows, then those of the SSE2 blocks, which the line
             // boundaries of a buffer that is not line-aligned leave.
@@ -252,22 +247,7 @@ pub(crate) unsafe fn tile(
                 } else {
                     go!(tile_avx2, 2, 16)
                 };
-                // SAFETY: the caller's contract, for the rows after the first `done`; SSE2 is
-                // in the x86_64 baseline.
-                done + unsafe {
-                    tile(
-                        Level::Sse2,
-                        size,
-                        rows,
-                        dp,
-                        sp,
-                        sa,
-                        db,
-                        b0 + done,
-                        bl - done,
-                        false,
-                    )
-                }
+                rest!(Level::Sse2, done)
             }
             // Destinations that stream, tiles on their lines: whole lines in two registers,
             // written with non-temporal stores (on a Zen 4 capped at AVX2, the f64 transpose
@@ -293,22 +273,7 @@ pub(crate) unsafe fn tile(
                     std::arch::x86_64::_mm_sfence();
                 }
                 let done = groups * w;
-                // SAFETY: the caller's contract, for the rows after the first `done`; SSE2
-                // is in the x86_64 baseline.
-                done + unsafe {
-                    tile(
-                        Level::Sse2,
-                        size,
-                        rows,
-                        dp,
-                        sp,
-                        sa,
-                        db,
-                        b0 + done,
-                        bl - done,
-                        false,
-                    )
-                }
+                rest!(Level::Sse2, done)
             }
             // Otherwise 4- and 8-byte elements keep the SSE2 blocks at the AVX2 level: the
             // 32-byte loads of `tile_avx2` made the f32 transpose slower on a Zen 3
@@ -344,22 +309,7 @@ pub(crate) unsafe fn tile(
                     _ => lines!(8),
                 }
                 let done = groups * w;
-                // SAFETY: the caller's contract, for the rows after the first `done`; AVX2
-                // is present with AVX-512.
-                done + unsafe {
-                    tile(
-                        Level::Avx2,
-                        size,
-                        rows,
-                        dp,
-                        sp,
-                        sa,
-                        db,
-                        b0 + done,
-                        bl - done,
-                        false,
-                    )
-                }
+                rest!(Level::Avx2, done)
             }
             // 1-byte lines keep the AVX2 level's staged blocks: staging them with 64-byte
             // loads was slower on a Zen 4 (docs/performance.md).
@@ -379,22 +329,7 @@ pub(crate) unsafe fn tile(
                 } else {
                     go!(tile_avx512, 2, 32)
                 };
-                // SAFETY: the caller's contract, for the rows after the first `done`; AVX2
-                // is present with AVX-512.
-                done + unsafe {
-                    tile(
-                        Level::Avx2,
-                        size,
-                        rows,
-                        dp,
-                        sp,
-                        sa,
-                        db,
-                        b0 + done,
-                        bl - done,
-                        false,
-                    )
-                }
+                rest!(Level::Avx2, done)
             }
             _ => 0,
         }
@@ -900,6 +835,54 @@ mod x86 {
         ]
     }
 
+    /// The four quarters of a destination line, one per 16 bytes of it: for quarter `q`, the
+    /// `16 / S` source rows `q * 16 / S..` of a tile loaded from element `b` on (one register
+    /// each) and put through the unpack network, so that register `j` of quarter `q` holds,
+    /// in lane `k`, that quarter of destination row `b + j + k * 16 / S`. One function per
+    /// register width.
+    macro_rules! quarters {
+        ($name:ident, $feature:literal, $reg:ty, $zero:ident, $load:ident, $ladder:ident) => {
+            /// # Safety
+            /// For `k < 64 / S`, the register's bytes from `sp + k * sa + b * S` are readable;
+            /// the CPU has the target feature.
+            #[inline]
+            #[target_feature(enable = $feature)]
+            unsafe fn $name<const S: usize>(sp: *const u8, sa: isize, b: usize) -> [[$reg; 16]; 4] {
+                let r = 16 / S;
+                let mut v = [[$zero(); 16]; 4];
+                each4!(q => {
+                    each16!(i => {
+                        if i < r {
+                            // SAFETY: source row `q * r + i`, the caller's bytes.
+                            v[q][i] = unsafe {
+                                $load(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
+                                    as *const $reg)
+                            };
+                        }
+                    });
+                    v[q] = $ladder::<S>(v[q]);
+                });
+                v
+            }
+        };
+    }
+    quarters!(
+        quarters512,
+        "avx512f,avx512bw",
+        __m512i,
+        _mm512_setzero_si512,
+        _mm512_loadu_si512,
+        ladder512
+    );
+    quarters!(
+        quarters256,
+        "avx2",
+        __m256i,
+        _mm256_setzero_si256,
+        _mm256_loadu_si256,
+        ladder256
+    );
+
     /// Whole destination lines of `S`-byte elements (`S` is 2, 4 or 8): `groups` groups of
     /// `64 / S` destination rows by the tile's `64 / S` source rows. The four 16-byte quarters
     /// of the line go through the per-lane transposes of [`tile_avx512`], then a transpose of
@@ -923,22 +906,8 @@ mod x86 {
         let r = 16 / S;
         for g in 0..groups {
             let b = b0 + 4 * r * g;
-            let mut v = [[_mm512_setzero_si512(); 16]; 4];
-            each4!(q => {
-                each16!(i => {
-                    if i < r {
-                        // SAFETY: source row `q * r + i` of the tile, bytes of elements
-                        // `b..b + 4 r`.
-                        v[q][i] = unsafe {
-                            _mm512_loadu_si512(
-                                sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                                    as *const __m512i,
-                            )
-                        };
-                    }
-                });
-                v[q] = ladder512::<S>(v[q]);
-            });
+            // SAFETY: the tile's source rows, bytes of elements `b..b + 4 r` (the caller).
+            let v = unsafe { quarters512::<S>(sp, sa, b) };
             each16!(j => {
                 if j < r {
                     let lines = lanes4x4([v[0][j], v[1][j], v[2][j], v[3][j]]);
@@ -982,22 +951,8 @@ mod x86 {
         let r = 16 / S;
         for g in 0..groups {
             let b = b0 + 2 * r * g;
-            let mut v = [[_mm256_setzero_si256(); 16]; 4];
-            each4!(q => {
-                each16!(i => {
-                    if i < r {
-                        // SAFETY: source row `q * r + i` of the tile, bytes of elements
-                        // `b..b + 2 r`.
-                        v[q][i] = unsafe {
-                            _mm256_loadu_si256(
-                                sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                                    as *const __m256i,
-                            )
-                        };
-                    }
-                });
-                v[q] = ladder256::<S>(v[q]);
-            });
+            // SAFETY: the tile's source rows, bytes of elements `b..b + 2 r` (the caller).
+            let v = unsafe { quarters256::<S>(sp, sa, b) };
             each16!(j => {
                 if j < r {
                     // Lane `k` of the quarters' registers, two quarters per half line.
