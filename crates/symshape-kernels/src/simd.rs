@@ -836,52 +836,32 @@ mod x86 {
     }
 
     /// The four quarters of a destination line, one per 16 bytes of it: for quarter `q`, the
-    /// `16 / S` source rows `q * 16 / S..` of a tile loaded from element `b` on (one register
+    /// `16 / S` source rows `q * 16 / S..` of a tile loaded from element `$b` on (one register
     /// each) and put through the unpack network, so that register `j` of quarter `q` holds,
-    /// in lane `k`, that quarter of destination row `b + j + k * 16 / S`. One function per
-    /// register width.
+    /// in lane `k`, that quarter of destination row `$b + j + k * 16 / S`. An expression, so
+    /// that the registers stay in the kernel that uses them.
+    ///
+    /// Safety: for `k < 64 / S`, the register's bytes from `$sp + k * $sa + $b * S` are
+    /// readable; the CPU has the features of `$load` and `$ladder`.
     macro_rules! quarters {
-        ($name:ident, $feature:literal, $reg:ty, $zero:ident, $load:ident, $ladder:ident) => {
-            /// # Safety
-            /// For `k < 64 / S`, the register's bytes from `sp + k * sa + b * S` are readable;
-            /// the CPU has the target feature.
-            #[inline]
-            #[target_feature(enable = $feature)]
-            unsafe fn $name<const S: usize>(sp: *const u8, sa: isize, b: usize) -> [[$reg; 16]; 4] {
-                let r = 16 / S;
-                let mut v = [[$zero(); 16]; 4];
-                each4!(q => {
-                    each16!(i => {
-                        if i < r {
-                            // SAFETY: source row `q * r + i`, the caller's bytes.
-                            v[q][i] = unsafe {
-                                $load(sp.offset((q * r + i) as isize * sa + (b * S) as isize)
-                                    as *const $reg)
-                            };
-                        }
-                    });
-                    v[q] = $ladder::<S>(v[q]);
+        ($zero:ident, $load:ident, $ladder:ident, $reg:ty, $sp:ident, $sa:ident, $b:ident) => {{
+            let r = 16 / S;
+            let mut v = [[$zero(); 16]; 4];
+            each4!(q => {
+                each16!(i => {
+                    if i < r {
+                        // SAFETY: source row `q * r + i`, the caller's bytes.
+                        v[q][i] = unsafe {
+                            $load($sp.offset((q * r + i) as isize * $sa + ($b * S) as isize)
+                                as *const $reg)
+                        };
+                    }
                 });
-                v
-            }
-        };
+                v[q] = $ladder::<S>(v[q]);
+            });
+            v
+        }};
     }
-    quarters!(
-        quarters512,
-        "avx512f,avx512bw",
-        __m512i,
-        _mm512_setzero_si512,
-        _mm512_loadu_si512,
-        ladder512
-    );
-    quarters!(
-        quarters256,
-        "avx2",
-        __m256i,
-        _mm256_setzero_si256,
-        _mm256_loadu_si256,
-        ladder256
-    );
 
     /// Whole destination lines of `S`-byte elements (`S` is 2, 4 or 8): `groups` groups of
     /// `64 / S` destination rows by the tile's `64 / S` source rows. The four 16-byte quarters
@@ -906,8 +886,16 @@ mod x86 {
         let r = 16 / S;
         for g in 0..groups {
             let b = b0 + 4 * r * g;
-            // SAFETY: the tile's source rows, bytes of elements `b..b + 4 r` (the caller).
-            let v = unsafe { quarters512::<S>(sp, sa, b) };
+            // The tile's source rows, bytes of elements `b..b + 4 r` (the caller).
+            let v = quarters!(
+                _mm512_setzero_si512,
+                _mm512_loadu_si512,
+                ladder512,
+                __m512i,
+                sp,
+                sa,
+                b
+            );
             each16!(j => {
                 if j < r {
                     let lines = lanes4x4([v[0][j], v[1][j], v[2][j], v[3][j]]);
@@ -951,8 +939,16 @@ mod x86 {
         let r = 16 / S;
         for g in 0..groups {
             let b = b0 + 2 * r * g;
-            // SAFETY: the tile's source rows, bytes of elements `b..b + 2 r` (the caller).
-            let v = unsafe { quarters256::<S>(sp, sa, b) };
+            // The tile's source rows, bytes of elements `b..b + 2 r` (the caller).
+            let v = quarters!(
+                _mm256_setzero_si256,
+                _mm256_loadu_si256,
+                ladder256,
+                __m256i,
+                sp,
+                sa,
+                b
+            );
             each16!(j => {
                 if j < r {
                     // Lane `k` of the quarters' registers, two quarters per half line.
