@@ -203,42 +203,12 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             // extents; distinct units write distinct destination elements.
             unsafe {
                 let dp = d.get().offset(di);
-                // Rows of a destination larger than the last-level cache that no kernel
-                // below streams itself go through an L1 buffer and out with non-temporal
-                // stores.
-                let staged = stream && da == 1 && len * size >= STREAM_ROW;
                 match kernel {
-                    Kernel::Pad if staged => streamed_row(level, dp, len, filler(pad)),
-                    Kernel::BroadcastFill if staged => streamed_row(level, dp, len, filler(*sp)),
-                    Kernel::ReversedCopy if staged => streamed_row(level, dp, len, |b, at| {
-                        reversed_row(b.as_mut_ptr(), sp.sub(at), b.len())
-                    }),
-                    Kernel::StridedGather if staged && sa != 2 => {
-                        streamed_row(level, dp, len, |b, at| {
-                            strided_row(b.as_mut_ptr(), 1, sp.offset(at as isize * sa), sa, b.len())
-                        })
-                    }
-                    Kernel::OffsetTable if staged => streamed_row(level, dp, len, |b, at| {
-                        let ti = si + at as isize * sa;
-                        table_row(
-                            b.as_mut_ptr(),
-                            1,
-                            s.get(),
-                            table.get(),
-                            ti,
-                            sa,
-                            b.len(),
-                            pad,
-                        )
-                    }),
-                    Kernel::Pad => fill_row(dp, da, len, pad),
                     Kernel::CopyFromSlice if stream && len * size >= STREAM_ROW => {
                         // `level` is the detected one.
                         simd::stream_copy(level, dp as *mut u8, sp as *const u8, len * size)
                     }
                     Kernel::CopyFromSlice => std::ptr::copy_nonoverlapping(sp, dp, len),
-                    Kernel::BroadcastFill => fill_row(dp, 1, len, *sp),
-                    Kernel::ReversedCopy => reversed_row(dp, sp, len),
                     Kernel::StridedGather if da == 1 && sa == 2 => {
                         // Every second element (`a[:, ::2]`) in whole registers; `level`
                         // is the detected one.
@@ -252,10 +222,28 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
                         );
                         strided_row(dp.add(done), 1, sp.add(2 * done), 2, len - done)
                     }
-                    Kernel::OffsetTable => {
-                        table_row(dp, da, s.get(), table.get(), si, sa, len, pad)
+                    // The other kernels' rows of a destination larger than the last-level
+                    // cache go through an L1 buffer and out with non-temporal stores
+                    // (`write_row`).
+                    Kernel::Pad => write_row(level, stream, dp, da, len, |o, os, _, n| {
+                        fill_row(o, os, n, pad)
+                    }),
+                    Kernel::BroadcastFill => {
+                        let v = *sp;
+                        write_row(level, stream, dp, 1, len, |o, os, _, n| {
+                            fill_row(o, os, n, v)
+                        })
                     }
-                    _ => strided_row(dp, da, sp, sa, len),
+                    Kernel::ReversedCopy => write_row(level, stream, dp, 1, len, |o, _, at, n| {
+                        reversed_row(o, sp.sub(at), n)
+                    }),
+                    Kernel::OffsetTable => write_row(level, stream, dp, da, len, |o, os, at, n| {
+                        let ti = si + at as isize * sa;
+                        table_row(o, os, s.get(), table.get(), ti, sa, n, pad)
+                    }),
+                    _ => write_row(level, stream, dp, da, len, |o, os, at, n| {
+                        strided_row(o, os, sp.offset(at as isize * sa), sa, n)
+                    }),
                 }
             }
         };
@@ -583,18 +571,6 @@ pub(crate) unsafe fn write_row<T: Element>(
         }
     } else {
         write(dp, ds, 0, len);
-    }
-}
-
-/// A `produce` of [`streamed_row`] for a row of one value: it fills the buffer once (the
-/// chunks reuse it).
-fn filler<T: Element>(v: T) -> impl FnMut(&mut [T], usize) {
-    let mut filled = 0;
-    move |b: &mut [T], _| {
-        if b.len() > filled {
-            b.fill(v);
-            filled = b.len();
-        }
     }
 }
 

@@ -120,7 +120,8 @@ pub(crate) fn supported() -> Vec<Level> {
 /// The SIMD path the kernels take on this CPU: `"avx512"` (AVX-512F and AVX-512BW: whole
 /// destination lines in one register for 2-, 4- and 8-byte transposes, 64-byte gathers),
 /// `"avx2"` (AVX2 register transposes for 1- and 2-byte elements, SSE2 ones for 4- and 8-byte
-/// elements), `"sse2"` or `"portable"`.
+/// elements but for whole lines into streamed destinations), `"sse2"` or `"portable"`;
+/// [`simd_kernels`] says more.
 ///
 /// Detected once at run time; the benchmarks print it next to their figures. The environment
 /// variable `SYMSHAPE_SIMD`, read at that moment, caps it: set it to `avx2`, `sse2` or
@@ -156,8 +157,9 @@ pub fn simd_kernels() -> &'static str {
 /// of destination row `ib`. Whole groups of destination rows go through register transposes
 /// of `level`; returns the number of rows done (from `b0`), the caller copies the rest. Bit
 /// moves only, so exact for any element type of that size. With `stream`, whole lines that
-/// start on a cache line are written with non-temporal stores (AVX-512 level), for
-/// destinations larger than the last-level cache.
+/// start on a cache line are written with non-temporal stores (2-, 4- and 8-byte elements at
+/// the AVX-512 level, 4- and 8-byte ones at AVX2), for destinations larger than the
+/// last-level cache.
 ///
 /// # Safety
 /// `level` is supported by this CPU; `size` is 1, 2, 4 or 8 (else nothing is done); `rows`
@@ -189,6 +191,10 @@ pub(crate) unsafe fn tile(
             return 0;
         }
         let quads = bytes / 16;
+        // Whole destination lines may be written with non-temporal stores: every line of
+        // the tile starts on a cache line.
+        let on_lines =
+            stream && dp.wrapping_offset(b0 as isize * db).align_offset(64) == 0 && db % 64 == 0;
         // `done` rows, and the rows after them at the lower level `$l`.
         macro_rules! rest {
             ($l:expr, $done:expr) => {{
@@ -253,12 +259,7 @@ pub(crate) unsafe fn tile(
             // written with non-temporal stores (on a Zen 4 capped at AVX2, the f64 transpose
             // 1.3-1.7 times a memcpy with the SSE2 blocks, 0.84-0.93 so; docs/performance.md),
             // then the SSE2 blocks for the rows left.
-            (Level::Avx2, 4 | 8)
-                if quads == 4
-                    && stream
-                    && dp.wrapping_offset(b0 as isize * db).align_offset(64) == 0
-                    && db % 64 == 0 =>
-            {
+            (Level::Avx2, 4 | 8) if quads == 4 && on_lines => {
                 let w = 32 / size;
                 let groups = bl / w;
                 // SAFETY: the caller's contract, for the `groups * w` rows from `b0` and the
@@ -270,8 +271,8 @@ pub(crate) unsafe fn tile(
                     } else {
                         x86::tile_lines_avx2::<8>(dp, sp, sa, db, b0, groups);
                     }
-                    std::arch::x86_64::_mm_sfence();
                 }
+                fence(level);
                 let done = groups * w;
                 rest!(Level::Sse2, done)
             }
@@ -285,18 +286,14 @@ pub(crate) unsafe fn tile(
             (Level::Avx512, 2 | 4 | 8) if quads == 4 => {
                 let w = 64 / size;
                 let groups = bl / w;
-                // Non-temporal stores need every line on a cache line.
-                let first = dp.wrapping_offset(b0 as isize * db);
-                let aligned = stream && first.align_offset(64) == 0 && db % 64 == 0;
                 macro_rules! lines {
                     ($s:literal) => {
                         // SAFETY: the caller's contract, for the `groups * w` rows from `b0`
                         // and the `64 / S` source rows; AVX-512F and BW were detected
                         // (caller); every destination line is aligned when streaming.
                         unsafe {
-                            if aligned {
+                            if on_lines {
                                 x86::tile_lines_avx512::<$s, true>(dp, sp, sa, db, b0, groups);
-                                std::arch::x86_64::_mm_sfence();
                             } else {
                                 x86::tile_lines_avx512::<$s, false>(dp, sp, sa, db, b0, groups);
                             }
@@ -308,20 +305,17 @@ pub(crate) unsafe fn tile(
                     4 => lines!(4),
                     _ => lines!(8),
                 }
+                if on_lines {
+                    fence(level);
+                }
                 let done = groups * w;
                 rest!(Level::Avx2, done)
             }
-            // 1-byte lines keep the AVX2 level's staged blocks: staging them with 64-byte
-            // loads was slower on a Zen 4 (docs/performance.md).
-            (Level::Avx512, 1) if quads == 4 => {
-                // SAFETY: the caller's contract; AVX2 is present with AVX-512.
-                unsafe { tile(Level::Avx2, 1, rows, dp, sp, sa, db, b0, bl, false) }
-            }
-            // Narrow slabs of 4- and 8-byte elements: the AVX2 level's blocks.
-            (Level::Avx512, 4 | 8) => {
-                // SAFETY: the caller's contract; AVX2 is present with AVX-512.
-                unsafe { tile(Level::Avx2, size, rows, dp, sp, sa, db, b0, bl, false) }
-            }
+            // 1-byte lines keep the AVX2 level's staged blocks (staging them with 64-byte
+            // loads was slower on a Zen 4; docs/performance.md), and narrow slabs of 4- and
+            // 8-byte elements the AVX2 level's blocks.
+            (Level::Avx512, 1) if quads == 4 => rest!(Level::Avx2, 0),
+            (Level::Avx512, 4 | 8) => rest!(Level::Avx2, 0),
             // Narrow slabs: groups of 64 or 32 rows, each lane a register transpose.
             (Level::Avx512, 1 | 2) => {
                 let done = if size == 1 {
@@ -661,36 +655,21 @@ mod x86 {
     /// The even indices `0, 2, 4, ..` of a two-register permute, per element width.
     #[repr(align(64))]
     struct Even<T, const N: usize>([T; N]);
-    const fn evens16() -> Even<u16, 32> {
-        let mut x = [0u16; 32];
-        let mut i = 0;
-        while i < 32 {
-            x[i] = 2 * i as u16;
-            i += 1;
-        }
-        Even(x)
+    /// `Even([0, 2, 4, ..])` of `$n` elements of type `$t`.
+    macro_rules! evens {
+        ($t:ty, $n:literal) => {{
+            let mut x = [0 as $t; $n];
+            let mut i = 0;
+            while i < $n {
+                x[i] = 2 * i as $t;
+                i += 1;
+            }
+            Even(x)
+        }};
     }
-    const fn evens32() -> Even<u32, 16> {
-        let mut x = [0u32; 16];
-        let mut i = 0;
-        while i < 16 {
-            x[i] = 2 * i as u32;
-            i += 1;
-        }
-        Even(x)
-    }
-    const fn evens64() -> Even<u64, 8> {
-        let mut x = [0u64; 8];
-        let mut i = 0;
-        while i < 8 {
-            x[i] = 2 * i as u64;
-            i += 1;
-        }
-        Even(x)
-    }
-    static EVEN16: Even<u16, 32> = evens16();
-    static EVEN32: Even<u32, 16> = evens32();
-    static EVEN64: Even<u64, 8> = evens64();
+    static EVEN16: Even<u16, 32> = evens!(u16, 32);
+    static EVEN32: Even<u32, 16> = evens!(u32, 16);
+    static EVEN64: Even<u64, 8> = evens!(u64, 8);
 
     /// `n` registers of every second element of `size` bytes (1, 2, 4 or 8) from `sp`
     /// written to `dp`, each from two 64-byte loads: the even elements picked by a two-source
