@@ -297,12 +297,6 @@ impl Session {
             }
             "expand_as" | "reshape_as" | "view_as" => {
                 let other = self.saved_stack(kw, rest)?.0.clone();
-                let top = self.current(kw)?.top().clone();
-                self.replace_with(kw, |cx, cur| match kw {
-                    "expand_as" => cur.expand_as(cx, &other),
-                    "reshape_as" => cur.reshape_as(cx, &other),
-                    _ => cur.view_as(cx, &other),
-                })?;
                 // What each records: `expand_as` and `view_as` never copy.
                 let shape = other.shape().to_vec();
                 let op = match kw {
@@ -310,7 +304,13 @@ impl Session {
                     "view_as" => Op::ViewShape(shape),
                     _ => Op::Expand(shape),
                 };
-                self.note_op(&top, &op, None);
+                let copies = self.current(kw)?.top().copied_by(&self.scope, &op);
+                self.replace_with(kw, |cx, cur| match kw {
+                    "expand_as" => cur.expand_as(cx, &other),
+                    "reshape_as" => cur.reshape_as(cx, &other),
+                    _ => cur.view_as(cx, &other),
+                })?;
+                self.note_op(copies, &op, None);
                 Ok(Vec::new())
             }
             "shares_memory" | "may_share_memory" => self.overlap(kw, rest),
@@ -521,7 +521,7 @@ impl Session {
     }
 
     fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
-        let top = self.current(stmt)?.top().clone();
+        let copies = self.current(stmt)?.top().copied_by(&self.scope, op);
         // A gather's buffer is filled from the stack it reads.
         let source = op.is_gather().then(|| self.stack.clone()).flatten();
         if self.bindings.is_empty() {
@@ -533,15 +533,16 @@ impl Session {
         } else {
             self.replace_with(stmt, |cx, cur| cur.apply(cx, op))?;
         }
-        self.note_op(&top, op, source);
+        self.note_op(copies, op, source);
         Ok(Vec::new())
     }
 
-    /// Records what the op just applied to a stack whose top view was `top` made of the
-    /// stack's origin: a copy (NumPy's `OWNDATA`) owns a new array named by this line, and a
-    /// gather's new stack reads the buffer filled from `source`; a view reads the same array.
-    fn note_op(&mut self, top: &View, op: &Op, source: Option<ViewStack>) {
-        if !top.copied_by(&self.scope, op) {
+    /// Records what the op just applied made of the stack's origin (`copies`: whether it
+    /// copied the stack's top view, asked before the op): a copy (NumPy's `OWNDATA`) owns a
+    /// new array named by this line, and a gather's new stack reads the buffer filled from
+    /// `source`; a view reads the same array.
+    fn note_op(&mut self, copies: bool, op: &Op, source: Option<ViewStack>) {
+        if !copies {
             self.origin.owndata = false;
             return;
         }
