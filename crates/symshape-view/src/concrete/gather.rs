@@ -21,11 +21,14 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// The shape of the result: `shape` with `axis` holding one index per selected one.
+    /// The shape of the result: `shape` with `axis` holding one index per selected one (a
+    /// selection built by hand with `axis` past its shape leaves the shape as it is).
     #[must_use]
     pub fn result_shape(&self) -> Vec<i64> {
         let mut out = self.shape.clone();
-        out[self.axis] = i64::try_from(self.indices.len()).unwrap_or(i64::MAX);
+        if let Some(d) = out.get_mut(self.axis) {
+            *d = i64::try_from(self.indices.len()).unwrap_or(i64::MAX);
+        }
         out
     }
 
