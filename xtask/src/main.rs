@@ -1,11 +1,13 @@
 //! Project automation: `cargo xtask ci` runs every check CI runs, `cargo xtask bench` prints the
-//! kernel performance table.
+//! kernel performance table, `cargo xtask compare` times the same copies in NumPy and PyTorch.
 //!
 //! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
-//! `cargo` and nothing else.
+//! `cargo` and nothing else (`compare` also runs Python, which it installs into a virtual
+//! environment).
 
 #![forbid(unsafe_code)]
 
+mod compare;
 mod layering;
 
 use std::env;
@@ -26,6 +28,14 @@ tasks:
           cannot add that target)
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
+  compare [--threads N] [--runs R] [--only NAME,...] [--python PATH]
+          build the release symshape-compare binary and time each workload copied
+          by it, by NumPy (np.copyto) and by PyTorch (out.copy_) with N threads
+          (default: every CPU), printing ours / NumPy / PyTorch (medians of R runs,
+          default 11) after checking every result against NumPy's. Makes
+          target/compare-venv with the pinned numpy and torch from PyPI, unless
+          --python names an interpreter that has them. Not part of ci; needs an
+          idle machine for figures worth quoting
   fuzz [TARGET] [SECONDS]
           run the cargo-fuzz targets in fuzz/ (all, or TARGET) for SECONDS each
           (default 60) with the nightly toolchain; needs `cargo install cargo-fuzz`.
@@ -40,6 +50,7 @@ fn main() -> ExitCode {
     let res = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
+        Some("compare") => compare::compare(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");
