@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use symshape_view::{ConcreteView, Levels};
+use symshape_view::{ConcreteStack, ConcreteView, Levels};
 
 use crate::alloc;
 use crate::element::Element;
@@ -266,6 +266,16 @@ fn small_gather<T: Element>(
 /// [`Error::ShapeMismatch`], [`Error::OverlappingDestination`], [`Error::UndecidedOverlap`],
 /// [`Error::OutOfBuffer`], [`Error::Alloc`].
 pub fn copy<T: Element>(src: Input<'_, T>, dst: Output<'_, T>) -> Result<()> {
+    let levels = unflattened(dst.levels);
+    if levels.len() < dst.levels.len() {
+        check_same_shape("copy", src.levels, dst.levels)?;
+        let src_levels = reshaped(src.levels, top(levels).shape())?;
+        let src = Input {
+            levels: src_levels.levels(),
+            ..src
+        };
+        return copy(src, Output { levels, ..dst });
+    }
     if let [d] = dst.levels {
         // A row-major destination at offset 0 is the output of a materialize.
         if small_gather("copy", src, Some(d), dst.buf)? {
@@ -291,6 +301,31 @@ fn check_same_shape(op: &'static str, src: &[ConcreteView], dst: &[ConcreteView]
         });
     }
     Ok(())
+}
+
+/// The destination levels with every top that only flattens the level below removed: a
+/// top that is row-major at offset 0, unmasked, with as many elements as the level below,
+/// writes element `i` of its row-major order to element `i` of the level below, so writing
+/// a source through it is writing the source, reshaped to the level below, into that level.
+/// (A framework's writes through a reshape that is not one view, such as a token-major
+/// `[b, s, h*d]` into a head-major cache, are of this kind.)
+fn unflattened(levels: &[ConcreteView]) -> &[ConcreteView] {
+    let mut levels = levels;
+    while let [.., below, top] = levels {
+        if !(top.is_c_contiguous() && top.mask().is_none() && top.numel() == below.numel()) {
+            break;
+        }
+        levels = &levels[..levels.len() - 1];
+    }
+    levels
+}
+
+/// The source levels read as `shape` (of the same element count) in row-major order: a
+/// row-major level pushed on top, merged where the stack allows.
+fn reshaped(levels: &[ConcreteView], shape: &[i64]) -> Result<ConcreteStack> {
+    let mut all = levels.to_vec();
+    all.push(ConcreteView::contiguous(shape)?);
+    Ok(ConcreteStack::new(all)?)
 }
 
 /// Writes row-major `values` (of the destination's shape) through a destination of several
@@ -357,6 +392,10 @@ pub fn copy_within<T: Element>(
 /// # Errors
 /// [`Error::OverlappingDestination`], [`Error::UndecidedOverlap`], [`Error::OutOfBuffer`].
 pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
+    let levels = unflattened(dst.levels);
+    if levels.len() < dst.levels.len() {
+        return fill(Output { levels, ..dst }, value);
+    }
     let [one] = dst.levels else {
         let n = alloc::count(
             "fill",
@@ -729,4 +768,53 @@ pub fn zip<A: Element, B: Element, C: Element>(
     let m = Machine::row_major("zip", &shape)?;
     zip_rows(a, b, &mut values, &m, &f)?;
     Ok(Dense { shape, values })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The merged heads of a head-major cache `[2, 3, 4, 5]` as `[2, 4, 15]`: a permuted
+    /// level under a row-major top that only flattens it.
+    fn cache_as_tokens() -> ConcreteStack {
+        let lower = ConcreteView::contiguous(&[2, 3, 4, 5])
+            .unwrap()
+            .permute(&[0, 2, 1, 3])
+            .unwrap();
+        let top = ConcreteView::contiguous(&[2, 4, 15]).unwrap();
+        ConcreteStack::new(vec![lower, top]).unwrap()
+    }
+
+    #[test]
+    fn a_flattening_top_is_written_through_the_level_below() {
+        let dst = cache_as_tokens();
+        assert_eq!(dst.levels().len(), 2);
+        assert_eq!(unflattened(dst.levels()).len(), 1);
+        // The source reshaped to the level below is one view, so the copy is one plan
+        // (a tiled permute), not a table.
+        let src = ConcreteView::contiguous(&[2, 4, 15]).unwrap();
+        let below = unflattened(dst.levels());
+        let read = reshaped(std::slice::from_ref(&src), top(below).shape()).unwrap();
+        assert_eq!(read.levels().len(), 1);
+        let plan = copy_plan::<f32>(read.levels(), &below[0]).unwrap();
+        assert!(!plan.to_string().contains("table"), "{plan}");
+    }
+
+    #[test]
+    fn a_top_that_reorders_is_kept() {
+        let dst = cache_as_tokens();
+        let lower = dst.levels()[0].clone();
+        let top = ConcreteView::contiguous(&[2, 4, 15])
+            .unwrap()
+            .flip(&[false, false, true])
+            .unwrap();
+        let levels = [lower.clone(), top];
+        assert_eq!(unflattened(&levels).len(), 2);
+        let masked = ConcreteView::contiguous(&[2, 4, 15])
+            .unwrap()
+            .pad(&[(0, 0), (0, 0), (0, 1)])
+            .unwrap();
+        let levels = [lower, masked];
+        assert_eq!(unflattened(&levels).len(), 2);
+    }
 }

@@ -411,3 +411,65 @@ fn im2col_on_threads_matches_reference() {
         check::<f64>(&s, |i| i as f64 - 3.0);
     }
 }
+
+/// A destination of two levels: `lower` read through a row-major top of another shape with
+/// the same element count (`[numel / a, a]` for a divisor `a`, or `[numel]`), or through that
+/// top reversed (which no longer only flattens, and goes through the offset table).
+fn two_level_destination() -> impl Strategy<Value = ConcreteStack> {
+    (structured_layout(LEN), 1usize..=6, any::<bool>()).prop_map(|(lower, a, reversed)| {
+        let n = lower.numel() as usize;
+        let shape = if n > 0 && n % a == 0 && a > 1 {
+            vec![n / a, a]
+        } else {
+            vec![n]
+        };
+        let mut strides = vec![0isize; shape.len()];
+        let mut acc = 1isize;
+        for (st, &d) in strides.iter_mut().zip(&shape).rev() {
+            *st = acc;
+            acc *= d as isize;
+        }
+        let mut offset = 0;
+        if reversed && n > 1 {
+            for (st, &d) in strides.iter_mut().zip(&shape) {
+                offset += *st * (d as isize - 1);
+                *st = -*st;
+            }
+        }
+        let top = view(&shape, &strides, offset, None).unwrap();
+        ConcreteStack::unmerged(vec![lower, top]).unwrap()
+    })
+}
+
+proptest! {
+    #[test]
+    fn copy_and_fill_through_two_level_destinations_match_the_offset_table(
+        (dst, src) in two_level_destination().prop_flat_map(|d| {
+            let shape: Vec<usize> = d.shape().iter().map(|&x| x as usize).collect();
+            (Just(d), with_shape(shape, LEN))
+        }),
+        pad in -5i64..5,
+        v in -5i64..5,
+    ) {
+        let offsets = dst.offsets().unwrap();
+        let src_buf = buffer(LEN);
+        let mut got = vec![-1i64; LEN];
+        copy(Input::new(&src_buf, &src).pad(pad), Output::new(&mut got, &dst)).unwrap();
+        let mut want = vec![-1i64; LEN];
+        let values = r::materialize(&src_buf, src.levels(), pad);
+        for (o, &x) in offsets.iter().zip(&values) {
+            if let Some(o) = o {
+                want[*o as usize] = x;
+            }
+        }
+        prop_assert_eq!(got, want);
+
+        let mut got = vec![-1i64; LEN];
+        fill(Output::new(&mut got, &dst), v).unwrap();
+        let mut want = vec![-1i64; LEN];
+        for o in offsets.iter().flatten() {
+            want[*o as usize] = v;
+        }
+        prop_assert_eq!(got, want);
+    }
+}
