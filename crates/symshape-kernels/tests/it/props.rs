@@ -418,7 +418,7 @@ fn im2col_on_threads_matches_reference() {
 fn two_level_destination() -> impl Strategy<Value = ConcreteStack> {
     (structured_layout(LEN), 1usize..=6, any::<bool>()).prop_map(|(lower, a, reversed)| {
         let n = lower.numel() as usize;
-        let shape = if n > 0 && n % a == 0 && a > 1 {
+        let shape = if n > 0 && n.is_multiple_of(a) && a > 1 {
             vec![n / a, a]
         } else {
             vec![n]
