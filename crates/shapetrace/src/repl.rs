@@ -30,7 +30,9 @@ pub fn read_history(path: &Path) -> Result<Vec<String>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("cannot open it: {e}")),
     };
-    let meta = file.metadata().map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
     if !meta.is_file() {
         return Err("it is not a regular file".to_string());
     }

@@ -2,14 +2,18 @@
 //!
 //! Rules:
 //!
-//! 1. Every value is `int64_t`; symbols are read from `syms` (declaration order) into
-//!    `const int64_t s_NAME` locals, loop indices are `i0, i1, ...`.
+//! 1. Values are `int64_t`; symbols are read from `syms` (declaration order) into
+//!    `const int64_t s_NAME` locals, loop indices are `i0, i1, ...`. An expression of
+//!    the kernel is written in `int64_t` only where the ranges prove that every
+//!    intermediate fits; elsewhere in `sx_w` (`unsigned __int128`, wrapping) and
+//!    narrowed, exact wherever the value fits. An empty output returns before any loop.
 //! 2. `//` and `%` are C's `/` and `%` only where the dividend is proven `>= 0` and the
 //!    divisor `>= 1` under the scope (loop indices carry their ranges); elsewhere they
 //!    call `sx_fdiv`/`sx_fmod`, small `static inline` helpers with floor semantics.
-//! 3. The guard function evaluates with overflow-checked helpers and no proofs (the
-//!    symbols are not yet known to be in range there): a check whose evaluation would
-//!    overflow or divide by zero fails.
+//! 3. The guard function evaluates with overflow-checked 128-bit helpers and no proofs
+//!    (the symbols are not yet known to be in range there); a guard holds as in `bind`,
+//!    when each side's exact value fits in `int64_t` and the comparison holds. A check
+//!    whose evaluation leaves 128 bits or divides by zero fails.
 //! 4. Only the two entry points have external linkage; helpers are `static` and only
 //!    the ones used are emitted, so `-Wall -Werror` holds.
 
@@ -812,7 +816,9 @@ impl<'a> Emitter<'a> {
             });
         }
         let Ok(x) = i128::try_from(v) else {
-            return Err(unsupported(format!("constant {v} does not fit in 128 bits")));
+            return Err(unsupported(format!(
+                "constant {v} does not fit in 128 bits"
+            )));
         };
         if self.mode == Mode::Native {
             return Err(unsupported(format!("constant {v} does not fit in int64_t")));

@@ -366,7 +366,11 @@ fn columns<T: Element, F: Fold<T>>(
     // Chunks never straddle two output rows, so each is one contiguous run of columns.
     let n_chunks = (out.len() / n_col.max(1)).saturating_mul(n_col.div_ceil(seg));
     let mut chunks: Vec<(usize, &mut [T])> = crate::alloc::reserve("reduce", n_chunks)?;
-    chunks.extend(out.chunks_mut(n_col).flat_map(|r| r.chunks_mut(seg)).enumerate());
+    chunks.extend(
+        out.chunks_mut(n_col)
+            .flat_map(|r| r.chunks_mut(seg))
+            .enumerate(),
+    );
     if parallel {
         chunks.into_par_iter().for_each(body);
     } else {

@@ -323,7 +323,13 @@ fn extreme_view(cx: &Scope, base: u8) -> View {
         2 => View::create(cx, &[m, m, p], None, c(0), None),
         // Offsets that cancel near i64::MIN.
         3 => View::create(cx, &[c(2), c(3)], Some(&[c(3), c(1)]), q - min, None),
-        4 => View::create(cx, &[c(3), p + 1], Some(&[m - max + 1, c(1)]), max - m, None),
+        4 => View::create(
+            cx,
+            &[c(3), p + 1],
+            Some(&[m - max + 1, c(1)]),
+            max - m,
+            None,
+        ),
         5 => View::create(cx, &[n - q + min + 1, c(2)], None, c(0), None),
         6 => View::create(cx, &[c(2), c(2)], Some(&[n - m, c(1)]), m - n + 1, None),
         _ => View::create(cx, &[m - max + 3, c(2)], Some(&[c(-2), c(1)]), c(4), None),
@@ -443,7 +449,10 @@ fn expect_at(
         Err(symshape_view::Error::Guard { guard, .. }) => return guard_only(Some(guard)),
         Err(_) => return None,
     };
-    let numel = bound.shape().iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+    let numel = bound
+        .shape()
+        .iter()
+        .try_fold(1i64, |a, &d| a.checked_mul(d));
     let len = match bound.levels()[0].extent() {
         _ if numel == Some(0) => 0,
         Some((lo, hi)) if lo >= 0 && hi < EXTREME_ELEMS => hi + 1,
@@ -474,7 +483,11 @@ fn expect_at(
 fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values: &[i64]) {
     match &exp.guard {
         None => {
-            assert_eq!(g, 0, "syms {:?}: C guard {g} fails\n{plan}\n{unit}", rec.syms);
+            assert_eq!(
+                g, 0,
+                "syms {:?}: C guard {g} fails\n{plan}\n{unit}",
+                rec.syms
+            );
             assert_eq!(
                 values, exp.values,
                 "syms {:?} pad {}: C differs from the kernels\n{plan}\n{unit}",

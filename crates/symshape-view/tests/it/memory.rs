@@ -186,8 +186,12 @@ fn reinterpret_names_ratios_beyond_i64() {
     let concrete = ConcreteView::contiguous(&[2, 3]).expect("c");
     let sym = View::row_major(&cx, &[Expr::from(3), n]).expect("view");
     let lines = [
-        concrete.reinterpret(1, big).map_or_else(|e| e.to_string(), |v| v.to_string()),
-        concrete.reinterpret(big, 1).map_or_else(|e| e.to_string(), |v| v.to_string()),
+        concrete
+            .reinterpret(1, big)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        concrete
+            .reinterpret(big, 1)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
         sym.reinterpret(&cx, 1, big)
             .map_or_else(|e| e.to_string(), |v| v.guards()[0].to_string()),
     ];
