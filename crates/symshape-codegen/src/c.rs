@@ -824,7 +824,7 @@ impl<'a> Emitter<'a> {
             return Err(unsupported(format!("constant {v} does not fit in int64_t")));
         }
         // Two's complement halves, joined modulo 2^128.
-        let bits = x.cast_unsigned();
+        let bits = u128::from_ne_bytes(x.to_ne_bytes());
         let (hi, lo) = ((bits >> 64) as u64, bits as u64);
         let w = format!("(((sx_w)UINT64_C({hi}) << 64) | (sx_w)UINT64_C({lo}))");
         Ok(match self.mode {
