@@ -29,7 +29,7 @@ mod session;
 mod syntax;
 
 pub use json::run_json;
-pub use repl::{Prompt, Reply, PROMPT_HELP};
+pub use repl::{read_history, Prompt, Reply, HISTORY_ENTRIES, HISTORY_MAX_BYTES, PROMPT_HELP};
 pub use session::{ScriptError, Session};
 
 /// What a script printed, and the error that stopped it, if any.

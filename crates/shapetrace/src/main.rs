@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
-use shapetrace::{run_json, Prompt, Reply, Session, HELP};
+use shapetrace::{read_history, run_json, Prompt, Reply, Session, HELP, HISTORY_ENTRIES};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -82,7 +82,10 @@ fn read_script(path: &str) -> Result<String, String> {
 /// The interactive prompt, with line editing and history; ends at `quit`, `exit` or the
 /// end of input.
 fn interactive() -> ExitCode {
-    let mut editor = match rustyline::DefaultEditor::new() {
+    let config = rustyline::Config::builder()
+        .max_history_size(HISTORY_ENTRIES)
+        .map(rustyline::config::Builder::build);
+    let mut editor = match config.and_then(rustyline::DefaultEditor::with_config) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: cannot start the prompt: {e}");
@@ -94,10 +97,22 @@ fn interactive() -> ExitCode {
         .or_else(|| {
             std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".shapetrace_history"))
         });
-    if let Some(h) = &history {
-        // A missing or unreadable history only means starting without one.
-        let _ = editor.load_history(h);
-    }
+    // A history that cannot be read as one is skipped and never rewritten.
+    let history = history.filter(|h| match read_history(h) {
+        Ok(entries) => {
+            for e in entries {
+                let _ = editor.add_history_entry(e);
+            }
+            true
+        }
+        Err(reason) => {
+            eprintln!(
+                "shapetrace: history `{}` skipped ({reason}); it is left as it is",
+                h.display()
+            );
+            false
+        }
+    });
     let terminal = std::io::stdin().is_terminal();
     if terminal {
         println!("shapetrace: one statement a line; `help` for help, `quit` or Ctrl-D to end");

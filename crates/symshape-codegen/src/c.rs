@@ -2,14 +2,18 @@
 //!
 //! Rules:
 //!
-//! 1. Every value is `int64_t`; symbols are read from `syms` (declaration order) into
-//!    `const int64_t s_NAME` locals, loop indices are `i0, i1, ...`.
+//! 1. Values are `int64_t`; symbols are read from `syms` (declaration order) into
+//!    `const int64_t s_NAME` locals, loop indices are `i0, i1, ...`. An expression of
+//!    the kernel is written in `int64_t` only where the ranges prove that every
+//!    intermediate fits; elsewhere in `sx_w` (`unsigned __int128`, wrapping) and
+//!    narrowed, exact wherever the value fits. An empty output returns before any loop.
 //! 2. `//` and `%` are C's `/` and `%` only where the dividend is proven `>= 0` and the
 //!    divisor `>= 1` under the scope (loop indices carry their ranges); elsewhere they
 //!    call `sx_fdiv`/`sx_fmod`, small `static inline` helpers with floor semantics.
-//! 3. The guard function evaluates with overflow-checked helpers and no proofs (the
-//!    symbols are not yet known to be in range there): a check whose evaluation would
-//!    overflow or divide by zero fails.
+//! 3. The guard function evaluates with overflow-checked 128-bit helpers and no proofs
+//!    (the symbols are not yet known to be in range there); a guard holds as in `bind`,
+//!    when each side's exact value fits in `int64_t` and the comparison holds. A check
+//!    whose evaluation leaves 128 bits or divides by zero fails.
 //! 4. Only the two entry points have external linkage; helpers are `static` and only
 //!    the ones used are emitted, so `-Wall -Werror` holds.
 
@@ -128,26 +132,83 @@ fn is_c_identifier(s: &str) -> bool {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Helper {
+    Wide,
+    WideSigned,
+    WideNarrow,
     FDiv,
     FMod,
     CDiv,
     Min,
     Max,
+    WideFDiv,
+    WideFMod,
+    WideCDiv,
+    WideMin,
+    WideMax,
     AddCk,
     SubCk,
     MulCk,
-    DivCk,
+    FDivCk,
+    FModCk,
+    CDivCk,
+    MinCk,
+    MaxCk,
+    FitCk,
     Fill,
 }
 
 impl Helper {
+    /// The helpers this one calls or whose types it uses.
+    fn needs(self) -> &'static [Helper] {
+        match self {
+            Helper::WideSigned | Helper::WideNarrow => &[Helper::Wide],
+            Helper::WideFDiv
+            | Helper::WideFMod
+            | Helper::WideCDiv
+            | Helper::WideMin
+            | Helper::WideMax => &[Helper::Wide, Helper::WideSigned],
+            Helper::AddCk
+            | Helper::SubCk
+            | Helper::MulCk
+            | Helper::FDivCk
+            | Helper::FModCk
+            | Helper::CDivCk
+            | Helper::MinCk
+            | Helper::MaxCk
+            | Helper::FitCk => &[Helper::Wide],
+            _ => &[],
+        }
+    }
+
     fn source(self) -> &'static str {
         match self {
+            Helper::Wide => {
+                "/* 128-bit integers: sx_w wraps modulo 2^128, sx_s is its signed reading. */
+__extension__ typedef unsigned __int128 sx_w;
+__extension__ typedef __int128 sx_s;
+"
+            }
+            Helper::WideSigned => {
+                "/* The signed reading of a, without an out-of-range conversion. */
+static inline sx_s sx_ws(sx_w a) {
+    return (a >> 127) ? -(sx_s)(~a) - 1 : (sx_s)a;
+}
+"
+            }
+            Helper::WideNarrow => {
+                "/* The int64_t equal to a modulo 2^64: the exact value whenever it fits. */
+static inline int64_t sx_narrow(sx_w a) {
+    const uint64_t u = (uint64_t)a;
+    return (u >> 63) ? -(int64_t)(~u) - 1 : (int64_t)u;
+}
+"
+            }
             Helper::FDiv => {
                 "/* Floor division (a divisor of 0 gives 0; the guards exclude it). */
 static inline int64_t sx_fdiv(int64_t a, int64_t b) {
     int64_t q;
     if (b == 0) return 0;
+    if (b == -1) return a == INT64_MIN ? a : -a;
     q = a / b;
     if (a % b != 0 && (a < 0) != (b < 0)) q -= 1;
     return q;
@@ -158,7 +219,7 @@ static inline int64_t sx_fdiv(int64_t a, int64_t b) {
                 "/* Floor modulo: the sign of the divisor. */
 static inline int64_t sx_fmod(int64_t a, int64_t b) {
     int64_t r;
-    if (b == 0) return 0;
+    if (b == 0 || b == -1) return 0;
     r = a % b;
     if (r != 0 && (r < 0) != (b < 0)) r += b;
     return r;
@@ -170,6 +231,7 @@ static inline int64_t sx_fmod(int64_t a, int64_t b) {
 static inline int64_t sx_cdiv(int64_t a, int64_t b) {
     int64_t q;
     if (b == 0) return 0;
+    if (b == -1) return a == INT64_MIN ? a : -a;
     q = a / b;
     if (a % b != 0 && (a < 0) == (b < 0)) q += 1;
     return q;
@@ -182,36 +244,125 @@ static inline int64_t sx_cdiv(int64_t a, int64_t b) {
             Helper::Max => {
                 "static inline int64_t sx_max(int64_t a, int64_t b) { return a > b ? a : b; }\n"
             }
+            Helper::WideFDiv => {
+                "/* Floor division of the signed readings (a divisor of 0 gives 0). */
+static inline sx_w sx_wfdiv(sx_w a, sx_w b) {
+    const sx_s x = sx_ws(a), y = sx_ws(b);
+    sx_s q;
+    if (y == 0) return 0;
+    if (y == -1) return -a;
+    q = x / y;
+    if (x % y != 0 && (x < 0) != (y < 0)) q -= 1;
+    return (sx_w)q;
+}
+"
+            }
+            Helper::WideFMod => {
+                "/* Floor modulo of the signed readings: the sign of the divisor. */
+static inline sx_w sx_wfmod(sx_w a, sx_w b) {
+    const sx_s x = sx_ws(a), y = sx_ws(b);
+    sx_s r;
+    if (y == 0 || y == -1) return 0;
+    r = x % y;
+    if (r != 0 && (r < 0) != (y < 0)) r += y;
+    return (sx_w)r;
+}
+"
+            }
+            Helper::WideCDiv => {
+                "/* Ceiling division of the signed readings. */
+static inline sx_w sx_wcdiv(sx_w a, sx_w b) {
+    const sx_s x = sx_ws(a), y = sx_ws(b);
+    sx_s q;
+    if (y == 0) return 0;
+    if (y == -1) return -a;
+    q = x / y;
+    if (x % y != 0 && (x < 0) == (y < 0)) q += 1;
+    return (sx_w)q;
+}
+"
+            }
+            Helper::WideMin => {
+                "static inline sx_w sx_wmin(sx_w a, sx_w b) { return sx_ws(a) < sx_ws(b) ? a : b; }\n"
+            }
+            Helper::WideMax => {
+                "static inline sx_w sx_wmax(sx_w a, sx_w b) { return sx_ws(a) > sx_ws(b) ? a : b; }\n"
+            }
             Helper::AddCk => {
-                "/* a + b, clearing *ok on overflow. */
-static inline int64_t sx_add_ck(int64_t a, int64_t b, int *ok) {
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) { *ok = 0; return 0; }
+                "/* a + b, clearing *ok when it leaves 128 bits. */
+static inline sx_s sx_add_ck(sx_s a, sx_s b, int *ok) {
+    const sx_s max = (sx_s)(~(sx_w)0 >> 1), min = -max - 1;
+    if ((b > 0 && a > max - b) || (b < 0 && a < min - b)) { *ok = 0; return 0; }
     return a + b;
 }
 "
             }
             Helper::SubCk => {
-                "/* a - b, clearing *ok on overflow. */
-static inline int64_t sx_sub_ck(int64_t a, int64_t b, int *ok) {
-    if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)) { *ok = 0; return 0; }
+                "/* a - b, clearing *ok when it leaves 128 bits. */
+static inline sx_s sx_sub_ck(sx_s a, sx_s b, int *ok) {
+    const sx_s max = (sx_s)(~(sx_w)0 >> 1), min = -max - 1;
+    if ((b < 0 && a > max + b) || (b > 0 && a < min + b)) { *ok = 0; return 0; }
     return a - b;
 }
 "
             }
             Helper::MulCk => {
-                "/* a * b, clearing *ok on overflow. */
-static inline int64_t sx_mul_ck(int64_t a, int64_t b, int *ok) {
-    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
-              : (b > 0 ? a < INT64_MIN / b : (a != 0 && b < INT64_MAX / a))) { *ok = 0; return 0; }
+                "/* a * b, clearing *ok when it leaves 128 bits. */
+static inline sx_s sx_mul_ck(sx_s a, sx_s b, int *ok) {
+    const sx_s max = (sx_s)(~(sx_w)0 >> 1), min = -max - 1;
+    if (a > 0 ? (b > 0 ? a > max / b : b < min / a)
+              : (b > 0 ? a < min / b : (a != 0 && b < max / a))) { *ok = 0; return 0; }
     return a * b;
 }
 "
             }
-            Helper::DivCk => {
-                "/* Whether a / b is defined, clearing *ok when it is not; returns b. */
-static inline int64_t sx_divisor_ck(int64_t a, int64_t b, int *ok) {
-    if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 1; }
-    return b;
+            Helper::FDivCk => {
+                "/* Floor division, clearing *ok for a divisor of 0 or a quotient beyond 128 bits. */
+static inline sx_s sx_fdiv_ck(sx_s a, sx_s b, int *ok) {
+    const sx_s min = -(sx_s)(~(sx_w)0 >> 1) - 1;
+    sx_s q;
+    if (b == 0 || (a == min && b == -1)) { *ok = 0; return 0; }
+    q = a / b;
+    if (a % b != 0 && (a < 0) != (b < 0)) q -= 1;
+    return q;
+}
+"
+            }
+            Helper::FModCk => {
+                "/* Floor modulo, clearing *ok for a divisor of 0. */
+static inline sx_s sx_fmod_ck(sx_s a, sx_s b, int *ok) {
+    sx_s r;
+    if (b == 0) { *ok = 0; return 0; }
+    if (b == -1) return 0;
+    r = a % b;
+    if (r != 0 && (r < 0) != (b < 0)) r += b;
+    return r;
+}
+"
+            }
+            Helper::CDivCk => {
+                "/* Ceiling division, clearing *ok for a divisor of 0 or a quotient beyond 128 bits. */
+static inline sx_s sx_cdiv_ck(sx_s a, sx_s b, int *ok) {
+    const sx_s min = -(sx_s)(~(sx_w)0 >> 1) - 1;
+    sx_s q;
+    if (b == 0 || (a == min && b == -1)) { *ok = 0; return 0; }
+    q = a / b;
+    if (a % b != 0 && (a < 0) == (b < 0)) q += 1;
+    return q;
+}
+"
+            }
+            Helper::MinCk => {
+                "static inline sx_s sx_min_ck(sx_s a, sx_s b) { return a < b ? a : b; }\n"
+            }
+            Helper::MaxCk => {
+                "static inline sx_s sx_max_ck(sx_s a, sx_s b) { return a > b ? a : b; }\n"
+            }
+            Helper::FitCk => {
+                "/* a, clearing *ok when it does not fit in int64_t. */
+static inline sx_s sx_fit_ck(sx_s a, int *ok) {
+    if (a < INT64_MIN || a > INT64_MAX) { *ok = 0; return 0; }
+    return a;
 }
 "
             }
@@ -225,6 +376,19 @@ static void sx_fill(int64_t *p, int64_t n, int64_t v) {
             }
         }
     }
+}
+
+/// How an expression is evaluated in C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// `int64_t` arithmetic, only where the ranges prove that every intermediate fits.
+    Native,
+    /// `sx_w` arithmetic modulo 2^128, its signed reading for division, `min`, `max`
+    /// and comparisons: exact wherever the value fits, whatever the intermediates do
+    /// (within 128 bits around division and comparisons).
+    Wide,
+    /// Overflow-checked `sx_s` arithmetic (the guard function): exact, or `ok` cleared.
+    Checked,
 }
 
 /// The C name of a symbol.
@@ -242,8 +406,8 @@ struct Emitter<'a> {
     helpers: BTreeSet<Helper>,
     /// Parameters the function being rendered reads.
     used: BTreeSet<usize>,
-    /// Overflow-checked evaluation without proofs (the guard function).
-    checked: bool,
+    /// How the expression being rendered is evaluated.
+    mode: Mode,
 }
 
 impl<'a> Emitter<'a> {
@@ -260,8 +424,13 @@ impl<'a> Emitter<'a> {
             names,
             helpers: BTreeSet::new(),
             used: BTreeSet::new(),
-            checked: false,
+            mode: Mode::Native,
         }
+    }
+
+    fn need(&mut self, h: Helper) {
+        self.helpers.insert(h);
+        self.helpers.extend(h.needs());
     }
 
     fn param_loads(&self, plan: &Plan) -> String {
@@ -274,37 +443,46 @@ impl<'a> Emitter<'a> {
     }
 
     fn guard_function(&mut self, plan: &Plan, prefix: &str) -> Result<String> {
-        self.checked = true;
+        self.mode = Mode::Checked;
         self.used.clear();
         let mut body = String::new();
         for (k, check) in plan.checks().iter().enumerate() {
             let test = match &check.kind {
-                CheckKind::Guard { cond } | CheckKind::Assumption { cond } => self.cond(*cond)?,
+                CheckKind::Guard { lhs, cmp, rhs } => {
+                    // As `bind`: each side's exact value fits in i64, then they compare.
+                    let l = self.side(*lhs)?;
+                    let r = self.side(*rhs)?;
+                    format!("{} {} {}", bare(&l), cmp.as_str(), bare(&r))
+                }
+                CheckKind::Assumption { cond } => self.cond(*cond)?,
                 CheckKind::Range {
                     symbol,
                     lo,
                     hi,
                     divisor,
                 } => {
-                    let s = self.expr(*symbol)?;
                     let mut parts = Vec::new();
                     if let Some(lo) = lo {
+                        let s = self.expr(*symbol)?;
                         parts.push(format!("{s} >= {}", bare(&self.expr(*lo)?)));
                     }
                     if let Some(hi) = hi {
+                        let s = self.expr(*symbol)?;
                         parts.push(format!("{s} <= {}", bare(&self.expr(*hi)?)));
                     }
                     if *divisor > 1 {
+                        let s = self.expr(*symbol)?;
                         parts.push(format!("{s} % {divisor} == 0"));
                     }
                     if parts.is_empty() {
-                        "1".to_string()
-                    } else {
-                        format!("({})", parts.join(" && "))
+                        // Every value is in range: nothing to read.
+                        let _ = writeln!(body, "    /* {}: always holds */", comment(&check.text));
+                        continue;
                     }
+                    format!("({})", parts.join(" && "))
                 }
             };
-            let _ = writeln!(body, "    /* {} */", check.text.replace("*/", "* /"));
+            let _ = writeln!(body, "    /* {} */", comment(&check.text));
             let _ = writeln!(body, "    ok = 1;");
             let _ = writeln!(body, "    if (!{} || !ok) return {};", paren(&test), k + 1);
         }
@@ -315,30 +493,59 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(out, "int {prefix}_guards(const int64_t *syms) {{");
         out.push_str(&self.param_loads(plan));
-        if plan.checks().is_empty() {
+        if self.used.is_empty() {
             out.push_str("    (void)syms;\n");
-        } else {
+        }
+        if body.contains("ok = 1;") {
             out.push_str("    int ok;\n");
         }
         out.push_str(&body);
         out.push_str("    return 0;\n}\n");
-        self.checked = false;
+        self.mode = Mode::Native;
         Ok(out)
+    }
+
+    /// A side of a guard in the guard function: its exact value, which must fit in
+    /// `int64_t` (a symbol or a constant does).
+    fn side(&mut self, e: Expr) -> Result<String> {
+        let v = self.expr(e)?;
+        if matches!(e.kind(), ExprKind::Symbol(_)) || e.as_i64().is_some() {
+            return Ok(v);
+        }
+        self.need(Helper::FitCk);
+        Ok(format!("sx_fit_ck({}, &ok)", bare(&v)))
+    }
+
+    /// `if (d0 <= 0 || ...) return;` over the output extents not proven positive: an
+    /// empty output returns before any loop, whatever the other extents.
+    fn empty_return(&mut self, plan: &Plan, body: &mut String) -> Result<()> {
+        let mut tests = Vec::new();
+        for &d in plan.shape() {
+            if d.range().lo.is_some_and(|lo| lo >= BigInt::from(1)) {
+                continue;
+            }
+            tests.push(format!("{} <= 0", bare(&self.value(d)?)));
+        }
+        if !tests.is_empty() {
+            let _ = writeln!(body, "    if ({}) return;", tests.join(" || "));
+        }
+        Ok(())
     }
 
     fn materialize_function(&mut self, plan: &Plan, prefix: &str) -> Result<String> {
         self.used.clear();
         let mut body = String::new();
-        let numel = bare(&self.expr(plan.numel())?);
+        self.empty_return(plan, &mut body)?;
+        let numel = bare(&self.value(plan.numel())?);
         for &c in plan.prelude() {
-            self.helpers.insert(Helper::Fill);
+            self.need(Helper::Fill);
             let _ = writeln!(
                 body,
                 "    if (!{}) {{ sx_fill(dst, {numel}, pad); return; }}",
                 paren(&self.cond(c)?)
             );
         }
-        let offset = bare(&self.expr(plan.accesses()[0].offset)?);
+        let offset = bare(&self.value(plan.accesses()[0].offset)?);
         self.level(plan, 0, "0", 1, &mut body, &|o, pred, ind, out| {
             let _ = match pred {
                 None => writeln!(out, "{ind}dst[{o}] = src[{offset}];"),
@@ -361,9 +568,11 @@ impl<'a> Emitter<'a> {
 
     fn elementwise_function(&mut self, plan: &Plan, config: &CConfig) -> Result<String> {
         self.used.clear();
+        let mut body = String::new();
+        self.empty_return(plan, &mut body)?;
         let mut reads = Vec::new();
         for (k, a) in plan.accesses().iter().enumerate() {
-            let off = bare(&self.expr(a.offset)?);
+            let off = bare(&self.value(a.offset)?);
             let read = if a.valid.as_bool() == Some(true) {
                 format!("src[{k}][{off}]")
             } else {
@@ -374,7 +583,6 @@ impl<'a> Emitter<'a> {
             };
             reads.push(read);
         }
-        let mut body = String::new();
         let combine = config.combine.clone();
         self.level(plan, 0, "0", 1, &mut body, &|o, _, ind, out| {
             let _ = writeln!(out, "{ind}{{");
@@ -420,16 +628,16 @@ impl<'a> Emitter<'a> {
             return self.tiled(plan, k, base, depth, out, leaf);
         }
         let i = format!("i{k}");
-        let stride = bare(&self.expr(l.dst_stride)?);
+        let stride = bare(&self.value(l.dst_stride)?);
         let full = l.is_full();
         let (lo, hi) = if full {
-            ("0".to_string(), bare(&self.expr(l.extent)?))
+            ("0".to_string(), bare(&self.value(l.extent)?))
         } else {
-            let lo = bare(&self.expr(l.lo)?);
-            let hi = bare(&self.expr(l.hi)?);
+            let lo = bare(&self.value(l.lo)?);
+            let hi = bare(&self.value(l.hi)?);
             let _ = writeln!(out, "{ind}const int64_t lo{k} = {lo};");
             let _ = writeln!(out, "{ind}const int64_t hi{k} = {hi};");
-            self.helpers.insert(Helper::Fill);
+            self.need(Helper::Fill);
             if l.lo != Expr::from(0) {
                 let _ = writeln!(
                     out,
@@ -465,7 +673,7 @@ impl<'a> Emitter<'a> {
             );
         } else {
             if !test.is_empty() {
-                self.helpers.insert(Helper::Fill);
+                self.need(Helper::Fill);
                 let _ = writeln!(
                     out,
                     "{inner_ind}if (!({})) {{ sx_fill(dst + {o}, {stride}, pad); continue; }}",
@@ -476,7 +684,7 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(out, "{ind}}}");
         if !full && l.hi != l.extent {
-            let extent = paren(&self.expr(l.extent)?);
+            let extent = paren(&self.value(l.extent)?);
             let _ = writeln!(
                 out,
                 "{ind}sx_fill(dst + {}, {}, pad);",
@@ -516,11 +724,11 @@ impl<'a> Emitter<'a> {
         out: &mut String,
         leaf: &Leaf<'_>,
     ) -> Result<()> {
-        self.helpers.insert(Helper::Min);
+        self.need(Helper::Min);
         let (a, b) = (&plan.loops()[k], &plan.loops()[k + 1]);
-        let ea = paren(&self.expr(a.extent)?);
-        let eb = paren(&self.expr(b.extent)?);
-        let stride = bare(&self.expr(a.dst_stride)?);
+        let ea = paren(&self.value(a.extent)?);
+        let eb = paren(&self.value(b.extent)?);
+        let stride = bare(&self.value(a.dst_stride)?);
         let ind = |d: usize| "    ".repeat(d);
         let (ia, ib) = (format!("i{k}"), format!("i{}", k + 1));
         let (ta, tb) = (format!("t{k}"), format!("t{}", k + 1));
@@ -567,22 +775,71 @@ impl<'a> Emitter<'a> {
     }
 
     fn name(&mut self, e: Expr) -> Result<String> {
-        match self.names.get(&e) {
+        let name = match self.names.get(&e) {
             Some(Name::Param(k)) => {
                 self.used.insert(*k);
-                Ok(format!("s_{e}"))
+                format!("s_{e}")
             }
-            Some(Name::Local(n)) => Ok(n.clone()),
-            None => Err(unsupported(format!(
-                "symbol `{e}` is not declared in the scope; declare every symbol the stack uses"
-            ))),
+            Some(Name::Local(n)) => n.clone(),
+            None => {
+                return Err(unsupported(format!(
+                    "symbol `{e}` is not declared in the scope; declare every symbol the stack uses"
+                )))
+            }
+        };
+        Ok(match self.mode {
+            Mode::Wide => format!("(sx_w){name}"),
+            Mode::Native | Mode::Checked => name,
+        })
+    }
+
+    /// `e` as an `int64_t` in the kernel: native where the ranges prove that no
+    /// intermediate leaves `int64_t`, else evaluated modulo 2^128 and narrowed.
+    fn value(&mut self, e: Expr) -> Result<String> {
+        if fits(e) {
+            return self.expr(e);
         }
+        self.mode = Mode::Wide;
+        let w = self.expr(e);
+        self.mode = Mode::Native;
+        self.need(Helper::WideNarrow);
+        Ok(format!("sx_narrow({})", bare(&w?)))
+    }
+
+    /// A constant in the current mode.
+    fn constant(&mut self, v: &BigInt) -> Result<String> {
+        if let Ok(x) = i64::try_from(v) {
+            let c = constant(&BigInt::from(x))?;
+            return Ok(match self.mode {
+                Mode::Wide => format!("(sx_w){c}"),
+                Mode::Native | Mode::Checked => c,
+            });
+        }
+        let Ok(x) = i128::try_from(v) else {
+            return Err(unsupported(format!(
+                "constant {v} does not fit in 128 bits"
+            )));
+        };
+        if self.mode == Mode::Native {
+            return Err(unsupported(format!("constant {v} does not fit in int64_t")));
+        }
+        // Two's complement halves, joined modulo 2^128.
+        let bits = u128::from_ne_bytes(x.to_ne_bytes());
+        let (hi, lo) = ((bits >> 64) as u64, bits as u64);
+        let w = format!("(((sx_w)UINT64_C({hi}) << 64) | (sx_w)UINT64_C({lo}))");
+        Ok(match self.mode {
+            Mode::Checked => {
+                self.need(Helper::WideSigned);
+                format!("sx_ws{w}")
+            }
+            _ => w,
+        })
     }
 
     /// An integer expression, parenthesised unless it is atomic.
     fn expr(&mut self, e: Expr) -> Result<String> {
         match e.kind() {
-            ExprKind::Const(v) => constant(&v),
+            ExprKind::Const(v) => self.constant(&v),
             ExprKind::Symbol(_) => self.name(e),
             ExprKind::Sum { terms, constant: c } => self.sum(&terms, &c),
             ExprKind::Product(factors) => {
@@ -598,19 +855,19 @@ impl<'a> Emitter<'a> {
                 }
                 Ok(acc.unwrap_or_else(|| "1".to_string()))
             }
-            ExprKind::FloorDiv(a, b) => self.division(a, b, "/", "sx_fdiv", Helper::FDiv),
-            ExprKind::FloorMod(a, b) => self.division(a, b, "%", "sx_fmod", Helper::FMod),
-            ExprKind::CeilDiv(a, b) => self.division(a, b, "", "sx_cdiv", Helper::CDiv),
-            ExprKind::Min(args) => self.extreme(&args, "sx_min", Helper::Min),
-            ExprKind::Max(args) => self.extreme(&args, "sx_max", Helper::Max),
+            ExprKind::FloorDiv(a, b) => self.division(a, b, "/", Division::Floor),
+            ExprKind::FloorMod(a, b) => self.division(a, b, "%", Division::Mod),
+            ExprKind::CeilDiv(a, b) => self.division(a, b, "", Division::Ceil),
+            ExprKind::Min(args) => self.extreme(&args, false),
+            ExprKind::Max(args) => self.extreme(&args, true),
             ExprKind::Invalid(m) => Err(unsupported(format!("invalid expression: {m}"))),
             _ => Err(unsupported(format!("expression `{e}` has an unknown form"))),
         }
     }
 
     fn mul(&mut self, a: &str, b: &str) -> String {
-        if self.checked {
-            self.helpers.insert(Helper::MulCk);
+        if self.mode == Mode::Checked {
+            self.need(Helper::MulCk);
             format!("sx_mul_ck({}, {}, &ok)", bare(a), bare(b))
         } else {
             format!("{}*{}", paren_sum(a), paren_sum(b))
@@ -618,15 +875,15 @@ impl<'a> Emitter<'a> {
     }
 
     fn add(&mut self, a: &str, b: &str, negate: bool) -> String {
-        match (self.checked, negate) {
+        match (self.mode == Mode::Checked, negate) {
             (false, false) => format!("{a} + {b}"),
-            (false, true) => format!("{a} - {b}"),
+            (false, true) => format!("{a} - {}", paren_sum(b)),
             (true, false) => {
-                self.helpers.insert(Helper::AddCk);
+                self.need(Helper::AddCk);
                 format!("sx_add_ck({}, {}, &ok)", bare(a), bare(b))
             }
             (true, true) => {
-                self.helpers.insert(Helper::SubCk);
+                self.need(Helper::SubCk);
                 format!("sx_sub_ck({}, {}, &ok)", bare(a), bare(b))
             }
         }
@@ -643,11 +900,11 @@ impl<'a> Emitter<'a> {
             let t = if mag == BigInt::from(1) {
                 m
             } else {
-                let k = constant(&mag)?;
+                let k = self.constant(&mag)?;
                 self.mul(&k, &m)
             };
             acc = Some(match acc {
-                None if neg && !self.checked => format!("-{}", paren_sum(&t)),
+                None if neg && self.mode != Mode::Checked => format!("-{}", paren_sum(&t)),
                 None if neg => self.add("0", &t, true),
                 None => t,
                 Some(a) => self.add(&a, &t, neg),
@@ -655,64 +912,90 @@ impl<'a> Emitter<'a> {
         }
         if *c != zero {
             let neg = *c < zero;
-            let mag = constant(&if neg { -c.clone() } else { c.clone() })?;
+            let mag = self.constant(&if neg { -c.clone() } else { c.clone() })?;
             acc = Some(match acc {
-                None => constant(c)?,
+                None => self.constant(c)?,
                 Some(a) => self.add(&a, &mag, neg),
             });
         }
         Ok(paren(&acc.unwrap_or_else(|| "0".to_string())))
     }
 
-    fn division(
-        &mut self,
-        a: Expr,
-        b: Expr,
-        native: &str,
-        helper: &str,
-        h: Helper,
-    ) -> Result<String> {
+    fn division(&mut self, a: Expr, b: Expr, native: &str, kind: Division) -> Result<String> {
         let sa = self.expr(a)?;
         let sb = self.expr(b)?;
-        if self.checked {
-            self.helpers.insert(h);
-            self.helpers.insert(Helper::DivCk);
-            return Ok(format!(
-                "{helper}({}, sx_divisor_ck({}, {}, &ok))",
-                bare(&sa),
-                bare(&sa),
-                bare(&sb)
-            ));
+        let (name, h) = match (self.mode, kind) {
+            (Mode::Checked, Division::Floor) => ("sx_fdiv_ck", Helper::FDivCk),
+            (Mode::Checked, Division::Mod) => ("sx_fmod_ck", Helper::FModCk),
+            (Mode::Checked, Division::Ceil) => ("sx_cdiv_ck", Helper::CDivCk),
+            (Mode::Wide, Division::Floor) => ("sx_wfdiv", Helper::WideFDiv),
+            (Mode::Wide, Division::Mod) => ("sx_wfmod", Helper::WideFMod),
+            (Mode::Wide, Division::Ceil) => ("sx_wcdiv", Helper::WideCDiv),
+            (Mode::Native, Division::Floor) => ("sx_fdiv", Helper::FDiv),
+            (Mode::Native, Division::Mod) => ("sx_fmod", Helper::FMod),
+            (Mode::Native, Division::Ceil) => ("sx_cdiv", Helper::CDiv),
+        };
+        if self.mode == Mode::Checked {
+            self.need(h);
+            return Ok(format!("{name}({}, {}, &ok)", bare(&sa), bare(&sb)));
         }
-        let proven = !native.is_empty()
+        let proven = self.mode == Mode::Native
+            && !native.is_empty()
             && self.cx.prove(a, CmpOp::Ge, Expr::from(0)).is_true()
             && self.cx.prove(b, CmpOp::Ge, Expr::from(1)).is_true();
         if proven {
             return Ok(format!("({} {native} {})", paren(&sa), paren(&sb)));
         }
-        self.helpers.insert(h);
-        Ok(format!("{helper}({}, {})", bare(&sa), bare(&sb)))
+        self.need(h);
+        Ok(format!("{name}({}, {})", bare(&sa), bare(&sb)))
     }
 
-    fn extreme(&mut self, args: &[Expr], helper: &str, h: Helper) -> Result<String> {
-        self.helpers.insert(h);
+    fn extreme(&mut self, args: &[Expr], max: bool) -> Result<String> {
+        let (name, h) = match (self.mode, max) {
+            (Mode::Native, false) => ("sx_min", Helper::Min),
+            (Mode::Native, true) => ("sx_max", Helper::Max),
+            (Mode::Wide, false) => ("sx_wmin", Helper::WideMin),
+            (Mode::Wide, true) => ("sx_wmax", Helper::WideMax),
+            (Mode::Checked, false) => ("sx_min_ck", Helper::MinCk),
+            (Mode::Checked, true) => ("sx_max_ck", Helper::MaxCk),
+        };
+        self.need(h);
         let mut acc: Option<String> = None;
         for &a in args {
             let s = bare(&self.expr(a)?);
             acc = Some(match acc {
                 None => s,
-                Some(x) => format!("{helper}({x}, {s})"),
+                Some(x) => format!("{name}({x}, {s})"),
             });
         }
         Ok(acc.unwrap_or_else(|| "0".to_string()))
     }
 
-    /// A condition; `d OP 0` prints as `positive terms OP negative terms`.
+    /// A condition; `d OP 0` prints as `positive terms OP negative terms`. In the
+    /// kernel, a comparison whose sides are not proven to fit compares their exact
+    /// values through `sx_w`.
     fn cond(&mut self, c: Cond) -> Result<String> {
         match c.kind() {
             CondKind::Const(b) => Ok(if b { "1" } else { "0" }.to_string()),
             CondKind::Compare(d, op) => {
-                let (lhs, rhs) = self.sides(d)?;
+                let wide = self.mode == Mode::Native && !fits_sides(d);
+                if wide {
+                    self.mode = Mode::Wide;
+                }
+                let sides = self.sides(d);
+                if wide {
+                    self.mode = Mode::Native;
+                }
+                let (lhs, rhs) = sides?;
+                if wide {
+                    self.need(Helper::WideSigned);
+                    return Ok(format!(
+                        "sx_ws({}) {} sx_ws({})",
+                        bare(&lhs),
+                        op.as_str(),
+                        bare(&rhs)
+                    ));
+                }
                 Ok(format!("{} {} {}", bare(&lhs), op.as_str(), bare(&rhs)))
             }
             CondKind::And(args) => self.junction(&args, " && "),
@@ -732,18 +1015,156 @@ impl<'a> Emitter<'a> {
 
     /// `d` split as `lhs - rhs` with every coefficient of both sides positive.
     fn sides(&mut self, d: Expr) -> Result<(String, String)> {
-        let ExprKind::Sum { terms, constant: c } = d.kind() else {
-            return Ok((self.expr(d)?, "0".to_string()));
-        };
-        let zero = BigInt::from(0);
-        let (pos, neg): (Vec<_>, Vec<_>) = terms.into_iter().partition(|t| t.1 > zero);
-        let neg: Vec<(Expr, BigInt)> = neg.into_iter().map(|(m, k)| (m, -k)).collect();
-        let (cp, cn) = if c < zero {
-            (zero.clone(), -c)
-        } else {
-            (c, zero.clone())
+        let Some((pos, cp, neg, cn)) = split(d) else {
+            let zero = self.constant(&BigInt::from(0))?;
+            return Ok((self.expr(d)?, zero));
         };
         Ok((self.sum(&pos, &cp)?, self.sum(&neg, &cn)?))
+    }
+}
+
+/// Which division a node is.
+#[derive(Clone, Copy)]
+enum Division {
+    Floor,
+    Mod,
+    Ceil,
+}
+
+type Terms = Vec<(Expr, BigInt)>;
+
+/// A sum `d` as its positive terms and constant, and its negated negative terms and
+/// constant; `None` when `d` is not a sum.
+fn split(d: Expr) -> Option<(Terms, BigInt, Terms, BigInt)> {
+    let ExprKind::Sum { terms, constant: c } = d.kind() else {
+        return None;
+    };
+    let zero = BigInt::from(0);
+    let (pos, neg): (Terms, Terms) = terms.into_iter().partition(|t| t.1 > zero);
+    let neg: Terms = neg.into_iter().map(|(m, k)| (m, -k)).collect();
+    let (cp, cn) = if c < zero {
+        (zero.clone(), -c)
+    } else {
+        (c, zero)
+    };
+    Some((pos, cp, neg, cn))
+}
+
+/// A range as its two ends, `None` for an infinite one.
+type Ends = (Option<BigInt>, Option<BigInt>);
+
+fn ends(e: Expr) -> Ends {
+    let r = e.range();
+    (r.lo, r.hi)
+}
+
+fn in_i64(r: &Ends) -> bool {
+    let (lo, hi) = (BigInt::from(i64::MIN), BigInt::from(i64::MAX));
+    r.0.as_ref().is_some_and(|v| *v >= lo) && r.1.as_ref().is_some_and(|v| *v <= hi)
+}
+
+fn add_ends(a: &Ends, b: &Ends) -> Ends {
+    let both = |x: &Option<BigInt>, y: &Option<BigInt>| match (x, y) {
+        (Some(x), Some(y)) => Some(x + y),
+        _ => None,
+    };
+    (both(&a.0, &b.0), both(&a.1, &b.1))
+}
+
+/// A sound range of the product (infinite unless both are finite or one is `{0}`).
+fn mul_ends(a: &Ends, b: &Ends) -> Ends {
+    let zero = BigInt::from(0);
+    let is_zero = |r: &Ends| r.0.as_ref() == Some(&zero) && r.1.as_ref() == Some(&zero);
+    if is_zero(a) || is_zero(b) {
+        return (Some(zero.clone()), Some(zero));
+    }
+    let (Some(al), Some(ah), Some(bl), Some(bh)) = (&a.0, &a.1, &b.0, &b.1) else {
+        return (None, None);
+    };
+    let ps = [al * bl, al * bh, ah * bl, ah * bh];
+    let lo = ps.iter().min().cloned();
+    let hi = ps.iter().max().cloned();
+    (lo, hi)
+}
+
+fn point(v: &BigInt) -> Ends {
+    (Some(v.clone()), Some(v.clone()))
+}
+
+/// Whether native `int64_t` evaluation of `e`, in the order the renderer writes it,
+/// keeps every intermediate within `int64_t` for every value the symbols' ranges allow.
+fn fits(e: Expr) -> bool {
+    match e.kind() {
+        ExprKind::Const(v) => in_i64(&point(&v)),
+        ExprKind::Symbol(_) => true,
+        ExprKind::Sum { terms, constant: c } => fits_sum(&terms, &c),
+        ExprKind::Product(factors) => {
+            let mut acc: Option<Ends> = None;
+            for (a, k) in factors {
+                if !fits(a) {
+                    return false;
+                }
+                let r = ends(a);
+                for _ in 0..k {
+                    let next = match &acc {
+                        None => r.clone(),
+                        Some(x) => mul_ends(x, &r),
+                    };
+                    if !in_i64(&next) {
+                        return false;
+                    }
+                    acc = Some(next);
+                }
+            }
+            true
+        }
+        ExprKind::FloorDiv(a, b) | ExprKind::FloorMod(a, b) | ExprKind::CeilDiv(a, b) => {
+            fits(a) && fits(b) && in_i64(&ends(e))
+        }
+        ExprKind::Min(args) | ExprKind::Max(args) => args.iter().all(|&a| fits(a)),
+        _ => false,
+    }
+}
+
+/// [`fits`] for the sum the renderer writes for `terms` and `c`: each term (its
+/// magnitude times the monomial, then its sign) and each partial sum, in order.
+fn fits_sum(terms: &[(Expr, BigInt)], c: &BigInt) -> bool {
+    let mut acc: Option<Ends> = None;
+    for (m, coef) in terms {
+        if !fits(*m) {
+            return false;
+        }
+        let r = ends(*m);
+        let mag = point(&if *coef < BigInt::from(0) {
+            -coef.clone()
+        } else {
+            coef.clone()
+        });
+        let term = mul_ends(&r, &point(coef));
+        if !in_i64(&mag) || !in_i64(&mul_ends(&r, &mag)) || !in_i64(&term) {
+            return false;
+        }
+        let next = match &acc {
+            None => term,
+            Some(a) => add_ends(a, &term),
+        };
+        if !in_i64(&next) {
+            return false;
+        }
+        acc = Some(next);
+    }
+    let last = match &acc {
+        None => point(c),
+        Some(a) => add_ends(a, &point(c)),
+    };
+    in_i64(&point(c)) && in_i64(&last)
+}
+
+/// Whether both sides of `d OP 0`, as [`Emitter::cond`] writes them, fit natively.
+fn fits_sides(d: Expr) -> bool {
+    match split(d) {
+        Some((pos, cp, neg, cn)) => fits_sum(&pos, &cp) && fits_sum(&neg, &cn),
+        None => fits(d),
     }
 }
 
@@ -759,6 +1180,11 @@ fn constant(v: &BigInt) -> Result<String> {
     } else {
         x.to_string()
     })
+}
+
+/// `text` safe inside a C comment.
+fn comment(text: &str) -> String {
+    text.replace("*/", "* /")
 }
 
 /// `s` in parentheses unless it is atomic or already wrapped.

@@ -61,10 +61,16 @@ pub struct Access {
 /// What a check is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CheckKind {
-    /// A pending guard of the stack, `lhs OP rhs`.
+    /// A pending guard of the stack, `lhs OP rhs`. It holds, as for
+    /// `ViewStack::bind`, when each side's exact value fits in `i64` and the
+    /// comparison of the two holds.
     Guard {
-        /// The guard as a condition.
-        cond: Cond,
+        /// The left side.
+        lhs: Expr,
+        /// The comparison.
+        cmp: CmpOp,
+        /// The right side.
+        rhs: Expr,
     },
     /// A declared symbol within its range (and a multiple of its divisor).
     Range {
@@ -362,7 +368,11 @@ fn guard_checks(stack: &ViewStack) -> Vec<Check> {
         .guards()
         .iter()
         .map(|g| Check {
-            kind: CheckKind::Guard { cond: g.cond() },
+            kind: CheckKind::Guard {
+                lhs: g.lhs(),
+                cmp: g.cmp(),
+                rhs: g.rhs(),
+            },
             text: g.to_string(),
         })
         .collect()

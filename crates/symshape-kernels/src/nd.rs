@@ -69,7 +69,7 @@ fn low_offset(shape: &[usize], strides: &[isize]) -> isize {
 ///
 /// # Errors
 /// [`Error::Overflow`] when the shape or strides do not make a view (ndarray's own
-/// invariants exclude it).
+/// invariants exclude it); [`Error::Alloc`] when the gather exceeds the allocation limit.
 pub fn source<'a, T: Element, D: Dimension>(
     a: &ArrayView<'a, T, D>,
 ) -> Result<(Cow<'a, [T]>, ConcreteView)> {
@@ -98,7 +98,8 @@ pub fn source<'a, T: Element, D: Dimension>(
         let view = view_of(&shape, &strides, low_offset(&shape, &strides))?;
         return Ok((Cow::Borrowed(slice), view));
     }
-    let values: Vec<T> = moving.iter().copied().collect();
+    let mut values: Vec<T> = crate::alloc::reserve("source", moving.len())?;
+    values.extend(moving.iter().copied());
     let moving_shape: Vec<i64> = moving.shape().iter().map(|&d| d as i64).collect();
     let dense = ConcreteView::contiguous(&moving_shape)?;
     let mut dense = dense.strides().iter();

@@ -454,7 +454,13 @@ pub(crate) fn simplify<const K: usize>(
 }
 
 /// Breakpoints of the destination index space along each axis, from the masks of both sides.
-fn cells(shape: &[usize], boxes: &[&[(usize, usize)]]) -> Vec<Vec<(usize, usize)>> {
+/// The list of cells is reserved within the allocation limit (its length is the product
+/// of the pieces of every axis).
+fn cells(
+    op: &'static str,
+    shape: &[usize],
+    boxes: &[&[(usize, usize)]],
+) -> Result<Vec<Vec<(usize, usize)>>> {
     let mut per_axis: Vec<Vec<(usize, usize)>> = Vec::with_capacity(shape.len());
     for (k, &n) in shape.iter().enumerate() {
         let mut cuts = vec![0, n];
@@ -476,7 +482,7 @@ fn cells(shape: &[usize], boxes: &[&[(usize, usize)]]) -> Vec<Vec<(usize, usize)
     // Cartesian product in row-major order.
     let mut res: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
     for iv in per_axis {
-        let mut next = Vec::with_capacity(res.len() * iv.len());
+        let mut next = alloc::reserve(op, res.len().saturating_mul(iv.len()))?;
         for r in &res {
             for &i in &iv {
                 let mut c = r.clone();
@@ -486,7 +492,7 @@ fn cells(shape: &[usize], boxes: &[&[(usize, usize)]]) -> Vec<Vec<(usize, usize)
         }
         res = next;
     }
-    res
+    Ok(res)
 }
 
 fn inside(cell: &[(usize, usize)], valid: &[(usize, usize)]) -> bool {
@@ -852,7 +858,7 @@ pub(crate) fn plan_copy<'a>(
     let mut boxes = Vec::with_capacity(1);
     let masked = d.masked || t.masked;
     let (single, all_cells) = if masked {
-        (None, cells(&d.shape, &[&d.valid, &src_box]))
+        (None, cells(op, &d.shape, &[&d.valid, &src_box])?)
     } else {
         (Some(std::mem::take(&mut d.valid)), Vec::new())
     };
@@ -1022,7 +1028,7 @@ fn piece_boxes(
     } else {
         Vec::new()
     };
-    for cell in cells(&m.shape, &[&dst_local, &src_box]) {
+    for cell in cells(op, &m.shape, &[&dst_local, &src_box])? {
         let global: Vec<(usize, usize)> = cell
             .iter()
             .zip(&origin)

@@ -234,9 +234,9 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     if kept.last().is_some_and(|a| a.1.unsigned_abs() == 1)
         && !matches!(red.last(), Some(a) if a.1.unsigned_abs() == 1)
     {
-        columns(job, &mut values, parallel);
+        columns(job, &mut values, parallel)?;
     } else {
-        per_output(job, &mut values, parallel);
+        per_output(job, &mut values, parallel)?;
     }
     Ok(Dense {
         shape: out_shape,
@@ -254,11 +254,12 @@ struct Job<'a, T, F> {
     red: &'a [(usize, isize)],
 }
 
-/// Offsets of all indices of `axes` (row-major), relative to 0.
-fn offsets_of(axes: &[(usize, isize)]) -> Vec<isize> {
+/// Offsets of all indices of `axes` (row-major), relative to 0, in a table within the
+/// allocation limit.
+fn offsets_of(axes: &[(usize, isize)]) -> Result<Vec<isize>> {
     let mut res = vec![0isize];
     for &(n, s) in axes {
-        let mut next = Vec::with_capacity(res.len() * n);
+        let mut next = crate::alloc::reserve("reduce", res.len().saturating_mul(n))?;
         for &o in &res {
             for i in 0..n as isize {
                 next.push(o + i * s);
@@ -266,11 +267,15 @@ fn offsets_of(axes: &[(usize, isize)]) -> Vec<isize> {
         }
         res = next;
     }
-    res
+    Ok(res)
 }
 
 /// Kept unit-stride axis: whole rows of outputs accumulate one reduced index at a time.
-fn columns<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], parallel: bool) {
+fn columns<T: Element, F: Fold<T>>(
+    job: Job<'_, T, F>,
+    out: &mut [T],
+    parallel: bool,
+) -> Result<()> {
     let Job {
         fold,
         sp,
@@ -279,11 +284,11 @@ fn columns<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], parallel: 
         red,
     } = job;
     let Some((&(n_col, col_stride), outer)) = kept.split_last() else {
-        return;
+        return Ok(());
     };
-    let outer_offs = offsets_of(outer);
+    let outer_offs = offsets_of(outer)?;
     let (red_outer, red_inner) = match red.split_last() {
-        Some((&inner, rest)) => (offsets_of(rest), Some(inner)),
+        Some((&inner, rest)) => (offsets_of(rest)?, Some(inner)),
         None => (vec![0], None),
     };
     // Runs of columns as long as the threads allow, from 1024 to 4096 elements: each run is
@@ -359,20 +364,27 @@ fn columns<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], parallel: 
         }
     };
     // Chunks never straddle two output rows, so each is one contiguous run of columns.
-    let chunks: Vec<(usize, &mut [T])> = out
-        .chunks_mut(n_col)
-        .flat_map(|r| r.chunks_mut(seg))
-        .enumerate()
-        .collect();
+    let n_chunks = (out.len() / n_col.max(1)).saturating_mul(n_col.div_ceil(seg));
+    let mut chunks: Vec<(usize, &mut [T])> = crate::alloc::reserve("reduce", n_chunks)?;
+    chunks.extend(
+        out.chunks_mut(n_col)
+            .flat_map(|r| r.chunks_mut(seg))
+            .enumerate(),
+    );
     if parallel {
         chunks.into_par_iter().for_each(body);
     } else {
         chunks.into_iter().for_each(body);
     }
+    Ok(())
 }
 
 /// One fold per output over all reduced indices.
-fn per_output<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], parallel: bool) {
+fn per_output<T: Element, F: Fold<T>>(
+    job: Job<'_, T, F>,
+    out: &mut [T],
+    parallel: bool,
+) -> Result<()> {
     let Job {
         fold,
         sp,
@@ -380,10 +392,10 @@ fn per_output<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], paralle
         kept,
         red,
     } = job;
-    let kept_offs = offsets_of(kept);
+    let kept_offs = offsets_of(kept)?;
     let (n_in, s_in) = red.last().copied().unwrap_or((1, 0));
     let mid = red.len().saturating_sub(1);
-    let mid_offs = offsets_of(red.get(..mid).unwrap_or(&[]));
+    let mid_offs = offsets_of(red.get(..mid).unwrap_or(&[]))?;
     // Fold of reduced indices whose outer-reduced positions are in `range`.
     let fold_range = |o: isize, range: std::ops::Range<usize>, acc: T| -> T {
         let mut acc = acc;
@@ -419,13 +431,15 @@ fn per_output<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], paralle
                 .collect();
             *o = parts.into_iter().fold(*o, |a, p| fold.step(a, p));
         }
-        return;
+        return Ok(());
     }
     if parallel && out.len() < 16 && n_in >= 2 * INNER_BLOCK {
         // Few outputs and long rows: fixed blocks of the innermost reduced axis.
         let n_blk = n_in.div_ceil(INNER_BLOCK);
+        // One partial fold per block, in a table within the allocation limit.
+        let mut parts: Vec<T> = crate::alloc::reserve("reduce", n_mid.saturating_mul(n_blk))?;
         for (o, &ko) in out.iter_mut().zip(&kept_offs) {
-            let parts: Vec<T> = (0..n_mid * n_blk)
+            (0..n_mid * n_blk)
                 .into_par_iter()
                 .map(|w| {
                     let (m, blk) = (w / n_blk, w % n_blk);
@@ -451,10 +465,10 @@ fn per_output<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], paralle
                     }
                     acc
                 })
-                .collect();
-            *o = parts.into_iter().fold(*o, |a, p| fold.step(a, p));
+                .collect_into_vec(&mut parts);
+            *o = parts.iter().fold(*o, |a, &p| fold.step(a, p));
         }
-        return;
+        return Ok(());
     }
     let body = |(o, &ko): (&mut T, &isize)| *o = fold_range(ko, 0..n_mid, *o);
     if parallel {
@@ -465,6 +479,7 @@ fn per_output<T: Element, F: Fold<T>>(job: Job<'_, T, F>, out: &mut [T], paralle
     } else {
         out.iter_mut().zip(&kept_offs).for_each(body);
     }
+    Ok(())
 }
 
 #[cfg(test)]

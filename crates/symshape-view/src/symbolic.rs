@@ -949,15 +949,17 @@ pub(crate) fn reinterpret(cx: &Scope, v: &View, from: usize, to: usize) -> Resul
         })?;
     }
     let mut f = Fields::of(v);
+    // The real ratio, which may exceed i64.
+    let ratio = |x: usize| Expr::constant(symshape::BigInt::from(x));
     if from > to {
-        let r = i64::try_from(from / to).unwrap_or(i64::MAX);
+        let r = ratio(from / to);
         f.shape[last] = d * r;
         for x in &mut f.strides[..last] {
             *x *= r;
         }
         f.offset *= r;
     } else {
-        let r = i64::try_from(to / from).unwrap_or(i64::MAX);
+        let r = ratio(to / from);
         let divisible = |ck: &mut Checker<'_>, x: Expr, what: String| {
             ck.require(x.floor_mod(r), CmpOp::Eq, lit(0), || {
                 format!("{what} is divisible by the ratio {r} of the element sizes")

@@ -35,6 +35,18 @@ fn emit_c_numbers_guards_as_guards_prints_them() {
 }
 
 #[test]
+fn emit_c_near_the_i64_limits_widens_what_the_ranges_do_not_bound() {
+    // `i0 + n` overflowed at n = 2^63 - 1; the range check of `n` declared `s_n` unused.
+    assert_snapshot!(trace(
+        "
+        sym n -inf..=inf
+        view [2] offset n - 9223372036854775807
+        emit c
+    "
+    ));
+}
+
+#[test]
 fn emit_errors_name_the_statement() {
     assert_snapshot!(trace("emit c"), @"error: line 1: emit: no current view; start with `view [SHAPE]`");
     assert_snapshot!(trace("view [2, 3]\nemit rust"), @"error: line 2: emit: expected the target language `c`, found `rust`");

@@ -88,3 +88,92 @@ fn the_command_reads_a_pipe_with_interactive() {
     assert!(saved.contains("range 2*m"), "{saved}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A fresh temporary folder for one test.
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("shapetrace-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    dir
+}
+
+#[test]
+fn a_history_that_is_not_history_is_skipped_and_left_as_it_is() {
+    let dir = temp_dir("bad-history");
+    let binary = dir.join("binary");
+    std::fs::write(&binary, b"range 2\n\0\xff\n").expect("written");
+    let folder = dir.join("folder");
+    std::fs::create_dir_all(&folder).expect("a folder");
+    let mut paths = vec![binary.clone(), folder];
+    // A device reads as an endless file: it aborted the prompt on an allocation.
+    if std::path::Path::new("/dev/zero").exists() {
+        paths.push("/dev/zero".into());
+    }
+    for path in &paths {
+        let (out, err, code) = shapetrace_with(
+            &["--interactive"],
+            "range 1 + 1\nquit\n",
+            &[("SHAPETRACE_HISTORY", path.as_path())],
+        );
+        assert_eq!((code, out.as_str()), (0, "[2, 2]\n"), "{path:?}: {err}");
+        let err = err.replace(&path.display().to_string(), "PATH");
+        assert!(
+            err.starts_with("shapetrace: history `PATH` skipped (")
+                && err.ends_with("); it is left as it is\n"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&binary).expect("still there"),
+        b"range 2\n\0\xff\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_long_history_is_kept_whole() {
+    // 5,000 entries were cut to the line editor's default of 100 on exit.
+    let dir = temp_dir("long-history");
+    let history = dir.join("history");
+    let old: String = (0..5000).map(|k| format!("range {k}\n")).collect();
+    std::fs::write(&history, &old).expect("written");
+    let (_, err, code) = shapetrace_with(
+        &["--interactive"],
+        "range 5000\nquit\n",
+        &[("SHAPETRACE_HISTORY", &history)],
+    );
+    assert_eq!(code, 0, "{err}");
+    let saved = shapetrace::read_history(&history).expect("history");
+    assert_eq!(saved.len(), 5002);
+    assert_eq!(saved[0], "range 0");
+    assert_eq!(saved[4999..], ["range 4999", "range 5000", "quit"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn history_files_are_read_with_a_bound() {
+    let dir = temp_dir("read-history");
+    let path = dir.join("history");
+    assert_eq!(shapetrace::read_history(&path), Ok(Vec::new()));
+    std::fs::write(&path, "#V2\nview [2]\\nshow\nrange \\\\\n\nx\\q\n").expect("written");
+    assert_eq!(
+        shapetrace::read_history(&path),
+        Ok(vec![
+            "view [2]\nshow".to_string(),
+            "range \\".to_string(),
+            "x\\q".to_string()
+        ])
+    );
+    let many: String = (0..shapetrace::HISTORY_ENTRIES + 5)
+        .map(|k| format!("{k}\n"))
+        .collect();
+    std::fs::write(&path, many).expect("written");
+    let kept = shapetrace::read_history(&path).expect("history");
+    assert_eq!(kept.len(), shapetrace::HISTORY_ENTRIES);
+    assert_eq!(kept[0], "5");
+    let big = usize::try_from(shapetrace::HISTORY_MAX_BYTES).expect("small") + 1;
+    std::fs::write(&path, vec![b'a'; big]).expect("written");
+    assert_snapshot!(shapetrace::read_history(&path).expect_err("too large"), @"it is larger than 16777216 bytes");
+    std::fs::write(&path, b"\xff\n").expect("written");
+    assert_snapshot!(shapetrace::read_history(&path).expect_err("not text"), @"it is not UTF-8 text");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,5 +1,7 @@
-//! The emitted C, compiled with `cc -std=c99 -O2 -Wall -Werror`, against
-//! `symshape_kernels::materialize` element by element, for random stacks and bindings.
+//! The emitted C, compiled with `cc -std=c99 -O2 -Wall -Werror` (and
+//! `-fsanitize=undefined -fno-sanitize-recover=all` where `cc` links it), against
+//! `symshape_kernels::materialize` element by element, for random stacks and bindings:
+//! small ranges, and symbols at the ends of ranges that reach the `i64` limits.
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
@@ -7,7 +9,7 @@ use symshape_codegen::{render_c, CConfig, Plan};
 use symshape_kernels::{materialize, Input};
 use symshape_view::{IndexItem, Op, View, ViewStack};
 
-use crate::harness::{compile, have_cc, Record};
+use crate::harness::{compile, compile_cases, have_cc, Record};
 
 /// The symbols every case declares, in order, with their ranges.
 const SYMS: &[(&str, i64, i64)] = &[("n", 1, 5), ("m", 1, 4), ("p", 0, 3)];
@@ -286,6 +288,309 @@ proptest! {
         let stack = build(&cx, base, &ops);
         check_stack(&cx, &stack, seed, 12);
     }
+}
+
+/// The symbols of the extreme cases: one unbounded, one `0..=i64::MAX`, one near
+/// `i64::MIN`, and `p` (which [`op`] reads).
+const EXTREME_SYMS: &[&str] = &[
+    "n -inf..=inf",
+    "m 0..=inf",
+    "q -9223372036854775808..=-9223372036854775800",
+    "p 0..=3",
+];
+
+fn extreme_scope() -> Scope {
+    let mut cx = Scope::new();
+    for d in EXTREME_SYMS {
+        cx.declare_str(d).expect("a valid declaration");
+    }
+    cx
+}
+
+/// A bottom view whose fields are differences of symbols and constants near the
+/// `i64` limits, so that bindings at the ends of the ranges give small views.
+fn extreme_view(cx: &Scope, base: u8) -> View {
+    let (n, m, q, p) = (sym(cx, "n"), sym(cx, "m"), sym(cx, "q"), sym(cx, "p"));
+    let max = Expr::from(i64::MAX);
+    let min = Expr::from(i64::MIN);
+    let c = |v: i64| Expr::from(v);
+    let v = match base % 8 {
+        // The offsets are 0 and 1 at n = i64::MAX.
+        0 => View::create(cx, &[c(2)], None, n - max, None),
+        // One element at n = m = i64::MAX.
+        1 => View::create(cx, &[n - m + 1], None, c(0), None),
+        // Empty at p = 0, whatever m.
+        2 => View::create(cx, &[m, m, p], None, c(0), None),
+        // Offsets that cancel near i64::MIN.
+        3 => View::create(cx, &[c(2), c(3)], Some(&[c(3), c(1)]), q - min, None),
+        4 => View::create(
+            cx,
+            &[c(3), p + 1],
+            Some(&[m - max + 1, c(1)]),
+            max - m,
+            None,
+        ),
+        5 => View::create(cx, &[n - q + min + 1, c(2)], None, c(0), None),
+        6 => View::create(cx, &[c(2), c(2)], Some(&[n - m, c(1)]), m - n + 1, None),
+        _ => View::create(cx, &[m - max + 3, c(2)], Some(&[c(-2), c(1)]), c(4), None),
+    };
+    v.expect("a valid extreme view")
+}
+
+/// Values of `s` worth binding: both ends of its range (`i64::MIN`/`MAX` for infinite
+/// ones), their neighbours, small values and `2^31`, those in range.
+fn extreme_values(s: Expr) -> Vec<i64> {
+    let spec = s.symbol_spec().expect("a symbol");
+    let lo = spec.lower().and_then(Expr::as_i64).unwrap_or(i64::MIN);
+    let hi = spec.upper().and_then(Expr::as_i64).unwrap_or(i64::MAX);
+    let mut vals = vec![
+        lo,
+        lo.saturating_add(1),
+        hi.saturating_sub(1),
+        hi,
+        -1,
+        0,
+        1,
+        2,
+        1 << 31,
+    ];
+    vals.retain(|v| (lo..=hi).contains(v));
+    vals.sort_unstable();
+    vals.dedup();
+    vals
+}
+
+/// The largest source or output the extreme cases materialize; larger bound views are
+/// only checked for their guard result.
+const EXTREME_ELEMS: i64 = 1 << 12;
+
+/// Checks a batch of stacks, compiled by one `cc` call: at each of `bindings` random
+/// extreme bindings per stack, the guard result is that of `ViewStack::bind`, and where
+/// the bound stack is small enough to materialize, the output is the kernels' element by
+/// element. A binding that `bind` refuses for a reason other than a guard is not run.
+pub fn check_extreme(cx: &Scope, stacks: &[ViewStack], seed: u64, bindings: usize) {
+    if !have_cc() {
+        return;
+    }
+    let plans: Vec<Plan> = stacks
+        .iter()
+        .map(|s| Plan::materialize(cx, s).expect("a plan"))
+        .collect();
+    let units: Vec<String> = plans
+        .iter()
+        .enumerate()
+        .map(|(k, p)| render_c(cx, p, &CConfig::new(&format!("k{k}"))).expect("C source"))
+        .collect();
+    let compiled = compile_cases(&units).unwrap_or_else(|e| panic!("{e}"));
+    let values: Vec<Vec<i64>> = cx.symbols().iter().map(|&s| extreme_values(s)).collect();
+    let mut rng = Lcg(seed);
+    let mut records = Vec::new();
+    let mut expected = Vec::new();
+    for (case, stack) in stacks.iter().enumerate() {
+        for _ in 0..bindings {
+            let syms: Vec<i64> = values
+                .iter()
+                .map(|vs| vs[usize::try_from(rng.next()).expect("small") % vs.len()])
+                .collect();
+            let Some((run, rec, exp)) = expect_at(cx, stack, syms, &mut rng) else {
+                continue;
+            };
+            records.push((case, run, rec));
+            expected.push(exp);
+        }
+    }
+    let got = compiled.run_cases(&records);
+    if std::env::var("CODEGEN_STATS").is_ok() {
+        let run = records.iter().filter(|r| r.1).count();
+        let empty = records.iter().filter(|r| r.1 && r.2.dst_len == 0).count();
+        let fails = expected.iter().filter(|e| e.guard.is_some()).count();
+        eprintln!(
+            "stacks {} records {} run {run} (empty {empty}) guard-fails {fails}",
+            stacks.len(),
+            records.len()
+        );
+    }
+    assert_eq!(got.len(), records.len(), "one result per record");
+    for (((case, _, rec), exp), (g, values)) in records.iter().zip(&expected).zip(&got) {
+        let (plan, unit) = (&plans[*case], &units[*case]);
+        compare(plan, unit, rec, exp, *g, values);
+    }
+}
+
+/// The record and expectation of `stack` at `syms`: `None` where `bind` fails for a
+/// reason other than a guard; `run` is false where the bound stack is too large to
+/// materialize (only the guard result is compared).
+fn expect_at(
+    cx: &Scope,
+    stack: &ViewStack,
+    syms: Vec<i64>,
+    rng: &mut Lcg,
+) -> Option<(bool, Record, Expected)> {
+    let mut b = Bindings::new();
+    for (&s, &v) in cx.symbols().iter().zip(&syms) {
+        b.set(s, v).expect("in range");
+    }
+    let pad = rng.range(-1000, -1);
+    let guard_only = |guard: Option<String>| {
+        let rec = Record {
+            syms: syms.clone(),
+            src: Vec::new(),
+            pad,
+            dst_len: 0,
+        };
+        let exp = Expected {
+            guard,
+            values: Vec::new(),
+        };
+        Some((false, rec, exp))
+    };
+    let bound = match stack.bind(cx, &b) {
+        Ok(bound) => bound,
+        Err(symshape_view::Error::Guard { guard, .. }) => return guard_only(Some(guard)),
+        Err(_) => return None,
+    };
+    let numel = bound
+        .shape()
+        .iter()
+        .try_fold(1i64, |a, &d| a.checked_mul(d));
+    let len = match bound.levels()[0].extent() {
+        _ if numel == Some(0) => 0,
+        Some((lo, hi)) if lo >= 0 && hi < EXTREME_ELEMS => hi + 1,
+        Some(_) => return guard_only(None),
+        None => 0,
+    };
+    if numel.is_none_or(|n| n > EXTREME_ELEMS) {
+        return guard_only(None);
+    }
+    let src: Vec<i64> = (0..len).map(|_| rng.range(0, 999)).collect();
+    let values = materialize(Input::new(&src, &bound).pad(pad))
+        .expect("the kernels materialize")
+        .values;
+    let rec = Record {
+        syms,
+        src,
+        pad,
+        dst_len: values.len(),
+    };
+    let exp = Expected {
+        guard: None,
+        values,
+    };
+    Some((true, rec, exp))
+}
+
+/// Compares one C result with the Rust side's expectation.
+fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values: &[i64]) {
+    match &exp.guard {
+        None => {
+            assert_eq!(
+                g, 0,
+                "syms {:?}: C guard {g} fails\n{plan}\n{unit}",
+                rec.syms
+            );
+            assert_eq!(
+                values, exp.values,
+                "syms {:?} pad {}: C differs from the kernels\n{plan}\n{unit}",
+                rec.syms, rec.pad
+            );
+        }
+        Some(text) => {
+            assert!(
+                g > 0,
+                "syms {:?}: guard `{text}` fails in Rust, not in C\n{unit}",
+                rec.syms
+            );
+            let check = &plan.checks()[usize::try_from(g - 1).expect("positive")];
+            assert!(
+                check.text.contains(text.as_str()),
+                "syms {:?}: Rust fails `{text}`, C check {g} `{}`",
+                rec.syms,
+                check.text
+            );
+        }
+    }
+}
+
+/// The stack of an extreme case: an extreme bottom view, then ops as in [`build`].
+fn build_extreme(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
+    let mut s = ViewStack::new(extreme_view(cx, base));
+    for &(kind, a, b) in ops {
+        let o = op(cx, s.shape(), kind, a, b);
+        if let Ok(next) = s.apply(cx, &o) {
+            if next.ndim() <= 5 {
+                s = next;
+            }
+        }
+    }
+    s
+}
+
+fn extreme_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(4, |n: u32| n.div_ceil(8))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(extreme_cases()))]
+
+    /// Twelve stacks per `cc` call, 24 bindings each at the ends of the ranges.
+    #[test]
+    fn emitted_c_at_the_ends_of_the_ranges(
+        cases in prop::collection::vec(
+            (0u8..8, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4)),
+            12,
+        ),
+        seed in any::<u64>(),
+    ) {
+        let cx = extreme_scope();
+        let stacks: Vec<ViewStack> =
+            cases.iter().map(|(base, ops)| build_extreme(&cx, *base, ops)).collect();
+        check_extreme(&cx, &stacks, seed, 24);
+    }
+}
+
+/// The stack of `views` (shape, strides, offset as text over the extreme symbols).
+fn extreme_stack(cx: &Scope, shape: &str, strides: Option<&str>, offset: &str) -> ViewStack {
+    let list = |t: &str| -> Vec<Expr> {
+        t.split(',')
+            .map(|x| cx.parse_expr(x.trim()).expect("an expression"))
+            .collect()
+    };
+    let strides = strides.map(list);
+    let v = View::create(
+        cx,
+        &list(shape),
+        strides.as_deref(),
+        cx.parse_expr(offset).expect("an expression"),
+        None,
+    )
+    .expect("a valid view");
+    ViewStack::new(v)
+}
+
+#[test]
+fn sums_near_the_i64_limits_do_not_overflow_in_c() {
+    let cx = extreme_scope();
+    // `i0 + n - (2^63 - 1)` overflowed at `i0 + n`; `n - m + 1` in the guard at `n + 1`.
+    let stacks = [
+        extreme_stack(&cx, "2", None, "n - 9223372036854775807"),
+        extreme_stack(&cx, "n - m + 1", None, "0"),
+        extreme_stack(&cx, "2, 3", Some("3, 1"), "q + 9223372036854775807 + 1"),
+    ];
+    check_extreme(&cx, &stacks, 7, 40);
+}
+
+#[test]
+fn an_empty_output_returns_at_once() {
+    // [2^31, 2^31, 0] looped 2^62 times writing nothing.
+    let cx = extreme_scope();
+    let stacks = [
+        extreme_stack(&cx, "m, m, p", None, "0"),
+        extreme_stack(&cx, "m, m, p", Some("1, m, 1"), "0"),
+    ];
+    check_extreme(&cx, &stacks, 11, 40);
 }
 
 #[test]

@@ -61,6 +61,37 @@ int main(void) {
 }
 "#;
 
+/// The flags that make undefined behaviour abort the program, where `cc` supports them.
+pub const UBSAN: &[&str] = &["-fsanitize=undefined", "-fno-sanitize-recover=all"];
+
+/// [`UBSAN`] when `cc` builds and links a program with it; otherwise nothing, and the
+/// first call says so.
+pub fn ubsan_flags() -> &'static [&'static str] {
+    static OK: OnceLock<bool> = OnceLock::new();
+    let ok = *OK.get_or_init(|| {
+        let dir = temp_dir();
+        let built = std::fs::create_dir_all(&dir).is_ok()
+            && std::fs::write(dir.join("t.c"), "int main(void) { return 0; }\n").is_ok()
+            && Command::new("cc")
+                .args(UBSAN)
+                .arg(dir.join("t.c"))
+                .arg("-o")
+                .arg(dir.join("t"))
+                .output()
+                .is_ok_and(|o| o.status.success());
+        let _ = std::fs::remove_dir_all(&dir);
+        if !built {
+            eprintln!("compiled-C tests run without -fsanitize=undefined: `cc` cannot link it");
+        }
+        built
+    });
+    if ok {
+        UBSAN
+    } else {
+        &[]
+    }
+}
+
 /// Whether `cc` runs; the first call prints why tests skip when it does not.
 pub fn have_cc() -> bool {
     static HAVE: OnceLock<bool> = OnceLock::new();
@@ -112,21 +143,114 @@ pub fn compile(unit: &str) -> Result<Compiled, String> {
     compile_with(unit, DRIVER)
 }
 
-/// Compiles `unit` with `driver`, or returns the compiler's message.
+/// Compiles `unit` with `driver` ([`CFLAGS`] and [`ubsan_flags`]), or returns the
+/// compiler's message.
 pub fn compile_with(unit: &str, driver: &str) -> Result<Compiled, String> {
+    compile_units(&[unit.to_string()], driver, ubsan_flags())
+}
+
+/// Materialize units with the prefixes `k0`, `k1`, ... (one per unit, in order) and a
+/// driver that runs the records of [`Compiled::run_cases`], compiled by one `cc` call
+/// with [`CFLAGS`] and [`ubsan_flags`].
+pub fn compile_cases(units: &[String]) -> Result<Compiled, String> {
+    let mut driver = String::from(CASES_DRIVER_HEAD);
+    for k in 0..units.len() {
+        driver.push_str(&format!(
+            "int k{k}_guards(const int64_t *syms);\n\
+             void k{k}_materialize(const int64_t *src, int64_t *dst, const int64_t *syms, int64_t pad);\n"
+        ));
+    }
+    let list = |f: &str| {
+        (0..units.len())
+            .map(|k| format!("k{k}_{f}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    driver.push_str(&format!(
+        "static int (*const guards[])(const int64_t *) = {{{}}};\n\
+         static void (*const kernels[])(const int64_t *, int64_t *, const int64_t *, int64_t) = {{{}}};\n",
+        list("guards"),
+        list("materialize")
+    ));
+    driver.push_str(CASES_DRIVER_MAIN);
+    compile_units(units, &driver, ubsan_flags())
+}
+
+/// The start of the driver of [`compile_cases`].
+const CASES_DRIVER_HEAD: &str = r#"#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int64_t next(void) {
+    long long v;
+    if (scanf("%lld", &v) != 1) exit(0);
+    return (int64_t)v;
+}
+
+static int64_t *take(int64_t n) {
+    int64_t k;
+    int64_t *p = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!p) exit(2);
+    for (k = 0; k < n; ++k) p[k] = next();
+    return p;
+}
+
+"#;
+
+/// The main function of the driver of [`compile_cases`]: each record is
+/// `case run nsyms syms.. srclen src.. pad dstlen`; it prints the guard result, then
+/// (when it is 0 and `run` is 1) the output values.
+const CASES_DRIVER_MAIN: &str = r#"
+int main(void) {
+    for (;;) {
+        int64_t k, c, run, ns, ls, ld, pad;
+        int64_t *syms, *src, *dst;
+        int g;
+        c = next();
+        run = next();
+        ns = next();
+        syms = take(ns);
+        ls = next();
+        src = take(ls);
+        pad = next();
+        ld = next();
+        dst = malloc(sizeof(int64_t) * (size_t)(ld + 1));
+        if (!dst) exit(2);
+        for (k = 0; k < ld; ++k) dst[k] = INT64_MIN;
+        g = guards[c](syms);
+        printf("%d", g);
+        if (g == 0 && run) {
+            kernels[c](src, dst, syms, pad);
+            for (k = 0; k < ld; ++k) printf(" %lld", (long long)dst[k]);
+        }
+        printf("\n");
+        fflush(stdout);
+        free(syms);
+        free(src);
+        free(dst);
+    }
+}
+"#;
+
+/// Compiles `units` (one file each) with `driver` by one `cc` call with [`CFLAGS`] and
+/// `extra`, or returns the compiler's message.
+fn compile_units(units: &[String], driver: &str, extra: &[&str]) -> Result<Compiled, String> {
     let dir = temp_dir();
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let compiled = Compiled {
         exe: dir.join("run"),
         dir,
     };
-    let kernel = compiled.dir.join("kernel.c");
+    let mut cmd = Command::new("cc");
+    cmd.args(CFLAGS).args(extra);
+    for (k, unit) in units.iter().enumerate() {
+        let kernel = compiled.dir.join(format!("kernel{k}.c"));
+        std::fs::write(&kernel, unit).map_err(|e| e.to_string())?;
+        cmd.arg(kernel);
+    }
     let main = compiled.dir.join("main.c");
-    std::fs::write(&kernel, unit).map_err(|e| e.to_string())?;
     std::fs::write(&main, driver).map_err(|e| e.to_string())?;
-    let out = Command::new("cc")
-        .args(CFLAGS)
-        .arg(&kernel)
+    let out = cmd
         .arg(&main)
         .arg("-o")
         .arg(&compiled.exe)
@@ -134,8 +258,9 @@ pub fn compile_with(unit: &str, driver: &str) -> Result<Compiled, String> {
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
         return Err(format!(
-            "cc failed:\n{}\n--- unit ---\n{unit}",
-            String::from_utf8_lossy(&out.stderr)
+            "cc failed:\n{}\n--- units ---\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            units.join("\n")
         ));
     }
     Ok(compiled)
@@ -156,39 +281,61 @@ impl Compiled {
             .write_all(input.as_bytes())
             .expect("the driver reads its input");
         let out = child.wait_with_output().expect("the driver finishes");
-        assert!(out.status.success(), "the driver failed: {:?}", out.status);
+        assert!(
+            out.status.success(),
+            "the driver failed: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs the records of [`compile_cases`]: `(case, run the kernel, record)`; for each,
+    /// the guard result and (when 0 and run) the output.
+    pub fn run_cases(&self, records: &[(usize, bool, Record)]) -> Vec<(i64, Vec<i64>)> {
+        let mut input = String::new();
+        for (case, run, r) in records {
+            input.push_str(&format!("{case} {} ", i32::from(*run)));
+            input.push_str(&record_text(r));
+        }
+        parse_results(&self.run_text(&input))
     }
 
     /// Runs every record; for each, the guard result and (when 0) the output.
     pub fn run(&self, records: &[Record]) -> Vec<(i64, Vec<i64>)> {
-        let mut input = String::new();
-        for r in records {
-            let nums = |v: &[i64]| {
-                v.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            input.push_str(&format!(
-                "{} {}\n{} {}\n{} {}\n",
-                r.syms.len(),
-                nums(&r.syms),
-                r.src.len(),
-                nums(&r.src),
-                r.pad,
-                r.dst_len
-            ));
-        }
-        self.run_text(&input)
-            .lines()
-            .map(|l| {
-                let mut it = l
-                    .split_whitespace()
-                    .map(|t| t.parse::<i64>().expect("a number"));
-                let g = it.next().expect("a guard result");
-                (g, it.collect())
-            })
-            .collect()
+        let input: String = records.iter().map(record_text).collect();
+        parse_results(&self.run_text(&input))
     }
+}
+
+/// A record as the drivers read it.
+fn record_text(r: &Record) -> String {
+    let nums = |v: &[i64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!(
+        "{} {}\n{} {}\n{} {}\n",
+        r.syms.len(),
+        nums(&r.syms),
+        r.src.len(),
+        nums(&r.src),
+        r.pad,
+        r.dst_len
+    )
+}
+
+/// One `(guard result, output)` per line the driver printed.
+fn parse_results(text: &str) -> Vec<(i64, Vec<i64>)> {
+    text.lines()
+        .map(|l| {
+            let mut it = l
+                .split_whitespace()
+                .map(|t| t.parse::<i64>().expect("a number"));
+            let g = it.next().expect("a guard result");
+            (g, it.collect())
+        })
+        .collect()
 }

@@ -24,6 +24,34 @@ fn results_larger_than_the_limit_are_errors() {
 }
 
 #[test]
+fn reducing_a_huge_broadcast_is_an_allocation_error() {
+    // 2^62 elements from one: the partial folds of the reduced axis (2^47 of them) were
+    // collected infallibly, which aborted the process.
+    use symshape_kernels::{reduce, ReduceConfig, ReduceOp};
+    let huge = view(&[1 << 62], &[0], None);
+    let msg = reduce(
+        Input::new(&[1i64], &huge),
+        &[0],
+        ReduceOp::Sum,
+        ReduceConfig::default(),
+    )
+    .expect_err("the partial folds exceed the allocation limit")
+    .to_string();
+    insta::assert_snapshot!(msg, @"reduce: 140737488355328 elements of 8 bytes exceed the allocation limit of 17179869184 bytes");
+    // Outer reduced axes whose offset table exceeds the limit.
+    let wide = view(&[1 << 40, 2], &[0, 1], None);
+    let msg = reduce(
+        Input::new(&[1i64, 2], &wide),
+        &[0, 1],
+        ReduceOp::Max,
+        ReduceConfig::default(),
+    )
+    .expect_err("the offset table exceeds the allocation limit")
+    .to_string();
+    insta::assert_snapshot!(msg, @"reduce: 1099511627776 elements of 8 bytes exceed the allocation limit of 17179869184 bytes");
+}
+
+#[test]
 fn broadcast_shapes_whose_product_leaves_the_address_space_are_errors() {
     let a = view(&[1 << 32, 1], &[1, 0], None);
     let b = view(&[1, 1 << 32], &[0, 1], None);

@@ -224,7 +224,7 @@ impl ConcreteView {
         byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
         let whole = |x: i64, what: String| {
             let e = || format!("{what} is not a multiple of the item size {itemsize} ({fields})");
-            exact_div(x, itemsize).ok_or_else(|| invalid(OP, e()))
+            exact_div(x, i128::from(itemsize)).ok_or_else(|| invalid(OP, e()))
         };
         let strides = byte_strides
             .iter()
@@ -399,11 +399,13 @@ impl ConcreteView {
         let mut shape = self.shape().to_vec();
         let mut strides = self.strides().to_vec();
         let offset;
-        let big = |x: usize| i64::try_from(x).unwrap_or(i64::MAX);
+        // The real ratio, which may exceed i64 (not the product or quotient, which fit).
+        let ratio = |x: usize| i128::try_from(x).unwrap_or(i128::MAX);
         if from > to {
-            let r = big(from / to);
+            let r = ratio(from / to);
             let mul = |x: i64, what: &str| {
-                x.checked_mul(r).ok_or_else(|| {
+                let p = i128::from(x).checked_mul(r);
+                p.and_then(|p| i64::try_from(p).ok()).ok_or_else(|| {
                     overflow(OP, format!("{what} {x} times the ratio {r} of {}", ctx()))
                 })
             };
@@ -413,7 +415,7 @@ impl ConcreteView {
             }
             offset = mul(self.offset(), "offset")?;
         } else {
-            let r = big(to / from);
+            let r = ratio(to / from);
             let div = |x: i64, what: String| {
                 exact_div(x, r).ok_or_else(|| {
                     invalid(
@@ -428,7 +430,7 @@ impl ConcreteView {
             };
             shape[last] = div(d, "size of the last axis".to_string())?;
             for (a, x) in strides[..last].iter_mut().enumerate() {
-                *x = if self.shape()[a] == 1 && *x % r != 0 {
+                *x = if self.shape()[a] == 1 && exact_div(*x, r).is_none() {
                     0
                 } else {
                     div(*x, format!("stride of axis {a}"))?
@@ -459,6 +461,7 @@ fn what_pair(from: usize, to: usize) -> String {
 }
 
 /// `x / d` when `d` divides `x` (`d >= 1`).
-fn exact_div(x: i64, d: i64) -> Option<i64> {
-    (x % d == 0).then(|| x / d)
+fn exact_div(x: i64, d: i128) -> Option<i64> {
+    let x = i128::from(x);
+    (x % d == 0).then(|| i64::try_from(x / d).ok()).flatten()
 }

@@ -177,6 +177,31 @@ fn symbolic_reinterpret_agrees_with_concrete() {
     }
 }
 
+/// A ratio of element sizes beyond i64 is named as it is (it was clamped to
+/// 9223372036854775807), in both engines.
+#[test]
+fn reinterpret_names_ratios_beyond_i64() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let big = usize::MAX;
+    let concrete = ConcreteView::contiguous(&[2, 3]).expect("c");
+    let sym = View::row_major(&cx, &[Expr::from(3), n]).expect("view");
+    let lines = [
+        concrete
+            .reinterpret(1, big)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        concrete
+            .reinterpret(big, 1)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        sym.reinterpret(&cx, 1, big)
+            .map_or_else(|e| e.to_string(), |v| v.guards()[0].to_string()),
+    ];
+    insta::assert_snapshot!(lines.join("\n"), @"
+    reinterpret: cannot view 1-byte elements as 18446744073709551615-byte elements: the size of the last axis 3 is not divisible by the ratio 18446744073709551615 of the element sizes, in view [2, 3] with strides [3, 1]
+    reinterpret: overflow: size of the last axis 3 times the ratio 18446744073709551615 of view [2, 3] with strides [3, 1]
+    reinterpret: guard n == 0 (the size of the last axis is divisible by the ratio 18446744073709551615 of the element sizes) fails: it is false for every value of the symbols, for view [3, n] with strides [n, 1]
+    ");
+}
+
 #[test]
 fn memory_model_errors() {
     let cx = Scope::new();
