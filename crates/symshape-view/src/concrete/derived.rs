@@ -538,6 +538,9 @@ impl ConcreteView {
 pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
     let mut res: Vec<i64> = Vec::new();
     for s in shapes {
+        super::check_rank("broadcast_shapes", s.len(), || {
+            "the broadcast shape".to_string()
+        })?;
         check_shape("broadcast_shapes", s)?;
         let n = res.len().max(s.len());
         let mut out = vec![1i64; n];
