@@ -139,6 +139,30 @@ fn ops_that_add_axes_refuse_past_the_limit_on_every_engine() {
 }
 
 #[test]
+fn ops_that_keep_the_rank_work_at_the_limit() {
+    // `real` and `imag` are `view_as_real` then a select of the pair axis: at the limit
+    // the pair axis would be one too many, so they are built without it.
+    let cx = Scope::new();
+    let mut shape = vec![1i64; MAX_RANK];
+    shape[MAX_RANK - 1] = 3;
+    let top = ConcreteView::contiguous(&shape).expect("view");
+    let (scx, mut syms) = symbols(MAX_RANK - 1);
+    syms.push(Expr::from(3));
+    let symbolic = View::row_major(&scx, &syms).expect("symbolic");
+    for (op, offset) in [(Op::Real, 0), (Op::Imag, 1)] {
+        let c = top.apply(&op).expect(op.name());
+        assert_eq!(c.shape(), shape.as_slice());
+        assert_eq!(c.strides()[MAX_RANK - 1], 2);
+        assert_eq!(c.offset(), offset);
+        let v = ViewStack::new(View::from(top.clone())).apply_dim(&cx, &op);
+        assert_eq!(v.map(|s| s.shape().len()), Ok(MAX_RANK));
+        let s = symbolic.apply(&scx, &op.to_expr()).expect(op.name());
+        assert_eq!(s.ndim(), MAX_RANK);
+        assert_eq!(s.offset(), Expr::from(offset));
+    }
+}
+
+#[test]
 fn huge_argument_lists_are_refused_at_once() {
     let cx = Scope::new();
     let v = ViewStack::new(View::contiguous(&[2]).expect("view"));
