@@ -328,24 +328,12 @@ pub enum Op<D = Expr> {
 
 impl<D> Op<D> {
     /// The rank of the op's result on a view of rank `ndim` when the op's arguments are
-    /// valid for it (an upper bound for `Index` and `SlidingWindowView`, whose
-    /// arguments are checked later), counted without looking at any size.
+    /// valid for it, counted from the argument lengths without looking at any size.
     fn result_rank(&self, ndim: usize) -> usize {
         match self {
             Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) | Op::ViewShape(s) => s.len(),
             Op::AsStrided { shape, .. } => shape.len(),
-            Op::Index(items) => {
-                let mut ints = 0usize;
-                let mut new = 0usize;
-                for item in items {
-                    match item {
-                        IndexItem::Int(_) => ints += 1,
-                        IndexItem::NewAxis => new += 1,
-                        _ => {}
-                    }
-                }
-                ndim.saturating_add(new).saturating_sub(ints)
-            }
+            Op::Index(items) => crate::index::index_result_rank(items, ndim),
             Op::Unsqueeze(_) | Op::Unfold { .. } | Op::ViewAsReal => ndim.saturating_add(1),
             Op::SlidingWindowView { window, .. } => ndim.saturating_add(window.len()),
             Op::Unflatten { sizes, .. } => ndim.saturating_sub(1).saturating_add(sizes.len()),

@@ -190,6 +190,13 @@ impl ConcreteView {
         )
     }
 
+    /// Refuses the result of `op` on this view when it would have `rank` axes, past
+    /// [`MAX_RANK`]: what the named ops that add axes check first (as
+    /// [`ConcreteView::apply`] does for every op).
+    pub(crate) fn check_result_rank(&self, op: &'static str, rank: usize) -> Result<()> {
+        check_rank(op, rank, || format!("the result on {}", self.ctx()))
+    }
+
     /// A row-major view of `shape` at offset 0.
     ///
     /// # Errors

@@ -139,6 +139,33 @@ fn ops_that_add_axes_refuse_past_the_limit_on_every_engine() {
 }
 
 #[test]
+fn the_named_methods_of_the_exact_engine_refuse_too() {
+    let v = ConcreteView::contiguous(&vec![1i64; MAX_RANK]).expect("view");
+    let over = vec![1i64; MAX_RANK + 1];
+    let zeros = vec![0i64; MAX_RANK + 1];
+    // A dense row-major reshape takes a shortcut that builds no view through `create`.
+    assert!(is_rank_limit(&v.reshape(&over), "reshape"));
+    assert!(is_rank_limit(&v.view_shape(&over), "view_shape"));
+    assert!(is_rank_limit(&v.expand(&over), "expand"));
+    assert!(is_rank_limit(&v.broadcast_to(&over), "broadcast_to"));
+    assert!(is_rank_limit(&v.unsqueeze(0), "unsqueeze"));
+    assert!(is_rank_limit(&v.index(&[IndexItem::NewAxis]), "index"));
+    assert!(is_rank_limit(&v.unfold(0, 1, 1), "unfold"));
+    assert!(is_rank_limit(&v.unflatten(0, &[1, 1]), "unflatten"));
+    assert!(is_rank_limit(
+        &v.torch_as_strided(&over, &zeros, 0),
+        "as_strided"
+    ));
+    assert!(is_rank_limit(
+        &v.sliding_window_view(&[1], Some(&[0])),
+        "sliding_window_view"
+    ));
+    assert!(is_rank_limit(&v.view_as_real(), "view_as_real"));
+    let row = ConcreteView::contiguous(&[2]).expect("row");
+    assert!(is_rank_limit(&row.reshape(&vec![1i64; 100_000]), "reshape"));
+}
+
+#[test]
 fn ops_that_keep_the_rank_work_at_the_limit() {
     // `real` and `imag` are `view_as_real` then a select of the pair axis: at the limit
     // the pair axis would be one too many, so they are built without it.
