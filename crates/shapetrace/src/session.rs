@@ -6,7 +6,7 @@ use symshape::{Bindings, Cond, Expr, Scope};
 use symshape_kernels::{gather, materialize, plan_materialize, ConcreteStack, Input};
 use symshape_view::{
     broadcast_shapes, infer, parse_index_in, promote_types, result_type, ConcreteView, DType, Op,
-    Operand, SplitDirection, View, ViewOps, ViewStack, MAX_OFFSETS,
+    Operand, SplitDirection, View, ViewOps, ViewStack, MAX_OFFSETS, SHARES_MEMORY_MAX_WORK,
 };
 
 use crate::bench::{bench_materialize_f32, counting_buffer};
@@ -816,7 +816,7 @@ impl Session {
                     .map_err(|_| format!("{stmt}: max_work `{n}` is not a non-negative integer"))?;
                 (name.trim(), n)
             }
-            _ => (rest, u64::MAX),
+            _ => (rest, SHARES_MEMORY_MAX_WORK),
         };
         let (other, other_origin) = self.saved_stack(stmt, name)?;
         if other_origin.owner != self.origin.owner {
@@ -889,11 +889,13 @@ impl Session {
             ("F", &proofs.f_contiguous, proofs.f_condition),
         ] {
             if proof.as_bool().is_none() {
+                let cond = symshape::abbreviate(&cond.to_string());
                 open.push(format!("{name}-contiguous exactly when {cond}"));
             }
         }
         Err(format!(
-            "flags: the flags of {v} depend on the values of its symbols (it is {}); bind them, or assume facts that decide it",
+            "flags: the flags of {} depend on the values of its symbols (it is {}); bind them, or assume facts that decide it",
+            symshape::abbreviate(&v.to_string()),
             open.join(", and ")
         ))
     }

@@ -78,6 +78,11 @@ impl fmt::Display for Broadcast {
 /// provably negative; [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the
 /// budgets.
 pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast> {
+    for s in shapes {
+        crate::concrete::check_rank("broadcast_shapes", s.len(), || {
+            "the broadcast shape".to_string()
+        })?;
+    }
     let consts: Option<Vec<Vec<i64>>> = shapes
         .iter()
         .map(|s| s.iter().map(|d| d.as_const()).collect())

@@ -132,6 +132,7 @@ impl View {
     /// # Errors
     /// As [`View::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<View> {
+        op.check_rank(self.ndim(), || self.ctx())?;
         if let Some(c) = self.as_concrete() {
             if let Some(k) = const_op(op) {
                 return c.apply(&k).map(View::from);

@@ -36,6 +36,21 @@ pub enum IndexItem<B = i64> {
     Ellipsis,
 }
 
+/// The rank of the result of indexing a view of rank `ndim` with `items` when they are
+/// valid for it: each integer drops an axis, each `None` adds one.
+pub(crate) fn index_result_rank<B>(items: &[IndexItem<B>], ndim: usize) -> usize {
+    let mut ints = 0usize;
+    let mut new = 0usize;
+    for item in items {
+        match item {
+            IndexItem::Int(_) => ints += 1,
+            IndexItem::NewAxis => new += 1,
+            _ => {}
+        }
+    }
+    ndim.saturating_add(new).saturating_sub(ints)
+}
+
 impl<B> IndexItem<B> {
     /// The full slice `:`.
     pub const FULL: IndexItem<B> = IndexItem::Slice {

@@ -136,7 +136,7 @@ pub use bind::{infer, BindCache, Inferred, PreparedStack, PreparedView};
 pub use broadcast::{broadcast_shapes, Broadcast};
 pub use concrete::{
     ByteLayout, ConcreteStack, ConcreteView, Flags, Levels, MemoryOverlap, Raveled, Selection,
-    INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_PIECES,
+    INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_PIECES, MAX_RANK, SHARES_MEMORY_MAX_WORK,
 };
 pub use dim::Dim;
 pub use dtype::{promote_types, result_type, DType, Operand};

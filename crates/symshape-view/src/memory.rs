@@ -334,7 +334,7 @@ impl CopyOp {
             _ if v.mask().is_some() => "it has a mask".to_string(),
             Ok(f) if f.c_contiguous.as_bool().is_none() => format!(
                 "whether it is C-contiguous depends on the symbols (it is exactly when {})",
-                f.c_condition
+                symshape::abbreviate(&f.c_condition.to_string())
             ),
             _ => "it is not C-contiguous".to_string(),
         };

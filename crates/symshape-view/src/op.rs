@@ -327,6 +327,33 @@ pub enum Op<D = Expr> {
 }
 
 impl<D> Op<D> {
+    /// The rank of the op's result on a view of rank `ndim` when the op's arguments are
+    /// valid for it, counted from the argument lengths without looking at any size.
+    fn result_rank(&self, ndim: usize) -> usize {
+        match self {
+            Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) | Op::ViewShape(s) => s.len(),
+            Op::AsStrided { shape, .. } => shape.len(),
+            Op::Index(items) => crate::index::index_result_rank(items, ndim),
+            Op::Unsqueeze(_) | Op::Unfold { .. } | Op::ViewAsReal => ndim.saturating_add(1),
+            Op::SlidingWindowView { window, .. } => ndim.saturating_add(window.len()),
+            Op::Unflatten { sizes, .. } => ndim.saturating_sub(1).saturating_add(sizes.len()),
+            _ => ndim,
+        }
+    }
+
+    /// Refuses the op on a view of rank `ndim` (described by `ctx`) when its result
+    /// would have more than [`MAX_RANK`](crate::MAX_RANK) axes: the one check, run by
+    /// every `apply` before any work, that keeps every view within the limit.
+    pub(crate) fn check_rank(
+        &self,
+        ndim: usize,
+        ctx: impl FnOnce() -> String,
+    ) -> crate::Result<()> {
+        crate::concrete::check_rank(self.name(), self.result_rank(ndim), || {
+            format!("the result on {}", ctx())
+        })
+    }
+
     /// The op's name, as error messages and traces print it.
     pub fn name(&self) -> &'static str {
         match self {

@@ -351,6 +351,7 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
+        op.check_rank(self.top().ndim(), || self.top().ctx())?;
         if let Some(copy) = CopyOp::of(op) {
             return self.view_or_copy(cx, copy);
         }

@@ -171,6 +171,7 @@ pub(crate) fn create(
     offset: Expr,
     mask: Option<&[(Expr, Expr)]>,
 ) -> Result<View> {
+    crate::concrete::check_rank("create", shape.len(), || "the view".to_string())?;
     let ctx = ShapeCtx(shape);
     let mut ck = Checker::new(cx, GuardOp::CREATE, &[], &ctx);
     if let Some(s) = strides.filter(|s| s.len() != shape.len()) {

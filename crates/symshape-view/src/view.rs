@@ -99,6 +99,16 @@ pub(crate) fn fmt_list(v: &[Expr]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// A list of expressions as messages quote it: each longer than 100 characters is
+/// abbreviated ([`symshape::abbreviate`]).
+pub(crate) fn short_list(v: &[Expr]) -> String {
+    let parts: Vec<String> = v
+        .iter()
+        .map(|e| symshape::abbreviate(&e.to_string()))
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
 impl From<ConcreteView> for View {
     fn from(v: ConcreteView) -> View {
         View {
@@ -346,8 +356,8 @@ impl View {
     pub(crate) fn ctx(&self) -> String {
         format!(
             "view {} with strides {}",
-            fmt_list(self.shape()),
-            fmt_list(self.strides())
+            short_list(self.shape()),
+            short_list(self.strides())
         )
     }
 
@@ -355,7 +365,10 @@ impl View {
     pub(crate) fn ctx_full(&self) -> String {
         let mut s = self.ctx();
         if self.offset() != Expr::from(0) {
-            s.push_str(&format!(" offset {}", self.offset()));
+            s.push_str(&format!(
+                " offset {}",
+                symshape::abbreviate(&self.offset().to_string())
+            ));
         }
         if let Some(m) = self.mask() {
             let parts: Vec<String> = m.iter().map(|(b, e)| format!("({b}, {e})")).collect();

@@ -237,9 +237,11 @@ pub(crate) fn short_text(id: Id) -> String {
     abbreviate(&id_text(id))
 }
 
-/// `text` when at most [`MAX_QUOTED_CHARS`] characters long, otherwise its first 60 and
-/// last 30 characters around ` ... `, followed by the full length.
-pub(crate) fn abbreviate(text: &str) -> String {
+/// `text` when at most 100 characters long, otherwise its first 60 and last 30
+/// characters around ` ... `, followed by the full length: how error messages quote an
+/// expression or condition that may be long.
+#[must_use]
+pub fn abbreviate(text: &str) -> String {
     let n = text.chars().count();
     if n <= MAX_QUOTED_CHARS {
         return text.to_owned();

@@ -143,6 +143,7 @@ mod scope;
 mod serde_impl;
 mod visit;
 
+pub use display::abbreviate;
 pub use error::Error;
 pub use eval::Bindings;
 pub use expr::{CmpOp, Cond, Expr, SymbolSpec};

@@ -107,3 +107,85 @@ fn bytes_that_are_not_utf8_name_their_line() {
         "range 1"
     );
 }
+
+/// `count` copies of `item`, comma-separated.
+fn list_of(item: &str, count: usize) -> String {
+    vec![item; count].join(", ")
+}
+
+/// A script declaring `s0..s{rank-1}` in `1..=4` and a row-major view of them.
+fn symbolic_view(rank: usize) -> String {
+    let mut s: String = (0..rank).map(|k| format!("sym s{k} 1..=4\n")).collect();
+    let shape: Vec<String> = (0..rank).map(|k| format!("s{k}")).collect();
+    s.push_str(&format!("view [{}]\n", shape.join(", ")));
+    s
+}
+
+#[test]
+fn ranks_past_the_limit_are_refused_where_they_arise() {
+    // Huge argument lists are refused before any work proportional to them is done.
+    let cases = [
+        format!("view [2]\nbroadcast_to [{}, 2]", list_of("1", 99_999)),
+        format!("view [2]\nslice [{}]", list_of("None", 100_000)),
+        format!("view [{}]", list_of("2", 40_000)),
+        format!(
+            "view [{}]\nsliding_window_view [{}]",
+            list_of("2", 33),
+            list_of("1", 33)
+        ),
+        format!("view [2]\n{}", "unsqueeze 0\n".repeat(60_000)),
+        symbolic_view(65),
+    ];
+    let runs: Vec<String> = cases
+        .iter()
+        .map(|c| crate::trace(c).trim_end().to_owned())
+        .collect();
+    assert_snapshot!(runs.join("\n"), @r"
+    error: line 2: broadcast_to: limit: the result on view [2] with strides [1] would have 100000 axes, more than the limit of 64
+    error: line 2: index: limit: the result on view [2] with strides [1] would have 100001 axes, more than the limit of 64
+    error: line 1: create: limit: the view would have 40000 axes, more than the limit of 64
+    error: line 2: sliding_window_view: limit: the result on view [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2] with strides [4294967296, 2147483648, 1073741824, 536870912, 268435456, 134217728, 67108864, 33554432, 16777216, 8388608, 4194304, 2097152, 1048576, 524288, 262144, 131072, 65536, 32768, 16384, 8192, 4096, 2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1] would have 66 axes, more than the limit of 64
+    error: line 65: unsqueeze: limit: the result on view [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2] with strides [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1] would have 65 axes, more than the limit of 64
+    error: line 66: create: limit: the view would have 65 axes, more than the limit of 64
+    ");
+}
+
+#[test]
+fn symbolic_views_at_the_rank_limit_complete() {
+    let rank = 64;
+    let view = symbolic_view(rank);
+    let all: Vec<String> = (0..rank).map(|k| format!("s{k}")).collect();
+    // The copy of a transpose, read through the transpose at the copy's own indices.
+    let out = crate::trace(&format!("{view}T\ncopy\nlower\nemit c\n"));
+    assert!(!out.contains("error"), "{out}");
+    let offset = out.lines().next().unwrap_or_default();
+    assert!(
+        offset.starts_with("offset: ") && !offset.contains("//"),
+        "{offset}"
+    );
+    let out = crate::trace(&format!(
+        "{view}as_strided [{}] strides [{}] offset 0\nshow\n",
+        all.join(", "),
+        list_of("1", rank)
+    ));
+    assert!(out.starts_with("view shape=[s0, s1, "), "{out}");
+    // A condition as long as the rank is quoted abbreviated.
+    let out = crate::trace(&format!("{view}flags\n"));
+    assert!(out.len() < 1000, "{out}");
+    assert_snapshot!(out.trim_end(), @"error: line 66: flags: the flags of view shape=[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11 ... 63, s63, 1] offset=0 mask=none (8434 characters) depend on the values of its symbols (it is F-contiguous exactly when (s0*s1*s10*s11*s12*s13*s14*s15*s16*s17*s18*s19*s2*s20*s21*s2 ... s4*s5*s6*s7*s8*s9 or s31 == 1) (16831 characters)); bind them, or assume facts that decide it");
+}
+
+#[test]
+fn shares_memory_gives_up_past_its_default_work_bound() {
+    // 16 axes of size 2 with unrelated large strides, read at offsets 0 and 1: a subset
+    // sum that the exact search needs more than the default bound for.
+    let strides = "21633630587957749, 30030548117318367, 3399564384451524, 5374366687441980, 28542460696515963, 18140328881150115, 14802981246389275, 8690319955183126, 18702787680874124, 33311036325087144, 15170244690883506, 23011161025401478, 28765666998012293, 26195920375383462, 10721468644386093, 30014742096959742";
+    let shape = list_of("2", 16);
+    let script = format!(
+        "view [316507228393395943]\nsave base\nas_strided [{shape}] strides [{strides}] offset 0\nsave a\nload base\nas_strided [{shape}] strides [{strides}] offset 1\nshares_memory a\nshares_memory a max_work 524288\n"
+    );
+    assert_snapshot!(crate::trace(&script), @r"
+    shares_memory: too hard
+    shares_memory: no
+    ");
+}

@@ -59,6 +59,7 @@ impl ConcreteView {
     /// [`Error::NotRepresentable`]: crate::Error::NotRepresentable
     /// [`Error::Overflow`]: crate::Error::Overflow
     pub fn apply(&self, op: &Op<i64>) -> Result<Self> {
+        op.check_rank(self.ndim(), || self.ctx())?;
         match op {
             Op::Reshape(s) => self.reshape(s),
             Op::Expand(s) => self.expand(s),

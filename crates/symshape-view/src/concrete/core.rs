@@ -4,7 +4,7 @@
 use super::merge::{slab, Slab};
 use super::{ceil_div, check_shape, fmt_list, fmt_pairs, is_permutation, ConcreteView};
 use crate::error::{check_new_axis, invalid, overflow, unrepresentable, Error, Result};
-use crate::index::IndexItem;
+use crate::index::{index_result_rank, IndexItem};
 
 impl ConcreteView {
     /// Reorders axes: axis `i` of the result is axis `axes[i]` of `self`.
@@ -42,6 +42,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch (for a non-scalar),
     /// a negative size, or an axis that is neither equal nor of size 1.
     pub fn expand(&self, new_shape: &[i64]) -> Result<Self> {
+        self.check_result_rank("expand", new_shape.len())?;
         check_shape("expand", new_shape)?;
         if self.ndim() == 0 {
             return Self::build(
@@ -289,8 +290,17 @@ impl ConcreteView {
     /// Inserts a size-1 axis at position `axis` (`0 <= axis <= ndim`).
     ///
     /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when `axis > ndim`.
+    /// [`Error::Invalid`](crate::Error::Invalid) when `axis > ndim`;
+    /// [`Error::Limit`](crate::Error::Limit) past [`MAX_RANK`](crate::MAX_RANK) axes.
     pub fn unsqueeze(&self, axis: usize) -> Result<Self> {
+        self.check_result_rank("unsqueeze", self.ndim() + 1)?;
+        self.insert_unit_axis(axis)
+    }
+
+    /// [`ConcreteView::unsqueeze`] without the rank limit, for the ops that insert axes
+    /// on the way to a result within it (indexing keeps integer-indexed axes until it
+    /// drops them; `broadcast_to` has checked its result's rank).
+    pub(crate) fn insert_unit_axis(&self, axis: usize) -> Result<Self> {
         check_new_axis("unsqueeze", || self.ctx(), axis, self.ndim())?;
         let mut res = self.clone();
         res.shape.insert(axis, 1);
@@ -309,6 +319,7 @@ impl ConcreteView {
     /// integer out of range; [`Error::NotRepresentable`](crate::Error::NotRepresentable) when integers select a
     /// masked-out element into a scalar.
     pub fn index(&self, items: &[IndexItem]) -> Result<Self> {
+        self.check_result_rank("index", index_result_rank(items, self.ndim()))?;
         let (kept, shape) = self.index_keepdims(items)?;
         kept.drop_unit_axes("index", &shape)
     }
@@ -373,7 +384,7 @@ impl ConcreteView {
                     axis += 1;
                 }
                 IndexItem::NewAxis => {
-                    cur = cur.unsqueeze(axis)?;
+                    cur = cur.insert_unit_axis(axis)?;
                     shape.push(1);
                     axis += 1;
                 }
@@ -410,6 +421,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when `size` exceeds the axis or `step <= 0`;
     /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) when a mask on `axis` cuts windows unevenly.
     pub fn unfold(&self, axis: usize, size: i64, step: i64) -> Result<Self> {
+        self.check_result_rank("unfold", self.ndim() + 1)?;
         self.check_axis("unfold", axis)?;
         let d = self.shape()[axis];
         if !(0 <= size && size <= d) || step <= 0 {

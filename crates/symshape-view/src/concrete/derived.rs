@@ -83,6 +83,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when the shapes do not broadcast to exactly `shape`.
     pub fn broadcast_to(&self, shape: &[i64]) -> Result<Self> {
+        self.check_result_rank("broadcast_to", shape.len())?;
         check_shape("broadcast_to", shape)?;
         let n = self.ndim();
         let ok = shape.len() >= n
@@ -101,9 +102,13 @@ impl ConcreteView {
                 ),
             ));
         }
+        // The leading size-1 axes in one pass (stride 0, fully valid), then the expand.
+        let lead = shape.len() - n;
         let mut cur = self.clone();
-        for _ in n..shape.len() {
-            cur = cur.unsqueeze(0)?;
+        cur.shape.splice(0..0, std::iter::repeat_n(1, lead));
+        cur.strides.splice(0..0, std::iter::repeat_n(0, lead));
+        if let Some(m) = &mut cur.mask {
+            m.splice(0..0, std::iter::repeat_n((0, 1), lead));
         }
         cur.expand(shape)
     }
@@ -167,6 +172,8 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the product differs or the axis is out of range;
     /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
     pub fn unflatten(&self, axis: usize, sizes: &[i64]) -> Result<Self> {
+        let rank = self.ndim().saturating_sub(1).saturating_add(sizes.len());
+        self.check_result_rank("unflatten", rank)?;
         self.check_axis("unflatten", axis)?;
         let p = check_shape("unflatten", sizes)?;
         if p != self.shape()[axis] {
@@ -232,6 +239,7 @@ impl ConcreteView {
     /// different lengths, a negative stride or offset, an element outside the storage; as
     /// [`ConcreteView::create`].
     pub fn torch_as_strided(&self, shape: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
+        self.check_result_rank("as_strided", shape.len())?;
         let storage = match self.extent() {
             None => 0,
             Some((_, hi)) => hi.checked_add(1).ok_or_else(|| {
@@ -256,6 +264,7 @@ impl ConcreteView {
     /// As [`ConcreteView::reshape`], named `view_shape`; [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// with PyTorch's reason when the result is not one view.
     pub fn view_shape(&self, shape: &[i64]) -> Result<Self> {
+        self.check_result_rank("view_shape", shape.len())?;
         self.reshape(shape).map_err(|e| match e {
             crate::Error::NotRepresentable { .. } => {
                 view_shape_refusal(&fmt_list(shape), &self.ctx(), false)
@@ -273,6 +282,8 @@ impl ConcreteView {
     /// [`Op::SlidingWindowView`]); [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// when windows cut a mask unevenly, as [`ConcreteView::unfold`].
     pub fn sliding_window_view(&self, window: &[i64], axes: Option<&[usize]>) -> Result<Self> {
+        let rank = self.ndim().saturating_add(window.len());
+        self.check_result_rank("sliding_window_view", rank)?;
         let dims: Vec<Option<i64>> = self.shape().iter().map(|&d| Some(d)).collect();
         let mut v = self.clone();
         for (axis, size) in sliding_windows(window, axes, &dims, || self.ctx())? {
@@ -538,6 +549,9 @@ impl ConcreteView {
 pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
     let mut res: Vec<i64> = Vec::new();
     for s in shapes {
+        super::check_rank("broadcast_shapes", s.len(), || {
+            "the broadcast shape".to_string()
+        })?;
         check_shape("broadcast_shapes", s)?;
         let n = res.len().max(s.len());
         let mut out = vec![1i64; n];

@@ -245,21 +245,27 @@ impl ConcreteView {
     /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
     pub fn view_as_real(&self) -> Result<Self> {
         const OP: &str = "view_as_real";
-        self.unmasked(OP, COMPLEX)?;
+        let (mut strides, offset) = self.in_reals(OP)?;
+        strides.push(1);
+        let mut shape = self.shape().to_vec();
+        shape.push(2);
+        Self::build(OP, shape, strides, offset, None)
+    }
+
+    /// The strides and offset of the complex view in reals (doubled), for `op`, which
+    /// reads a complex view as reals: no mask, nothing past `i64`.
+    fn in_reals(&self, op: &'static str) -> Result<(Vec<i64>, i64)> {
+        self.unmasked(op, COMPLEX)?;
         let double = |x: i64, what: &str| {
             x.checked_mul(2)
-                .ok_or_else(|| overflow(OP, format!("{what} {x} doubled, of {}", self.ctx())))
+                .ok_or_else(|| overflow(op, format!("{what} {x} doubled, of {}", self.ctx())))
         };
-        let mut strides = self
+        let strides = self
             .strides()
             .iter()
             .map(|&t| double(t, "stride"))
             .collect::<Result<Vec<_>>>()?;
-        strides.push(1);
-        let mut shape = self.shape().to_vec();
-        shape.push(2);
-        let offset = double(self.offset(), "offset")?;
-        Self::build(OP, shape, strides, offset, None)
+        Ok((strides, double(self.offset(), "offset")?))
     }
 
     /// PyTorch's `view_as_complex`, the inverse of [`ConcreteView::view_as_real`]:
@@ -330,11 +336,15 @@ impl ConcreteView {
         self.complex_part(1)
     }
 
+    /// `view_as_real` then index `index` of the pair axis, built at once: the pair axis
+    /// would be one axis past [`MAX_RANK`](crate::MAX_RANK) on a view at the limit.
     fn complex_part(&self, index: i64) -> Result<Self> {
         let op = if index == 0 { "real" } else { "imag" };
-        let pairs = self.view_as_real().map_err(|e| rename_op(e, op))?;
-        // The pair axis has size 2, so the select cannot fail.
-        pairs.select(self.ndim(), index)
+        let (strides, offset) = self.in_reals(op)?;
+        let offset = offset
+            .checked_add(index)
+            .ok_or_else(|| overflow(op, format!("offset {offset} + {index} of {}", self.ctx())))?;
+        Self::build(op, self.shape().to_vec(), strides, offset, None)
     }
 
     /// PyTorch's `view(dtype)`: reinterprets elements of `from` bytes as elements

@@ -30,11 +30,14 @@ pub(crate) use memory::{byte_stride_rank, positive_itemsize, rename_op};
 pub use memory::{ByteLayout, Flags, Raveled};
 pub(crate) use merge::check_stacked;
 pub use merge::{merge, merge_refined, Refined};
-pub use overlap::MemoryOverlap;
+pub use overlap::{MemoryOverlap, SHARES_MEMORY_MAX_WORK};
 pub(crate) use stack::merge_down;
 pub use stack::merge_memo;
 pub use stack::{ConcreteStack, Levels};
 pub(crate) use view::{
-    c_strides, ceil_div, check_shape, fmt_list, fmt_pairs, is_permutation, numel_of, write_strided,
+    c_strides, ceil_div, check_rank, check_shape, fmt_list, fmt_pairs, is_permutation, numel_of,
+    write_strided,
 };
-pub use view::{format_offsets, unravel, ConcreteView, INJECTIVE_CHECK_LIMIT, MAX_OFFSETS};
+pub use view::{
+    format_offsets, unravel, ConcreteView, INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_RANK,
+};

@@ -14,6 +14,14 @@ use std::fmt;
 
 use super::ConcreteView;
 
+/// The work bound for callers of [`ConcreteView::shares_memory`] without one of their
+/// own (the `shapetrace` runner's default): 2^18 candidate index values, a few tenths
+/// of a second at most. The exact search is exponential in the number of axes (a
+/// subset-sum instance of 36 axes of size 2 with large strides does not finish in
+/// minutes without a bound); past the bound the answer is [`MemoryOverlap::TooHard`], as NumPy's
+/// `TooHardError` past its `max_work`.
+pub const SHARES_MEMORY_MAX_WORK: u64 = 1 << 18;
+
 /// The answer of [`ConcreteView::shares_memory`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[must_use]
@@ -71,7 +79,9 @@ impl ConcreteView {
     /// element of `other` (two views of one buffer of equal-sized elements) have the
     /// same offset. The answer is exact unless the search visits more than
     /// `max_work` candidate values of an index, when it is
-    /// [`MemoryOverlap::TooHard`]; `u64::MAX` never gives up in practice, and with
+    /// [`MemoryOverlap::TooHard`]. Pass [`SHARES_MEMORY_MAX_WORK`] unless the caller has
+    /// a bound of its own: the search is exponential in the number of axes, and
+    /// `u64::MAX` (never give up) may not finish in minutes on 36 axes. With
     /// `max_work == 0` only answers that need no search are given (disjoint
     /// extents, a gcd or range that rules every solution out, one term left).
     pub fn shares_memory(&self, other: &ConcreteView, max_work: u64) -> MemoryOverlap {

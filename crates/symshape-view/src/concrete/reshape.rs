@@ -23,6 +23,7 @@ impl ConcreteView {
     /// size is negative; [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// when no single view has the reshaped element mapping.
     pub fn reshape(&self, new_shape: &[i64]) -> Result<Self> {
+        self.check_result_rank("reshape", new_shape.len())?;
         let numel = check_shape("reshape", new_shape)?;
         if numel != self.numel() {
             return Err(invalid(

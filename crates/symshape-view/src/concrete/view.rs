@@ -96,6 +96,33 @@ pub const INJECTIVE_CHECK_LIMIT: i128 = 1 << 20;
 /// are refused beyond this many elements: 2^26 entries, 1 GiB of `Option<i64>`.
 pub const MAX_OFFSETS: i64 = 1 << 26;
 
+/// The most axes a view may have, NumPy's limit (`NPY_MAXDIMS`). Every constructor
+/// refuses more, and every op refuses to produce more before doing any work
+/// ([`Error::Limit`](crate::Error::Limit), naming the op and the limit). Below it each
+/// op's cost is polynomial in the rank with a small degree: a symbolic row-major view of
+/// this rank (one symbol per axis, whose strides are products of up to 63 symbols) is
+/// copied, checked for contiguity or planned into C in well under a second.
+pub const MAX_RANK: usize = 64;
+
+/// Refuses a result of `rank` axes past [`MAX_RANK`] on behalf of `op`; `what` names
+/// what would have that rank (formatted only for the message).
+pub(crate) fn check_rank(
+    op: &'static str,
+    rank: usize,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    if rank <= MAX_RANK {
+        return Ok(());
+    }
+    Err(crate::error::Error::Limit {
+        op,
+        detail: format!(
+            "{} would have {rank} axes, more than the limit of {MAX_RANK}",
+            what()
+        ),
+    })
+}
+
 /// The length of a table with one entry per element of `shape`, within [`MAX_OFFSETS`].
 pub(crate) fn offsets_len(op: &'static str, shape: &[i64]) -> Result<usize> {
     let n = check_shape(op, shape)?;
@@ -143,6 +170,7 @@ impl ConcreteView {
         offset: i64,
         mask: Option<&[(i64, i64)]>,
     ) -> Result<Self> {
+        check_rank("create", shape.len(), || "the view".to_string())?;
         check_shape("create", shape)?;
         let strides = match strides {
             Some(s) => s.to_vec(),
@@ -160,6 +188,13 @@ impl ConcreteView {
             offset,
             mask.map(<[_]>::to_vec),
         )
+    }
+
+    /// Refuses the result of `op` on this view when it would have `rank` axes, past
+    /// [`MAX_RANK`]: what the named ops that add axes check first (as
+    /// [`ConcreteView::apply`] does for every op).
+    pub(crate) fn check_result_rank(&self, op: &'static str, rank: usize) -> Result<()> {
+        check_rank(op, rank, || format!("the result on {}", self.ctx()))
     }
 
     /// A row-major view of `shape` at offset 0.
@@ -190,6 +225,7 @@ impl ConcreteView {
         offset: i64,
         mask: Option<Vec<(i64, i64)>>,
     ) -> Result<Self> {
+        check_rank(op, shape.len(), || "the view".to_string())?;
         if strides.len() != shape.len() {
             return Err(invalid(
                 op,

@@ -12,6 +12,7 @@ mod ops;
 mod overlap;
 mod pinned;
 mod prepmerge;
+mod rank;
 mod robust;
 mod scale;
 mod serialize;

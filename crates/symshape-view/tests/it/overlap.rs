@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use symshape_view::{ConcreteView, MemoryOverlap};
+use symshape_view::{ConcreteView, MemoryOverlap, SHARES_MEMORY_MAX_WORK};
 
 use crate::engine::model_of_view;
 use crate::strategy::arb_raw;
@@ -78,6 +78,60 @@ fn numpy_shares_memory_table() {
         n += 1;
     }
     assert_eq!(n, 500);
+}
+
+/// 16 axes of size 2 with unrelated strides near 2^54, read at offsets 0 and `offset`: the
+/// question is a subset sum, which the exact search answers by trying index values.
+const SUBSET_STRIDES: [i64; 16] = [
+    21633630587957749,
+    30030548117318367,
+    3399564384451524,
+    5374366687441980,
+    28542460696515963,
+    18140328881150115,
+    14802981246389275,
+    8690319955183126,
+    18702787680874124,
+    33311036325087144,
+    15170244690883506,
+    23011161025401478,
+    28765666998012293,
+    26195920375383462,
+    10721468644386093,
+    30014742096959742,
+];
+
+#[test]
+fn the_default_work_bound_stops_exponential_searches() {
+    let a = view(&[2; 16], &SUBSET_STRIDES, 0);
+    let b = view(&[2; 16], &SUBSET_STRIDES, 1);
+    // The exact answer needs more than the default bound and less than twice it.
+    assert_eq!(
+        a.shares_memory(&b, SHARES_MEMORY_MAX_WORK),
+        MemoryOverlap::TooHard
+    );
+    assert_eq!(
+        a.shares_memory(&b, 2 * SHARES_MEMORY_MAX_WORK),
+        MemoryOverlap::No
+    );
+    // 36 such axes: without a bound the search does not finish in minutes; with the
+    // default one it gives up after at most that many tries.
+    let mut x: i64 = 1;
+    let strides: Vec<i64> = (0..36)
+        .map(|_| {
+            x = (x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407))
+            .rem_euclid(1 << 55);
+            x.max(1 << 50)
+        })
+        .collect();
+    let a = view(&[2; 36], &strides, 0);
+    let b = view(&[2; 36], &strides, 1);
+    assert_eq!(
+        a.shares_memory(&b, SHARES_MEMORY_MAX_WORK),
+        MemoryOverlap::TooHard
+    );
 }
 
 #[test]

@@ -595,3 +595,23 @@ fn symbolic_stack_fit_guard_round_trips() {
     );
     insta::assert_snapshot!(load_error::<ViewStack>(&json), @"deserialize stack: stack: guard n + 1 <= n (last element reached is within view [n] with strides [1]) fails: it is false for every value of the symbols, for view [n + 1] with strides [1]");
 }
+
+#[test]
+fn a_loaded_view_past_the_rank_limit_is_refused() {
+    let axes = |rank: usize| vec![c(1); rank].join(", ");
+    let view = |rank: usize| {
+        format!(
+            r#"{{"shape":[{}],"strides":[{}],"offset":{},"mask":null,"guards":[]}}"#,
+            axes(rank),
+            axes(rank),
+            c(0)
+        )
+    };
+    let over = symshape_view::MAX_RANK + 1;
+    assert_eq!(
+        load_error::<View>(&view(over)),
+        "deserialize view: create: limit: the view would have 65 axes, more than the limit of 64"
+    );
+    let at: View = serde_json::from_str(&view(symshape_view::MAX_RANK)).expect("at the limit");
+    assert_eq!(at.ndim(), symshape_view::MAX_RANK);
+}
