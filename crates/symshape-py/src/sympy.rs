@@ -6,7 +6,7 @@ use pyo3::types::PyTuple;
 use symshape::{BigInt, Expr, ExprKind};
 
 use crate::error::err;
-use crate::expr::{bigint_to_py, PyExpr};
+use crate::expr::{bigint_to_py, ExprArg, PyExpr};
 use crate::scope::PyScope;
 
 /// Inductor's integer functions (`torch/utils/_sympy/functions.py`) and sympy's own, by
@@ -125,7 +125,7 @@ fn convert(py: Python<'_>, obj: &Bound<'_, PyAny>, scope: &PyScope, depth: u32) 
 /// `positive=True` when declared at least 1, `nonnegative=True` when at least 0), floor
 /// division `floor(a/b)`, modulo `Mod`, ceiling division `ceiling(a/b)`, `Min`, `Max`.
 #[pyfunction]
-pub(crate) fn to_sympy<'py>(py: Python<'py>, e: PyRef<'_, PyExpr>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_sympy<'py>(py: Python<'py>, e: ExprArg) -> PyResult<Bound<'py, PyAny>> {
     let sympy = py.import("sympy")?;
     build(py, &sympy, e.0)
 }
