@@ -2,11 +2,13 @@
 //! kernel performance table.
 //!
 //! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
-//! `cargo` and nothing else.
+//! `cargo`, and for the Python package's tests to `python3` (a virtual environment under
+//! `target/`, see [`python`]).
 
 #![forbid(unsafe_code)]
 
 mod layering;
+mod python;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -23,7 +25,10 @@ tasks:
           feature, the docs (-D warnings), a compile of every benchmark,
           `cargo package --workspace`, and clippy of the kernels for
           aarch64-unknown-linux-gnu (the portable paths; skipped when rustup
-          cannot add that target)
+          cannot add that target), then the Python package: a virtual environment in
+          target/py-venv with pinned maturin, pytest, numpy and sympy, the wheel of
+          crates/symshape-py built and installed, and its pytest suite
+  python  the Python step of ci alone
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
   fuzz [TARGET] [SECONDS]
@@ -40,6 +45,7 @@ fn main() -> ExitCode {
     let res = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
+        Some("python") => python::check(&project_root()),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");
@@ -224,6 +230,7 @@ fn ci() -> Result<(), String> {
         eprintln!("xtask ci: {} ok in {:.1?}", step.name, t.elapsed());
     }
     cross_check(&root)?;
+    python::check(&root)?;
     eprintln!("xtask ci: all checks passed in {:.1?}", started.elapsed());
     Ok(())
 }

@@ -2,10 +2,10 @@
 //!
 //! # Main types
 //!
-//! - `Scope` ([`scope`]): declarations and assumptions; parse, simplify, prove, range, eval.
-//! - `Expr`, `Cond` ([`expr`]): the interned handles with Python's operators.
-//! - `from_sympy`, `to_sympy` ([`sympy`]): the bridge to sympy and Inductor's functions.
-//! - `ViewStack`, `BoundStack` ([`view`]): the view ops, lowering, guards, C code, binding,
+//! - `Scope` (`scope.rs`): declarations and assumptions; parse, simplify, prove, range, eval.
+//! - `Expr`, `Cond` (`expr.rs`): the interned handles with Python's operators.
+//! - `from_sympy`, `to_sympy` (`sympy.rs`): the bridge to sympy and Inductor's functions.
+//! - `ViewStack`, `BoundStack` (`view.rs`): the view ops, lowering, guards, C code, binding,
 //!   offsets and `materialize` over NumPy arrays.
 //!
 //! Every call that can take long (proofs, simplification, view ops, binding, the kernels)
