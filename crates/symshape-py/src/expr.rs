@@ -183,33 +183,33 @@ impl PyExpr {
 
     /// `self <= other`, as a `Cond`.
     #[pyo3(name = "le")]
-    fn cmp_le(&self, o: ExprArg) -> PyCond {
-        PyCond(self.0.le(o.0))
+    fn cmp_le(&self, other: ExprArg) -> PyCond {
+        PyCond(self.0.le(other.0))
     }
     /// `self < other`, as a `Cond`.
     #[pyo3(name = "lt")]
-    fn cmp_lt(&self, o: ExprArg) -> PyCond {
-        PyCond(self.0.lt(o.0))
+    fn cmp_lt(&self, other: ExprArg) -> PyCond {
+        PyCond(self.0.lt(other.0))
     }
     /// `self == other`, as a `Cond` (`==` itself is canonical identity).
     #[pyo3(name = "eq")]
-    fn cmp_eq(&self, o: ExprArg) -> PyCond {
-        PyCond(self.0.equals(o.0))
+    fn cmp_eq(&self, other: ExprArg) -> PyCond {
+        PyCond(self.0.equals(other.0))
     }
     /// `self != other`, as a `Cond`.
     #[pyo3(name = "ne")]
-    fn cmp_ne(&self, o: ExprArg) -> PyCond {
-        PyCond(self.0.not_equals(o.0))
+    fn cmp_ne(&self, other: ExprArg) -> PyCond {
+        PyCond(self.0.not_equals(other.0))
     }
     /// `self >= other`, as a `Cond`.
     #[pyo3(name = "ge")]
-    fn cmp_ge(&self, o: ExprArg) -> PyCond {
-        PyCond(self.0.ge(o.0))
+    fn cmp_ge(&self, other: ExprArg) -> PyCond {
+        PyCond(self.0.ge(other.0))
     }
     /// `self > other`, as a `Cond`.
     #[pyo3(name = "gt")]
-    fn cmp_gt(&self, o: ExprArg) -> PyCond {
-        PyCond(self.0.gt(o.0))
+    fn cmp_gt(&self, other: ExprArg) -> PyCond {
+        PyCond(self.0.gt(other.0))
     }
     /// Whether the expression is an integer constant.
     fn is_constant(&self) -> bool {

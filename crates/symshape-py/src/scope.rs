@@ -106,6 +106,9 @@ impl PyScope {
     }
 }
 
+/// The ends of a range as Python ints, `None` where unbounded.
+type Ends<'py> = (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
+
 #[pymethods]
 impl PyScope {
     #[new]
@@ -162,11 +165,7 @@ impl PyScope {
 
     /// `(lo, hi)`, a range containing every value of the expression; `None` for an
     /// unbounded end.
-    fn range<'py>(
-        &self,
-        py: Python<'py>,
-        e: &Bound<'py, PyAny>,
-    ) -> PyResult<(Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>)> {
+    fn range<'py>(&self, py: Python<'py>, e: &Bound<'py, PyAny>) -> PyResult<Ends<'py>> {
         let e = self.expr_of(py, e)?;
         let r = self.with(py, |cx| cx.range(e));
         let lo = r.lo.as_ref().map(|v| bigint_to_py(py, v)).transpose()?;

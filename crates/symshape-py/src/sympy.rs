@@ -32,12 +32,8 @@ fn function(name: &str, args: &[Expr]) -> Option<Expr> {
 /// (a rational, an unknown function, an undeclared symbol) raises `symshape.Error`
 /// naming it.
 #[pyfunction]
-pub(crate) fn from_sympy(
-    py: Python<'_>,
-    expr: &Bound<'_, PyAny>,
-    scope: &PyScope,
-) -> PyResult<PyExpr> {
-    convert(py, expr, scope, 0).map(PyExpr)
+pub(crate) fn from_sympy(expr: &Bound<'_, PyAny>, scope: &PyScope) -> PyResult<PyExpr> {
+    convert(expr, scope, 0).map(PyExpr)
 }
 
 /// Nesting beyond this is an error, not a stack overflow.
@@ -57,7 +53,7 @@ fn integer(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
     text.parse::<BigInt>().map(Expr::constant).map_err(err)
 }
 
-fn convert(py: Python<'_>, obj: &Bound<'_, PyAny>, scope: &PyScope, depth: u32) -> PyResult<Expr> {
+fn convert(obj: &Bound<'_, PyAny>, scope: &PyScope, depth: u32) -> PyResult<Expr> {
     if depth > MAX_NESTING {
         return Err(err(format!(
             "from_sympy: the expression nests deeper than {MAX_NESTING} levels"
@@ -82,7 +78,7 @@ fn convert(py: Python<'_>, obj: &Bound<'_, PyAny>, scope: &PyScope, depth: u32) 
     }
     let cls: String = obj.get_type().name()?.extract()?;
     let args: Bound<'_, PyTuple> = obj.getattr("args")?.cast_into()?;
-    let sub = |a: Bound<'_, PyAny>| convert(py, &a, scope, depth + 1);
+    let sub = |a: Bound<'_, PyAny>| convert(&a, scope, depth + 1);
     match cls.as_str() {
         "Add" => return args.iter().map(sub).sum(),
         "Mul" => return args.iter().map(sub).product(),

@@ -695,7 +695,7 @@ impl PyBoundStack {
 
     /// The buffer offset of every element, as an `int64` array of the shape; `pad` where
     /// an element is padding.
-    #[pyo3(signature = (pad = -1))]
+    #[pyo3(signature = (pad = -1), text_signature = "(self, pad=-1)")]
     fn offsets<'py>(&self, py: Python<'py>, pad: i64) -> PyResult<Bound<'py, PyAny>> {
         let stack = &self.stack;
         let table = py.detach(|| stack.offsets()).map_err(err)?;
