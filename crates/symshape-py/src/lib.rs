@@ -19,6 +19,8 @@
 //!   `materialize` reads the input array's memory in place (no copy) for every element
 //!   type the kernels support.
 
+#![forbid(unsafe_code)]
+
 mod error;
 mod expr;
 mod scope;
