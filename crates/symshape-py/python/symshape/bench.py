@@ -275,6 +275,7 @@ def main(argv=None):
           f"Python {platform.python_version()}, CPU {cpu_model()}")
     print(f"{'question':58} {'sympy ms':>10} {'symshape ms':>12} {'speedup':>9}  answers (sympy/symshape)")
     ratios, decided_sympy, decided_ours, total_sympy, total_ours = [], 0, 0, 0.0, 0.0
+    ratios_decided, ratios_undecided = [], []
     for q in questions:
         t_ours, a_ours, cx = ask_symshape(q)
         t_sympy, a_sympy = ask_sympy(sympy, q)
@@ -286,11 +287,15 @@ def main(argv=None):
         total_sympy += t_sympy
         total_ours += t_ours
         ratios.append(t_sympy / t_ours)
+        (ratios_decided if a_ours is not None else ratios_undecided).append(t_sympy / t_ours)
         label = f"{q.kind} [{len([d for d in q.decls if d.startswith('s')])}]" if q.kind.startswith("nest") else q.kind
         print(f"{label[:58]:58} {t_sympy * 1e3:10.2f} {t_ours * 1e3:12.3f} {t_sympy / t_ours:8.0f}x  {a_sympy}/{a_ours}")
     print()
     print(f"speedup per question: median {statistics.median(ratios):.0f}x, worst {min(ratios):.0f}x, "
           f"best {max(ratios):.0f}x; total time sympy {total_sympy:.2f} s, symshape {total_ours * 1e3:.1f} ms")
+    for name, rs in [("symshape decides", ratios_decided), ("symshape leaves undecided", ratios_undecided)]:
+        if rs:
+            print(f"  questions {name} ({len(rs)}): median {statistics.median(rs):.0f}x, worst {min(rs):.0f}x")
     print(f"decided: sympy {decided_sympy} of {len(questions)}, symshape {decided_ours} of {len(questions)}; "
           "no contradiction, and every symshape answer held at random bindings")
     return 0
