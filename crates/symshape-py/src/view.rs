@@ -8,7 +8,9 @@ use pyo3::types::{PyDict, PyList, PySlice, PyTuple};
 use symshape::{Expr, Scope};
 use symshape_codegen::{render_c, CConfig, Plan};
 use symshape_kernels::{materialize, Input};
-use symshape_view::{ConcreteStack, IndexItem, Op, View, ViewOps, ViewStack};
+use symshape_view::{
+    ConcreteStack, DType, IndexItem, Op, SplitDirection, View, ViewOps, ViewStack,
+};
 
 use crate::error::err;
 use crate::expr::{PyCond, PyExpr};
@@ -115,6 +117,27 @@ impl PyViewStack {
         let stack = &self.stack;
         let res = self.scope().with(py, |cx| f(cx, stack)).map_err(err)?;
         Ok(res.into_iter().map(|s| self.wrap(py, s)).collect())
+    }
+
+    fn directional(
+        &self,
+        py: Python<'_>,
+        direction: SplitDirection,
+        sections: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<PyViewStack>> {
+        let cut = |cx: &Scope, s: &ViewStack, at: Option<&[Expr]>, n: usize| match (direction, at) {
+            (SplitDirection::Horizontal, None) => s.hsplit(cx, n),
+            (SplitDirection::Vertical, None) => s.vsplit(cx, n),
+            (SplitDirection::Depth, None) => s.dsplit(cx, n),
+            (SplitDirection::Horizontal, Some(at)) => s.hsplit_at(cx, at),
+            (SplitDirection::Vertical, Some(at)) => s.vsplit_at(cx, at),
+            (SplitDirection::Depth, Some(at)) => s.dsplit_at(cx, at),
+        };
+        if let Ok(n) = sections.extract::<usize>() {
+            return self.run_many(py, move |cx, s| cut(cx, s, None, n));
+        }
+        let at = self.dims(py, &items(sections, direction.name())?)?;
+        self.run_many(py, move |cx, s| cut(cx, s, Some(&at), 0))
     }
 
     fn op(&self, py: Python<'_>, op: Op) -> PyResult<PyViewStack> {
@@ -630,6 +653,95 @@ impl PyViewStack {
     /// PyTorch's `view_as_complex`.
     fn view_as_complex(&self, py: Python<'_>) -> PyResult<PyViewStack> {
         self.op(py, Op::ViewAsComplex)
+    }
+
+    /// PyTorch's `real` of a complex view.
+    fn real(&self, py: Python<'_>) -> PyResult<PyViewStack> {
+        self.op(py, Op::Real)
+    }
+
+    /// PyTorch's `imag` of a complex view.
+    fn imag(&self, py: Python<'_>) -> PyResult<PyViewStack> {
+        self.op(py, Op::Imag)
+    }
+
+    /// NumPy's `ascontiguousarray`: `contiguous` of at least one axis.
+    fn ascontiguousarray(&self, py: Python<'_>) -> PyResult<PyViewStack> {
+        self.run(py, |cx, s| s.ascontiguousarray(cx))
+    }
+
+    /// NumPy's `astype(to, copy)` of elements of type `from_type` (NumPy's names:
+    /// `"int32"`, `"float64"`, ...): a row-major copy on top when the types differ or
+    /// `copy` is set, else the stack itself.
+    #[pyo3(signature = (from_type, to_type, copy = true))]
+    fn astype(
+        &self,
+        py: Python<'_>,
+        from_type: &str,
+        to_type: &str,
+        copy: bool,
+    ) -> PyResult<PyViewStack> {
+        let from: DType = from_type.parse().map_err(err)?;
+        let to: DType = to_type.parse().map_err(err)?;
+        self.op(py, Op::AsType { from, to, copy })
+    }
+
+    /// PyTorch's `detach()`: the same stack (autograd only).
+    fn detach(&self, py: Python<'_>) -> PyViewStack {
+        self.wrap(py, self.stack.clone())
+    }
+
+    /// PyTorch's `alias()`: the same stack.
+    fn alias(&self, py: Python<'_>) -> PyViewStack {
+        self.wrap(py, self.stack.clone())
+    }
+
+    /// Swaps two axes (PyTorch's `swapdims`).
+    fn swapdims(&self, py: Python<'_>, a: usize, b: usize) -> PyResult<PyViewStack> {
+        self.op(py, Op::Transpose(a, b))
+    }
+
+    /// `split_sizes` under PyTorch's name.
+    fn split_with_sizes(
+        &self,
+        py: Python<'_>,
+        axis: usize,
+        sizes: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<PyViewStack>> {
+        self.split_sizes(py, axis, sizes)
+    }
+
+    /// PyTorch's `hsplit` into `sections` equal pieces (an int) or at indices (a list).
+    fn hsplit(&self, py: Python<'_>, sections: &Bound<'_, PyAny>) -> PyResult<Vec<PyViewStack>> {
+        self.directional(py, SplitDirection::Horizontal, sections)
+    }
+
+    /// PyTorch's `vsplit` into `sections` equal pieces (an int) or at indices (a list).
+    fn vsplit(&self, py: Python<'_>, sections: &Bound<'_, PyAny>) -> PyResult<Vec<PyViewStack>> {
+        self.directional(py, SplitDirection::Vertical, sections)
+    }
+
+    /// PyTorch's `dsplit` into `sections` equal pieces (an int) or at indices (a list).
+    fn dsplit(&self, py: Python<'_>, sections: &Bound<'_, PyAny>) -> PyResult<Vec<PyViewStack>> {
+        self.directional(py, SplitDirection::Depth, sections)
+    }
+
+    /// PyTorch's `expand_as(other)`: `expand` to the other stack's shape.
+    fn expand_as(&self, py: Python<'_>, other: PyRef<'_, PyViewStack>) -> PyResult<PyViewStack> {
+        let o = other.stack.clone();
+        self.run(py, move |cx, s| s.expand_as(cx, &o))
+    }
+
+    /// PyTorch's `reshape_as(other)`: `reshape` to the other stack's shape.
+    fn reshape_as(&self, py: Python<'_>, other: PyRef<'_, PyViewStack>) -> PyResult<PyViewStack> {
+        let o = other.stack.clone();
+        self.run(py, move |cx, s| s.reshape_as(cx, &o))
+    }
+
+    /// PyTorch's `view_as(other)`: `view_shape` to the other stack's shape.
+    fn view_as(&self, py: Python<'_>, other: PyRef<'_, PyViewStack>) -> PyResult<PyViewStack> {
+        let o = other.stack.clone();
+        self.run(py, move |cx, s| s.view_as(cx, &o))
     }
 }
 

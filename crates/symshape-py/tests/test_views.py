@@ -204,6 +204,42 @@ def test_splits():
     assert len(x.chunk(1, 4)) == 3
 
 
+def test_more_runner_ops():
+    cx = symshape.Scope()
+    n = cx.declare("n 1..=8")
+    x = symshape.ViewStack.row_major(cx, [n, 6, 4])
+    base = np.arange(4 * 6 * 4).reshape(4, 6, 4)
+
+    def offsets(st):
+        return st.bind({"n": 4}).offsets()
+
+    for got, ref in zip(x.hsplit(3), np.hsplit(base, 3)):
+        assert (offsets(got) == ref).all()
+    for got, ref in zip(x.dsplit([1, 3]), np.dsplit(base, [1, 3])):
+        assert (offsets(got) == ref).all()
+    for got, ref in zip(x.vsplit([n - 1]), np.vsplit(base, [3])):
+        assert (offsets(got) == ref).all()
+    assert [len(p.shape) for p in x.split_with_sizes(1, [2, 4])] == [3, 3]
+    assert (offsets(x.swapdims(0, 2)) == base.swapaxes(0, 2)).all()
+    assert (offsets(x.detach()) == base).all() and (offsets(x.alias()) == base).all()
+    t = x.permute(2, 0, 1)
+    assert (offsets(t.ascontiguousarray()) == base.transpose(2, 0, 1)).all()
+    assert t.ascontiguousarray().depth() == 2 and x.ascontiguousarray().depth() == 1
+    assert x.astype("float32", "float32", copy=False).depth() == 1
+    assert x.astype("int32", "float64").depth() == 2
+    with pytest.raises(symshape.Error, match="not an element type"):
+        x.astype("int32", "float17")
+    row = symshape.ViewStack.row_major(cx, [1, 6, 1])
+    assert (offsets(row.expand_as(x)) == np.broadcast_to(np.arange(6).reshape(1, 6, 1), (4, 6, 4))).all()
+    assert [str(d) for d in x.reshape(4 * n, 6).reshape_as(x).shape] == ["n", "6", "4"]
+    assert [str(d) for d in x.view_as(x.flatten()).shape] == ["24*n"]
+    assert (offsets(x.reinterpret(8, 4)) == np.arange(4 * 6 * 8).reshape(4, 6, 8)).all()
+    c = x.reshape(n, 6, 2, 2).view_as_complex()
+    assert (offsets(c) == np.arange(4 * 6 * 2).reshape(4, 6, 2)).all()
+    assert (offsets(c.real()) == 2 * np.arange(4 * 6 * 2).reshape(4, 6, 2)).all()
+    assert (offsets(c.imag()) == 2 * np.arange(4 * 6 * 2).reshape(4, 6, 2) + 1).all()
+
+
 def test_threads_share_a_scope():
     cx = symshape.Scope()
     n = cx.declare("n 1..=64")
