@@ -28,10 +28,15 @@ pub fn check(root: &Path) -> Result<(), String> {
     eprintln!("xtask ci: python package (crates/symshape-py)");
     let venv = root.join(VENV);
     let python = venv.join("bin").join("python");
-    if !python.exists() {
+    let py = python.to_string_lossy().into_owned();
+    // An environment without pip (a `venv` that failed half-way) is made again.
+    if !(python.exists() && run(root, &py, &["-m", "pip", "--version"], &[]).is_ok()) {
+        if venv.exists() {
+            std::fs::remove_dir_all(&venv)
+                .map_err(|e| format!("cannot remove {}: {e}", venv.display()))?;
+        }
         create_venv(root)?;
     }
-    let py = python.to_string_lossy().into_owned();
     let mut pip = vec!["-m", "pip", "install", "--disable-pip-version-check", "-q"];
     pip.extend_from_slice(PINNED);
     run(root, &py, &pip, &[])?;
