@@ -9,15 +9,28 @@
 //!   offsets and `materialize` over NumPy arrays.
 //!
 //! Every call that can take long (proofs, simplification, view ops, binding, the kernels)
-//! releases the GIL; a `Scope` is shared by threads behind a lock.
+//! releases the GIL; a `Scope` is shared by threads behind a lock. The bindings hold no
+//! logic of their own: each call converts its arguments and calls the crates' public API.
+//! `docs/python.md` describes the API; the pytest suite is in `tests/`.
+//!
+//! ```python
+//! import numpy as np, symshape
+//! cx = symshape.Scope()
+//! n = cx.declare("n 1..=4096")
+//! x = symshape.ViewStack.row_major(cx, [n, 6]).T.reshape(6 * n)
+//! assert list(x.bind({"n": 2}).materialize(np.arange(12.0))) == [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
+//! ```
 //!
 //! # Dependencies
 //!
-//! - `pyo3` (feature `abi3-py39`): the bindings; one wheel for CPython 3.9 and later
-//!   through the stable ABI. Built by maturin, which links no libpython.
-//! - `numpy`: NumPy's C API through PyO3: `offsets` returns an `int64` array, and
-//!   `materialize` reads the input array's memory in place (no copy) for every element
-//!   type the kernels support.
+//! - `pyo3` 0.30, the newest (Rust 1.85 or later), feature `abi3-py39`: the bindings; one
+//!   wheel for CPython 3.9 and later through the stable ABI. The crate's default feature
+//!   `extension-module` keeps every build from linking libpython, so `cargo build` needs no
+//!   Python development files (nor an interpreter, with `PYO3_NO_PYTHON=1`).
+//! - `numpy` 0.30 (the release that goes with PyO3 0.30): NumPy's C API, through which
+//!   `offsets` returns an `int64` array and `materialize` reads the input array's memory in
+//!   place (no copy), for every element type the kernels support. PyO3's own buffer
+//!   protocol wrapper needs the limited API of CPython 3.11, which a 3.9 wheel cannot use.
 
 #![forbid(unsafe_code)]
 
