@@ -2,13 +2,15 @@
 //! kernel performance table, `cargo xtask compare` times the same copies in NumPy and PyTorch.
 //!
 //! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
-//! `cargo` and nothing else (`compare` also runs Python, which it installs into a virtual
-//! environment).
+//! `cargo` and nothing else, but for the Python package's tests, which run `python3` in a
+//! virtual environment under `target/` (see [`python`]), and `compare`, which installs NumPy
+//! and PyTorch into another.
 
 #![forbid(unsafe_code)]
 
 mod compare;
 mod layering;
+mod python;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -25,7 +27,10 @@ tasks:
           feature, the docs (-D warnings), a compile of every benchmark,
           `cargo package --workspace`, and clippy of the kernels for
           aarch64-unknown-linux-gnu (the portable paths; skipped when rustup
-          cannot add that target)
+          cannot add that target), then the Python package: a virtual environment in
+          target/py-venv with pinned maturin, pytest, numpy and sympy, the wheel of
+          crates/symshape-py built and installed, and its pytest suite
+  python  the Python step of ci alone
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
   compare [--threads N] [--runs R] [--only NAME,...] [--python PATH]
@@ -51,6 +56,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
         Some("compare") => compare::compare(&args[1..]),
+        Some("python") => python::check(&project_root()),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");
@@ -235,6 +241,7 @@ fn ci() -> Result<(), String> {
         eprintln!("xtask ci: {} ok in {:.1?}", step.name, t.elapsed());
     }
     cross_check(&root)?;
+    python::check(&root)?;
     eprintln!("xtask ci: all checks passed in {:.1?}", started.elapsed());
     Ok(())
 }
