@@ -755,9 +755,10 @@ impl Session {
         Ok(at(self.exprs(arg)?, piece))
     }
 
-    /// The bound current stack as one unmasked view, for `flags` and `bytes`.
+    /// The bound current stack as one unmasked view of its storage (the copy made last,
+    /// or the input), for `flags` and `bytes`.
     fn one_view(&self, stmt: &str) -> Result<ConcreteView, String> {
-        let bound = self.bound(stmt)?;
+        let bound = self.bound_stack(stmt, &self.current(stmt)?.on_storage())?;
         let [v] = bound.levels() else {
             return Err(format!(
                 "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask",
@@ -824,15 +825,16 @@ impl Session {
             // answer without looking at offsets.
             return Ok(vec![format!("{stmt}: no")]);
         }
+        // Both read the same array: their views of its storage are compared.
         let a = one_level(
             stmt,
             "current stack",
-            self.bound_stack(stmt, self.current(stmt)?)?,
+            self.bound_stack(stmt, &self.current(stmt)?.on_storage())?,
         )?;
         let b = one_level(
             stmt,
             &format!("stack `{name}`"),
-            self.bound_stack(stmt, other)?,
+            self.bound_stack(stmt, &other.on_storage())?,
         )?;
         let answer = if stmt == "shares_memory" {
             a.shares_memory(&b, max_work).to_string()
@@ -845,7 +847,7 @@ impl Session {
     /// The current stack's view when it is one symbolic view with a symbol the session
     /// has no value for: `flags` and `bytes` then answer for every value of the symbols.
     fn unbound_view(&self, stmt: &str) -> Result<Option<View>, String> {
-        let stack = self.current(stmt)?;
+        let stack = &self.current(stmt)?.on_storage();
         let unbound = matches!(
             stack.bind(&self.scope, &self.bindings),
             Err(symshape_view::Error::Symshape(
@@ -1011,7 +1013,7 @@ impl Session {
     fn show(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "show")?;
         let stack = self.current("show")?;
-        Ok(stack.views().iter().map(|v| v.to_string()).collect())
+        Ok(stack.to_string().lines().map(str::to_owned).collect())
     }
 
     fn offsets(&mut self, rest: &str) -> StmtResult {

@@ -222,3 +222,62 @@ fn errors_of_the_copy_and_torch_statements() {
         "=> ",
     ));
 }
+
+/// Ops after a copy compose with the copy's row-major layout, never with the layout it
+/// was copied from: flags, bytes, `as_strided`, `view_shape` and the sharing tests
+/// answer for the copy.
+#[test]
+fn ops_after_a_copy_read_the_copy() {
+    assert_snapshot!(trace(
+        "
+        view [2] strides [2]
+        ascontiguousarray
+        flags
+        bytes 8
+        show
+        view [2, 3]
+        slice [:, :2]
+        copy
+        slice [1:]
+        as_strided [4] strides [1] offset 0
+        values
+        view [2, 3] strides [1, 2]
+        contiguous
+        unsqueeze 0
+        view_shape [6]
+        values
+        view [1, 3]
+        expand [2, 3]
+        copy
+        save c
+        slice [0]
+        save r0
+        load c
+        slice [1]
+        shares_memory r0
+        may_share_memory r0
+        view [2, 3]
+        flip [1]
+        contiguous
+        slice [:, ::2]
+        bytes 8
+        flags
+        values
+        view [3, 2] strides [1, 3]
+        flatten_copy
+        slice [1:3]
+        flags
+        bytes 4
+        show
+        values
+        sym n 1..=8
+        view [n, 4] strides [1, n]
+        copy
+        slice [1:]
+        bytes 8
+        bind n=3
+        flags
+        values
+    "
+    ));
+}
