@@ -304,10 +304,12 @@ impl Session {
                     "view_as" => Op::ViewShape(shape),
                     _ => Op::Expand(shape),
                 };
+                if kw == "reshape_as" {
+                    return self.run_op(kw, &op);
+                }
                 let copies = self.current(kw)?.top().copied_by(&self.scope, &op);
                 self.replace_with(kw, |cx, cur| match kw {
                     "expand_as" => cur.expand_as(cx, &other),
-                    "reshape_as" => cur.reshape_as(cx, &other),
                     _ => cur.view_as(cx, &other),
                 })?;
                 self.note_op(copies, &op, None);
@@ -522,8 +524,30 @@ impl Session {
 
     fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
         let copies = self.current(stmt)?.top().copied_by(&self.scope, op);
+        if copies && !op.always_copies() && !matches!(op, Op::Ravel | Op::Contiguous) {
+            // NumPy's `reshape` (and any op whose view the layout cannot give, where the
+            // stack pushes one) copies, then views the copy: the copy is a new storage that
+            // later ops never merge across. An op the stack refuses (`view_shape`) stays
+            // refused; where the op is not one view of the copy for every value of the
+            // symbols, the stack decides at bind time, and no copy is recorded.
+            let cur = self.current(stmt)?;
+            let pushes = ViewStack::new(cur.top().clone())
+                .apply(&self.scope, op)
+                .is_ok();
+            let copy = View::row_major(&self.scope, cur.shape()).map_err(err)?;
+            if pushes && copy.apply(&self.scope, op).is_ok() {
+                self.step(stmt, &Op::Copy)?;
+            }
+        }
         // A gather's buffer is filled from the stack it reads.
         let source = op.is_gather().then(|| self.stack.clone()).flatten();
+        self.step(stmt, op)?;
+        self.note_op(copies, op, source);
+        Ok(Vec::new())
+    }
+
+    /// Applies `op` to the current stack.
+    fn step(&mut self, stmt: &str, op: &Op) -> Result<(), String> {
         if self.bindings.is_empty() {
             // Nothing bound to check new guards against: the stack is changed in place, at
             // a cost that does not grow with its height.
@@ -533,8 +557,7 @@ impl Session {
         } else {
             self.replace_with(stmt, |cx, cur| cur.apply(cx, op))?;
         }
-        self.note_op(copies, op, source);
-        Ok(Vec::new())
+        Ok(())
     }
 
     /// Records what the op just applied made of the stack's origin (`copies`: whether it

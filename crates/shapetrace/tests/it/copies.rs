@@ -270,6 +270,13 @@ fn ops_after_a_copy_read_the_copy() {
         bytes 4
         show
         values
+        view [3, 2] strides [1, 3]
+        reshape [6]
+        slice [0:2]
+        flags
+        bytes 8
+        as_strided [3] strides [1]
+        values
         sym n 1..=8
         view [n, 4] strides [1, n]
         copy
@@ -280,4 +287,19 @@ fn ops_after_a_copy_read_the_copy() {
         values
     "
     ));
+}
+
+/// The row-major flatten of many symbolic sizes is a view, whatever their number: the
+/// prover bounds products of at most 8 factors one by one, and the reshape decides
+/// `a <= a*b*...*i` by division instead.
+#[test]
+fn a_row_major_flatten_of_many_symbols_is_a_view() {
+    let names: Vec<String> = (0..12).map(|k| format!("s{k}")).collect();
+    let syms: String = names.iter().map(|n| format!("sym {n} 1..=64\n")).collect();
+    let script = format!(
+        "{syms}view [{0}]\nsave x\nreshape [{1}]\nshow\nowndata\nbase\nload x\nview_shape [{1}]\nshow\nload x\nreshape [s0*s1*s2*s3*s4, s5*s6*s7*s8*s9*s10*s11]\nshow\nowndata",
+        names.join(", "),
+        names.join("*")
+    );
+    assert_snapshot!(trace(&script));
 }

@@ -396,3 +396,32 @@ fn model_shapes_of_symbolic_gathers() {
         assert_eq!(sel.indices, vec![nv, nv]);
     }
 }
+
+/// The row-major flatten of 9 or more symbolic sizes is one view (the prover bounds
+/// products of at most 8 factors one by one; the reshape decides by division), so it
+/// is no copy and `view_shape` accepts it.
+#[test]
+fn a_row_major_flatten_of_many_symbols_is_one_view() {
+    let mut cx = Scope::new();
+    let sizes: Vec<Expr> = (0..12)
+        .map(|k| cx.declare_str(&format!("s{k} 1..=64")).expect("declare"))
+        .collect();
+    let v = View::row_major(&cx, &sizes).expect("view");
+    for n in [2, 8, 9, 12] {
+        let product: Expr = sizes[..n].iter().copied().product();
+        let mut shape = vec![product];
+        shape.extend_from_slice(&sizes[n..]);
+        let flat = v.reshape(&cx, &shape).expect("one view");
+        assert_eq!(flat.shape(), shape.as_slice());
+        assert_eq!(
+            flat.strides()[0],
+            sizes[n..].iter().copied().product::<Expr>()
+        );
+        assert!(!v.copied_by(&cx, &Op::Reshape(shape.clone())), "{n} sizes");
+        assert_eq!(v.view_shape(&cx, &shape).expect("view_shape"), flat);
+        let st = ViewStack::new(v.clone());
+        assert!(!st
+            .copies(&cx, &Op::Reshape(shape.clone()))
+            .expect("reshape"));
+    }
+}

@@ -78,11 +78,13 @@ fn naive_flag(m: &Model, c: bool) -> bool {
     })
 }
 
-/// The one view the stack's storage is read through, bound.
-fn storage_view(s: &ViewStack) -> ConcreteView {
-    let on = s.on_storage();
-    assert_eq!(on.views().len(), 1, "storage of {s} is one view");
-    on.to_concrete("test").expect("concrete").levels()[0].clone()
+/// The one view the stack's storage is read through, bound, when it is one view.
+fn storage_view(s: &ViewStack) -> Option<ConcreteView> {
+    let on = s.on_storage().to_concrete("test").expect("concrete");
+    match on.levels() {
+        [v] => Some(v.clone()),
+        _ => None,
+    }
 }
 
 /// Which copying op a step inserts.
@@ -195,9 +197,8 @@ fn arb_step() -> impl Strategy<Value = Step> {
 fn check(bufs: &Buffers, t: &Tensor, s: &ViewStack) -> Result<(), TestCaseError> {
     let values: Vec<Option<i64>> = bufs.values(t);
     prop_assert_eq!(stack_table(s), values, "elements of {}", s);
-    let v = storage_view(s);
     prop_assert_eq!(
-        v.offsets().expect("offsets"),
+        stack_table(&s.on_storage()),
         t.model.table.clone(),
         "offsets into the storage of {}",
         s
@@ -205,6 +206,16 @@ fn check(bufs: &Buffers, t: &Tensor, s: &ViewStack) -> Result<(), TestCaseError>
     if t.storage > 0 {
         prop_assert!(s.storage_level() > 0, "{} records its copy", s);
     }
+    let Some(v) = storage_view(s) else {
+        // Only a view that reads padding into rank 0 (which no single view can mark
+        // invalid) stays a stack without a copy.
+        prop_assert!(
+            t.model.table.contains(&None),
+            "storage of {} is one view",
+            s
+        );
+        return Ok(());
+    };
     if v.mask().is_some() {
         return Ok(());
     }
@@ -281,7 +292,9 @@ fn check_rows(bufs: &mut Buffers, t: &Tensor, s: &ViewStack) -> Result<(), TestC
     let ((ta, sa), (tb, sb)) = (row(0), row(1));
     check(bufs, &ta, &sa)?;
     check(bufs, &tb, &sb)?;
-    let (va, vb) = (storage_view(&sa), storage_view(&sb));
+    let (Some(va), Some(vb)) = (storage_view(&sa), storage_view(&sb)) else {
+        return Ok(());
+    };
     if va.mask().is_some() || vb.mask().is_some() {
         return Ok(());
     }
@@ -307,7 +320,7 @@ fn check_rows(bufs: &mut Buffers, t: &Tensor, s: &ViewStack) -> Result<(), TestC
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// A copy anywhere in a chain: NumPy's copy semantics (reshape copies where it cannot
     /// view, as `copy` then the view), against the model of buffers.
