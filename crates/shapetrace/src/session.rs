@@ -1065,7 +1065,7 @@ impl Session {
                 bound.numel()
             ));
         }
-        let buf = self.buffer_values("values", &self.origin.buffer, &bound)?;
+        let buf = self.buffer_values("values", &self.origin.buffer, &bound, pad)?;
         let vals = materialize(Input::new(&buf, &bound).pad(pad)).map_err(err)?;
         let mut line = format!("values {:?}:", bound.shape());
         for v in vals.values {
@@ -1077,19 +1077,21 @@ impl Session {
 
     /// The elements of `buffer`, as long as `bound` (bound over it) needs: the script's
     /// buffer holds `0, 1, 2, ...`; a gathered one is filled by the kernels from its source,
-    /// itself bound and read from its own buffer.
+    /// itself bound and read from its own buffer, with `pad` for the elements the source
+    /// reads from padding (as `copy` writes them).
     fn buffer_values(
         &self,
         stmt: &'static str,
         buffer: &Buffer,
         bound: &ConcreteStack,
+        pad: i64,
     ) -> Result<Vec<i64>, String> {
         match buffer {
             // Offsets are i64, so every index of the buffer fits in one.
             Buffer::Input => counting_buffer(stmt, bound, |i| i as i64),
             Buffer::Gathered(g) => {
                 let source = self.bound_stack(stmt, &g.stack)?;
-                let values = self.buffer_values(stmt, &g.buffer, &source)?;
+                let values = self.buffer_values(stmt, &g.buffer, &source, pad)?;
                 let mut failed = None;
                 let op = g.op.map(|e| {
                     self.scope.eval(e, &self.bindings).unwrap_or_else(|e| {
@@ -1103,7 +1105,7 @@ impl Session {
                         g.op
                     ));
                 }
-                let got = gather(Input::new(&values, &source), &op).map_err(err)?;
+                let got = gather(Input::new(&values, &source).pad(pad), &op).map_err(err)?;
                 Ok(got.values)
             }
         }

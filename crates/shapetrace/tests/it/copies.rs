@@ -303,3 +303,35 @@ fn a_row_major_flatten_of_many_symbols_is_a_view() {
     );
     assert_snapshot!(trace(&script));
 }
+
+/// A gather writes the `values` pad for the elements it reads from padding, as a copy
+/// does.
+#[test]
+fn gathers_write_the_pad_as_copy_does() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3]
+        pad [(0, 0), (1, 1)]
+        save p
+        copy
+        values 7
+        load p
+        take 1 [0, 2, 4]
+        values 7
+        load p
+        compress 1 [true, false, false, false, true]
+        values 7
+        load p
+        boolean_mask [true, false, false, false, false, true, false, false, false, true]
+        values 7
+        take 0 [2, 0]
+        values -1
+    "
+    ), @"
+    values [2, 5]: 7 0 1 2 7 7 3 4 5 7
+    values [2, 3]: 7 1 7 7 4 7
+    values [2, 2]: 7 7 7 7
+    values [3]: 7 7 7
+    values [2]: -1 -1
+    ");
+}
