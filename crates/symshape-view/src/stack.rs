@@ -139,12 +139,21 @@ impl ViewStack {
     /// [`Error::Invalid`] when `level` is not a level of the stack, or is below the copy
     /// already recorded.
     pub fn with_copy_at(mut self, level: usize) -> Result<ViewStack> {
-        if level >= self.views.len() || level < self.storage {
+        if level >= self.views.len() {
             return Err(invalid(
                 "stack",
                 format!(
-                    "a copy at level {level} of a stack of {} views whose storage starts at level {}: the level must be one of the stack's, at or above it",
+                    "a copy at level {level} is not a level of a stack of {} views (levels 0 to {})",
                     self.views.len(),
+                    self.views.len() - 1
+                ),
+            ));
+        }
+        if level < self.storage {
+            return Err(invalid(
+                "stack",
+                format!(
+                    "a copy at level {level} is below the copy already at level {}",
                     self.storage
                 ),
             ));

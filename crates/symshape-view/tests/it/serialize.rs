@@ -595,3 +595,25 @@ fn symbolic_stack_fit_guard_round_trips() {
     );
     insta::assert_snapshot!(load_error::<ViewStack>(&json), @"deserialize stack: stack: guard n + 1 <= n (last element reached is within view [n] with strides [1]) fails: it is false for every value of the symbols, for view [n + 1] with strides [1]");
 }
+
+/// A stack's copy boundary survives a round trip (`copy_at`, left out when nothing was
+/// copied), and a `copy_at` that is not a level of the stack is an error.
+#[test]
+fn a_copy_boundary_round_trips() {
+    let cx = Scope::new();
+    let st = ViewStack::new(View::contiguous(&[2, 3]).expect("v"))
+        .transpose(&cx, 0, 1)
+        .and_then(|s| s.copy(&cx))
+        .and_then(|s| s.flip(&cx, &[0]))
+        .expect("stack");
+    assert_eq!(st.storage_level(), 1);
+    round_trip(&st);
+    let plain = ViewStack::new(View::contiguous(&[2, 3]).expect("v"));
+    assert!(!serde_json::to_string(&plain)
+        .expect("json")
+        .contains("copy_at"));
+    let text = serde_json::to_string(&st)
+        .expect("json")
+        .replace("\"copy_at\":1", "\"copy_at\":2");
+    insta::assert_snapshot!(load_error::<ViewStack>(&text), @"deserialize stack: stack: a copy at level 2 is not a level of a stack of 2 views (levels 0 to 1)");
+}
