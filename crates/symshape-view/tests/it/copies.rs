@@ -462,6 +462,18 @@ fn traces_keep_the_copy_boundary() {
       copy
       view shape=[n - 1, 4] strides=[4, 1] offset=4 mask=none
     ");
+    // Binding reads the same elements through the copy or without it: prepared and
+    // plain binds agree, and read the model's offsets (x[i][j] = i + n*j, rows 1..n).
+    let prepared = symshape_view::PreparedStack::new(&cx, t.stack()).expect("prepare");
+    let mut cache = prepared.cache();
+    let mut b = Bindings::new();
+    b.set(n, 3).expect("set");
+    let plain = t.stack().bind(&cx, &b).expect("bind");
+    assert_eq!(prepared.bind(&mut cache, &[3]).expect("bind"), plain);
+    let want: Vec<Option<i64>> = (1..3)
+        .flat_map(|i| (0..4).map(move |j| Some(i + 3 * j)))
+        .collect();
+    assert_eq!(plain.offsets().expect("offsets"), want);
     let again = t
         .replay(
             &cx,
