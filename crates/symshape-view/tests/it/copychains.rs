@@ -362,3 +362,18 @@ proptest! {
         check_rows(&mut bufs, &t, &s)?;
     }
 }
+
+/// Pinned from the property test: the element of a rank-0 view that reads padding is
+/// invalid, which no single view can say, so the stack keeps two levels and records no
+/// copy; its storage is the input's and reads nothing valid.
+#[test]
+fn a_rank_0_read_of_padding_stays_a_stack_without_a_copy() {
+    let cx = Scope::new();
+    let v = View::create(&cx, &[1i64], Some(&[0i64]), 0, None).expect("view");
+    let padded = ViewStack::new(v).pad(&cx, &[(0i64, 1i64)]).expect("pad");
+    let row = padded.select(&cx, 0, 1i64).expect("select");
+    assert_eq!(row.views().len(), 2);
+    assert_eq!(row.storage_level(), 0);
+    assert_eq!(stack_table(&row.on_storage()), vec![None]);
+    assert_eq!(stack_table(&row), vec![None]);
+}
