@@ -304,10 +304,12 @@ impl Session {
                     "view_as" => Op::ViewShape(shape),
                     _ => Op::Expand(shape),
                 };
+                if kw == "reshape_as" {
+                    return self.run_op(kw, &op);
+                }
                 let copies = self.current(kw)?.top().copied_by(&self.scope, &op);
                 self.replace_with(kw, |cx, cur| match kw {
                     "expand_as" => cur.expand_as(cx, &other),
-                    "reshape_as" => cur.reshape_as(cx, &other),
                     _ => cur.view_as(cx, &other),
                 })?;
                 self.note_op(copies, &op, None);
@@ -522,8 +524,30 @@ impl Session {
 
     fn run_op(&mut self, stmt: &str, op: &Op) -> StmtResult {
         let copies = self.current(stmt)?.top().copied_by(&self.scope, op);
+        if copies && !op.always_copies() && !matches!(op, Op::Ravel | Op::Contiguous) {
+            // NumPy's `reshape` (and any op whose view the layout cannot give, where the
+            // stack pushes one) copies, then views the copy: the copy is a new storage that
+            // later ops never merge across. An op the stack refuses (`view_shape`) stays
+            // refused; where the op is not one view of the copy for every value of the
+            // symbols, the stack decides at bind time, and no copy is recorded.
+            let cur = self.current(stmt)?;
+            let pushes = ViewStack::new(cur.top().clone())
+                .apply(&self.scope, op)
+                .is_ok();
+            let copy = View::row_major(&self.scope, cur.shape()).map_err(err)?;
+            if pushes && copy.apply(&self.scope, op).is_ok() {
+                self.step(stmt, &Op::Copy)?;
+            }
+        }
         // A gather's buffer is filled from the stack it reads.
         let source = op.is_gather().then(|| self.stack.clone()).flatten();
+        self.step(stmt, op)?;
+        self.note_op(copies, op, source);
+        Ok(Vec::new())
+    }
+
+    /// Applies `op` to the current stack.
+    fn step(&mut self, stmt: &str, op: &Op) -> Result<(), String> {
         if self.bindings.is_empty() {
             // Nothing bound to check new guards against: the stack is changed in place, at
             // a cost that does not grow with its height.
@@ -533,8 +557,7 @@ impl Session {
         } else {
             self.replace_with(stmt, |cx, cur| cur.apply(cx, op))?;
         }
-        self.note_op(copies, op, source);
-        Ok(Vec::new())
+        Ok(())
     }
 
     /// Records what the op just applied made of the stack's origin (`copies`: whether it
@@ -755,9 +778,10 @@ impl Session {
         Ok(at(self.exprs(arg)?, piece))
     }
 
-    /// The bound current stack as one unmasked view, for `flags` and `bytes`.
+    /// The bound current stack as one unmasked view of its storage (the copy made last,
+    /// or the input), for `flags` and `bytes`.
     fn one_view(&self, stmt: &str) -> Result<ConcreteView, String> {
-        let bound = self.bound(stmt)?;
+        let bound = self.bound_stack(stmt, &self.current(stmt)?.on_storage())?;
         let [v] = bound.levels() else {
             return Err(format!(
                 "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask",
@@ -824,15 +848,16 @@ impl Session {
             // answer without looking at offsets.
             return Ok(vec![format!("{stmt}: no")]);
         }
+        // Both read the same array: their views of its storage are compared.
         let a = one_level(
             stmt,
             "current stack",
-            self.bound_stack(stmt, self.current(stmt)?)?,
+            self.bound_stack(stmt, &self.current(stmt)?.on_storage())?,
         )?;
         let b = one_level(
             stmt,
             &format!("stack `{name}`"),
-            self.bound_stack(stmt, other)?,
+            self.bound_stack(stmt, &other.on_storage())?,
         )?;
         let answer = if stmt == "shares_memory" {
             a.shares_memory(&b, max_work).to_string()
@@ -845,7 +870,7 @@ impl Session {
     /// The current stack's view when it is one symbolic view with a symbol the session
     /// has no value for: `flags` and `bytes` then answer for every value of the symbols.
     fn unbound_view(&self, stmt: &str) -> Result<Option<View>, String> {
-        let stack = self.current(stmt)?;
+        let stack = &self.current(stmt)?.on_storage();
         let unbound = matches!(
             stack.bind(&self.scope, &self.bindings),
             Err(symshape_view::Error::Symshape(
@@ -1013,7 +1038,7 @@ impl Session {
     fn show(&mut self, rest: &str) -> StmtResult {
         no_args(rest, "show")?;
         let stack = self.current("show")?;
-        Ok(stack.views().iter().map(|v| v.to_string()).collect())
+        Ok(stack.to_string().lines().map(str::to_owned).collect())
     }
 
     fn offsets(&mut self, rest: &str) -> StmtResult {
@@ -1042,7 +1067,7 @@ impl Session {
                 bound.numel()
             ));
         }
-        let buf = self.buffer_values("values", &self.origin.buffer, &bound)?;
+        let buf = self.buffer_values("values", &self.origin.buffer, &bound, pad)?;
         let vals = materialize(Input::new(&buf, &bound).pad(pad)).map_err(err)?;
         let mut line = format!("values {:?}:", bound.shape());
         for v in vals.values {
@@ -1054,19 +1079,21 @@ impl Session {
 
     /// The elements of `buffer`, as long as `bound` (bound over it) needs: the script's
     /// buffer holds `0, 1, 2, ...`; a gathered one is filled by the kernels from its source,
-    /// itself bound and read from its own buffer.
+    /// itself bound and read from its own buffer, with `pad` for the elements the source
+    /// reads from padding (as `copy` writes them).
     fn buffer_values(
         &self,
         stmt: &'static str,
         buffer: &Buffer,
         bound: &ConcreteStack,
+        pad: i64,
     ) -> Result<Vec<i64>, String> {
         match buffer {
             // Offsets are i64, so every index of the buffer fits in one.
             Buffer::Input => counting_buffer(stmt, bound, |i| i as i64),
             Buffer::Gathered(g) => {
                 let source = self.bound_stack(stmt, &g.stack)?;
-                let values = self.buffer_values(stmt, &g.buffer, &source)?;
+                let values = self.buffer_values(stmt, &g.buffer, &source, pad)?;
                 let mut failed = None;
                 let op = g.op.map(|e| {
                     self.scope.eval(e, &self.bindings).unwrap_or_else(|e| {
@@ -1080,7 +1107,7 @@ impl Session {
                         g.op
                     ));
                 }
-                let got = gather(Input::new(&values, &source), &op).map_err(err)?;
+                let got = gather(Input::new(&values, &source).pad(pad), &op).map_err(err)?;
                 Ok(got.values)
             }
         }

@@ -120,6 +120,10 @@ fn advise_range(start: usize, bytes: usize) -> bool {
 
 /// The element count of `shape` as `usize`, or an [`Error::Alloc`] naming it.
 pub(crate) fn count(op: &'static str, shape: &[usize], elem_bytes: usize) -> Result<usize> {
+    // An empty shape has no element, whatever its other sizes.
+    if shape.contains(&0) {
+        return Ok(0);
+    }
     let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
     n.ok_or_else(|| Error::Alloc {
         op,

@@ -24,7 +24,8 @@
 //! 3. a stack needs at least one view, and a stack of several views is checked
 //!    by [`ViewStack::from_views`] (every concrete view within the elements of
 //!    the one below; a pair with a symbolic view by proof, an unproven fit
-//!    becoming a `stack` guard of the upper view).
+//!    becoming a `stack` guard of the upper view), and its recorded copy (`copy_at`,
+//!    left out when nothing was copied) must be one of its levels.
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use symshape::{CmpOp, Expr, Scope};
@@ -58,6 +59,9 @@ struct WireView {
 #[serde(deny_unknown_fields)]
 struct WireStack {
     views: Vec<View>,
+    /// The level a copy starts the storage at (`ViewStack::storage_level`); absent for 0.
+    #[serde(default)]
+    copy_at: usize,
 }
 
 fn wire_guard(g: &Guard) -> WireGuard {
@@ -164,9 +168,15 @@ impl Serialize for ViewStack {
         #[derive(Serialize)]
         struct Views<'a> {
             views: &'a [View],
+            #[serde(skip_serializing_if = "is_zero")]
+            copy_at: usize,
+        }
+        fn is_zero(n: &usize) -> bool {
+            *n == 0
         }
         Views {
             views: self.views(),
+            copy_at: self.storage_level(),
         }
         .serialize(s)
     }
@@ -176,11 +186,14 @@ impl<'de> Deserialize<'de> for ViewStack {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ViewStack, D::Error> {
         let w = WireStack::deserialize(d)?;
         let err = |m: String| de::Error::custom(format_args!("deserialize stack: {m}"));
-        match <[View; 1]>::try_from(w.views) {
-            Ok([one]) => Ok(ViewStack::new(one)),
+        let stack = match <[View; 1]>::try_from(w.views) {
+            Ok([one]) => ViewStack::new(one),
             Err(views) => {
-                ViewStack::from_views(&Scope::new(), views).map_err(|e| err(e.to_string()))
+                ViewStack::from_views(&Scope::new(), views).map_err(|e| err(e.to_string()))?
             }
-        }
+        };
+        stack
+            .with_copy_at(w.copy_at)
+            .map_err(|e| err(e.to_string()))
     }
 }

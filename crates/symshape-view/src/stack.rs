@@ -18,6 +18,13 @@
 //!    are equal, which is invariant 2 for that binding; a stack assembled with
 //!    [`ViewStack::from_views`] whose fit cannot be proven carries `stack`
 //!    guards (first and last element reached within the view below).
+//! 5. A copy starts a new storage: the level a copy pushed ([`ViewStack::storage_level`])
+//!    reads the copy's buffer, the elements of the levels below in row-major order, so
+//!    its offsets are positions in that buffer. No merge crosses it: ops after a copy
+//!    compose with the copy's row-major layout, and the levels from it up
+//!    ([`ViewStack::on_storage`]) are what NumPy's memory model (flags, byte layout,
+//!    `as_strided`, `view`, sharing) answers for. Binding merges across it, since a copy
+//!    holds the elements it copied and reading them through it or directly is the same.
 //!
 //! A symbolic op's result is a function of the scope's state, the stack and the op, so
 //! [`ViewStack::apply`] remembers it per thread under the scope's
@@ -57,11 +64,17 @@ thread_local! {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ViewStack {
     views: Vec<View>,
+    /// The first level that reads the stack's storage (invariant 5): 0, or the level the
+    /// last copy pushed; always below `views.len()`.
+    storage: usize,
 }
 
 impl From<View> for ViewStack {
     fn from(view: View) -> ViewStack {
-        ViewStack { views: vec![view] }
+        ViewStack {
+            views: vec![view],
+            storage: 0,
+        }
     }
 }
 
@@ -75,6 +88,7 @@ impl From<ConcreteStack> for ViewStack {
     fn from(stack: ConcreteStack) -> ViewStack {
         ViewStack {
             views: stack.into_levels().into_iter().map(View::from).collect(),
+            storage: 0,
         }
     }
 }
@@ -114,7 +128,61 @@ impl ViewStack {
                 views[k] = views[k].clone().with_guards(&extra);
             }
         }
-        Ok(ViewStack { views })
+        Ok(ViewStack { views, storage: 0 })
+    }
+
+    /// The same stack with a copy recorded at `level` (invariant 5): the views from
+    /// `level` up read a copy of the views below it (as [`Op::Copy`] pushes one), and no
+    /// op merges across it. `level` 0 records nothing.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `level` is not a level of the stack, or is below the copy
+    /// already recorded.
+    pub fn with_copy_at(mut self, level: usize) -> Result<ViewStack> {
+        if level >= self.views.len() {
+            return Err(invalid(
+                "stack",
+                format!(
+                    "a copy at level {level} is not a level of a stack of {} views (levels 0 to {})",
+                    self.views.len(),
+                    self.views.len() - 1
+                ),
+            ));
+        }
+        if level < self.storage {
+            return Err(invalid(
+                "stack",
+                format!(
+                    "a copy at level {level} is below the copy already at level {}",
+                    self.storage
+                ),
+            ));
+        }
+        self.storage = level;
+        Ok(self)
+    }
+
+    /// The first level that reads the stack's storage: the level the last copy
+    /// ([`Op::Copy`], [`Op::FlattenCopy`], [`Op::AsType`] that copies, [`Op::Contiguous`]
+    /// and [`Op::Ravel`] that copy) pushed, or 0 when nothing was copied. The levels
+    /// below it are what was copied.
+    #[must_use]
+    pub fn storage_level(&self) -> usize {
+        self.storage
+    }
+
+    /// The levels that read the stack's storage, as a stack of their own over its
+    /// buffer: the whole stack when nothing was copied, else the levels from
+    /// [`ViewStack::storage_level`] up, whose bottom view's offsets are positions in
+    /// the copy (the elements of the levels below, in row-major order). NumPy's memory
+    /// model answers for it: flags, byte layout, `shares_memory` with another view of
+    /// the same copy.
+    #[must_use]
+    pub fn on_storage(&self) -> ViewStack {
+        ViewStack {
+            views: self.views[self.storage..].to_vec(),
+            storage: 0,
+        }
     }
 
     /// The views, bottom first.
@@ -169,20 +237,25 @@ impl ViewStack {
     /// a symbolic view) it is replaced by itself flattened, or kept; otherwise the op copies:
     /// a row-major view of `[numel]`, or of the same shape, is pushed on top. Neither result
     /// is merged with the levels below, so a copy stays one level that the kernels
-    /// materialize, and a second `contiguous` or `ravel` of a copy adds nothing.
+    /// materialize, and a second `contiguous` or `ravel` of a copy adds nothing. A copy
+    /// starts a new storage (invariant 5): no later op merges across it.
     fn view_or_copy(&self, cx: &Scope, copy: CopyOp) -> Result<ViewStack> {
         let mut views = self.views.clone();
-        match copy.view(cx, self.top())? {
+        let storage = match copy.view(cx, self.top())? {
             Some(x) => {
                 views.pop();
                 views.push(x);
+                self.storage
             }
-            None => views.push(View::row_major(
-                cx,
-                &copy.shape(self.shape(), self.numel()),
-            )?),
-        }
-        ViewStack::from_views(cx, views)
+            None => {
+                views.push(View::row_major(
+                    cx,
+                    &copy.shape(self.shape(), self.numel()),
+                )?);
+                views.len() - 1
+            }
+        };
+        ViewStack::from_views(cx, views)?.with_copy_at(storage)
     }
 
     /// A gather ([`Op::Take`], [`Op::Compress`], [`Op::BooleanMask`]): a new stack of one
@@ -243,7 +316,8 @@ impl ViewStack {
 
     /// The single view equal to the whole stack, when there is one: a stack of
     /// one view, or a concrete stack whose views merge into one. Symbolic views
-    /// merge only where that is proven under `cx`.
+    /// merge only where that is proven under `cx`. A stack with a copy recorded
+    /// ([`ViewStack::storage_level`]) is no one view of its input: `None`.
     ///
     /// # Errors
     /// [`Error::Symshape`] when an expression exceeds the budgets.
@@ -265,7 +339,7 @@ impl ViewStack {
             .iter()
             .map(|v| v.canonical(cx))
             .collect::<Result<_>>()?;
-        Ok(ViewStack { views })
+        Ok(self.with_views(views))
     }
 
     /// Every pending guard of the stack, bottom view first, without repeats.
@@ -325,8 +399,10 @@ impl ViewStack {
             *self = self.apply(cx, op)?;
             return Ok(());
         }
+        let split = self.views.len() - 2;
         let short = ViewStack {
-            views: self.views.split_off(self.views.len() - 2),
+            views: self.views.split_off(split),
+            storage: self.storage.saturating_sub(split),
         };
         match short.apply(cx, op) {
             Err(e) => {
@@ -336,6 +412,9 @@ impl ViewStack {
             Ok(res) => {
                 // The top two merged into one view: it may merge further down.
                 let collapsed = res.views.len() == 1;
+                if res.storage > 0 {
+                    self.storage = split + res.storage;
+                }
                 self.views.extend(res.views);
                 if collapsed {
                     *self = self.clone().merge_top(cx)?;
@@ -536,7 +615,7 @@ impl ViewStack {
         let base = View::row_major(cx, self.top().shape())?;
         let mut views = self.views.clone();
         views.push(base.apply_dim(cx, op)?);
-        ViewStack { views }.merge_top(cx)
+        self.with_views(views).merge_top(cx)
     }
 
     /// Replaces the top view by `v` and merges.
@@ -545,14 +624,22 @@ impl ViewStack {
         let mut views = Vec::with_capacity(self.views.len());
         views.extend_from_slice(below);
         views.push(v);
-        ViewStack { views }.merge_top(cx)
+        self.with_views(views).merge_top(cx)
+    }
+
+    /// A stack of `views` (this stack's, with more on top) with this stack's storage.
+    fn with_views(&self, views: Vec<View>) -> ViewStack {
+        ViewStack {
+            views,
+            storage: self.storage,
+        }
     }
 
     /// Pushes a row-major view of the constant `shape` on top and merges.
     fn push_row_major(&self, cx: &Scope, shape: &[i64]) -> Result<ViewStack> {
         let mut views = self.views.clone();
         views.push(View::contiguous(shape)?);
-        ViewStack { views }.merge_top(cx)
+        self.with_views(views).merge_top(cx)
     }
 
     fn reshape_in<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<ViewStack> {
@@ -589,28 +676,29 @@ impl ViewStack {
             symbolic::create(cx, shape, None, Expr::from(0), None)?.with_guards(&ck.guards);
         let mut views = self.views.clone();
         views.push(pushed);
-        ViewStack { views }.merge_top(cx)
+        self.with_views(views).merge_top(cx)
     }
 
     /// Merges the top view downwards as far as possible: concrete pairs exactly
     /// (and runs of three or more, see invariant 3), symbolic pairs when the merge
-    /// is proven under `cx` (else when the stack is bound).
+    /// is proven under `cx` (else when the stack is bound). Never below the storage's
+    /// first level (invariant 5).
     fn merge_top(mut self, cx: &Scope) -> Result<ViewStack> {
-        if self.views.len() < 2 {
+        if self.views.len() < self.storage + 2 {
             return Ok(self);
         }
-        if self.views.iter().all(View::is_concrete) {
+        if self.views[self.storage..].iter().all(View::is_concrete) {
             // The exact engine's merge, with its memo.
-            let mut levels: Vec<ConcreteView> = self
-                .views
+            let mut levels: Vec<ConcreteView> = self.views[self.storage..]
                 .iter()
                 .filter_map(|v| v.as_concrete().cloned())
                 .collect();
             merge_down(&mut levels)?;
-            self.views = levels.into_iter().map(View::from).collect();
+            self.views.truncate(self.storage);
+            self.views.extend(levels.into_iter().map(View::from));
             return Ok(self);
         }
-        while self.views.len() >= 2 {
+        while self.views.len() >= self.storage + 2 {
             let n = self.views.len();
             let (lower, upper) = (&self.views[n - 2], &self.views[n - 1]);
             let merged = match (lower.as_concrete(), upper.as_concrete()) {
@@ -663,11 +751,15 @@ fn reshape_target(top: &ConcreteView, op: &Op<i64>) -> Option<Vec<i64>> {
 }
 
 impl fmt::Display for ViewStack {
-    /// One line per view, bottom first.
+    /// One line per view, bottom first, and a line `copy` below the storage's first
+    /// level when a copy is recorded (the views above it read the copy).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, v) in self.views.iter().enumerate() {
             if i > 0 {
                 writeln!(f)?;
+            }
+            if i > 0 && i == self.storage {
+                writeln!(f, "copy")?;
             }
             write!(f, "{v}")?;
         }

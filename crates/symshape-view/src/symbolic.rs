@@ -438,10 +438,10 @@ pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>
             if ps == pt || ck.is(ps, CmpOp::Eq, pt) {
                 break;
             }
-            if i < src.len() && ck.is(ps, CmpOp::Le, pt) {
+            if i < src.len() && (multiple_at_least(cx, ps, pt) || ck.is(ps, CmpOp::Le, pt)) {
                 ps = cx.simplify(ps * old[src[i]]);
                 i += 1;
-            } else if j < tgt.len() && ck.is(pt, CmpOp::Le, ps) {
+            } else if j < tgt.len() && (multiple_at_least(cx, pt, ps) || ck.is(pt, CmpOp::Le, ps)) {
                 pt = cx.simplify(pt * new[tgt[j]]);
                 j += 1;
             } else {
@@ -470,6 +470,24 @@ pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>
     f.strides = strides;
     f.mask = v.mask().map(|_| mask);
     f.finish(ck).map(Some)
+}
+
+/// Whether `x <= y` for a product of sizes `x` (so `x >= 0`) because `y` is `x` times a
+/// factor `q` with `q >= 1` for every value of its symbols: `x * (q - 1) >= 0`. The
+/// prover bounds the factors of a product one by one only up to 8 factors, so it leaves
+/// `a <= a*b*...*i` unknown from 9 symbols on; this structural test decides the
+/// comparisons of a row-major flatten of any number of sizes, each at least 1.
+fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
+    if x.as_i64().is_some_and(|c| c <= 0) {
+        return false;
+    }
+    let q = cx.simplify(y.floor_div(x));
+    q.check().is_ok()
+        && q * x == y
+        && cx
+            .range(q)
+            .lo
+            .is_some_and(|lo| lo >= symshape::BigInt::from(1))
 }
 
 /// Whether `x` is written negative: a sum whose symbol terms all have negative

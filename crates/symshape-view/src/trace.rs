@@ -28,7 +28,9 @@ pub struct Step {
 
 /// Records each op with its resulting stack and the guards it added, and
 /// optionally bound results. `Display` is stable: one header line per step, then
-/// its views and new guards indented.
+/// its views (and a line `copy` below the views that read a copy, as
+/// [`ViewStack`]'s `Display`) and new guards indented. A copy an op records stays in
+/// the stack ([`ViewStack::storage_level`]), so a replay keeps it too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
     steps: Vec<Step>,
@@ -131,8 +133,8 @@ impl fmt::Display for Trace {
                 writeln!(f)?;
             }
             write!(f, "{}", step.label)?;
-            for v in step.stack.views() {
-                write!(f, "\n  {v}")?;
+            for line in step.stack.to_string().lines() {
+                write!(f, "\n  {line}")?;
             }
             for g in &step.added {
                 write!(f, "\n  guard {g}")?;

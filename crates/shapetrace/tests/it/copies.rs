@@ -222,3 +222,116 @@ fn errors_of_the_copy_and_torch_statements() {
         "=> ",
     ));
 }
+
+/// Ops after a copy compose with the copy's row-major layout, never with the layout it
+/// was copied from: flags, bytes, `as_strided`, `view_shape` and the sharing tests
+/// answer for the copy.
+#[test]
+fn ops_after_a_copy_read_the_copy() {
+    assert_snapshot!(trace(
+        "
+        view [2] strides [2]
+        ascontiguousarray
+        flags
+        bytes 8
+        show
+        view [2, 3]
+        slice [:, :2]
+        copy
+        slice [1:]
+        as_strided [4] strides [1] offset 0
+        values
+        view [2, 3] strides [1, 2]
+        contiguous
+        unsqueeze 0
+        view_shape [6]
+        values
+        view [1, 3]
+        expand [2, 3]
+        copy
+        save c
+        slice [0]
+        save r0
+        load c
+        slice [1]
+        shares_memory r0
+        may_share_memory r0
+        view [2, 3]
+        flip [1]
+        contiguous
+        slice [:, ::2]
+        bytes 8
+        flags
+        values
+        view [3, 2] strides [1, 3]
+        flatten_copy
+        slice [1:3]
+        flags
+        bytes 4
+        show
+        values
+        view [3, 2] strides [1, 3]
+        reshape [6]
+        slice [0:2]
+        flags
+        bytes 8
+        as_strided [3] strides [1]
+        values
+        sym n 1..=8
+        view [n, 4] strides [1, n]
+        copy
+        slice [1:]
+        bytes 8
+        bind n=3
+        flags
+        values
+    "
+    ));
+}
+
+/// The row-major flatten of many symbolic sizes is a view, whatever their number: the
+/// prover bounds products of at most 8 factors one by one, and the reshape decides
+/// `a <= a*b*...*i` by division instead.
+#[test]
+fn a_row_major_flatten_of_many_symbols_is_a_view() {
+    let names: Vec<String> = (0..12).map(|k| format!("s{k}")).collect();
+    let syms: String = names.iter().map(|n| format!("sym {n} 1..=64\n")).collect();
+    let script = format!(
+        "{syms}view [{0}]\nsave x\nreshape [{1}]\nshow\nowndata\nbase\nload x\nview_shape [{1}]\nshow\nload x\nreshape [s0*s1*s2*s3*s4, s5*s6*s7*s8*s9*s10*s11]\nshow\nowndata",
+        names.join(", "),
+        names.join("*")
+    );
+    assert_snapshot!(trace(&script));
+}
+
+/// A gather writes the `values` pad for the elements it reads from padding, as a copy
+/// does.
+#[test]
+fn gathers_write_the_pad_as_copy_does() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3]
+        pad [(0, 0), (1, 1)]
+        save p
+        copy
+        values 7
+        load p
+        take 1 [0, 2, 4]
+        values 7
+        load p
+        compress 1 [true, false, false, false, true]
+        values 7
+        load p
+        boolean_mask [true, false, false, false, false, true, false, false, false, true]
+        values 7
+        take 0 [2, 0]
+        values -1
+    "
+    ), @"
+    values [2, 5]: 7 0 1 2 7 7 3 4 5 7
+    values [2, 3]: 7 1 7 7 4 7
+    values [2, 2]: 7 7 7 7
+    values [3]: 7 7 7
+    values [2]: -1 -1
+    ");
+}

@@ -139,3 +139,26 @@ fn squeeze_listed_all_and_proven() {
         "=> ",
     ));
 }
+
+/// A zero-size view is valid whatever its other sizes, and `values` of it is empty, as
+/// `offsets` and `plan` are.
+#[test]
+fn zero_size_views_of_huge_sizes() {
+    assert_snapshot!(trace(
+        "
+        view [4611686018427387904, 2, 0]
+        show
+        offsets
+        values
+        sym n
+        view [n, 2, 0]
+        bind n=4611686018427387904
+        offsets
+        view [4294967296, 4294967296, 0] strides [0, 0, 0]
+        offsets
+        values
+        copy
+        values
+    "
+    ));
+}

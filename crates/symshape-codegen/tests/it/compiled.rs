@@ -118,7 +118,11 @@ fn op(cx: &Scope, shape: &[Expr], kind: u8, a: u8, b: u8) -> Op {
 
 /// The stack of a case; ops that fail on the current stack are skipped.
 pub fn build(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
-    let mut s = ViewStack::new(base_view(cx, base));
+    build_on(cx, ViewStack::new(base_view(cx, base)), ops)
+}
+
+/// `s` after the ops of a case; ops that fail on the current stack are skipped.
+pub fn build_on(cx: &Scope, mut s: ViewStack, ops: &[(u8, u8, u8)]) -> ViewStack {
     for &(kind, a, b) in ops {
         let o = op(cx, s.shape(), kind, a, b);
         if let Ok(next) = s.apply(cx, &o) {

@@ -2,6 +2,7 @@
 //! and snapshots of plans and sources.
 
 mod compiled;
+mod copies;
 mod elementwise;
 mod harness;
 mod snapshots;

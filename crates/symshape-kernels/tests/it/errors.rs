@@ -96,3 +96,14 @@ fn allocation_limits() {
     let row = ConcreteView::create(&[1, 1 << 32], Some(&[0, 0]), 0, None).unwrap();
     insta::assert_snapshot!(msg(zip(Input::new(&one, &col), Input::new(&one, &row), |a, b| a + b)), @"zip: 18446744073709551616 elements of 8 bytes exceed the address range");
 }
+
+/// An empty view has no element whatever its other sizes: materializing it gives an empty
+/// result, where the product of its sizes before the 0 leaves the address range.
+#[test]
+fn empty_views_of_huge_sizes_materialize_to_nothing() {
+    let huge = 1i64 << 32;
+    let v = ConcreteView::create(&[huge, huge, 0], Some(&[0, 0, 0]), 0, None).expect("view");
+    let got = materialize(Input::new(&[0i64], &v)).expect("empty");
+    assert!(got.values.is_empty());
+    assert_eq!(got.shape, vec![huge as usize, huge as usize, 0]);
+}

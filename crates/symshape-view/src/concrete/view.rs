@@ -66,11 +66,21 @@ pub(crate) fn numel_of(shape: &[i64]) -> Option<i64> {
 
 /// Row-major strides of `shape`; zero-size axes count as size 1, as NumPy does.
 pub(crate) fn c_strides(shape: &[i64]) -> Option<Vec<i64>> {
+    // An empty view reads nothing, so it is valid whatever its other extents: a stride
+    // past i64 saturates there (it is never multiplied by an index).
+    let empty = shape.contains(&0);
     let mut res = vec![0i64; shape.len()];
     let mut acc = 1i64;
     for (axis, &d) in shape.iter().enumerate().rev() {
         res[axis] = acc;
-        acc = acc.checked_mul(d.max(1))?;
+        // The product of every size is no stride: only the sizes after an axis count.
+        if axis > 0 {
+            acc = match acc.checked_mul(d.max(1)) {
+                Some(x) => x,
+                None if empty => acc.saturating_mul(d.max(1)),
+                None => return None,
+            };
+        }
     }
     Some(res)
 }

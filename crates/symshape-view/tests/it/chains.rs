@@ -22,7 +22,7 @@ fn arb_step() -> impl Strategy<Value = Step> {
 }
 
 /// Random NumPy index for `shape`, and the model's picks for it.
-fn random_index(shape: &[i64], p: &[u32]) -> (Vec<IndexItem>, Vec<Pick>) {
+pub fn random_index(shape: &[i64], p: &[u32]) -> (Vec<IndexItem>, Vec<Pick>) {
     let mut items = Vec::new();
     let mut picks = Vec::new();
     let mut k = 0;

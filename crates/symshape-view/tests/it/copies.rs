@@ -396,3 +396,102 @@ fn model_shapes_of_symbolic_gathers() {
         assert_eq!(sel.indices, vec![nv, nv]);
     }
 }
+
+/// The row-major flatten of 9 or more symbolic sizes is one view (the prover bounds
+/// products of at most 8 factors one by one; the reshape decides by division), so it
+/// is no copy and `view_shape` accepts it.
+#[test]
+fn a_row_major_flatten_of_many_symbols_is_one_view() {
+    let mut cx = Scope::new();
+    let sizes: Vec<Expr> = (0..12)
+        .map(|k| cx.declare_str(&format!("s{k} 1..=64")).expect("declare"))
+        .collect();
+    let v = View::row_major(&cx, &sizes).expect("view");
+    for n in [2, 8, 9, 12] {
+        let product: Expr = sizes[..n].iter().copied().product();
+        let mut shape = vec![product];
+        shape.extend_from_slice(&sizes[n..]);
+        let flat = v.reshape(&cx, &shape).expect("one view");
+        assert_eq!(flat.shape(), shape.as_slice());
+        assert_eq!(
+            flat.strides()[0],
+            sizes[n..].iter().copied().product::<Expr>()
+        );
+        assert!(!v.copied_by(&cx, &Op::Reshape(shape.clone())), "{n} sizes");
+        assert_eq!(v.view_shape(&cx, &shape).expect("view_shape"), flat);
+        let st = ViewStack::new(v.clone());
+        assert!(!st
+            .copies(&cx, &Op::Reshape(shape.clone()))
+            .expect("reshape"));
+    }
+}
+
+/// A trace records a copy as a boundary of its stack: ops after it compose with the
+/// copy's layout, the trace prints it, a replay keeps it, and serde stores it.
+#[test]
+fn traces_keep_the_copy_boundary() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let x = View::create(
+        &cx,
+        &[n, Expr::from(4)],
+        Some(&[Expr::from(1), n]),
+        Expr::from(0),
+        None,
+    )
+    .expect("view");
+    let mut t = symshape_view::Trace::new(x);
+    t.apply(&cx, &Op::Copy).expect("copy");
+    let items = symshape_view::parse_index_in(&cx, "[1:]").expect("index");
+    t.apply(&cx, &Op::Index(items)).expect("slice");
+    assert_eq!(t.stack().storage_level(), 1);
+    let on = t.stack().on_storage();
+    assert_eq!(on.views().len(), 1);
+    assert_eq!(
+        on.top().to_string(),
+        "view shape=[n - 1, 4] strides=[4, 1] offset=4 mask=none"
+    );
+    insta::assert_snapshot!(t.to_string(), @r"
+    view [n, 4]
+      view shape=[n, 4] strides=[1, n] offset=0 mask=none
+    copy
+      view shape=[n, 4] strides=[1, n] offset=0 mask=none
+      copy
+      view shape=[n, 4] strides=[4, 1] offset=0 mask=none
+    index [1:]
+      view shape=[n, 4] strides=[1, n] offset=0 mask=none
+      copy
+      view shape=[n - 1, 4] strides=[4, 1] offset=4 mask=none
+    ");
+    // Binding reads the same elements through the copy or without it: prepared and
+    // plain binds agree, and read the model's offsets (x[i][j] = i + n*j, rows 1..n).
+    let prepared = symshape_view::PreparedStack::new(&cx, t.stack()).expect("prepare");
+    let mut cache = prepared.cache();
+    let mut b = Bindings::new();
+    b.set(n, 3).expect("set");
+    let plain = t.stack().bind(&cx, &b).expect("bind");
+    assert_eq!(prepared.bind(&mut cache, &[3]).expect("bind"), plain);
+    let want: Vec<Option<i64>> = (1..3)
+        .flat_map(|i| (0..4).map(move |j| Some(i + 3 * j)))
+        .collect();
+    assert_eq!(plain.offsets().expect("offsets"), want);
+    let again = t
+        .replay(
+            &cx,
+            View::row_major(&cx, &[Expr::from(3), Expr::from(4)]).expect("view"),
+        )
+        .expect("replay");
+    assert_eq!(again.stack().storage_level(), 1);
+    // A copy recorded by hand must be one of the stack's levels, at or above the last.
+    let st = t.stack().clone();
+    insta::assert_snapshot!(line("with_copy_at", st.clone().with_copy_at(2)), @"with_copy_at: stack: a copy at level 2 is not a level of a stack of 2 views (levels 0 to 1)");
+    let two = st.copy(&cx).expect("copy");
+    insta::assert_snapshot!(line("with_copy_at", two.with_copy_at(1)), @"with_copy_at: stack: a copy at level 1 is below the copy already at level 2");
+    assert_eq!(st.clone().with_copy_at(1).expect("same"), st);
+    assert_eq!(
+        ViewStack::new(View::row_major(&cx, &[n]).expect("v"))
+            .with_copy_at(0)
+            .expect("none")
+            .storage_level(),
+        0
+    );
+}

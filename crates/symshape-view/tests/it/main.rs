@@ -3,6 +3,7 @@
 mod bindexact;
 mod chains;
 mod copies;
+mod copychains;
 mod engine;
 mod errors;
 mod memory;

@@ -95,3 +95,34 @@ proptest! {
         }
     }
 }
+
+/// A zero-size view is valid whatever its other sizes: its row-major strides are the
+/// products of the sizes after each axis (the product of all of them is no stride), and
+/// a stride past i64 saturates, since an empty view reads nothing.
+#[test]
+fn zero_size_views_of_huge_sizes_are_valid() {
+    let v = ConcreteView::contiguous(&[1 << 62, 2, 0]).expect("view");
+    assert_eq!(v.strides(), &[2, 1, 1]);
+    let v = ConcreteView::contiguous(&[1 << 40, 1 << 40, 1 << 40, 0]).expect("view");
+    assert_eq!(v.strides(), &[i64::MAX, 1 << 40, 1, 1]);
+    assert_eq!(v.offsets().expect("offsets"), Vec::<Option<i64>>::new());
+    // The same as the symbolic view bound to those values.
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n").expect("n");
+    let s =
+        View::row_major(&cx, &[n, symshape::Expr::from(2), symshape::Expr::from(0)]).expect("view");
+    let mut b = symshape::Bindings::new();
+    b.set(n, 1 << 62).expect("set");
+    assert_eq!(
+        s.bind(&cx, &b).expect("bind"),
+        ConcreteView::contiguous(&[1 << 62, 2, 0]).expect("view")
+    );
+    // A non-empty view whose strides fit but whose element count does not is refused.
+    assert!(ConcreteView::contiguous(&[1 << 62, 4]).is_err());
+    // An empty reshape keeps the same rule.
+    let empty = ConcreteView::contiguous(&[0]).expect("view");
+    assert_eq!(
+        empty.reshape(&[1 << 62, 2, 0]).expect("reshape").strides(),
+        &[2, 1, 1]
+    );
+}

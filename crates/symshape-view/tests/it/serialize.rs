@@ -615,3 +615,25 @@ fn a_loaded_view_past_the_rank_limit_is_refused() {
     let at: View = serde_json::from_str(&view(symshape_view::MAX_RANK)).expect("at the limit");
     assert_eq!(at.ndim(), symshape_view::MAX_RANK);
 }
+
+/// A stack's copy boundary survives a round trip (`copy_at`, left out when nothing was
+/// copied), and a `copy_at` that is not a level of the stack is an error.
+#[test]
+fn a_copy_boundary_round_trips() {
+    let cx = Scope::new();
+    let st = ViewStack::new(View::contiguous(&[2, 3]).expect("v"))
+        .transpose(&cx, 0, 1)
+        .and_then(|s| s.copy(&cx))
+        .and_then(|s| s.flip(&cx, &[0]))
+        .expect("stack");
+    assert_eq!(st.storage_level(), 1);
+    round_trip(&st);
+    let plain = ViewStack::new(View::contiguous(&[2, 3]).expect("v"));
+    assert!(!serde_json::to_string(&plain)
+        .expect("json")
+        .contains("copy_at"));
+    let text = serde_json::to_string(&st)
+        .expect("json")
+        .replace("\"copy_at\":1", "\"copy_at\":2");
+    insta::assert_snapshot!(load_error::<ViewStack>(&text), @"deserialize stack: stack: a copy at level 2 is not a level of a stack of 2 views (levels 0 to 1)");
+}
