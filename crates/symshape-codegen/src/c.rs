@@ -12,8 +12,10 @@
 //!    call `sx_fdiv`/`sx_fmod`, small `static inline` helpers with floor semantics.
 //! 3. The guard function evaluates with overflow-checked 128-bit helpers and no proofs
 //!    (the symbols are not yet known to be in range there); a guard holds as in `bind`,
-//!    when each side's exact value fits in `int64_t` and the comparison holds. A check
-//!    whose evaluation leaves 128 bits or divides by zero fails.
+//!    when each side's exact value fits in `int64_t` and the comparison holds. A level's
+//!    fields are validated by `sx_view_ok` and its reach by `sx_within`, as `bind`
+//!    validates the bound views. A check whose evaluation leaves 128 bits or divides by
+//!    zero fails.
 //! 4. Only the two entry points have external linkage; helpers are `static` and only
 //!    the ones used are emitted, so `-Wall -Werror` holds.
 
@@ -23,7 +25,7 @@ use std::fmt::Write as _;
 use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope};
 
 use crate::error::{Error, Result};
-use crate::plan::{CheckKind, Plan, PlanKind};
+use crate::plan::{CheckKind, Fields, Plan, PlanKind};
 use crate::subst::subst;
 
 /// Writes the innermost statement: output index, predicate (if any), indentation, output.
@@ -154,6 +156,8 @@ enum Helper {
     MinCk,
     MaxCk,
     FitCk,
+    ViewOk,
+    Within,
     Fill,
 }
 
@@ -175,7 +179,9 @@ impl Helper {
             | Helper::CDivCk
             | Helper::MinCk
             | Helper::MaxCk
-            | Helper::FitCk => &[Helper::Wide],
+            | Helper::FitCk
+            | Helper::ViewOk
+            | Helper::Within => &[Helper::Wide],
             _ => &[],
         }
     }
@@ -366,6 +372,62 @@ static inline sx_s sx_fit_ck(sx_s a, int *ok) {
 }
 "
             }
+            Helper::ViewOk => {
+                "/* Whether the fields f of a level of rank r (sizes, strides, offset, then the
+   mask pairs when masked) make a view as binding does: every field in int64_t,
+   sizes >= 0, the element count in int64_t, each mask pair within
+   0 <= b <= e <= size, and, unless a size is 0, the offset of every index
+   strictly between INT64_MIN and INT64_MAX. */
+static int sx_view_ok(int r, const sx_s *f, int masked) {
+    const sx_s *d = f, *t = f + r, *m = f + 2 * r + 1;
+    const int nf = 2 * r + 1 + (masked ? 2 * r : 0);
+    sx_s n = 1, lo = f[2 * r], hi = f[2 * r];
+    int k, empty = 0;
+    for (k = 0; k < nf; ++k)
+        if (f[k] < INT64_MIN || f[k] > INT64_MAX) return 0;
+    for (k = 0; k < r; ++k) {
+        if (d[k] < 0) return 0;
+        if (d[k] == 0) empty = 1;
+    }
+    for (k = 0; masked && k < r; ++k)
+        if (m[2 * k] < 0 || m[2 * k] > m[2 * k + 1] || m[2 * k + 1] > d[k]) return 0;
+    if (empty) return 1;
+    for (k = 0; k < r; ++k) {
+        /* Every factor is at most 2^63 in magnitude: no product leaves 128 bits. */
+        const sx_s s = (d[k] - 1) * t[k];
+        n *= d[k];
+        if (n > INT64_MAX || s < INT64_MIN || s > INT64_MAX) return 0;
+        if (s < 0) lo += s; else hi += s;
+        if (lo <= INT64_MIN || hi >= INT64_MAX) return 0;
+    }
+    return 1;
+}
+"
+            }
+            Helper::Within => {
+                "/* Whether the valid elements of the upper level (fields fu of rank ru, as
+   sx_view_ok takes them, both levels making views) lie within the elements of
+   the lower level (fields fl of rank rl); an upper level without valid elements
+   does. */
+static int sx_within(int rl, const sx_s *fl, int ru, const sx_s *fu, int masked) {
+    const sx_s *d = fu, *t = fu + ru, *m = fu + 2 * ru + 1;
+    sx_s n = 1, first = fu[2 * ru], last = fu[2 * ru];
+    int k;
+    for (k = 0; k < ru; ++k)
+        if (d[k] == 0 || (masked && m[2 * k] >= m[2 * k + 1])) return 1;
+    for (k = 0; k < rl; ++k)
+        if (fl[k] == 0) return 0;
+    for (k = 0; k < rl; ++k) n *= fl[k];
+    for (k = 0; k < ru; ++k) {
+        const sx_s b = masked ? m[2 * k] : 0, e = masked ? m[2 * k + 1] : d[k];
+        const sx_s x = b * t[k], y = (e - 1) * t[k];
+        first += x < y ? x : y;
+        last += x < y ? y : x;
+    }
+    return first >= 0 && last < n;
+}
+"
+            }
             Helper::Fill => {
                 "/* Sets n elements from p to v. */
 static void sx_fill(int64_t *p, int64_t n, int64_t v) {
@@ -455,6 +517,17 @@ impl<'a> Emitter<'a> {
                     format!("{} {} {}", bare(&l), cmp.as_str(), bare(&r))
                 }
                 CheckKind::Assumption { cond } => self.cond(*cond)?,
+                CheckKind::View { fields, .. } => {
+                    self.need(Helper::ViewOk);
+                    let (r, f, masked) = self.fields(fields)?;
+                    format!("sx_view_ok({r}, {f}, {masked})")
+                }
+                CheckKind::Within { lower, upper, .. } => {
+                    self.need(Helper::Within);
+                    let (rl, fl, _) = self.fields(lower)?;
+                    let (ru, fu, masked) = self.fields(upper)?;
+                    format!("sx_within({rl}, {fl}, {ru}, {fu}, {masked})")
+                }
                 CheckKind::Range {
                     symbol,
                     lo,
@@ -503,6 +576,21 @@ impl<'a> Emitter<'a> {
         out.push_str("    return 0;\n}\n");
         self.mode = Mode::Native;
         Ok(out)
+    }
+
+    /// The fields of a level in the guard function, as `sx_view_ok` and `sx_within` take
+    /// them: the rank, a compound literal of their exact values, and whether it is masked.
+    fn fields(&mut self, fields: &Fields) -> Result<(usize, String, u8)> {
+        let values: Vec<String> = fields
+            .flat()
+            .into_iter()
+            .map(|e| Ok(bare(&self.expr(e)?)))
+            .collect::<Result<_>>()?;
+        Ok((
+            fields.shape.len(),
+            format!("(const sx_s[]){{{}}}", values.join(", ")),
+            u8::from(fields.mask.is_some()),
+        ))
     }
 
     /// A side of a guard in the guard function: its exact value, which must fit in
