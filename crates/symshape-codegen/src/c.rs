@@ -1351,3 +1351,225 @@ fn plus(a: &str, b: &str) -> String {
         format!("{a} + {b}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! `sx_view_ok` and `sx_within` compiled and run against the view crate's own
+    //! validation (`ConcreteView::create`, `ConcreteStack::unmerged`) for fields at the
+    //! `i64` limits.
+
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    use symshape_view::{ConcreteStack, ConcreteView};
+
+    use super::Helper;
+
+    /// Fields as the helpers and `ConcreteView::create` take them.
+    #[derive(Clone, Debug)]
+    struct Raw {
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+        mask: Option<Vec<(i64, i64)>>,
+    }
+
+    impl Raw {
+        fn view(&self) -> Option<ConcreteView> {
+            ConcreteView::create(
+                &self.shape,
+                Some(&self.strides),
+                self.offset,
+                self.mask.as_deref(),
+            )
+            .ok()
+        }
+
+        /// `r masked f...` as the driver reads it.
+        fn text(&self) -> String {
+            let mut f: Vec<i64> = self.shape.clone();
+            f.extend(&self.strides);
+            f.push(self.offset);
+            for &(b, e) in self.mask.iter().flatten() {
+                f.extend([b, e]);
+            }
+            let f: Vec<String> = f.iter().map(ToString::to_string).collect();
+            format!(
+                "{} {} {}",
+                self.shape.len(),
+                u8::from(self.mask.is_some()),
+                f.join(" ")
+            )
+        }
+    }
+
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn pick(&mut self, from: &[i64]) -> i64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            from[usize::try_from(self.0 >> 33).unwrap_or(0) % from.len()]
+        }
+    }
+
+    const MAX: i64 = i64::MAX;
+    const MIN: i64 = i64::MIN;
+    const SIZES: &[i64] = &[0, 1, 2, 3, 5, -1, 1 << 31, 1 << 32, 1 << 62, MAX - 1, MAX];
+    const VALUES: &[i64] = &[
+        0,
+        1,
+        2,
+        -1,
+        -3,
+        1 << 31,
+        1 << 32,
+        -(1 << 32),
+        1 << 62,
+        -(1 << 62),
+        MAX - 2,
+        MAX - 1,
+        MAX,
+        MIN + 2,
+        MIN + 1,
+        MIN,
+    ];
+
+    fn raw(rng: &mut Lcg, small: bool) -> Raw {
+        let rank = usize::try_from(rng.pick(&[0, 1, 1, 2, 2, 3])).unwrap_or(0);
+        let sizes: &[i64] = if small { &[0, 1, 2, 3, 4, 6] } else { SIZES };
+        let values: &[i64] = if small {
+            &[0, 1, 2, 3, -1, -2, 5]
+        } else {
+            VALUES
+        };
+        let shape: Vec<i64> = (0..rank).map(|_| rng.pick(sizes)).collect();
+        let strides = (0..rank).map(|_| rng.pick(values)).collect();
+        let mask = (rng.pick(&[0, 1]) == 1).then(|| {
+            shape
+                .iter()
+                .map(|&d| {
+                    let ends = [0, 1, 2, d - 1, d, d.saturating_add(1), -1];
+                    (rng.pick(&ends), rng.pick(&ends))
+                })
+                .collect()
+        });
+        Raw {
+            shape,
+            strides,
+            offset: rng.pick(values),
+            mask,
+        }
+    }
+
+    const MAIN: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+
+static int read_fields(int *r, int *masked, sx_s *f) {
+    long long v;
+    int k, n;
+    if (scanf("%d %d", r, masked) != 2) return 0;
+    n = 2 * *r + 1 + (*masked ? 2 * *r : 0);
+    for (k = 0; k < n; ++k) {
+        if (scanf("%lld", &v) != 1) exit(2);
+        f[k] = v;
+    }
+    return 1;
+}
+
+int main(void) {
+    int kind, r, masked, rl, ml;
+    sx_s f[32], g[32];
+    while (scanf("%d", &kind) == 1) {
+        if (kind == 0) {
+            if (!read_fields(&r, &masked, f)) return 2;
+            printf("%d\n", sx_view_ok(r, f, masked));
+        } else {
+            if (!read_fields(&rl, &ml, g) || !read_fields(&r, &masked, f)) return 2;
+            printf("%d\n", sx_within(rl, g, r, f, masked));
+        }
+    }
+    return 0;
+}
+"#;
+
+    #[test]
+    fn the_level_checks_decide_as_the_view_crate() {
+        let ok = Command::new("cc")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("skipping: no C compiler (`cc`) found on PATH");
+            return;
+        }
+        let mut rng = Lcg(17);
+        let mut input = String::new();
+        let mut want = Vec::new();
+        for k in 0..4000 {
+            let v = raw(&mut rng, false);
+            let _ = writeln!(input, "0 {}", v.text());
+            want.push(v.view().is_some());
+            // Pairs of valid levels, small ones so that some lie within others.
+            let small = k % 2 == 0;
+            let (lower, upper) = (raw(&mut rng, small), raw(&mut rng, small));
+            if let (Some(l), Some(u)) = (lower.view(), upper.view()) {
+                let _ = writeln!(input, "1 {} {}", lower.text(), upper.text());
+                want.push(ConcreteStack::unmerged(vec![l, u]).is_ok());
+            }
+        }
+        let mut unit = String::from("#include <stdint.h>\n");
+        for h in [Helper::Wide, Helper::ViewOk, Helper::Within] {
+            unit.push_str(h.source());
+        }
+        unit.push_str(MAIN);
+        let dir = std::env::temp_dir().join(format!("symshape-levels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        std::fs::write(dir.join("levels.c"), &unit).expect("a writable file");
+        let ubsan = ["-fsanitize=undefined", "-fno-sanitize-recover=all"];
+        let build = |extra: &[&str]| {
+            Command::new("cc")
+                .args(["-std=c99", "-O2", "-Wall", "-Werror"])
+                .args(extra)
+                .arg(dir.join("levels.c"))
+                .arg("-o")
+                .arg(dir.join("levels"))
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        assert!(build(&ubsan) || build(&[]), "the helpers compile:\n{unit}");
+        let mut child = Command::new(dir.join("levels"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the driver starts");
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(input.as_bytes())
+            .expect("the driver reads");
+        let out = child.wait_with_output().expect("the driver finishes");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(out.status.success(), "the driver fails: {:?}", out.status);
+        let got: Vec<bool> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l == "1")
+            .collect();
+        assert_eq!(got.len(), want.len(), "one answer per record");
+        let lines: Vec<&str> = input.lines().collect();
+        for ((g, w), line) in got.iter().zip(&want).zip(&lines) {
+            assert_eq!(g, w, "record `{line}`: C says {g}, the view crate {w}");
+        }
+        let accepted = want.iter().filter(|&&w| w).count();
+        assert!(
+            accepted > 100 && accepted < want.len() - 100,
+            "{accepted} of {}",
+            want.len()
+        );
+    }
+}
