@@ -12,8 +12,10 @@
 //!    call `sx_fdiv`/`sx_fmod`, small `static inline` helpers with floor semantics.
 //! 3. The guard function evaluates with overflow-checked 128-bit helpers and no proofs
 //!    (the symbols are not yet known to be in range there); a guard holds as in `bind`,
-//!    when each side's exact value fits in `int64_t` and the comparison holds. A check
-//!    whose evaluation leaves 128 bits or divides by zero fails.
+//!    when each side's exact value fits in `int64_t` and the comparison holds. A level's
+//!    fields are validated by `sx_view_ok` and its reach by `sx_within`, as `bind`
+//!    validates the bound views. A check whose evaluation leaves 128 bits or divides by
+//!    zero fails.
 //! 4. Only the two entry points have external linkage; helpers are `static` and only
 //!    the ones used are emitted, so `-Wall -Werror` holds.
 
@@ -23,7 +25,7 @@ use std::fmt::Write as _;
 use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope};
 
 use crate::error::{Error, Result};
-use crate::plan::{CheckKind, Plan, PlanKind};
+use crate::plan::{CheckKind, Fields, Plan, PlanKind};
 use crate::subst::subst;
 
 /// Writes the innermost statement: output index, predicate (if any), indentation, output.
@@ -154,6 +156,8 @@ enum Helper {
     MinCk,
     MaxCk,
     FitCk,
+    ViewOk,
+    Within,
     Fill,
 }
 
@@ -175,7 +179,9 @@ impl Helper {
             | Helper::CDivCk
             | Helper::MinCk
             | Helper::MaxCk
-            | Helper::FitCk => &[Helper::Wide],
+            | Helper::FitCk
+            | Helper::ViewOk
+            | Helper::Within => &[Helper::Wide],
             _ => &[],
         }
     }
@@ -366,6 +372,62 @@ static inline sx_s sx_fit_ck(sx_s a, int *ok) {
 }
 "
             }
+            Helper::ViewOk => {
+                "/* Whether the fields f of a level of rank r (sizes, strides, offset, then the
+   mask pairs when masked) make a view as binding does: every field in int64_t,
+   sizes >= 0, the element count in int64_t, each mask pair within
+   0 <= b <= e <= size, and, unless a size is 0, the offset of every index
+   strictly between INT64_MIN and INT64_MAX. */
+static int sx_view_ok(int r, const sx_s *f, int masked) {
+    const sx_s *d = f, *t = f + r, *m = f + 2 * r + 1;
+    const int nf = 2 * r + 1 + (masked ? 2 * r : 0);
+    sx_s n = 1, lo = f[2 * r], hi = f[2 * r];
+    int k, empty = 0;
+    for (k = 0; k < nf; ++k)
+        if (f[k] < INT64_MIN || f[k] > INT64_MAX) return 0;
+    for (k = 0; k < r; ++k) {
+        if (d[k] < 0) return 0;
+        if (d[k] == 0) empty = 1;
+    }
+    for (k = 0; masked && k < r; ++k)
+        if (m[2 * k] < 0 || m[2 * k] > m[2 * k + 1] || m[2 * k + 1] > d[k]) return 0;
+    if (empty) return 1;
+    for (k = 0; k < r; ++k) {
+        /* Every factor is at most 2^63 in magnitude: no product leaves 128 bits. */
+        const sx_s s = (d[k] - 1) * t[k];
+        n *= d[k];
+        if (n > INT64_MAX || s < INT64_MIN || s > INT64_MAX) return 0;
+        if (s < 0) lo += s; else hi += s;
+        if (lo <= INT64_MIN || hi >= INT64_MAX) return 0;
+    }
+    return 1;
+}
+"
+            }
+            Helper::Within => {
+                "/* Whether the valid elements of the upper level (fields fu of rank ru, as
+   sx_view_ok takes them, both levels making views) lie within the elements of
+   the lower level (fields fl of rank rl); an upper level without valid elements
+   does. */
+static int sx_within(int rl, const sx_s *fl, int ru, const sx_s *fu, int masked) {
+    const sx_s *d = fu, *t = fu + ru, *m = fu + 2 * ru + 1;
+    sx_s n = 1, first = fu[2 * ru], last = fu[2 * ru];
+    int k;
+    for (k = 0; k < ru; ++k)
+        if (d[k] == 0 || (masked && m[2 * k] >= m[2 * k + 1])) return 1;
+    for (k = 0; k < rl; ++k)
+        if (fl[k] == 0) return 0;
+    for (k = 0; k < rl; ++k) n *= fl[k];
+    for (k = 0; k < ru; ++k) {
+        const sx_s b = masked ? m[2 * k] : 0, e = masked ? m[2 * k + 1] : d[k];
+        const sx_s x = b * t[k], y = (e - 1) * t[k];
+        first += x < y ? x : y;
+        last += x < y ? y : x;
+    }
+    return first >= 0 && last < n;
+}
+"
+            }
             Helper::Fill => {
                 "/* Sets n elements from p to v. */
 static void sx_fill(int64_t *p, int64_t n, int64_t v) {
@@ -455,6 +517,17 @@ impl<'a> Emitter<'a> {
                     format!("{} {} {}", bare(&l), cmp.as_str(), bare(&r))
                 }
                 CheckKind::Assumption { cond } => self.cond(*cond)?,
+                CheckKind::View { fields, .. } => {
+                    self.need(Helper::ViewOk);
+                    let (r, f, masked) = self.fields(fields)?;
+                    format!("sx_view_ok({r}, {f}, {masked})")
+                }
+                CheckKind::Within { lower, upper, .. } => {
+                    self.need(Helper::Within);
+                    let (rl, fl, _) = self.fields(lower)?;
+                    let (ru, fu, masked) = self.fields(upper)?;
+                    format!("sx_within({rl}, {fl}, {ru}, {fu}, {masked})")
+                }
                 CheckKind::Range {
                     symbol,
                     lo,
@@ -503,6 +576,21 @@ impl<'a> Emitter<'a> {
         out.push_str("    return 0;\n}\n");
         self.mode = Mode::Native;
         Ok(out)
+    }
+
+    /// The fields of a level in the guard function, as `sx_view_ok` and `sx_within` take
+    /// them: the rank, a compound literal of their exact values, and whether it is masked.
+    fn fields(&mut self, fields: &Fields) -> Result<(usize, String, u8)> {
+        let values: Vec<String> = fields
+            .flat()
+            .into_iter()
+            .map(|e| Ok(bare(&self.expr(e)?)))
+            .collect::<Result<_>>()?;
+        Ok((
+            fields.shape.len(),
+            format!("(const sx_s[]){{{}}}", values.join(", ")),
+            u8::from(fields.mask.is_some()),
+        ))
     }
 
     /// A side of a guard in the guard function: its exact value, which must fit in
@@ -1261,5 +1349,227 @@ fn plus(a: &str, b: &str) -> String {
         a.to_string()
     } else {
         format!("{a} + {b}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `sx_view_ok` and `sx_within` compiled and run against the view crate's own
+    //! validation (`ConcreteView::create`, `ConcreteStack::unmerged`) for fields at the
+    //! `i64` limits.
+
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    use symshape_view::{ConcreteStack, ConcreteView};
+
+    use super::Helper;
+
+    /// Fields as the helpers and `ConcreteView::create` take them.
+    #[derive(Clone, Debug)]
+    struct Raw {
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+        mask: Option<Vec<(i64, i64)>>,
+    }
+
+    impl Raw {
+        fn view(&self) -> Option<ConcreteView> {
+            ConcreteView::create(
+                &self.shape,
+                Some(&self.strides),
+                self.offset,
+                self.mask.as_deref(),
+            )
+            .ok()
+        }
+
+        /// `r masked f...` as the driver reads it.
+        fn text(&self) -> String {
+            let mut f: Vec<i64> = self.shape.clone();
+            f.extend(&self.strides);
+            f.push(self.offset);
+            for &(b, e) in self.mask.iter().flatten() {
+                f.extend([b, e]);
+            }
+            let f: Vec<String> = f.iter().map(ToString::to_string).collect();
+            format!(
+                "{} {} {}",
+                self.shape.len(),
+                u8::from(self.mask.is_some()),
+                f.join(" ")
+            )
+        }
+    }
+
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn pick(&mut self, from: &[i64]) -> i64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            from[usize::try_from(self.0 >> 33).unwrap_or(0) % from.len()]
+        }
+    }
+
+    const MAX: i64 = i64::MAX;
+    const MIN: i64 = i64::MIN;
+    const SIZES: &[i64] = &[0, 1, 2, 3, 5, -1, 1 << 31, 1 << 32, 1 << 62, MAX - 1, MAX];
+    const VALUES: &[i64] = &[
+        0,
+        1,
+        2,
+        -1,
+        -3,
+        1 << 31,
+        1 << 32,
+        -(1 << 32),
+        1 << 62,
+        -(1 << 62),
+        MAX - 2,
+        MAX - 1,
+        MAX,
+        MIN + 2,
+        MIN + 1,
+        MIN,
+    ];
+
+    fn raw(rng: &mut Lcg, small: bool) -> Raw {
+        let rank = usize::try_from(rng.pick(&[0, 1, 1, 2, 2, 3])).unwrap_or(0);
+        let sizes: &[i64] = if small { &[0, 1, 2, 3, 4, 6] } else { SIZES };
+        let values: &[i64] = if small {
+            &[0, 1, 2, 3, -1, -2, 5]
+        } else {
+            VALUES
+        };
+        let shape: Vec<i64> = (0..rank).map(|_| rng.pick(sizes)).collect();
+        let strides = (0..rank).map(|_| rng.pick(values)).collect();
+        let mask = (rng.pick(&[0, 1]) == 1).then(|| {
+            shape
+                .iter()
+                .map(|&d| {
+                    let ends = [0, 1, 2, d - 1, d, d.saturating_add(1), -1];
+                    (rng.pick(&ends), rng.pick(&ends))
+                })
+                .collect()
+        });
+        Raw {
+            shape,
+            strides,
+            offset: rng.pick(values),
+            mask,
+        }
+    }
+
+    const MAIN: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+
+static int read_fields(int *r, int *masked, sx_s *f) {
+    long long v;
+    int k, n;
+    if (scanf("%d %d", r, masked) != 2) return 0;
+    n = 2 * *r + 1 + (*masked ? 2 * *r : 0);
+    for (k = 0; k < n; ++k) {
+        if (scanf("%lld", &v) != 1) exit(2);
+        f[k] = v;
+    }
+    return 1;
+}
+
+int main(void) {
+    int kind, r, masked, rl, ml;
+    sx_s f[32], g[32];
+    while (scanf("%d", &kind) == 1) {
+        if (kind == 0) {
+            if (!read_fields(&r, &masked, f)) return 2;
+            printf("%d\n", sx_view_ok(r, f, masked));
+        } else {
+            if (!read_fields(&rl, &ml, g) || !read_fields(&r, &masked, f)) return 2;
+            printf("%d\n", sx_within(rl, g, r, f, masked));
+        }
+    }
+    return 0;
+}
+"#;
+
+    #[test]
+    fn the_level_checks_decide_as_the_view_crate() {
+        let ok = Command::new("cc")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("skipping: no C compiler (`cc`) found on PATH");
+            return;
+        }
+        let mut rng = Lcg(17);
+        let mut input = String::new();
+        let mut want = Vec::new();
+        for k in 0..4000 {
+            let v = raw(&mut rng, false);
+            let _ = writeln!(input, "0 {}", v.text());
+            want.push(v.view().is_some());
+            // Pairs of valid levels, small ones so that some lie within others.
+            let small = k % 2 == 0;
+            let (lower, upper) = (raw(&mut rng, small), raw(&mut rng, small));
+            if let (Some(l), Some(u)) = (lower.view(), upper.view()) {
+                let _ = writeln!(input, "1 {} {}", lower.text(), upper.text());
+                want.push(ConcreteStack::unmerged(vec![l, u]).is_ok());
+            }
+        }
+        let mut unit = String::from("#include <stdint.h>\n");
+        for h in [Helper::Wide, Helper::ViewOk, Helper::Within] {
+            unit.push_str(h.source());
+        }
+        unit.push_str(MAIN);
+        let dir = std::env::temp_dir().join(format!("symshape-levels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        std::fs::write(dir.join("levels.c"), &unit).expect("a writable file");
+        let ubsan = ["-fsanitize=undefined", "-fno-sanitize-recover=all"];
+        let build = |extra: &[&str]| {
+            Command::new("cc")
+                .args(["-std=c99", "-O2", "-Wall", "-Werror"])
+                .args(extra)
+                .arg(dir.join("levels.c"))
+                .arg("-o")
+                .arg(dir.join("levels"))
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        assert!(build(&ubsan) || build(&[]), "the helpers compile:\n{unit}");
+        let mut child = Command::new(dir.join("levels"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the driver starts");
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(input.as_bytes())
+            .expect("the driver reads");
+        let out = child.wait_with_output().expect("the driver finishes");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(out.status.success(), "the driver fails: {:?}", out.status);
+        let got: Vec<bool> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l == "1")
+            .collect();
+        assert_eq!(got.len(), want.len(), "one answer per record");
+        let lines: Vec<&str> = input.lines().collect();
+        for ((g, w), line) in got.iter().zip(&want).zip(&lines) {
+            assert_eq!(g, w, "record `{line}`: C says {g}, the view crate {w}");
+        }
+        let accepted = want.iter().filter(|&&w| w).count();
+        assert!(
+            accepted > 100 && accepted < want.len() - 100,
+            "{accepted} of {}",
+            want.len()
+        );
     }
 }

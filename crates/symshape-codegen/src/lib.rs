@@ -50,4 +50,4 @@ mod subst;
 
 pub use c::{render_c, CConfig};
 pub use error::{Error, Result};
-pub use plan::{Access, Check, CheckKind, Loop, Plan, PlanKind};
+pub use plan::{Access, Check, CheckKind, Fields, Loop, Plan, PlanKind};

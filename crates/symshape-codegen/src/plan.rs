@@ -14,12 +14,14 @@
 //!    `dst[sum(i_k * dst_stride_k)]`, and `dst_stride_k` is the product of the extents
 //!    of the loops inside `k`.
 //! 5. `checks` starts with the stack's guards in the order `ViewStack::guards` gives
-//!    them, then one range check per declared symbol, then the scope's assumptions.
+//!    them, then the checks `ViewStack::bind` makes of the bound fields (each level
+//!    makes a view, each level lies within the one below) where they are not proven,
+//!    then one range check per declared symbol, then the scope's assumptions.
 
 use std::fmt;
 
-use symshape::{CmpOp, Cond, CondKind, Expr, Scope, SymbolSpec};
-use symshape_view::{ViewOps, ViewStack};
+use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope, SymbolSpec};
+use symshape_view::{View, ViewOps, ViewStack};
 
 use crate::error::{Error, Result};
 use crate::subst::{conjuncts, subst, subst_cond};
@@ -83,11 +85,88 @@ pub enum CheckKind {
         /// Every value is a multiple of this.
         divisor: u64,
     },
+    /// Level `level` of the stack (0 is the bottom) makes a view with its bound
+    /// fields, as `ViewStack::bind` requires: every field's exact value fits in
+    /// `i64`, sizes are `>= 0`, the element count fits in `i64`, each mask pair is
+    /// within `0 <= b <= e <= size`, and unless a size is 0, the offset of every
+    /// index (masked or not) lies strictly between `i64::MIN` and `i64::MAX`.
+    View {
+        /// The level, counted from the bottom.
+        level: usize,
+        /// Its fields.
+        fields: Fields,
+    },
+    /// The valid elements of level `level` (when it has any) lie within the
+    /// elements of level `level - 1`, as `ViewStack::bind` requires of a stack.
+    Within {
+        /// The upper level, counted from the bottom (at least 1).
+        level: usize,
+        /// The fields of the level below.
+        lower: Fields,
+        /// The fields of the level.
+        upper: Fields,
+    },
     /// An assumption of the scope.
     Assumption {
         /// The assumed condition.
         cond: Cond,
     },
+}
+
+/// The fields of one level of a stack, the expressions `ViewStack::bind` evaluates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fields {
+    /// The sizes of the axes.
+    pub shape: Vec<Expr>,
+    /// The stride of every axis.
+    pub strides: Vec<Expr>,
+    /// The offset of index `[0, ..., 0]`.
+    pub offset: Expr,
+    /// The valid range `[b, e)` of every axis, when the level is masked.
+    pub mask: Option<Vec<(Expr, Expr)>>,
+}
+
+impl Fields {
+    fn of(v: &View) -> Fields {
+        Fields {
+            shape: v.shape().to_vec(),
+            strides: v.strides().to_vec(),
+            offset: v.offset(),
+            mask: v.mask().map(<[_]>::to_vec),
+        }
+    }
+
+    /// Every field in the order the rendered checks read them: sizes, strides,
+    /// offset, then both ends of each mask pair.
+    #[must_use]
+    pub fn flat(&self) -> Vec<Expr> {
+        let mut out = self.shape.clone();
+        out.extend_from_slice(&self.strides);
+        out.push(self.offset);
+        for &(b, e) in self.mask.iter().flatten() {
+            out.push(b);
+            out.push(e);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Fields {
+    /// `shape [n, m] strides [m, 1] offset 0`, then ` mask [(0, n), (1, m)]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "shape {} strides {} offset {}",
+            list(&self.shape),
+            list(&self.strides),
+            self.offset
+        )?;
+        if let Some(m) = &self.mask {
+            let parts: Vec<String> = m.iter().map(|(b, e)| format!("({b}, {e})")).collect();
+            write!(f, " mask [{}]", parts.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 /// One condition on the symbols that must hold before the kernel runs.
@@ -137,6 +216,7 @@ impl Plan {
         let shape = stack.shape().to_vec();
         let lowered = stack.lower(cx)?;
         let mut checks = guard_checks(stack);
+        checks.extend(level_checks(cx, stack, ""));
         checks.extend(scope_checks(cx));
         Plan::build(
             cx,
@@ -166,12 +246,21 @@ impl Plan {
         let mut index = Vec::new();
         let mut reads = Vec::new();
         let mut checks = Vec::new();
+        let mut levels = Vec::with_capacity(inputs.len());
         for input in inputs {
             let b = input.broadcast_to(cx, shape)?;
             let lowered = b.lower(cx)?;
             index = lowered.index;
             reads.push((lowered.offset, lowered.valid));
             for c in guard_checks(&b) {
+                if !checks.contains(&c) {
+                    checks.push(c);
+                }
+            }
+            levels.push(b);
+        }
+        for (k, b) in levels.iter().enumerate() {
+            for c in level_checks(cx, b, &format!("input {k} ")) {
                 if !checks.contains(&c) {
                     checks.push(c);
                 }
@@ -376,6 +465,149 @@ fn guard_checks(stack: &ViewStack) -> Vec<Check> {
             text: g.to_string(),
         })
         .collect()
+}
+
+/// The checks `ViewStack::bind` makes of the bound levels of `stack` beyond its
+/// guards, bottom first: each symbolic level makes a view (a concrete one was
+/// validated when it was made), then each level lies within the one below. A check
+/// that the ranges and assumptions of `cx` prove (which the guard function checks
+/// too) is left out. Each text starts with `label` (`input 1 ` in an elementwise plan).
+fn level_checks(cx: &Scope, stack: &ViewStack, label: &str) -> Vec<Check> {
+    let views = stack.views();
+    let mut res = Vec::new();
+    for (level, v) in views.iter().enumerate() {
+        if v.as_concrete().is_some() || always_binds(cx, v) {
+            continue;
+        }
+        let fields = Fields::of(v);
+        res.push(Check {
+            text: format!("{label}view {level} binds: {fields}"),
+            kind: CheckKind::View { level, fields },
+        });
+    }
+    for level in 1..views.len() {
+        let (lower, upper) = (&views[level - 1], &views[level]);
+        if lower.as_concrete().is_some() && upper.as_concrete().is_some()
+            || always_within(cx, lower, upper)
+        {
+            continue;
+        }
+        res.push(Check {
+            kind: CheckKind::Within {
+                level,
+                lower: Fields::of(lower),
+                upper: Fields::of(upper),
+            },
+            text: format!("{label}view {level} lies within view {}", level - 1),
+        });
+    }
+    res
+}
+
+/// The range of `e` under `cx`, as its ends (`None` for infinite).
+fn ends_of(cx: &Scope, e: Expr) -> (Option<BigInt>, Option<BigInt>) {
+    let r = cx.range(e);
+    (r.lo, r.hi)
+}
+
+/// Whether every binding within the ranges and assumptions of `cx` makes `v` a view
+/// (the conditions of [`CheckKind::View`]), shown with the ranges of its fields.
+fn always_binds(cx: &Scope, v: &View) -> bool {
+    let (min, max) = (BigInt::from(i64::MIN), BigInt::from(i64::MAX));
+    let zero = BigInt::from(0);
+    let fits = |r: &(Option<BigInt>, Option<BigInt>)| {
+        r.0.as_ref().is_some_and(|lo| *lo >= min) && r.1.as_ref().is_some_and(|hi| *hi <= max)
+    };
+    let all = v
+        .shape()
+        .iter()
+        .chain(v.strides())
+        .copied()
+        .chain([v.offset()]);
+    let bounds = v.mask().into_iter().flatten().flat_map(|&(b, e)| [b, e]);
+    if !all.chain(bounds).all(|e| divides_safely(cx, e)) {
+        return false;
+    }
+    let shape: Vec<_> = v.shape().iter().map(|&d| ends_of(cx, d)).collect();
+    let strides: Vec<_> = v.strides().iter().map(|&t| ends_of(cx, t)).collect();
+    let offset = ends_of(cx, v.offset());
+    if !shape.iter().chain(&strides).chain([&offset]).all(fits)
+        || !shape
+            .iter()
+            .all(|r| r.0.as_ref().is_some_and(|lo| *lo >= zero))
+    {
+        return false;
+    }
+    if let Some(m) = v.mask() {
+        let holds = |a: Expr, op: CmpOp, b: Expr| cx.prove(a, op, b).is_true();
+        let ok = m.iter().zip(v.shape()).all(|(&(b, e), &d)| {
+            fits(&ends_of(cx, b))
+                && fits(&ends_of(cx, e))
+                && holds(b, CmpOp::Ge, Expr::from(0))
+                && holds(b, CmpOp::Le, e)
+                && holds(e, CmpOp::Le, d)
+        });
+        if !ok {
+            return false;
+        }
+    }
+    // Sizes, strides and offset are finite here.
+    let hi = |r: &(Option<BigInt>, Option<BigInt>)| r.1.clone().unwrap_or_default();
+    let lo = |r: &(Option<BigInt>, Option<BigInt>)| r.0.clone().unwrap_or_default();
+    let numel = shape.iter().fold(BigInt::from(1), |a, r| a * hi(r));
+    let (mut below, mut above) = (lo(&offset), hi(&offset));
+    for (d, t) in shape.iter().zip(&strides) {
+        let (d0, d1) = (lo(d) - 1, hi(d) - 1);
+        let ps = [&d0 * lo(t), &d0 * hi(t), &d1 * lo(t), &d1 * hi(t)];
+        let (pmin, pmax) = (ps.iter().min().cloned(), ps.iter().max().cloned());
+        let (pmin, pmax) = (pmin.unwrap_or_default(), pmax.unwrap_or_default());
+        if pmin < min || pmax > max {
+            return false;
+        }
+        if pmin < zero {
+            below += pmin;
+        }
+        if pmax > zero {
+            above += pmax;
+        }
+    }
+    numel <= max && below > min && above < max
+}
+
+/// Whether every divisor in `e` is proven nonzero under `cx` (evaluation never
+/// divides by zero, which `bind` refuses).
+fn divides_safely(cx: &Scope, e: Expr) -> bool {
+    let nonzero = |b: Expr| {
+        cx.prove(b, CmpOp::Ge, Expr::from(1)).is_true()
+            || cx.prove(b, CmpOp::Le, Expr::from(-1)).is_true()
+    };
+    match e.kind() {
+        ExprKind::Const(_) | ExprKind::Symbol(_) => true,
+        ExprKind::Sum { terms, .. } => terms.iter().all(|&(t, _)| divides_safely(cx, t)),
+        ExprKind::Product(factors) => factors.iter().all(|&(f, _)| divides_safely(cx, f)),
+        ExprKind::FloorDiv(a, b) | ExprKind::FloorMod(a, b) | ExprKind::CeilDiv(a, b) => {
+            nonzero(b) && divides_safely(cx, a) && divides_safely(cx, b)
+        }
+        ExprKind::Min(args) | ExprKind::Max(args) => args.iter().all(|&a| divides_safely(cx, a)),
+        _ => false,
+    }
+}
+
+/// Whether the valid elements of `upper` lie within the elements of `lower` for every
+/// binding within the ranges and assumptions of `cx` where both make views: the
+/// first and last element `upper` reaches over its valid ranges (its reach when it
+/// has a valid element), proven at least 0 and below the element count of `lower`.
+fn always_within(cx: &Scope, lower: &View, upper: &View) -> bool {
+    let zero = Expr::from(0);
+    let (mut first, mut last) = (upper.offset(), upper.offset());
+    for (k, (&d, &t)) in upper.shape().iter().zip(upper.strides()).enumerate() {
+        let (b, e) = upper.mask().map_or((zero, d), |m| m[k]);
+        let (x, y) = (b * t, (e - 1) * t);
+        first += x.min(y);
+        last += x.max(y);
+    }
+    let numel: Expr = lower.shape().iter().copied().product();
+    cx.prove(first, CmpOp::Ge, zero).is_true() && cx.prove(last, CmpOp::Lt, numel).is_true()
 }
 
 /// One range check per declared symbol, then one check per assumption.

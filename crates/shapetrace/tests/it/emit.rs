@@ -1,6 +1,8 @@
 //! The `emit c` statement: snapshots of the unit, its errors, and every stack of the
-//! example scripts compiled with `cc -std=c99 -O2 -Wall -Werror`.
+//! example scripts compiled with `cc -std=c99 -O2 -Wall -Werror` (and
+//! `-fsanitize=undefined -fno-sanitize-recover=all` where `cc` links it).
 
+use std::path::Path;
 use std::process::Command;
 
 use insta::assert_snapshot;
@@ -57,6 +59,27 @@ const STACK_STATEMENTS: &[&str] = &[
     "view", "reshape", "expand", "permute", "shrink", "pad", "flip", "slice", "unfold", "diagonal",
 ];
 
+/// The flags that make undefined behaviour abort, where `cc` builds and links a program
+/// with them (in `dir`); otherwise none, saying so.
+fn ubsan_flags(dir: &Path) -> &'static [&'static str] {
+    const UBSAN: &[&str] = &["-fsanitize=undefined", "-fno-sanitize-recover=all"];
+    let main = dir.join("ubsan.c");
+    let linked = std::fs::write(&main, "int main(void) { return 0; }\n").is_ok()
+        && Command::new("cc")
+            .args(UBSAN)
+            .arg(&main)
+            .arg("-o")
+            .arg(dir.join("ubsan"))
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if linked {
+        UBSAN
+    } else {
+        eprintln!("compiling without -fsanitize=undefined: `cc` cannot link it");
+        &[]
+    }
+}
+
 #[test]
 fn every_stack_of_the_example_scripts_compiles_without_warnings() {
     if Command::new("cc").arg("--version").output().is_err() {
@@ -66,6 +89,7 @@ fn every_stack_of_the_example_scripts_compiles_without_warnings() {
     let paths = crate::example_scripts();
     let tmp = std::env::temp_dir().join(format!("shapetrace-emit-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("a temporary folder");
+    let ubsan = ubsan_flags(&tmp);
     let mut compiled = 0;
     for path in paths {
         let script = std::fs::read_to_string(&path).expect("a readable script");
@@ -81,6 +105,7 @@ fn every_stack_of_the_example_scripts_compiles_without_warnings() {
             std::fs::write(&file, &unit).expect("a writable file");
             let out = Command::new("cc")
                 .args(["-std=c99", "-O2", "-Wall", "-Werror", "-c"])
+                .args(ubsan)
                 .arg(&file)
                 .arg("-o")
                 .arg(tmp.join(format!("unit{compiled}.o")))

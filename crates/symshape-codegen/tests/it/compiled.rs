@@ -152,10 +152,21 @@ impl Lcg {
     }
 }
 
-/// What the Rust side expects for one binding: the guard number (0 when the stack binds)
-/// and the materialized values.
+/// What `ViewStack::bind` did with one binding.
+enum Outcome {
+    /// It bound the stack: the guard function must return 0.
+    Bound,
+    /// This guard failed: the guard function must return its number.
+    Guard(String),
+    /// It refused for another reason (a field or a level's reach beyond `i64`, a level
+    /// outside the one below): the guard function must return some check's number.
+    Refused(String),
+}
+
+/// What the Rust side expects for one binding: bind's outcome and, where it bound the
+/// stack and the kernel runs, the materialized values.
 struct Expected {
-    guard: Option<String>,
+    outcome: Outcome,
     values: Vec<i64>,
 }
 
@@ -205,19 +216,18 @@ pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
                     .values;
                 let n = values.len();
                 let e = Expected {
-                    guard: None,
+                    outcome: Outcome::Bound,
                     values,
                 };
                 (src, e, n)
             }
-            Err(symshape_view::Error::Guard { guard, .. }) => {
+            Err(e) => {
                 let e = Expected {
-                    guard: Some(guard),
+                    outcome: refusal(e),
                     values: Vec::new(),
                 };
                 (Vec::new(), e, 0)
             }
-            Err(e) => panic!("binding {syms:?} fails outside the guards: {e}\n{plan}"),
         };
         records.push(Record {
             syms,
@@ -229,7 +239,10 @@ pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
     }
     let got = compiled.run(&records);
     if std::env::var("CODEGEN_STATS").is_ok() {
-        let fails = expected.iter().filter(|e| e.guard.is_some()).count();
+        let fails = expected
+            .iter()
+            .filter(|e| !matches!(e.outcome, Outcome::Bound))
+            .count();
         eprintln!(
             "views {} guards {} loops {} records {} guard-fails {fails} numel {}",
             stack.views().len(),
@@ -241,34 +254,15 @@ pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
     }
     assert_eq!(got.len(), records.len(), "one result per record");
     for ((rec, exp), (g, values)) in records.iter().zip(&expected).zip(&got) {
-        match &exp.guard {
-            None => {
-                assert_eq!(
-                    *g, 0,
-                    "syms {:?}: C guard {g} fails\n{plan}\n{unit}",
-                    rec.syms
-                );
-                assert_eq!(
-                    values, &exp.values,
-                    "syms {:?} pad {}: C differs from the kernels\n{plan}\n{unit}",
-                    rec.syms, rec.pad
-                );
-            }
-            Some(text) => {
-                assert!(
-                    *g > 0,
-                    "syms {:?}: guard `{text}` fails in Rust, not in C\n{unit}",
-                    rec.syms
-                );
-                let check = &plan.checks()[usize::try_from(*g - 1).expect("positive")];
-                assert!(
-                    check.text.contains(text.as_str()),
-                    "syms {:?}: Rust fails `{text}`, C check {g} `{}`",
-                    rec.syms,
-                    check.text
-                );
-            }
-        }
+        compare(&plan, &unit, rec, exp, *g, values);
+    }
+}
+
+/// The outcome of a binding `bind` refused with `e`.
+fn refusal(e: symshape_view::Error) -> Outcome {
+    match e {
+        symshape_view::Error::Guard { guard, .. } => Outcome::Guard(guard),
+        e => Outcome::Refused(e.to_string()),
     }
 }
 
@@ -311,14 +305,29 @@ fn extreme_scope() -> Scope {
     cx
 }
 
+/// The bottom of an extreme case: an [`extreme_view`], or (bases 13 and 14) two levels
+/// the second of which reaches symbolic offsets of the first.
+fn extreme_base(cx: &Scope, base: u8) -> ViewStack {
+    let (n, m) = (sym(cx, "n"), sym(cx, "m"));
+    let c = |v: i64| Expr::from(v);
+    let upper = match base % 15 {
+        13 => View::create(cx, &[c(4)], None, n - c(i64::MAX) + c(3), None),
+        14 => View::create(cx, &[c(2), c(2)], Some(&[m, c(1)]), c(0), None),
+        _ => return ViewStack::new(extreme_view(cx, base)),
+    };
+    let lower = View::row_major(cx, &[m, c(2)]).expect("a valid view");
+    ViewStack::from_views(cx, vec![lower, upper.expect("a valid view")]).expect("a stack")
+}
+
 /// A bottom view whose fields are differences of symbols and constants near the
-/// `i64` limits, so that bindings at the ends of the ranges give small views.
+/// `i64` limits, so that bindings at the ends of the ranges give small views; bases 8
+/// to 12 have fields or reaches beyond `i64` at some of them, which `bind` refuses.
 fn extreme_view(cx: &Scope, base: u8) -> View {
     let (n, m, q, p) = (sym(cx, "n"), sym(cx, "m"), sym(cx, "q"), sym(cx, "p"));
     let max = Expr::from(i64::MAX);
     let min = Expr::from(i64::MIN);
     let c = |v: i64| Expr::from(v);
-    let v = match base % 8 {
+    let v = match base % 13 {
         // The offsets are 0 and 1 at n = i64::MAX.
         0 => View::create(cx, &[c(2)], None, n - max, None),
         // One element at n = m = i64::MAX.
@@ -336,13 +345,28 @@ fn extreme_view(cx: &Scope, base: u8) -> View {
         ),
         5 => View::create(cx, &[n - q + min + 1, c(2)], None, c(0), None),
         6 => View::create(cx, &[c(2), c(2)], Some(&[n - m, c(1)]), m - n + 1, None),
-        _ => View::create(cx, &[m - max + 3, c(2)], Some(&[c(-2), c(1)]), c(4), None),
+        7 => View::create(cx, &[m - max + 3, c(2)], Some(&[c(-2), c(1)]), c(4), None),
+        // 2^64 elements at m = 2^32; the stride m*m leaves i64 at m = 2^62.
+        8 => View::row_major(cx, &[m, m, c(2)]),
+        // A large stride times a large extent: the last offset is n + m - 1.
+        9 => View::create(cx, &[c(2), m], Some(&[n, c(1)]), c(0), None),
+        // Offsets n..=n + 2 and q..=q - 2.
+        10 => View::create(cx, &[c(3)], None, n, None),
+        11 => View::create(cx, &[c(3), c(2)], Some(&[c(-1), q]), c(0), None),
+        // A mask with symbolic ends, on a shape with a large size.
+        _ => View::create(
+            cx,
+            &[c(4), m],
+            None,
+            c(0),
+            Some(&[(c(1), c(3)), (c(0), m - max + 2)]),
+        ),
     };
     v.expect("a valid extreme view")
 }
 
 /// Values of `s` worth binding: both ends of its range (`i64::MIN`/`MAX` for infinite
-/// ones), their neighbours, small values and `2^31`, those in range.
+/// ones), their neighbours, small values, `2^31`, `2^32` and `2^62`, those in range.
 fn extreme_values(s: Expr) -> Vec<i64> {
     let spec = s.symbol_spec().expect("a symbol");
     let lo = spec.lower().and_then(Expr::as_i64).unwrap_or(i64::MIN);
@@ -357,6 +381,8 @@ fn extreme_values(s: Expr) -> Vec<i64> {
         1,
         2,
         1 << 31,
+        1 << 32,
+        1 << 62,
     ];
     vals.retain(|v| (lo..=hi).contains(v));
     vals.sort_unstable();
@@ -371,8 +397,25 @@ const EXTREME_ELEMS: i64 = 1 << 12;
 /// Checks a batch of stacks, compiled by one `cc` call: at each of `bindings` random
 /// extreme bindings per stack, the guard result is that of `ViewStack::bind`, and where
 /// the bound stack is small enough to materialize, the output is the kernels' element by
-/// element. A binding that `bind` refuses for a reason other than a guard is not run.
+/// element. Where `bind` refuses for a reason other than a guard (a field beyond `i64`),
+/// the guard function must refuse too.
 pub fn check_extreme(cx: &Scope, stacks: &[ViewStack], seed: u64, bindings: usize) {
+    let values: Vec<Vec<i64>> = cx.symbols().iter().map(|&s| extreme_values(s)).collect();
+    let mut rng = Lcg(seed);
+    let chosen: Vec<Vec<i64>> = (0..bindings)
+        .map(|_| {
+            values
+                .iter()
+                .map(|vs| vs[usize::try_from(rng.next()).expect("small") % vs.len()])
+                .collect()
+        })
+        .collect();
+    check_extreme_at(cx, stacks, &chosen, seed);
+}
+
+/// [`check_extreme`] at the given bindings (one value per symbol of `cx`), each
+/// checked for every stack.
+fn check_extreme_at(cx: &Scope, stacks: &[ViewStack], chosen: &[Vec<i64>], seed: u64) {
     if !have_cc() {
         return;
     }
@@ -386,19 +429,12 @@ pub fn check_extreme(cx: &Scope, stacks: &[ViewStack], seed: u64, bindings: usiz
         .map(|(k, p)| render_c(cx, p, &CConfig::new(&format!("k{k}"))).expect("C source"))
         .collect();
     let compiled = compile_cases(&units).unwrap_or_else(|e| panic!("{e}"));
-    let values: Vec<Vec<i64>> = cx.symbols().iter().map(|&s| extreme_values(s)).collect();
     let mut rng = Lcg(seed);
     let mut records = Vec::new();
     let mut expected = Vec::new();
     for (case, stack) in stacks.iter().enumerate() {
-        for _ in 0..bindings {
-            let syms: Vec<i64> = values
-                .iter()
-                .map(|vs| vs[usize::try_from(rng.next()).expect("small") % vs.len()])
-                .collect();
-            let Some((run, rec, exp)) = expect_at(cx, stack, syms, &mut rng) else {
-                continue;
-            };
+        for syms in chosen {
+            let (run, rec, exp) = expect_at(cx, stack, syms.clone(), &mut rng);
             records.push((case, run, rec));
             expected.push(exp);
         }
@@ -407,9 +443,11 @@ pub fn check_extreme(cx: &Scope, stacks: &[ViewStack], seed: u64, bindings: usiz
     if std::env::var("CODEGEN_STATS").is_ok() {
         let run = records.iter().filter(|r| r.1).count();
         let empty = records.iter().filter(|r| r.1 && r.2.dst_len == 0).count();
-        let fails = expected.iter().filter(|e| e.guard.is_some()).count();
+        let count = |f: fn(&Outcome) -> bool| expected.iter().filter(|e| f(&e.outcome)).count();
+        let guards = count(|o| matches!(o, Outcome::Guard(_)));
+        let refused = count(|o| matches!(o, Outcome::Refused(_)));
         eprintln!(
-            "stacks {} records {} run {run} (empty {empty}) guard-fails {fails}",
+            "stacks {} records {} run {run} (empty {empty}) guard-fails {guards} other refusals {refused}",
             stacks.len(),
             records.len()
         );
@@ -421,21 +459,20 @@ pub fn check_extreme(cx: &Scope, stacks: &[ViewStack], seed: u64, bindings: usiz
     }
 }
 
-/// The record and expectation of `stack` at `syms`: `None` where `bind` fails for a
-/// reason other than a guard; `run` is false where the bound stack is too large to
-/// materialize (only the guard result is compared).
+/// The record and expectation of `stack` at `syms`; `run` is false where `bind` refuses
+/// or the bound stack is too large to materialize (only the guard result is compared).
 fn expect_at(
     cx: &Scope,
     stack: &ViewStack,
     syms: Vec<i64>,
     rng: &mut Lcg,
-) -> Option<(bool, Record, Expected)> {
+) -> (bool, Record, Expected) {
     let mut b = Bindings::new();
     for (&s, &v) in cx.symbols().iter().zip(&syms) {
         b.set(s, v).expect("in range");
     }
     let pad = rng.range(-1000, -1);
-    let guard_only = |guard: Option<String>| {
+    let guard_only = |outcome: Outcome| {
         let rec = Record {
             syms: syms.clone(),
             src: Vec::new(),
@@ -443,15 +480,14 @@ fn expect_at(
             dst_len: 0,
         };
         let exp = Expected {
-            guard,
+            outcome,
             values: Vec::new(),
         };
-        Some((false, rec, exp))
+        (false, rec, exp)
     };
     let bound = match stack.bind(cx, &b) {
         Ok(bound) => bound,
-        Err(symshape_view::Error::Guard { guard, .. }) => return guard_only(Some(guard)),
-        Err(_) => return None,
+        Err(e) => return guard_only(refusal(e)),
     };
     let numel = bound
         .shape()
@@ -460,11 +496,11 @@ fn expect_at(
     let len = match bound.levels()[0].extent() {
         _ if numel == Some(0) => 0,
         Some((lo, hi)) if lo >= 0 && hi < EXTREME_ELEMS => hi + 1,
-        Some(_) => return guard_only(None),
+        Some(_) => return guard_only(Outcome::Bound),
         None => 0,
     };
     if numel.is_none_or(|n| n > EXTREME_ELEMS) {
-        return guard_only(None);
+        return guard_only(Outcome::Bound);
     }
     let src: Vec<i64> = (0..len).map(|_| rng.range(0, 999)).collect();
     let values = materialize(Input::new(&src, &bound).pad(pad))
@@ -477,19 +513,19 @@ fn expect_at(
         dst_len: values.len(),
     };
     let exp = Expected {
-        guard: None,
+        outcome: Outcome::Bound,
         values,
     };
-    Some((true, rec, exp))
+    (true, rec, exp)
 }
 
 /// Compares one C result with the Rust side's expectation.
 fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values: &[i64]) {
-    match &exp.guard {
-        None => {
+    match &exp.outcome {
+        Outcome::Bound => {
             assert_eq!(
                 g, 0,
-                "syms {:?}: C guard {g} fails\n{plan}\n{unit}",
+                "syms {:?}: bind accepts, C check {g} fails\n{plan}\n{unit}",
                 rec.syms
             );
             assert_eq!(
@@ -498,10 +534,10 @@ fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values
                 rec.syms, rec.pad
             );
         }
-        Some(text) => {
+        Outcome::Guard(text) => {
             assert!(
                 g > 0,
-                "syms {:?}: guard `{text}` fails in Rust, not in C\n{unit}",
+                "syms {:?}: guard `{text}` fails in Rust, not in C\n{plan}\n{unit}",
                 rec.syms
             );
             let check = &plan.checks()[usize::try_from(g - 1).expect("positive")];
@@ -512,12 +548,17 @@ fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values
                 check.text
             );
         }
+        Outcome::Refused(why) => assert!(
+            g > 0,
+            "syms {:?}: bind refuses ({why}), the C guard function accepts\n{plan}\n{unit}",
+            rec.syms
+        ),
     }
 }
 
 /// The stack of an extreme case: an extreme bottom view, then ops as in [`build`].
 fn build_extreme(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
-    let mut s = ViewStack::new(extreme_view(cx, base));
+    let mut s = extreme_base(cx, base);
     for &(kind, a, b) in ops {
         let o = op(cx, s.shape(), kind, a, b);
         if let Ok(next) = s.apply(cx, &o) {
@@ -543,7 +584,7 @@ proptest! {
     #[test]
     fn emitted_c_at_the_ends_of_the_ranges(
         cases in prop::collection::vec(
-            (0u8..8, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4)),
+            (0u8..15, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4)),
             12,
         ),
         seed in any::<u64>(),
@@ -595,6 +636,56 @@ fn an_empty_output_returns_at_once() {
         extreme_stack(&cx, "m, m, p", Some("1, m, 1"), "0"),
     ];
     check_extreme(&cx, &stacks, 11, 40);
+}
+
+#[test]
+fn fields_and_reaches_beyond_i64_fail_in_c_as_in_bind() {
+    // The guard function accepted these, and the kernel ran with overflowing fields.
+    let cx = extreme_scope();
+    let stacks = [
+        // [m, m]: 2^64 elements at m = 2^32, strides beyond i64 at m = 2^63 - 1.
+        extreme_stack(&cx, "m, m", None, "0"),
+        // A large stride times a large extent, and offsets near both limits.
+        extreme_stack(&cx, "2, m", Some("n, 1"), "0"),
+        extreme_stack(&cx, "3", None, "n"),
+        extreme_stack(&cx, "3, 2", Some("-1, q"), "0"),
+    ];
+    let (max, min) = (i64::MAX, i64::MIN);
+    // Values of [n, m, q, p].
+    let chosen = [
+        vec![0, 1 << 31, min, 0],
+        vec![0, 1 << 32, min, 0],
+        vec![0, 1 << 62, min, 1],
+        vec![0, max, min, 1],
+        vec![1 << 62, 1 << 62, min, 0],
+        vec![-(1 << 62), 1 << 62, min, 0],
+        vec![max - 2, 1, min + 3, 0],
+        vec![max - 3, 2, min + 2, 0],
+        vec![min, 0, min + 4, 0],
+        vec![min + 1, 3, min + 5, 0],
+    ];
+    check_extreme_at(&cx, &stacks, &chosen, 5);
+}
+
+#[test]
+fn levels_and_masks_beyond_their_bounds_fail_in_c_as_in_bind() {
+    let cx = extreme_scope();
+    let stacks = [
+        extreme_base(&cx, 12),
+        extreme_base(&cx, 13),
+        extreme_base(&cx, 14),
+    ];
+    let max = i64::MAX;
+    let chosen = [
+        vec![max, max - 2, -max, 0],
+        vec![max, max - 1, -max, 0],
+        vec![max, max, -max, 0],
+        vec![max - 3, 1, -max, 0],
+        vec![max - 1, 4, -max, 0],
+        vec![0, 0, -max, 0],
+        vec![0, 1 << 62, -max, 0],
+    ];
+    check_extreme_at(&cx, &stacks, &chosen, 9);
 }
 
 #[test]

@@ -90,3 +90,21 @@ fn a_column_plus_a_padded_row() {
         assert_eq!(line, want.join(" "), "n = {vn}, m = {vm}");
     }
 }
+
+#[test]
+fn each_input_checks_its_levels_where_the_ranges_do_not_prove_them() {
+    // Both inputs broadcast to `[m, m]`, whose element count leaves i64 at m = 2^32.
+    let mut cx = Scope::new();
+    let m = cx.declare_str("m 0..=inf").expect("m");
+    let square = ViewStack::new(View::row_major(&cx, &[m, m]).expect("a view"));
+    let row = ViewStack::new(View::row_major(&cx, &[m]).expect("a view"));
+    let plan = Plan::elementwise(&cx, &[row, square], &[m, m]).expect("a plan");
+    let checks: Vec<&str> = plan.checks().iter().map(|c| c.text.as_str()).collect();
+    insta::assert_debug_snapshot!(checks, @r#"
+    [
+        "input 0 view 0 binds: shape [m, m] strides [0, 1] offset 0",
+        "input 1 view 0 binds: shape [m, m] strides [max(1, m), 1] offset 0",
+        "m in 0..=inf",
+    ]
+    "#);
+}

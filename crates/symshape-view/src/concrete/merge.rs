@@ -26,7 +26,7 @@
 
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
 use super::{unravel, ConcreteView};
-use crate::error::{invalid, overflow, Result};
+use crate::error::{invalid, Result};
 
 /// Reduced index spaces up to this many points are decided by evaluation.
 pub(crate) const EXACT_LIMIT: i128 = 1 << 20;
@@ -52,7 +52,8 @@ pub(crate) enum Slab {
 }
 
 /// Composes `upper` on top of `lower` into one view, or `None` when the
-/// composition is not one view.
+/// composition is not one view (also when its fields or the offsets of its masked
+/// indices would leave `i64`).
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) when a valid element of `upper` maps
@@ -119,27 +120,21 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
         };
         offset -= at * stride;
     }
-    let too_big = || {
-        overflow(
-            "merge",
-            format!("composition of {} and {}", lower.ctx(), upper.ctx()),
-        )
+    // A composition whose fields or extrapolated offsets leave i64 is not one view:
+    // the levels stay as they are (their valid elements fit, as `check_stacked` holds).
+    let to64 = |v: i128| i64::try_from(v).ok();
+    let strides: Option<Vec<i64>> = res_strides.iter().map(|&s| to64(s)).collect();
+    let mask: Option<Vec<(i64, i64)>> = res_mask
+        .iter()
+        .map(|&(b, e)| Some((to64(b)?, to64(e)?)))
+        .collect();
+    let (Some(strides), Some(mask), Some(offset)) = (strides, mask, to64(offset)) else {
+        return Ok(None);
     };
-    let strides: Vec<i64> = res_strides
-        .iter()
-        .map(|&s| i64::try_from(s).map_err(|_| too_big()))
-        .collect::<Result<_>>()?;
-    let mask: Vec<(i64, i64)> = res_mask
-        .iter()
-        .map(|&(b, e)| {
-            Ok((
-                i64::try_from(b).map_err(|_| too_big())?,
-                i64::try_from(e).map_err(|_| too_big())?,
-            ))
-        })
-        .collect::<Result<_>>()?;
-    let offset = i64::try_from(offset).map_err(|_| too_big())?;
-    ConcreteView::build("merge", upper.shape().to_vec(), strides, offset, Some(mask)).map(Some)
+    match ConcreteView::build("merge", upper.shape().to_vec(), strides, offset, Some(mask)) {
+        Err(crate::Error::Overflow { .. }) => Ok(None),
+        res => res.map(Some),
+    }
 }
 
 /// Checks that `upper`'s valid elements, which reach lower elements

@@ -2,7 +2,7 @@
 
 use symshape::Scope;
 use symshape_view::concrete::{format_offsets, merge};
-use symshape_view::{parse_index, ConcreteView, View, ViewOps, ViewStack};
+use symshape_view::{parse_index, ConcreteStack, ConcreteView, View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
 use crate::scope_with;
@@ -625,4 +625,21 @@ fn tensor_split_at_of_a_masked_symbolic_view_stacks() {
     view shape=[1, m] strides=[1, n + 1] offset=k + 1 mask=[(1, 1), (0, m)]
     view shape=[min(1, n), m] strides=[m, 1] offset=0 mask=none
     ");
+}
+
+#[test]
+fn a_composition_beyond_i64_keeps_both_levels() {
+    // Found binding generated C's extreme cases: the valid elements 2 and 3 of the upper
+    // level reach lower elements 0 and 3, but the merged view's extrapolated offset at
+    // index 0 leaves i64. `merge` reported an overflow, so `bind` refused the stack.
+    let q = -9_223_372_036_854_775_800;
+    let lower = ConcreteView::create(&[3, 2], Some(&[-1, q]), 2, None).unwrap();
+    let upper = masked(&[5], &[3], -6, &[(2, 4)]);
+    assert_eq!(merge(&lower, &upper).unwrap(), None);
+    let stack = ConcreteStack::new(vec![lower, upper]).unwrap();
+    assert_eq!(stack.levels().len(), 2);
+    assert_eq!(
+        stack.offsets().unwrap(),
+        [None, None, Some(2), Some(1 + q), None]
+    );
 }
