@@ -30,12 +30,6 @@ pub(crate) fn layout_error(op: &str, a: &Bound<'_, PyUntypedArray>) -> Option<St
     if a.len() == 0 {
         return None;
     }
-    if a.ndim() > 32 {
-        return Some(format!(
-            "{op}: the array has {} axes, more than 32",
-            a.ndim()
-        ));
-    }
     let item = dtype.itemsize();
     let bad: Vec<String> = a
         .shape()
@@ -170,6 +164,14 @@ where
                 return run(py, buf, &composed);
             }
         }
+    }
+    // numpy's ndarray views take at most 32 axes (NumPy 2 allows 64).
+    if a.ndim() > 32 {
+        return Err(err(format!(
+            "{OP}: the array is not C-contiguous and has {} axes, more than the 32 a strided read takes; \
+             pass np.ascontiguousarray(a)",
+            a.ndim()
+        )));
     }
     let arr = ro.as_array();
     let (buf, view) = nd::source(&arr).map_err(err)?;

@@ -147,7 +147,10 @@ def layouts(need):
         ("broadcast row", np.broadcast_to(big[:3], (n, 3))),
         ("mixed 3-d", big[: 4 * n].reshape(2, 2, n).transpose(2, 0, 1)[::-1, :, ::-1]),
         ("fortran gaps", np.asfortranarray(big[: 2 * n].reshape(2, n))[:, ::-2]),
-        ("foreign gaps", np.frombuffer(big.tobytes(), dtype=np.float64)[::3]),
+        ("base gaps", np.frombuffer(big.tobytes(), dtype=np.float64)[::3]),
+        # Not a view of a NumPy array (its base is a memoryview): gathered.
+        ("foreign gaps", np.asarray(memoryview(big)[::3])),
+        ("foreign reversed", np.asarray(memoryview(big)[::-1])),
         ("int32 columns", np.arange(3 * n, dtype=np.int32).reshape(n, 3)[:, 1]),
         ("uint8 reversed", (np.arange(2 * n) % 251).astype(np.uint8)[::-2]),
     ]
@@ -315,6 +318,13 @@ def test_materialize_refuses_unreadable_layouts():
     unaligned = np.frombuffer(bytes(8 * 13 + 1), dtype=np.float64, offset=1, count=12)
     with pytest.raises(symshape.Error, match=r"^materialize: the array's data is not aligned"):
         b.materialize(unaligned)
+    # Many axes: a C-contiguous array is one buffer; a strided one takes at most 32 axes.
+    deep = np.arange(4.0).reshape((2, 2) + (1,) * 38)
+    flat4 = symshape.ViewStack.row_major(cx, [4]).bind({})
+    assert list(flat4.materialize(deep)) == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(symshape.Error, match=r"^materialize: the array is not C-contiguous and has 40 axes"):
+        flat4.materialize(np.asarray(memoryview(deep.swapaxes(0, 1))))
+    assert list(flat4.materialize(deep.swapaxes(0, 1))) == [0.0, 2.0, 1.0, 3.0]
     # A stack reaching past the array's elements, whatever their layout.
     with pytest.raises(symshape.Error, match=r"^materialize"):
         b.materialize(np.arange(10)[::-2])
