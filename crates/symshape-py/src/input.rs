@@ -2,10 +2,12 @@
 //! becomes the bottom view under a bound stack, whose bottom view addresses the array's
 //! elements in C order.
 
+use numpy::ndarray::{ArrayViewD, Axis};
 use numpy::{
     PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
+use pyo3::types::{PySlice, PyTuple};
 use symshape_kernels::{materialize, nd, Dense, Input};
 use symshape_view::{ConcreteStack, ConcreteView, Levels};
 
@@ -138,7 +140,7 @@ where
 /// C-contiguous array as the flat buffer; any other through its strides and offset, over the
 /// memory of the contiguous array it views, or over its own memory when its elements
 /// fill their range (transposes, flips, broadcasts); an array over foreign memory with gaps
-/// is gathered into a row-major buffer first.
+/// has its distinct elements copied by NumPy into a row-major buffer first.
 pub(crate) fn materialize_array<T>(
     py: Python<'_>,
     stack: &ConcreteStack,
@@ -174,7 +176,75 @@ where
         )));
     }
     let arr = ro.as_array();
-    let (buf, view) = nd::source(&arr).map_err(err)?;
+    if fills_memory(&arr) {
+        let (buf, view) = nd::source(&arr).map_err(err)?;
+        let composed = compose(OP, view, stack)?;
+        return run(py, &buf, &composed);
+    }
+    let (dense, view) = gather_distinct(py, a)?;
+    let dense_ro = dense.try_readonly().map_err(err)?;
+    let buf = dense_ro.as_slice().map_err(err)?;
     let composed = compose(OP, view, stack)?;
-    run(py, &buf, &composed)
+    run(py, buf, &composed)
+}
+
+/// Whether the elements of `a`, its broadcast and extent-1 axes dropped, fill their memory
+/// range (so that [`nd::source`] borrows them rather than gathering).
+fn fills_memory<T>(a: &ArrayViewD<'_, T>) -> bool {
+    if a.is_empty() {
+        return true;
+    }
+    let mut moving = a.clone();
+    for k in (0..a.ndim()).rev() {
+        let moves =
+            a.shape().get(k).is_some_and(|&n| n > 1) && a.strides().get(k).is_some_and(|&s| s != 0);
+        if !moves {
+            moving = moving.index_axis_move(Axis(k), 0);
+        }
+    }
+    moving.to_slice_memory_order().is_some()
+}
+
+/// The distinct elements of a non-empty `a` (its broadcast and extent-1 axes dropped) copied
+/// by NumPy into a C-contiguous array, and the view that reads `a` from them (stride 0 on the
+/// dropped axes): for an array with gaps over memory no NumPy array holds.
+fn gather_distinct<'py, T>(
+    py: Python<'py>,
+    a: &Bound<'py, PyArrayDyn<T>>,
+) -> PyResult<(Bound<'py, PyArrayDyn<T>>, ConcreteView)>
+where
+    T: numpy::Element,
+{
+    let moves: Vec<bool> = a
+        .shape()
+        .iter()
+        .zip(a.strides())
+        .map(|(&n, &s)| n > 1 && s != 0)
+        .collect();
+    let index: Vec<Bound<'py, PyAny>> = moves
+        .iter()
+        .map(|&m| {
+            if m {
+                Ok(PySlice::full(py).into_any())
+            } else {
+                Ok(0i64.into_pyobject(py)?.into_any())
+            }
+        })
+        .collect::<PyResult<_>>()?;
+    let moving = a.get_item(PyTuple::new(py, index)?)?;
+    let dense = py
+        .import("numpy")?
+        .call_method1("ascontiguousarray", (moving,))?
+        .cast_into::<PyArrayDyn<T>>()?;
+    let shape: Vec<i64> = a.shape().iter().map(|&n| n as i64).collect();
+    let mut strides = vec![0i64; shape.len()];
+    let mut step = 1i64;
+    for k in (0..shape.len()).rev() {
+        if moves[k] {
+            strides[k] = step;
+            step = step.saturating_mul(shape[k]);
+        }
+    }
+    let view = ConcreteView::create(&shape, Some(&strides), 0, None).map_err(err)?;
+    Ok((dense, view))
 }

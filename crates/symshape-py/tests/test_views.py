@@ -151,6 +151,7 @@ def layouts(need):
         # Not a view of a NumPy array (its base is a memoryview): gathered.
         ("foreign gaps", np.asarray(memoryview(big)[::3])),
         ("foreign reversed", np.asarray(memoryview(big)[::-1])),
+        ("foreign broadcast gaps", np.broadcast_to(np.asarray(memoryview(big)[::-2])[:n, None, None], (n, 1, 3))),
         ("int32 columns", np.arange(3 * n, dtype=np.int32).reshape(n, 3)[:, 1]),
         ("uint8 reversed", (np.arange(2 * n) % 251).astype(np.uint8)[::-2]),
     ]
