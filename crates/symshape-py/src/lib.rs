@@ -29,13 +29,16 @@
 //!   Python development files (nor an interpreter, with `PYO3_NO_PYTHON=1`).
 //! - `numpy` 0.30 (the release that goes with PyO3 0.30): NumPy's C API, through which
 //!   `offsets` returns an `int64` array and `materialize` reads the input array's memory in
-//!   place (no copy), for every element type the kernels support. PyO3's own buffer
+//!   place (no copy), for every element type the kernels support, through its strides and
+//!   offset (the `ndarray` feature of `symshape-kernels` borrows the views whose elements
+//!   fill their memory; numpy 0.30's ndarray is the workspace's 0.17). PyO3's own buffer
 //!   protocol wrapper needs the limited API of CPython 3.11, which a 3.9 wheel cannot use.
 
 #![forbid(unsafe_code)]
 
 mod error;
 mod expr;
+mod input;
 mod scope;
 mod sympy;
 mod view;

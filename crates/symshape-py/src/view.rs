@@ -1,13 +1,12 @@
 //! `ViewStack` (symbolic views and their ops, immutable) and `BoundStack` (a stack bound to
 //! values: offsets as NumPy arrays, and `materialize` through the kernels).
 
-use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods};
+use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyTuple};
 use symshape::{Expr, Scope};
 use symshape_codegen::{render_c, CConfig, Plan};
-use symshape_kernels::{materialize, Input};
 use symshape_view::{
     ConcreteStack, DType, IndexItem, Op, SplitDirection, View, ViewOps, ViewStack,
 };
@@ -769,13 +768,7 @@ fn materialize_typed<'py, T>(
 where
     T: numpy::Element + symshape_kernels::Element + Send + Sync,
 {
-    let ro = a.try_readonly().map_err(err)?;
-    let buf = ro.as_slice().map_err(|_| {
-        err("materialize: the array is not C-contiguous; pass its base buffer (np.ascontiguousarray copies)")
-    })?;
-    let dense = py
-        .detach(|| materialize(Input::new(buf, stack)))
-        .map_err(err)?;
+    let dense = crate::input::materialize_array(py, stack, a)?;
     let out = dense.values.into_pyarray(py);
     Ok(out.reshape(dense.shape)?.into_any())
 }
@@ -820,15 +813,21 @@ impl PyBoundStack {
         Ok(flat.into_pyarray(py).reshape(shape)?.into_any())
     }
 
-    /// The elements the stack reads from `array` (a C-contiguous NumPy array of a bool,
-    /// integer or float dtype, read in place as the flat buffer), as a new array of the
-    /// shape; padding reads 0. The GIL is released while the kernels run.
+    /// The elements the stack reads from `array` (a NumPy array of a bool, integer or float
+    /// dtype of any layout; the stack's bottom view addresses its elements in C order, read
+    /// in place through the array's strides and offset), as a new array of the shape;
+    /// padding reads 0. The GIL is released while the kernels run.
     fn materialize<'py>(
         &self,
         py: Python<'py>,
         array: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let stack = &self.stack;
+        if let Ok(u) = array.cast::<PyUntypedArray>() {
+            if let Some(msg) = crate::input::layout_error("materialize", u) {
+                return Err(err(msg));
+            }
+        }
         materialize_as!(py, stack, array, f64, f32, i64, i32, i16, i8, u64, u32, u16, u8, bool);
         Err(PyTypeError::new_err(format!(
             "materialize: expected a NumPy array of a bool, integer or float dtype, found {}",
