@@ -68,20 +68,7 @@ proptest! {
         // order (and optionally every stride negated), over a buffer of exactly that size.
         let shape: Vec<usize> = s.shape().iter().map(|&d| d as usize).collect();
         let n: usize = shape.iter().product();
-        let mut strides = vec![0isize; shape.len()];
-        let mut acc = 1isize;
-        for (st, &e) in strides.iter_mut().zip(&shape) {
-            *st = acc;
-            acc *= e as isize;
-        }
-        let mut offset = 0;
-        if flip && n > 0 {
-            for (st, &e) in strides.iter_mut().zip(&shape) {
-                offset += *st * (e as isize - 1);
-                *st = -*st;
-            }
-        }
-        let dst = view(&shape, &strides, offset, None).unwrap();
+        let dst = dense(&shape, false, flip);
         let (got, want) = copied_and_reference(&s, &dst, pad, n);
         prop_assert_eq!(got, want);
     }
@@ -423,20 +410,7 @@ fn two_level_destination() -> impl Strategy<Value = ConcreteStack> {
         } else {
             vec![n]
         };
-        let mut strides = vec![0isize; shape.len()];
-        let mut acc = 1isize;
-        for (st, &d) in strides.iter_mut().zip(&shape).rev() {
-            *st = acc;
-            acc *= d as isize;
-        }
-        let mut offset = 0;
-        if reversed && n > 1 {
-            for (st, &d) in strides.iter_mut().zip(&shape) {
-                offset += *st * (d as isize - 1);
-                *st = -*st;
-            }
-        }
-        let top = view(&shape, &strides, offset, None).unwrap();
+        let top = dense(&shape, true, reversed);
         ConcreteStack::unmerged(vec![lower, top]).unwrap()
     })
 }
@@ -472,4 +446,27 @@ proptest! {
         }
         prop_assert_eq!(got, want);
     }
+}
+
+/// The dense layout of `shape`: row-major, or with its axes in reversed memory order, and
+/// with every stride negated when `flipped` (the offset then the last element's).
+fn dense(shape: &[usize], row_major: bool, flipped: bool) -> ConcreteView {
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    let mut order: Vec<usize> = (0..shape.len()).collect();
+    if row_major {
+        order.reverse();
+    }
+    for k in order {
+        strides[k] = acc;
+        acc *= shape[k] as isize;
+    }
+    let mut offset = 0;
+    if flipped && shape.iter().all(|&d| d > 0) {
+        for (st, &d) in strides.iter_mut().zip(shape) {
+            offset += *st * (d as isize - 1);
+            *st = -*st;
+        }
+    }
+    view(shape, &strides, offset, None).unwrap()
 }
