@@ -894,7 +894,7 @@ const MIN_PIECE: usize = 16;
 /// Most merges [`split_merge`] tries before giving up: a merge that crosses a mask may walk
 /// many points before it refuses, so the cost of a stack that never splits stays bounded (an
 /// im2col of a conv1d splits in about 26).
-const MERGE_BUDGET: usize = 64;
+const MERGE_BUDGET: usize = 192;
 
 /// A box of a split top: its origin in the top's index space and its view (of the box's
 /// extents) over the level below.
@@ -929,7 +929,7 @@ fn halves(region: &[(i64, i64)], axis: usize, at: i64) -> (Region, Region) {
 /// valid box merges although the whole top does not (the padded edges of an im2col
 /// matrix, whose windows cross the padding only in their first and last positions).
 ///
-/// Cuts are tried one element in from either end of an axis, then in its middle, keeping the
+/// Cuts are tried up to four elements in from either end of an axis, then in its middle, keeping the
 /// first cut whose larger half merges, else the first with a half that merges; failing
 /// that, the longest axis is halved. Returns the
 /// boxes (their origins in `upper` and their views, of the boxes' extents), or `None` when
@@ -965,10 +965,7 @@ fn split_merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Vec<
         let mut cut = None;
         'passes: for larger in [true, false] {
             for (axis, &(b, e)) in region.iter().enumerate() {
-                for at in [b + 1, e - 1, b + (e - b) / 2] {
-                    if at <= b || at >= e {
-                        continue;
-                    }
+                for at in cut_points(b, e) {
                     let (lo, hi) = halves(&region, axis, at);
                     let lo_larger = at - b >= e - at;
                     let half = if larger == lo_larger { &lo } else { &hi };
@@ -999,6 +996,26 @@ fn split_merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Vec<
     }
     Ok(Some(done))
 }
+
+/// Where [`split_merge`] tries to cut an axis spanning `b..e`: up to [`EDGE_CUTS`] elements in
+/// from either end, nearest first (a pad of `k` leaves `k` windows at an edge that cross it),
+/// then the middle; each point once, strictly inside the span.
+fn cut_points(b: i64, e: i64) -> impl Iterator<Item = i64> {
+    let edges = (1..=EDGE_CUTS).flat_map(move |k| [b + k, e - k]);
+    let mut seen: Vec<i64> = Vec::with_capacity(2 * EDGE_CUTS as usize + 1);
+    edges
+        .chain(std::iter::once(b + (e - b) / 2))
+        .filter(move |&at| {
+            let fresh = at > b && at < e && !seen.contains(&at);
+            if fresh {
+                seen.push(at);
+            }
+            fresh
+        })
+}
+
+/// How far in from an axis's ends [`split_merge`] tries cuts.
+const EDGE_CUTS: i64 = 4;
 
 /// The boxes of one piece of a split plan: the piece's view `v` (its index space the box of
 /// the destination at `origin`), cut where its mask or the destination's valid box begins

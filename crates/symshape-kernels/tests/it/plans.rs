@@ -96,3 +96,26 @@ fn copy_plans() {
             .to_string()
     );
 }
+
+/// im2col of a causal conv1d with a kernel of 4: `x [2, 3, 512]` with 3 zeros before each
+/// row, windows of 4: the first three windows of a row cross the padding, each in its own
+/// way, so the plan cuts them off one by one (edge cuts up to four elements in) and reads no
+/// table.
+#[test]
+fn a_causal_im2col_with_a_pad_of_three_is_cut_into_boxes() {
+    let s = ConcreteStack::unmerged(vec![
+        lay(&[2, 3, 515], &[1536, 512, 1], -3)
+            .with_mask(&[(0, 2), (0, 3), (3, 515)])
+            .unwrap(),
+        lay(&[2, 3, 512, 4], &[1545, 515, 1, 1], 0),
+    ])
+    .unwrap();
+    assert_eq!(s.levels().len(), 2);
+    let plan = plan_materialize::<f32>(&s).unwrap().to_string();
+    assert!(!plan.contains("table"), "{plan}");
+    let buf: Vec<i64> = (0..3072).collect();
+    let got = symshape_kernels::materialize(symshape_kernels::Input::new(&buf, &s).pad(-1))
+        .unwrap()
+        .values;
+    assert_eq!(got, crate::reference::materialize(&buf, s.levels(), -1));
+}
