@@ -26,7 +26,6 @@ use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope};
 
 use crate::error::{Error, Result};
 use crate::plan::{CheckKind, Fields, Plan, PlanKind};
-use crate::subst::subst;
 
 /// Writes the innermost statement: output index, predicate (if any), indentation, output.
 type Leaf<'f> = dyn Fn(&str, Option<&str>, &str, &mut String) + 'f;
@@ -796,7 +795,7 @@ impl<'a> Emitter<'a> {
             return false;
         }
         let off = plan.accesses()[0].offset;
-        let moved = subst(off, &|x| (x == b.index).then_some(b.index + 1));
+        let moved = off.substitute(|x| (x == b.index).then_some(b.index + 1));
         let step = self.cx.simplify(moved - off);
         let unit = |v: i64| self.cx.prove_eq(step, Expr::from(v)).is_true();
         !unit(0) && !unit(1)

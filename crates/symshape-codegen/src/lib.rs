@@ -46,7 +46,6 @@ pub struct CodegenDocDoctests;
 mod c;
 mod error;
 mod plan;
-mod subst;
 
 pub use c::{render_c, CConfig};
 pub use error::{Error, Result};

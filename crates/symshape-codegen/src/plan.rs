@@ -24,7 +24,6 @@ use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope, SymbolSpec}
 use symshape_view::{View, ViewOps, ViewStack};
 
 use crate::error::{Error, Result};
-use crate::subst::{conjuncts, subst, subst_cond};
 
 /// One loop of the nest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -331,13 +330,13 @@ impl Plan {
         let mut accesses = Vec::with_capacity(offsets.len());
         for (&off, &valid) in offsets.iter().zip(&valids) {
             accesses.push(Access {
-                offset: cx.simplify(subst(off, &map)).check()?,
-                valid: cx.simplify_cond(subst_cond(valid, &map)).check()?,
+                offset: cx.simplify(off.substitute(map)).check()?,
+                valid: cx.simplify_cond(valid.substitute(map)).check()?,
             });
         }
         let mut prelude = Vec::new();
         for atom in rest {
-            let c = cx.simplify_cond(subst_cond(atom, &map)).check()?;
+            let c = cx.simplify_cond(atom.substitute(map)).check()?;
             if c.as_bool() == Some(true) {
                 continue;
             }
@@ -671,7 +670,7 @@ fn merge_axes(
             }
         };
         for o in offsets.iter_mut() {
-            *o = cx.simplify(subst(*o, &map)).check()?;
+            *o = cx.simplify(o.substitute(map)).check()?;
         }
         if let Some(g) = groups.last_mut() {
             *g = (j, extent);
@@ -686,7 +685,7 @@ fn mergeable(cx: &Scope, offsets: &[Expr], valids: &[Cond], a: Expr, b: Expr, db
         !syms.contains(&a) && !syms.contains(&b) && e.check().is_ok()
     };
     let step = |o: Expr, s: Expr| {
-        let moved = subst(o, &|x| (x == s).then_some(s + 1));
+        let moved = o.substitute(|x| (x == s).then_some(s + 1));
         cx.simplify(moved - o)
     };
     valids.iter().all(|v| {
@@ -758,4 +757,13 @@ fn box_bound(atom: Cond, syms: &[Expr]) -> Option<(usize, Bound)> {
         _ => return None,
     };
     Some((k, bound))
+}
+
+/// The conjuncts of `c` (itself when it is not an `and`).
+fn conjuncts(c: Cond) -> Vec<Cond> {
+    match c.kind() {
+        CondKind::And(args) => args,
+        CondKind::Const(true) => Vec::new(),
+        _ => vec![c],
+    }
 }

@@ -191,6 +191,23 @@ impl Expr {
         info(self.0).cong.clone()
     }
 
+    /// The expression with every symbol `s` for which `map(s)` is `Some(r)` replaced by
+    /// `r`, rebuilt through the canonicalising constructors (no scope's facts: use
+    /// [`Scope::substitute`](crate::Scope::substitute) to bind values under a scope).
+    ///
+    /// ```
+    /// use symshape::{Expr, Scope};
+    /// let mut cx = Scope::new();
+    /// let (n, m) = (cx.declare_str("n")?, cx.declare_str("m")?);
+    /// let e = (n + 1) * 4;
+    /// assert_eq!(e.substitute(|s| (s == n).then(|| m * 2)), m * 8 + 4);
+    /// # Ok::<(), symshape::Error>(())
+    /// ```
+    #[must_use]
+    pub fn substitute(self, map: impl Fn(Expr) -> Option<Expr>) -> Expr {
+        Expr(substitute_id(self.0, &map))
+    }
+
     /// The symbols this expression mentions (including those in symbol bounds), sorted by
     /// name.
     pub fn symbols(self) -> Vec<Expr> {
@@ -265,6 +282,12 @@ impl Cond {
     /// `Ok(self)`, or the budget error this condition carries.
     pub fn check(self) -> Result<Cond, Error> {
         check_id(self.0).map(|_| self)
+    }
+
+    /// [`Expr::substitute`] on every expression of the condition.
+    #[must_use]
+    pub fn substitute(self, map: impl Fn(Expr) -> Option<Expr>) -> Cond {
+        Cond(substitute_id(self.0, &map))
     }
 
     /// The symbols this condition mentions, sorted by name.
@@ -655,4 +678,10 @@ impl std::iter::Product for Expr {
     fn product<I: Iterator<Item = Expr>>(iter: I) -> Expr {
         iter.fold(Expr::constant(BigInt::one()), |a, b| a * b)
     }
+}
+
+/// The node `id` with its symbols replaced where `map` says, rebuilt without facts.
+fn substitute_id(id: Id, map: &dyn Fn(Expr) -> Option<Expr>) -> Id {
+    let sub = |s: Id| map(Expr(s)).map(|r| r.0);
+    crate::rebuild::Rebuild::new(&NoFacts, &sub).run(id)
 }

@@ -108,10 +108,18 @@ fn compare_value(t: &T, vals: &[i64; 5], assume: bool) -> Result<(), String> {
             .map_err(|err| err.to_string())?;
     }
     let substituted = cx.substitute(e, &partial);
+    // The same symbols replaced without a scope, as code generators rename them.
+    let replaced = e.substitute(|s| {
+        syms[..3]
+            .iter()
+            .position(|&x| x == s)
+            .map(|k| Expr::from(vals[k]))
+    });
     for (what, e) in [
         ("built", e),
         ("simplified", cx.simplify(e)),
         ("substituted", substituted),
+        ("replaced", replaced),
     ] {
         let got = e
             .eval(&b)
