@@ -12,7 +12,7 @@ use std::time::Duration;
 use symshape::Scope;
 use symshape_kernels::{
     advise_huge_pages, copy, plan_materialize, reduce, simd_kernels, simd_path, zip_into,
-    ConcreteStack, ConcreteView, Element, Input, Kernel, LoopPlan, Output, ReduceConfig, ReduceOp,
+    ConcreteStack, ConcreteView, Element, Input, Output, ReduceConfig, ReduceOp,
 };
 use symshape_view::ViewOps;
 
@@ -105,7 +105,7 @@ fn placed_workload<T: Element + From<u8>>(
             if std::env::var_os("KERNELS_BENCH_PLANS").is_some() {
                 print!("{plan}");
             }
-            let path = kernels_of(&plan);
+            let path = benches::kernels_of(&plan);
             drop(plan);
             let run: Run = Box::new(move || {
                 let (src, out) = (&buf[b0..b0 + buf_len], &mut out[o0..o0 + n]);
@@ -114,22 +114,6 @@ fn placed_workload<T: Element + From<u8>>(
             (run, path)
         }),
     }
-}
-
-/// The distinct kernels of a plan's boxes, in order, `+`-separated (`table` for an
-/// offset-table gather).
-fn kernels_of(plan: &LoopPlan<'_>) -> String {
-    let mut names: Vec<String> = Vec::new();
-    for b in plan.boxes() {
-        let name = match b.nest.kernel {
-            Kernel::OffsetTable => "table".to_string(),
-            k => k.to_string().replace(' ', "_"),
-        };
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names.join("+")
 }
 
 const N: usize = 4096;

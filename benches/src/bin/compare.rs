@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use symshape::Scope;
-use symshape_kernels::{copy, plan_materialize, ConcreteStack, Input, Kernel, Output};
+use symshape_kernels::{copy, plan_materialize, ConcreteStack, Input, Output};
 use symshape_view::{Op, View, ViewStack};
 
 /// One workload: a source view over a buffer of `src_len` elements copied through a
@@ -179,17 +179,7 @@ fn kernels(w: &Workload) -> String {
     let Ok(plan) = plan_materialize::<f32>(&w.src) else {
         return "-".to_string();
     };
-    let mut names: Vec<String> = Vec::new();
-    for b in plan.boxes() {
-        let name = match b.nest.kernel {
-            Kernel::OffsetTable => "table".to_string(),
-            k => k.to_string().replace(' ', "_"),
-        };
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names.join("+")
+    benches::kernels_of(&plan)
 }
 
 /// Options of `run`.

@@ -9,17 +9,11 @@ use std::sync::OnceLock;
 /// The flags every emitted unit must compile with.
 pub const CFLAGS: &[&str] = &["-std=c99", "-O2", "-Wall", "-Werror"];
 
-/// A driver calling the two entry points of a materialize unit, one input record at a time
-/// from stdin: `nsyms syms.. srclen src.. pad dstlen`; prints the guard result, then the
-/// output values when it is 0.
-const DRIVER: &str = r#"#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-int shapetrace_guards(const int64_t *syms);
-void shapetrace_materialize(const int64_t *src, int64_t *dst, const int64_t *syms, int64_t pad);
-
-static int64_t next(void) {
+/// The driver programs' readers of stdin: `next` reads one integer (exits at the end of
+/// the input), `take` reads `n` of them into a new array.
+macro_rules! c_readers {
+    () => {
+        r#"static int64_t next(void) {
     long long v;
     if (scanf("%lld", &v) != 1) exit(0);
     return (int64_t)v;
@@ -32,7 +26,24 @@ static int64_t *take(int64_t n) {
     for (k = 0; k < n; ++k) p[k] = next();
     return p;
 }
+"#
+    };
+}
 
+/// A driver calling the two entry points of a materialize unit, one input record at a time
+/// from stdin: `nsyms syms.. srclen src.. pad dstlen`; prints the guard result, then the
+/// output values when it is 0.
+const DRIVER: &str = concat!(
+    r#"#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int shapetrace_guards(const int64_t *syms);
+void shapetrace_materialize(const int64_t *src, int64_t *dst, const int64_t *syms, int64_t pad);
+
+"#,
+    c_readers!(),
+    r#"
 int main(void) {
     for (;;) {
         int64_t k, ns, ls, ld, pad;
@@ -59,7 +70,8 @@ int main(void) {
         free(dst);
     }
 }
-"#;
+"#
+);
 
 /// The flags that make undefined behaviour abort the program, where `cc` supports them.
 pub const UBSAN: &[&str] = &["-fsanitize=undefined", "-fno-sanitize-recover=all"];
@@ -177,25 +189,16 @@ pub fn compile_cases(units: &[String]) -> Result<Compiled, String> {
 }
 
 /// The start of the driver of [`compile_cases`].
-const CASES_DRIVER_HEAD: &str = r#"#include <stdint.h>
+const CASES_DRIVER_HEAD: &str = concat!(
+    r#"#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static int64_t next(void) {
-    long long v;
-    if (scanf("%lld", &v) != 1) exit(0);
-    return (int64_t)v;
-}
-
-static int64_t *take(int64_t n) {
-    int64_t k;
-    int64_t *p = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (!p) exit(2);
-    for (k = 0; k < n; ++k) p[k] = next();
-    return p;
-}
-
-"#;
+"#,
+    c_readers!(),
+    r#"
+"#
+);
 
 /// The main function of the driver of [`compile_cases`]: each record is
 /// `case run nsyms syms.. srclen src.. pad dstlen`; it prints the guard result, then
