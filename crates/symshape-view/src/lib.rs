@@ -122,6 +122,7 @@ mod gather;
 mod guard;
 mod index;
 mod lower;
+mod lower_op;
 mod memory;
 mod op;
 #[cfg(feature = "serde")]

@@ -42,8 +42,9 @@ use crate::dim::Dim;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::index::IndexItem;
+use crate::lower_op::{lower, Exact, Lowering, Proving};
 use crate::memory::CopyOp;
-use crate::op::{const_op, sliding_windows, Op};
+use crate::op::{const_op, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 
@@ -440,22 +441,6 @@ impl ViewStack {
         if let (Op::AsStrided { .. }, [.., lower, _]) = (op, self.views.as_slice()) {
             return self.as_strided_over(cx, lower, &op.to_expr());
         }
-        if let Op::SlidingWindowView { window, axes } = op {
-            let dims: Vec<Option<i64>> = self.shape().iter().map(|d| d.as_i64()).collect();
-            let mut res = self.clone();
-            let windows = sliding_windows(window, axes.as_deref(), &dims, || self.top().ctx())?;
-            for (axis, size) in windows {
-                let unfold = Op::Unfold {
-                    axis,
-                    size: size.into(),
-                    step: Expr::from(1),
-                };
-                res = res
-                    .apply_dim(cx, &unfold)
-                    .map_err(|e| crate::concrete::rename_op(e, "sliding_window_view"))?;
-            }
-            return Ok(res);
-        }
         if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
             if self.views.len() > 1 {
                 return Err(invalid(
@@ -481,10 +466,34 @@ impl ViewStack {
         }
         if let Some(top) = self.top().as_concrete() {
             if let Some(k) = const_op(op) {
+                let ctx = || top.ctx();
+                if let Some(low) = lower(&mut Exact, top.shape(), &ctx, &k)? {
+                    return self.apply_lowered(cx, &low);
+                }
                 return self.apply_concrete(cx, top, &k);
             }
         }
-        self.apply_remembered(cx, &op.to_expr())
+        let op = op.to_expr();
+        let top = self.top();
+        let ctx = || top.ctx();
+        if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
+            return self.apply_lowered(cx, &low);
+        }
+        self.apply_remembered(cx, &op)
+    }
+
+    /// The ops a derived op stands for, in turn, with its guards on the top view.
+    fn apply_lowered<D: Dim>(&self, cx: &Scope, low: &Lowering<D>) -> Result<ViewStack> {
+        let mut res = self.clone();
+        for k in &low.ops {
+            res = res.apply_dim(cx, k).map_err(|e| low.error(e))?;
+        }
+        if !low.guards.is_empty() {
+            if let Some(t) = res.views.pop() {
+                res.views.push(t.with_guards(&low.guards));
+            }
+        }
+        Ok(res)
     }
 
     /// `apply_symbolic`, remembered per thread by the scope's generation, the stack and the
@@ -518,21 +527,15 @@ impl ViewStack {
     fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {
         match op {
             Op::Index(items) => self.index_concrete(cx, top, items),
-            Op::Select { axis, index } => {
-                top.check_axis("select", *axis)?;
-                let mut items = vec![IndexItem::FULL; *axis];
-                items.push(IndexItem::Int(*index));
-                self.index_concrete(cx, top, &items)
-            }
             _ => match top.apply(op) {
                 Ok(v) => self.replace_top(cx, View::from(v)),
                 Err(e @ Error::NotRepresentable { .. }) => {
                     if let Op::Unfold { .. } = op {
                         return self.unfold_through_row_major(cx, op);
                     }
-                    match reshape_target(top, op) {
-                        Some(shape) => self.push_row_major(cx, &shape),
-                        None => Err(e),
+                    match op {
+                        Op::Reshape(shape) => self.push_row_major(cx, shape),
+                        _ => Err(e),
                     }
                 }
                 Err(e) => Err(e),
@@ -555,44 +558,7 @@ impl ViewStack {
         let top = self.top();
         match op {
             Op::Reshape(shape) => self.reshape_in(cx, shape),
-            Op::Flatten { start, end } => {
-                let shape = top.flattened_shape(*start, *end)?;
-                self.reshape_in(cx, &shape)
-            }
-            Op::Unflatten { axis, sizes } => {
-                let shape = top.unflattened_shape(*axis, sizes)?;
-                self.reshape_in(cx, &shape)
-            }
-            Op::SqueezeProven => {
-                let (shape, _) = top.squeezed_shape(cx, Some(&top.unit_axes(cx)))?;
-                self.reshape_in(cx, &shape)
-            }
-            Op::Squeeze(axes) => {
-                let (shape, guards) = top.squeezed_shape(cx, axes.as_deref())?;
-                let mut res = self.reshape_in(cx, &shape)?;
-                if let Some(t) = res.views.pop() {
-                    res.views.push(t.with_guards(&guards));
-                }
-                Ok(res)
-            }
             Op::Index(items) => self.index_symbolic(cx, items),
-            Op::Select { axis, index } => {
-                self.index_symbolic(cx, &top.select_items(*axis, *index)?)
-            }
-            // Slices through the stack, which keeps a masked top exact where one view may not.
-            Op::TensorSplitAt {
-                axis,
-                indices,
-                piece,
-            } => self.index_symbolic(cx, &top.tensor_split_items(*axis, indices, *piece)?),
-            Op::DirectionalSplitAt {
-                direction,
-                indices,
-                piece,
-            } => self.index_symbolic(
-                cx,
-                &top.directional_split_items(*direction, indices, *piece)?,
-            ),
             Op::Unfold { .. } => match top.apply_dim(cx, op) {
                 Ok(v) => self.replace_top(cx, v),
                 Err(Error::NotRepresentable { .. }) => self.unfold_through_row_major(cx, op),
@@ -714,39 +680,6 @@ impl ViewStack {
             }
         }
         Ok(self)
-    }
-}
-
-/// The shape a reshape-like op (reshape, flatten, unflatten, squeeze) gives on
-/// `top`, whose arguments it has already validated.
-fn reshape_target(top: &ConcreteView, op: &Op<i64>) -> Option<Vec<i64>> {
-    let s = top.shape();
-    match op {
-        Op::Reshape(shape) => Some(shape.clone()),
-        Op::Flatten { start, end } => {
-            let mut shape = s[..*start].to_vec();
-            shape.push(s[*start..=*end].iter().product());
-            shape.extend_from_slice(&s[end + 1..]);
-            Some(shape)
-        }
-        Op::Unflatten { axis, sizes } => {
-            let mut shape = s[..*axis].to_vec();
-            shape.extend_from_slice(sizes);
-            shape.extend_from_slice(&s[axis + 1..]);
-            Some(shape)
-        }
-        Op::SqueezeProven => Some(s.iter().copied().filter(|&d| d != 1).collect()),
-        Op::Squeeze(axes) => Some(
-            s.iter()
-                .enumerate()
-                .filter(|&(a, &d)| match axes {
-                    None => d != 1,
-                    Some(list) => !list.contains(&a),
-                })
-                .map(|(_, &d)| d)
-                .collect(),
-        ),
-        _ => None,
     }
 }
 

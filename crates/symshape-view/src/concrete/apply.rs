@@ -1,30 +1,13 @@
 //! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
 
+use super::ConcreteView;
 use super::Selection;
-use super::{rename_op, ConcreteView};
-use crate::error::Result;
+use crate::error::{invalid, Result};
+use crate::lower_op::{lower, Exact};
 use crate::memory::CopyOp;
-use crate::op::{Op, SplitDirection};
+use crate::op::Op;
 
 impl ConcreteView {
-    /// Piece `piece` of `hsplit`, `vsplit` or `dsplit` into `sections` equal pieces
-    /// ([`Op::DirectionalSplit`]).
-    fn directional_split_piece(
-        &self,
-        direction: SplitDirection,
-        sections: usize,
-        piece: usize,
-    ) -> Result<Self> {
-        let axis = direction.axis(self.ndim(), || self.ctx())?;
-        let d = self.shape()[axis];
-        let n = i64::try_from(sections).unwrap_or(i64::MAX);
-        if n > 0 && d % n != 0 {
-            return Err(direction.indivisible(axis, d, true, sections, &self.ctx()));
-        }
-        self.tensor_split_piece(axis, sections, piece)
-            .map_err(|e| rename_op(e, direction.name()))
-    }
-
     /// [`Op::Ravel`] or [`Op::Contiguous`]: the result when NumPy's `C_CONTIGUOUS` holds
     /// (the reshape to `[numel]`, or the view itself), else not one view (the op copies).
     fn view_or_copy(&self, copy: CopyOp) -> Result<Self> {
@@ -60,6 +43,17 @@ impl ConcreteView {
     /// [`Error::Overflow`]: crate::Error::Overflow
     pub fn apply(&self, op: &Op<i64>) -> Result<Self> {
         op.check_rank(self.ndim(), || self.ctx())?;
+        let ctx = || self.ctx();
+        if let Some(low) = lower(&mut Exact, self.shape(), &ctx, op)? {
+            if let (Op::Squeeze(_) | Op::SqueezeProven, [Op::Reshape(s)]) = (op, &low.ops[..]) {
+                return self.drop_unit_axes("squeeze", s);
+            }
+            let mut v = self.clone();
+            for k in &low.ops {
+                v = v.apply(k).map_err(|e| low.error(e))?;
+            }
+            return Ok(v);
+        }
         match op {
             Op::Reshape(s) => self.reshape(s),
             Op::Expand(s) => self.expand(s),
@@ -70,19 +64,7 @@ impl ConcreteView {
             Op::Index(items) => self.index(items),
             Op::Unfold { axis, size, step } => self.unfold(*axis, *size, *step),
             Op::Diagonal { offset, dim1, dim2 } => self.diagonal(*offset, *dim1, *dim2),
-            Op::Squeeze(axes) => self.squeeze(axes.as_deref()),
-            Op::SqueezeProven => self.squeeze(None),
             Op::Unsqueeze(axis) => self.unsqueeze(*axis),
-            Op::Transpose(a, b) => self.transpose(*a, *b),
-            Op::Movedim { src, dst } => self.movedim(*src, *dst),
-            Op::BroadcastTo(s) => self.broadcast_to(s),
-            Op::Narrow {
-                axis,
-                start,
-                length,
-            } => self.narrow(*axis, *start, *length),
-            Op::Flatten { start, end } => self.flatten(*start, *end),
-            Op::Unflatten { axis, sizes } => self.unflatten(*axis, sizes),
             Op::Split { axis, size, piece } => self.split_piece(*axis, *size, *piece),
             Op::SplitSizes { axis, sizes, piece } => self.split_sizes_piece(*axis, sizes, *piece),
             Op::Chunk {
@@ -90,37 +72,11 @@ impl ConcreteView {
                 chunks,
                 piece,
             } => self.chunk_piece(*axis, *chunks, *piece),
-            Op::Select { axis, index } => self.select(*axis, *index),
             Op::TensorSplit {
                 axis,
                 sections,
                 piece,
             } => self.tensor_split_piece(*axis, *sections, *piece),
-            Op::TensorSplitAt {
-                axis,
-                indices,
-                piece,
-            } => self.tensor_split_at_piece(*axis, indices, *piece),
-            Op::DirectionalSplit {
-                direction,
-                sections,
-                piece,
-            } => self.directional_split_piece(*direction, *sections, *piece),
-            Op::DirectionalSplitAt {
-                direction,
-                indices,
-                piece,
-            } => {
-                let axis = direction.axis(self.ndim(), || self.ctx())?;
-                self.tensor_split_at_piece(axis, indices, *piece)
-                    .map_err(|e| rename_op(e, direction.name()))
-            }
-            Op::ReverseAxes
-            | Op::MatrixTranspose
-            | Op::T
-            | Op::ConjTranspose
-            | Op::MatrixConjTranspose
-            | Op::Adjoint => self.by_rank(op),
             Op::Reinterpret { from, to } => self.reinterpret(*from, *to),
             Op::ViewAsReal => self.view_as_real(),
             Op::ViewAsComplex => self.view_as_complex(),
@@ -138,14 +94,13 @@ impl ConcreteView {
                 strides,
                 offset,
             } => self.torch_as_strided(shape, strides, *offset),
-            Op::SlidingWindowView { window, axes } => {
-                self.sliding_window_view(window, axes.as_deref())
-            }
             Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_) => {
                 let ctx = self.ctx();
                 Selection::of(self.shape(), op, &ctx)?;
                 Err(super::gather_copies(op.name(), &ctx))
             }
+            // Every derived op was lowered above.
+            _ => Err(invalid(op.name(), format!("{} is a derived op", op.name()))),
         }
     }
 }

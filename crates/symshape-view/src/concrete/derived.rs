@@ -3,10 +3,9 @@
 //! the pieces of an axis cut by split, split_sizes, chunk, select and tensor_split,
 //! and the axis reversals `T` and `mT`.
 
-use super::{ceil_div, check_shape, fmt_list, numel_of, ConcreteView};
+use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{check_piece, invalid, overflow, view_shape_refusal, Result};
-use crate::index::IndexItem;
-use crate::op::{sliding_windows, Op};
+use crate::op::Op;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
@@ -17,41 +16,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or not of size 1.
     pub fn squeeze(&self, axes: Option<&[usize]>) -> Result<Self> {
-        let mut drop = vec![false; self.ndim()];
-        match axes {
-            None => {
-                for (a, &d) in self.shape().iter().enumerate() {
-                    drop[a] = d == 1;
-                }
-            }
-            Some(list) => {
-                for (k, &a) in list.iter().enumerate() {
-                    self.check_axis("squeeze", a)?;
-                    if list[..k].contains(&a) {
-                        return Err(repeated_squeeze_axis(a, list, &self.ctx()));
-                    }
-                    if self.shape()[a] != 1 {
-                        return Err(invalid(
-                            "squeeze",
-                            format!(
-                                "axis {a} has size {} in {}; only size-1 axes can be squeezed",
-                                self.shape()[a],
-                                self.ctx()
-                            ),
-                        ));
-                    }
-                    drop[a] = true;
-                }
-            }
-        }
-        let shape: Vec<i64> = self
-            .shape()
-            .iter()
-            .zip(&drop)
-            .filter(|(_, &x)| !x)
-            .map(|(&d, _)| d)
-            .collect();
-        self.drop_unit_axes("squeeze", &shape)
+        self.apply(&Op::Squeeze(axes.map(<[usize]>::to_vec)))
     }
 
     /// Swaps two axes (`transpose` and `swapaxes` in NumPy and PyTorch).
@@ -59,11 +24,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range.
     pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
-        self.check_axis("transpose", a)?;
-        self.check_axis("transpose", b)?;
-        let mut axes: Vec<usize> = (0..self.ndim()).collect();
-        axes.swap(a, b);
-        self.permute(&axes)
+        self.apply(&Op::Transpose(a, b))
     }
 
     /// Moves axis `src` to position `dst`, keeping the order of the others.
@@ -71,11 +32,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range.
     pub fn movedim(&self, src: usize, dst: usize) -> Result<Self> {
-        self.check_axis("movedim", src)?;
-        self.check_axis("movedim", dst)?;
-        let mut axes: Vec<usize> = (0..self.ndim()).filter(|&a| a != src).collect();
-        axes.insert(dst, src);
-        self.permute(&axes)
+        self.apply(&Op::Movedim { src, dst })
     }
 
     /// NumPy's `broadcast_to`: prepends size-1 axes, then expands size-1 axes.
@@ -83,34 +40,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when the shapes do not broadcast to exactly `shape`.
     pub fn broadcast_to(&self, shape: &[i64]) -> Result<Self> {
-        self.check_result_rank("broadcast_to", shape.len())?;
-        check_shape("broadcast_to", shape)?;
-        let n = self.ndim();
-        let ok = shape.len() >= n
-            && self
-                .shape()
-                .iter()
-                .zip(&shape[shape.len() - n..])
-                .all(|(&d, &t)| d == t || d == 1);
-        if !ok {
-            return Err(invalid(
-                "broadcast_to",
-                format!(
-                    "cannot broadcast shape {} to {}",
-                    fmt_list(self.shape()),
-                    fmt_list(shape)
-                ),
-            ));
-        }
-        // The leading size-1 axes in one pass (stride 0, fully valid), then the expand.
-        let lead = shape.len() - n;
-        let mut cur = self.clone();
-        cur.shape.splice(0..0, std::iter::repeat_n(1, lead));
-        cur.strides.splice(0..0, std::iter::repeat_n(0, lead));
-        if let Some(m) = &mut cur.mask {
-            m.splice(0..0, std::iter::repeat_n((0, 1), lead));
-        }
-        cur.expand(shape)
+        self.apply(&Op::BroadcastTo(shape.to_vec()))
     }
 
     /// Restricts `axis` to `length` indices from `start` (negative counts from the end).
@@ -118,21 +48,11 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when the range leaves the axis.
     pub fn narrow(&self, axis: usize, start: i64, length: i64) -> Result<Self> {
-        self.check_axis("narrow", axis)?;
-        let d = self.shape()[axis];
-        let s = if start < 0 { start + d } else { start };
-        if !(0 <= s && s <= d && 0 <= length && length <= d - s) {
-            return Err(invalid(
-                "narrow",
-                format!(
-                    "start {start} and length {length} leave axis {axis} of size {d} of {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        let mut bounds: Vec<(i64, i64)> = self.shape().iter().map(|&x| (0, x)).collect();
-        bounds[axis] = (s, s + length);
-        self.shrink(&bounds)
+        self.apply(&Op::Narrow {
+            axis,
+            start,
+            length,
+        })
     }
 
     /// Merges axes `start..=end` into one (PyTorch's `flatten`).
@@ -141,29 +61,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when `start > end` or an axis is out of range;
     /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
     pub fn flatten(&self, start: usize, end: usize) -> Result<Self> {
-        if self.ndim() == 0 && start == 0 && end == 0 {
-            return self.reshape(&[1]);
-        }
-        self.check_axis("flatten", start)?;
-        self.check_axis("flatten", end)?;
-        if start > end {
-            return Err(invalid(
-                "flatten",
-                format!(
-                    "start axis {start} is after end axis {end} for {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        let mut shape = self.shape()[..start].to_vec();
-        shape.push(numel_of(&self.shape()[start..=end]).ok_or_else(|| {
-            overflow(
-                "flatten",
-                format!("merged size of axes {start}..={end} of {}", self.ctx()),
-            )
-        })?);
-        shape.extend_from_slice(&self.shape()[end + 1..]);
-        self.reshape(&shape)
+        self.apply(&Op::Flatten { start, end })
     }
 
     /// Splits `axis` into `sizes`, whose product must be its size.
@@ -172,25 +70,10 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the product differs or the axis is out of range;
     /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
     pub fn unflatten(&self, axis: usize, sizes: &[i64]) -> Result<Self> {
-        let rank = self.ndim().saturating_sub(1).saturating_add(sizes.len());
-        self.check_result_rank("unflatten", rank)?;
-        self.check_axis("unflatten", axis)?;
-        let p = check_shape("unflatten", sizes)?;
-        if p != self.shape()[axis] {
-            return Err(invalid(
-                "unflatten",
-                format!(
-                    "sizes {} do not multiply to size {} of axis {axis} of {}",
-                    fmt_list(sizes),
-                    self.shape()[axis],
-                    self.ctx()
-                ),
-            ));
-        }
-        let mut shape = self.shape()[..axis].to_vec();
-        shape.extend_from_slice(sizes);
-        shape.extend_from_slice(&self.shape()[axis + 1..]);
-        self.reshape(&shape)
+        self.apply(&Op::Unflatten {
+            axis,
+            sizes: sizes.to_vec(),
+        })
     }
 
     /// NumPy's `as_strided`, checked: every element must lie in a buffer of `buffer_len` elements.
@@ -282,16 +165,10 @@ impl ConcreteView {
     /// [`Op::SlidingWindowView`]); [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// when windows cut a mask unevenly, as [`ConcreteView::unfold`].
     pub fn sliding_window_view(&self, window: &[i64], axes: Option<&[usize]>) -> Result<Self> {
-        let rank = self.ndim().saturating_add(window.len());
-        self.check_result_rank("sliding_window_view", rank)?;
-        let dims: Vec<Option<i64>> = self.shape().iter().map(|&d| Some(d)).collect();
-        let mut v = self.clone();
-        for (axis, size) in sliding_windows(window, axes, &dims, || self.ctx())? {
-            v = v
-                .unfold(axis, size, 1)
-                .map_err(|e| super::rename_op(e, "sliding_window_view"))?;
-        }
-        Ok(v)
+        self.apply(&Op::SlidingWindowView {
+            window: window.to_vec(),
+            axes: axes.map(<[usize]>::to_vec),
+        })
     }
 
     /// The number of pieces [`ViewOps::split`](crate::ViewOps::split) cuts `axis` into:
@@ -385,10 +262,7 @@ impl ConcreteView {
     /// # Errors
     /// As [`ConcreteView::index`].
     pub fn select(&self, axis: usize, index: i64) -> Result<Self> {
-        self.check_axis("select", axis)?;
-        let mut items = vec![IndexItem::FULL; axis];
-        items.push(IndexItem::Int(index));
-        self.index(&items)
+        self.apply(&Op::Select { axis, index })
     }
 
     /// Piece `piece` of PyTorch's `tensor_split` of `axis` into `sections` pieces: the
@@ -435,20 +309,11 @@ impl ConcreteView {
         indices: &[i64],
         piece: usize,
     ) -> Result<Self> {
-        self.check_axis("tensor_split", axis)?;
-        let pieces = indices.len() + 1;
-        check_piece("tensor_split", || self.ctx(), axis, piece, pieces)?;
-        let d = self.shape()[axis];
-        let clamp = |x: i64| {
-            if x < 0 {
-                x.saturating_add(d).max(0)
-            } else {
-                x.min(d)
-            }
-        };
-        let start = piece.checked_sub(1).map_or(0, |k| clamp(indices[k]));
-        let stop = indices.get(piece).map_or(d, |&x| clamp(x)).max(start);
-        self.narrow_checked("tensor_split", axis, start, stop - start)
+        self.apply(&Op::TensorSplitAt {
+            axis,
+            indices: indices.to_vec(),
+            piece,
+        })
     }
 
     /// Every axis reversed (`T` in NumPy and PyTorch); a view of rank 0 or 1 is
@@ -457,8 +322,7 @@ impl ConcreteView {
     /// # Errors
     /// None in practice; the result is checked as any permute.
     pub fn reverse_axes(&self) -> Result<Self> {
-        let axes: Vec<usize> = (0..self.ndim()).rev().collect();
-        self.permute(&axes)
+        self.apply(&Op::ReverseAxes)
     }
 
     /// The last two axes swapped (PyTorch's `mT`); a view of rank 0 is returned as it is.
@@ -466,7 +330,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a view of rank 1.
     pub fn matrix_transpose(&self) -> Result<Self> {
-        self.by_rank(&Op::MatrixTranspose)
+        self.apply(&Op::MatrixTranspose)
     }
 
     /// PyTorch's `t()`: axes 0 and 1 swapped on rank 2; ranks 0 and 1 are returned as they
@@ -475,7 +339,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) above rank 2, with PyTorch's reason.
     pub fn t(&self) -> Result<Self> {
-        self.by_rank(&Op::T)
+        self.apply(&Op::T)
     }
 
     /// PyTorch's `H` (the conjugate transpose of a matrix; views carry no values to
@@ -484,7 +348,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for other ranks, with PyTorch's reason.
     pub fn conj_transpose(&self) -> Result<Self> {
-        self.by_rank(&Op::ConjTranspose)
+        self.apply(&Op::ConjTranspose)
     }
 
     /// PyTorch's `mH` (and, with errors that name it, `adjoint()`): the view of
@@ -493,15 +357,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a view of rank 1.
     pub fn matrix_conj_transpose(&self) -> Result<Self> {
-        self.by_rank(&Op::MatrixConjTranspose)
-    }
-
-    /// The permutation of `op`, one of the ops that reorder axes by the rank alone.
-    pub(crate) fn by_rank(&self, op: &Op<i64>) -> Result<Self> {
-        match op.rank_permutation(self.ndim(), || self.ctx())? {
-            Some(axes) => self.permute(&axes),
-            None => Ok(self.clone()),
-        }
+        self.apply(&Op::MatrixConjTranspose)
     }
 
     /// Narrow with a start already known to be in range, reported under `op`.

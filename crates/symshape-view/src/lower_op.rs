@@ -1,0 +1,499 @@
+//! [`lower`]: every derived view op turned into core ones, written once for `i64`
+//! and `Expr` sizes; both engines and the stack run what it gives.
+//!
+//! The derived ops are the ones that only rearrange axes or compute the arguments of
+//! a core op: `transpose`, `movedim`, the axis reversals by rank (`T`, `mT`, `t`,
+//! `H`, `mH`, `adjoint`), `select`, `narrow`, `flatten`, `unflatten`, `squeeze`,
+//! `broadcast_to`, `sliding_window_view`, `tensor_split` at indices and the
+//! directional splits. A [`Decide`] answers the questions they ask of sizes: at once
+//! for `i64` ([`Exact`]), by proof under the caller's scope for `Expr` ([`Proving`]),
+//! which records a guard where only a value decides. A precondition that the core op
+//! checks again is checked here only where it is decided at once (`Decide::EXACT`),
+//! to report it under the derived op's name; on symbolic sizes the core op proves it
+//! or records its own guard.
+
+use std::ops::{Add, Sub};
+
+use symshape::{CmpOp, Expr, Scope};
+
+use crate::concrete::{check_shape, repeated_squeeze_axis};
+use crate::dim::Dim;
+use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
+use crate::guard::{Checker, Ctx, Guard, GuardOp};
+use crate::index::IndexItem;
+use crate::op::{sliding_windows, Op};
+
+/// A size type the lowering computes with: `i64` or `Expr`.
+pub(crate) trait Size: Dim + Add<Output = Self> + Sub<Output = Self> + From<i64> {}
+
+impl Size for i64 {}
+impl Size for Expr {}
+
+/// The core ops a derived op stands for, run in order on the input.
+pub(crate) struct Lowering<D> {
+    /// The core (or further derived) ops; none for an op that keeps the view.
+    pub(crate) ops: Vec<Op<D>>,
+    /// The name errors of `ops` are reported under; `None` keeps their own.
+    pub(crate) rename: Option<&'static str>,
+    /// Guards of the derived op itself (a squeeze keeping an axis that may be 1).
+    pub(crate) guards: Vec<Guard>,
+}
+
+impl<D> Lowering<D> {
+    fn one(op: Op<D>) -> Self {
+        Lowering {
+            ops: vec![op],
+            rename: None,
+            guards: Vec::new(),
+        }
+    }
+
+    fn renamed(mut self, name: &'static str) -> Self {
+        self.rename = Some(name);
+        self
+    }
+
+    /// `e`, an error of one of `ops`, under the derived op's name.
+    pub(crate) fn error(&self, e: Error) -> Error {
+        match self.rename {
+            Some(name) => crate::concrete::rename_op(e, name),
+            None => e,
+        }
+    }
+}
+
+/// The questions the derived ops ask of sizes.
+pub(crate) trait Decide<D: Size> {
+    /// Whether every comparison of sizes is decided at once (`i64`).
+    const EXACT: bool;
+    /// Whether `d` is (provably) 1.
+    fn is_one(&self, d: D) -> bool;
+    /// Whether `n` (provably) divides `d`.
+    fn divides(&self, d: D, n: i64) -> bool;
+    /// `d` as a message shows it.
+    fn shown(&self, d: D) -> D;
+    /// The product of `dims`; `None` when it leaves `i64`.
+    fn product(&self, dims: &[D]) -> Option<D>;
+    /// Keeps axis `axis` of size `d`, not provably 1, in a squeeze of every size-1 axis.
+    ///
+    /// # Errors
+    /// When `d` is refuted to differ from 1 under the guards so far.
+    fn keep_not_one(&mut self, axis: usize, d: D) -> Result<()>;
+    /// The refusal to squeeze axis `axis` of size `d`, not (provably) 1.
+    fn not_unit(&self, axis: usize, d: D, ctx: &str) -> Error;
+    /// The guards recorded.
+    fn take_guards(&mut self) -> Vec<Guard>;
+}
+
+/// [`Decide`] for `i64` sizes: every answer at once.
+pub(crate) struct Exact;
+
+impl Decide<i64> for Exact {
+    const EXACT: bool = true;
+
+    fn is_one(&self, d: i64) -> bool {
+        d == 1
+    }
+
+    fn divides(&self, d: i64, n: i64) -> bool {
+        d % n == 0
+    }
+
+    fn shown(&self, d: i64) -> i64 {
+        d
+    }
+
+    fn product(&self, dims: &[i64]) -> Option<i64> {
+        crate::concrete::numel_of(dims)
+    }
+
+    fn keep_not_one(&mut self, _: usize, _: i64) -> Result<()> {
+        Ok(())
+    }
+
+    fn not_unit(&self, axis: usize, d: i64, ctx: &str) -> Error {
+        invalid(
+            "squeeze",
+            format!("axis {axis} has size {d} in {ctx}; only size-1 axes can be squeezed"),
+        )
+    }
+
+    fn take_guards(&mut self) -> Vec<Guard> {
+        Vec::new()
+    }
+}
+
+/// [`Decide`] for `Expr` sizes: proofs under `cx`; a squeeze's kept axes that may
+/// be 1 become guards.
+pub(crate) struct Proving<'a> {
+    cx: &'a Scope,
+    ctx: &'a dyn Fn() -> String,
+    squeeze: Option<Checker<'a>>,
+}
+
+impl<'a> Proving<'a> {
+    pub(crate) fn new(cx: &'a Scope, ctx: &'a dyn Fn() -> String) -> Self {
+        Proving {
+            cx,
+            ctx,
+            squeeze: None,
+        }
+    }
+}
+
+impl Decide<Expr> for Proving<'_> {
+    const EXACT: bool = false;
+
+    fn is_one(&self, d: Expr) -> bool {
+        self.cx.prove_eq(d, Expr::from(1)).is_true()
+    }
+
+    fn divides(&self, d: Expr, n: i64) -> bool {
+        self.cx.prove_eq(d.floor_mod(n), Expr::from(0)).is_true()
+    }
+
+    fn shown(&self, d: Expr) -> Expr {
+        self.cx.simplify(d)
+    }
+
+    fn product(&self, dims: &[Expr]) -> Option<Expr> {
+        Some(dims.iter().copied().product())
+    }
+
+    fn keep_not_one(&mut self, axis: usize, d: Expr) -> Result<()> {
+        let (cx, ctx) = (self.cx, self.ctx);
+        let ck = self
+            .squeeze
+            .get_or_insert_with(|| Checker::new(cx, GuardOp::SQUEEZE, &[], Ctx::Text(ctx())));
+        ck.require(d, CmpOp::Ne, Expr::from(1), || {
+            format!("axis {axis} is kept, so it is not of size 1")
+        })
+    }
+
+    fn not_unit(&self, _: usize, d: Expr, _: &str) -> Error {
+        Error::Symbolic {
+            op: "squeeze",
+            what: "size of a squeezed axis",
+            expr: d.to_string(),
+        }
+    }
+
+    fn take_guards(&mut self) -> Vec<Guard> {
+        self.squeeze.take().map(|ck| ck.guards).unwrap_or_default()
+    }
+}
+
+/// `[a, b]`, as messages print a list of sizes.
+fn fmt_dims<D: Dim>(v: &[D]) -> String {
+    let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The constants of `v`, for the checks made only on exact sizes.
+fn consts<D: Dim>(v: &[D]) -> Vec<i64> {
+    v.iter().filter_map(|d| d.as_const()).collect()
+}
+
+/// The core ops `op` stands for on a view of `shape` (described by `ctx`), or `None`
+/// when `op` is a core op (or one an engine runs itself: the pieces of `split`,
+/// `split_sizes`, `chunk` and `tensor_split` into sections, the complex views, the
+/// copies, `as_strided`, `view(shape)` and the gathers).
+///
+/// # Errors
+/// The derived op's own argument errors, under its name.
+pub(crate) fn lower<D: Size, K: Decide<D>>(
+    ck: &mut K,
+    shape: &[D],
+    ctx: &dyn Fn() -> String,
+    op: &Op<D>,
+) -> Result<Option<Lowering<D>>> {
+    let ndim = shape.len();
+    let dim = |name: &'static str, axis: usize| {
+        shape
+            .get(axis)
+            .copied()
+            .ok_or_else(|| bad_axis(name, &ctx(), axis, ndim))
+    };
+    let zero = D::from(0);
+    let low = match op {
+        Op::Transpose(a, b) => {
+            dim("transpose", *a)?;
+            dim("transpose", *b)?;
+            let mut axes: Vec<usize> = (0..ndim).collect();
+            axes.swap(*a, *b);
+            Lowering::one(Op::Permute(axes))
+        }
+        Op::Movedim { src, dst } => {
+            dim("movedim", *src)?;
+            dim("movedim", *dst)?;
+            let mut axes: Vec<usize> = (0..ndim).filter(|a| a != src).collect();
+            axes.insert(*dst, *src);
+            Lowering::one(Op::Permute(axes))
+        }
+        Op::ReverseAxes
+        | Op::MatrixTranspose
+        | Op::T
+        | Op::ConjTranspose
+        | Op::MatrixConjTranspose
+        | Op::Adjoint => match op.rank_permutation(ndim, ctx)? {
+            Some(axes) => Lowering::one(Op::Permute(axes)),
+            None => Lowering {
+                ops: Vec::new(),
+                rename: None,
+                guards: Vec::new(),
+            },
+        },
+        Op::Select { axis, index } => {
+            dim("select", *axis)?;
+            let mut items = vec![IndexItem::FULL; *axis];
+            items.push(IndexItem::Int(*index));
+            Lowering::one(Op::Index(items))
+        }
+        Op::Narrow {
+            axis,
+            start,
+            length,
+        } => {
+            let d = dim("narrow", *axis)?;
+            let s = match start.as_const() {
+                Some(c) if c < 0 => d + *start,
+                _ => *start,
+            };
+            if K::EXACT {
+                let [d, s, n] = [d, s, *length].map(|x| x.as_const().unwrap_or(0));
+                if !(0 <= s && s <= d && 0 <= n && n <= d - s) {
+                    return Err(invalid(
+                        "narrow",
+                        format!(
+                            "start {start} and length {length} leave axis {axis} of size {d} of {}",
+                            ctx()
+                        ),
+                    ));
+                }
+            }
+            let mut bounds: Vec<(D, D)> = shape.iter().map(|&x| (zero, x)).collect();
+            bounds[*axis] = (s, s + *length);
+            Lowering::one(Op::Shrink(bounds))
+        }
+        Op::Flatten { start, end } => {
+            let (start, end) = (*start, *end);
+            if ndim == 0 && start == 0 && end == 0 {
+                return Ok(Some(Lowering::one(Op::Reshape(vec![D::from(1)]))));
+            }
+            dim("flatten", start)?;
+            dim("flatten", end)?;
+            if start > end {
+                return Err(invalid(
+                    "flatten",
+                    format!("start axis {start} is after end axis {end} for {}", ctx()),
+                ));
+            }
+            let merged = ck.product(&shape[start..=end]).ok_or_else(|| {
+                overflow(
+                    "flatten",
+                    format!("merged size of axes {start}..={end} of {}", ctx()),
+                )
+            })?;
+            let mut to = shape[..start].to_vec();
+            to.push(merged);
+            to.extend_from_slice(&shape[end + 1..]);
+            Lowering::one(Op::Reshape(to))
+        }
+        Op::Unflatten { axis, sizes } => {
+            let d = dim("unflatten", *axis)?;
+            if K::EXACT {
+                let p = check_shape("unflatten", &consts(sizes))?;
+                if Some(p) != d.as_const() {
+                    return Err(invalid(
+                        "unflatten",
+                        format!(
+                            "sizes {} do not multiply to size {d} of axis {axis} of {}",
+                            fmt_dims(sizes),
+                            ctx()
+                        ),
+                    ));
+                }
+            }
+            let mut to = shape[..*axis].to_vec();
+            to.extend_from_slice(sizes);
+            to.extend_from_slice(&shape[axis + 1..]);
+            Lowering::one(Op::Reshape(to))
+        }
+        Op::Squeeze(axes) => Lowering {
+            ops: vec![Op::Reshape(squeezed(
+                ck,
+                shape,
+                ctx,
+                axes.as_deref(),
+                false,
+            )?)],
+            rename: None,
+            guards: ck.take_guards(),
+        },
+        Op::SqueezeProven => Lowering::one(Op::Reshape(squeezed(ck, shape, ctx, None, true)?)),
+        Op::BroadcastTo(to) => {
+            if K::EXACT {
+                let c = consts(to);
+                check_shape("broadcast_to", &c)?;
+                let fits = c.len() >= ndim
+                    && shape
+                        .iter()
+                        .zip(&c[c.len() - ndim..])
+                        .all(|(&d, &t)| d.as_const() == Some(t) || d.as_const() == Some(1));
+                if !fits {
+                    return Err(invalid(
+                        "broadcast_to",
+                        format!(
+                            "cannot broadcast shape {} to {}",
+                            fmt_dims(shape),
+                            fmt_dims(to)
+                        ),
+                    ));
+                }
+            }
+            let Some(lead) = to.len().checked_sub(ndim) else {
+                return Err(invalid(
+                    "broadcast_to",
+                    format!(
+                        "cannot broadcast {} to {}, which has fewer axes",
+                        ctx(),
+                        fmt_dims(to)
+                    ),
+                ));
+            };
+            let mut ops = Vec::with_capacity(2);
+            if lead > 0 {
+                let mut ones = vec![D::from(1); lead];
+                ones.extend_from_slice(shape);
+                ops.push(Op::Reshape(ones));
+            }
+            ops.push(Op::Expand(to.clone()));
+            Lowering {
+                ops,
+                rename: None,
+                guards: Vec::new(),
+            }
+        }
+        Op::SlidingWindowView { window, axes } => {
+            let dims: Vec<Option<i64>> = shape.iter().map(|d| d.as_const()).collect();
+            let ops = sliding_windows(window, axes.as_deref(), &dims, ctx)?
+                .into_iter()
+                .map(|(axis, size)| Op::Unfold {
+                    axis,
+                    size,
+                    step: D::from(1),
+                })
+                .collect();
+            Lowering {
+                ops,
+                rename: None,
+                guards: Vec::new(),
+            }
+            .renamed("sliding_window_view")
+        }
+        Op::TensorSplitAt {
+            axis,
+            indices,
+            piece,
+        } => Lowering::one(Op::Index(split_at_items(
+            shape, ctx, *axis, indices, *piece,
+        )?)),
+        Op::DirectionalSplitAt {
+            direction,
+            indices,
+            piece,
+        } => {
+            let axis = direction.axis(ndim, ctx)?;
+            let items = split_at_items(shape, ctx, axis, indices, *piece)
+                .map_err(|e| crate::concrete::rename_op(e, direction.name()))?;
+            Lowering::one(Op::Index(items)).renamed(direction.name())
+        }
+        Op::DirectionalSplit {
+            direction,
+            sections,
+            piece,
+        } => {
+            let axis = direction.axis(ndim, ctx)?;
+            let d = shape[axis];
+            let n = i64::try_from(*sections).unwrap_or(i64::MAX);
+            if n > 0 && !ck.divides(d, n) {
+                let constant = d.as_const().is_some();
+                return Err(direction.indivisible(axis, ck.shown(d), constant, *sections, &ctx()));
+            }
+            Lowering::one(Op::TensorSplit {
+                axis,
+                sections: *sections,
+                piece: *piece,
+            })
+            .renamed(direction.name())
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(low))
+}
+
+/// The shape without the listed size-1 axes, or without every (provably, for
+/// `proven`) size-1 one for `None`.
+fn squeezed<D: Size, K: Decide<D>>(
+    ck: &mut K,
+    shape: &[D],
+    ctx: &dyn Fn() -> String,
+    axes: Option<&[usize]>,
+    proven: bool,
+) -> Result<Vec<D>> {
+    let Some(list) = axes else {
+        let mut res = Vec::with_capacity(shape.len());
+        for (axis, &d) in shape.iter().enumerate() {
+            if ck.is_one(d) {
+                continue;
+            }
+            if !proven {
+                ck.keep_not_one(axis, d)?;
+            }
+            res.push(d);
+        }
+        return Ok(res);
+    };
+    for (k, &a) in list.iter().enumerate() {
+        let d = shape
+            .get(a)
+            .copied()
+            .ok_or_else(|| bad_axis("squeeze", &ctx(), a, shape.len()))?;
+        if list[..k].contains(&a) {
+            return Err(repeated_squeeze_axis(a, list, &ctx()));
+        }
+        if !ck.is_one(d) {
+            return Err(ck.not_unit(a, d, &ctx()));
+        }
+    }
+    Ok(shape
+        .iter()
+        .enumerate()
+        .filter(|(a, _)| !list.contains(a))
+        .map(|(_, &d)| d)
+        .collect())
+}
+
+/// The index items of piece `piece` of `tensor_split` at `indices`: the slice
+/// `indices[piece - 1]:indices[piece]` of `axis` (Python's slice rules: a negative
+/// index counts from the end, bounds clamp to the axis, a stop before the start gives
+/// an empty piece).
+fn split_at_items<D: Size>(
+    shape: &[D],
+    ctx: &dyn Fn() -> String,
+    axis: usize,
+    indices: &[D],
+    piece: usize,
+) -> Result<Vec<IndexItem<D>>> {
+    if axis >= shape.len() {
+        return Err(bad_axis("tensor_split", &ctx(), axis, shape.len()));
+    }
+    check_piece("tensor_split", ctx, axis, piece, indices.len() + 1)?;
+    let mut items = vec![IndexItem::FULL; axis];
+    items.push(IndexItem::Slice {
+        start: piece.checked_sub(1).map(|k| indices[k]),
+        stop: indices.get(piece).copied(),
+        step: None,
+    });
+    Ok(items)
+}
