@@ -9,8 +9,7 @@ use crate::dim::Dim;
 use crate::error::{invalid, unrepresentable, view_shape_refusal, Error, Result};
 use crate::guard::GuardOp;
 use crate::lower_op::{lower, Proving};
-use crate::memory::CopyOp;
-use crate::op::{const_op, Op};
+use crate::op::{const_op, CopyOp, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 

@@ -16,6 +16,7 @@ use symshape::Expr;
 
 use crate::dim::Dim;
 use crate::dtype::DType;
+use crate::error::{unrepresentable, Error};
 use crate::index::IndexItem;
 
 /// One view op with its arguments.
@@ -1013,6 +1014,107 @@ impl SplitDirection {
             format!(
                 "torch.{op} attempted to split along dimension {axis}, but the size of the dimension {d} is not {}divisible by the split_size {sections}, for {ctx}",
                 if constant { "" } else { "provably " },
+            ),
+        )
+    }
+}
+
+/// The ops whose result is a view of the same buffer or a copy, and which copy into a
+/// row-major layout: [`Op::Ravel`] and [`Op::Contiguous`] (a view when the view is
+/// C-contiguous, NumPy's `C_CONTIGUOUS`, which is also PyTorch's `is_contiguous`), NumPy's
+/// `copy` and `flatten` (always a copy) and `astype` (a copy unless the type stays and no
+/// copy is asked for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CopyOp {
+    /// NumPy's `ravel`: the elements as one axis.
+    Ravel,
+    /// PyTorch's `contiguous`: the same shape.
+    Contiguous,
+    /// NumPy's `copy`: the same shape, always a copy.
+    Copy,
+    /// NumPy's `flatten`: one axis, always a copy.
+    FlattenCopy,
+    /// NumPy's `astype`: the same shape.
+    AsType {
+        /// The input's element type.
+        from: DType,
+        /// The result's element type.
+        to: DType,
+        /// Whether a copy is asked for even when the types agree.
+        copy: bool,
+    },
+}
+
+impl CopyOp {
+    /// The op of `op`, if it is one of them.
+    pub(crate) fn of<D>(op: &Op<D>) -> Option<CopyOp> {
+        match *op {
+            Op::Ravel => Some(CopyOp::Ravel),
+            Op::Contiguous => Some(CopyOp::Contiguous),
+            Op::Copy => Some(CopyOp::Copy),
+            Op::FlattenCopy => Some(CopyOp::FlattenCopy),
+            Op::AsType { from, to, copy } => Some(CopyOp::AsType { from, to, copy }),
+            _ => None,
+        }
+    }
+
+    /// The op itself.
+    pub(crate) fn op(self) -> Op<i64> {
+        match self {
+            CopyOp::Ravel => Op::Ravel,
+            CopyOp::Contiguous => Op::Contiguous,
+            CopyOp::Copy => Op::Copy,
+            CopyOp::FlattenCopy => Op::FlattenCopy,
+            CopyOp::AsType { from, to, copy } => Op::AsType { from, to, copy },
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        self.op().name()
+    }
+
+    /// Why the op copies whatever the view's layout, when it does.
+    pub(crate) fn always(self) -> Option<String> {
+        match self {
+            CopyOp::Copy | CopyOp::FlattenCopy => Some("it always copies".to_string()),
+            CopyOp::AsType { from, to, .. } if from != to => {
+                Some(format!("the element type changes from {from} to {to}"))
+            }
+            CopyOp::AsType { copy: true, .. } => Some(
+                "copy is set (NumPy's default), so it copies even to the same element type"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether the op is the view itself whatever its layout (`astype` to the same type
+    /// without a copy).
+    pub(crate) fn never(self) -> bool {
+        matches!(self, CopyOp::AsType { from, to, copy: false } if from == to)
+    }
+
+    /// The shape of the result for a view or stack of `shape` with `numel` elements.
+    pub(crate) fn shape<T: Copy>(self, shape: &[T], numel: T) -> Vec<T> {
+        match self {
+            CopyOp::Ravel | CopyOp::FlattenCopy => vec![numel],
+            _ => shape.to_vec(),
+        }
+    }
+
+    /// The refusal of the op on the one view `ctx`, which it copies because `why`.
+    pub(crate) fn refusal(self, ctx: &str, why: &str) -> Error {
+        let whose = match self {
+            CopyOp::Ravel => "NumPy's ravel".to_string(),
+            CopyOp::Contiguous => "PyTorch's contiguous".to_string(),
+            CopyOp::Copy => "NumPy's copy".to_string(),
+            CopyOp::FlattenCopy => "NumPy's flatten".to_string(),
+            CopyOp::AsType { from, to, .. } => format!("NumPy's astype from {from} to {to}"),
+        };
+        unrepresentable(
+            self.name(),
+            format!(
+                "{whose} of {ctx} is a copy: {why}; use a ViewStack, which stacks a row-major view on it"
             ),
         )
     }

@@ -43,8 +43,7 @@ use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::lower_op::{lower, Exact, Lowering, Proving};
-use crate::memory::CopyOp;
-use crate::op::{const_op, Op};
+use crate::op::{const_op, CopyOp, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 

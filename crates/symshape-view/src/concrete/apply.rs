@@ -4,8 +4,7 @@ use super::ConcreteView;
 use super::Selection;
 use crate::error::{invalid, Result};
 use crate::lower_op::{lower, Exact};
-use crate::memory::CopyOp;
-use crate::op::Op;
+use crate::op::{CopyOp, Op};
 
 impl ConcreteView {
     /// [`Op::Ravel`] or [`Op::Contiguous`]: the result when NumPy's `C_CONTIGUOUS` holds
