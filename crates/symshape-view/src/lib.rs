@@ -111,6 +111,7 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+mod axes;
 mod bind;
 mod broadcast;
 pub mod concrete;

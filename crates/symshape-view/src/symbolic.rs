@@ -8,7 +8,7 @@
 
 use symshape::{CmpOp, Expr, ExprKind, Proof, Scope};
 
-use crate::error::{check_new_axis, check_piece, invalid, refuse_mask, Result};
+use crate::error::{check_piece, invalid, refuse_mask, Result};
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
@@ -245,32 +245,17 @@ fn per_axis<'a, A>(
 }
 
 pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
-    let n = v.ndim();
-    if !crate::concrete::is_permutation(axes, n) {
-        return Err(invalid(
-            "permute",
-            format!(
-                "axes {axes:?} are not a permutation of 0..{n} for {}",
-                v.ctx()
-            ),
-        ));
-    }
     let mut f = Fields::of(v);
-    let pick = |x: &[Expr]| axes.iter().map(|&a| x[a]).collect::<Vec<_>>();
-    f.shape = pick(v.shape());
-    f.strides = pick(v.strides());
-    f.mask = v.mask().map(|m| axes.iter().map(|&a| m[a]).collect());
+    (f.shape, f.strides, f.mask) =
+        crate::axes::permuted(axes, v.shape(), v.strides(), v.mask(), || v.ctx())?;
     f.finish(checker(cx, GuardOp::PERMUTE, v))
 }
 
 pub(crate) fn unsqueeze(cx: &Scope, v: &View, axis: usize) -> Result<View> {
-    check_new_axis("unsqueeze", || v.ctx(), axis, v.ndim())?;
     let mut f = Fields::of(v);
-    f.shape.insert(axis, lit(1));
-    f.strides.insert(axis, lit(0));
-    if let Some(m) = &mut f.mask {
-        m.insert(axis, (lit(0), lit(1)));
-    }
+    crate::axes::insert_unit_axis(axis, &mut f.shape, &mut f.strides, f.mask.as_mut(), || {
+        v.ctx()
+    })?;
     f.finish(checker(cx, GuardOp::UNSQUEEZE, v))
 }
 

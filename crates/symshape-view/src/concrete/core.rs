@@ -2,8 +2,8 @@
 //! unsqueeze, NumPy basic indexing, sliding windows and diagonals.
 
 use super::merge::{slab, Slab};
-use super::{ceil_div, check_shape, fmt_list, fmt_pairs, is_permutation, ConcreteView};
-use crate::error::{check_new_axis, invalid, overflow, unrepresentable, Error, Result};
+use super::{ceil_div, check_shape, fmt_list, fmt_pairs, ConcreteView};
+use crate::error::{invalid, overflow, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
 
 impl ConcreteView {
@@ -12,24 +12,18 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `axes` is not a permutation of `0..ndim`.
     pub fn permute(&self, axes: &[usize]) -> Result<Self> {
-        let n = self.ndim();
-        if !is_permutation(axes, n) {
-            return Err(invalid(
-                "permute",
-                format!(
-                    "axes {axes:?} are not a permutation of 0..{n} for {}",
-                    self.ctx()
-                ),
-            ));
-        }
+        let (shape, strides, mask) = crate::axes::permuted(
+            axes,
+            &self.shape,
+            &self.strides,
+            self.mask.as_deref(),
+            || self.ctx(),
+        )?;
         Ok(Self {
-            shape: axes.iter().map(|&a| self.shape[a]).collect(),
-            strides: axes.iter().map(|&a| self.strides[a]).collect(),
+            shape,
+            strides,
             offset: self.offset,
-            mask: self
-                .mask
-                .as_ref()
-                .map(|m| axes.iter().map(|&a| m[a]).collect()),
+            mask,
         })
     }
 
@@ -301,13 +295,14 @@ impl ConcreteView {
     /// on the way to a result within it (indexing keeps integer-indexed axes until it
     /// drops them; `broadcast_to` has checked its result's rank).
     pub(crate) fn insert_unit_axis(&self, axis: usize) -> Result<Self> {
-        check_new_axis("unsqueeze", || self.ctx(), axis, self.ndim())?;
         let mut res = self.clone();
-        res.shape.insert(axis, 1);
-        res.strides.insert(axis, 0);
-        if let Some(m) = &mut res.mask {
-            m.insert(axis, (0, 1));
-        }
+        crate::axes::insert_unit_axis(
+            axis,
+            &mut res.shape,
+            &mut res.strides,
+            res.mask.as_mut(),
+            || self.ctx(),
+        )?;
         Ok(res)
     }
 
