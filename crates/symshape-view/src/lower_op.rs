@@ -497,3 +497,102 @@ fn split_at_items<D: Size>(
     });
     Ok(items)
 }
+
+#[cfg(test)]
+mod tests {
+    use symshape::{Expr, Scope};
+
+    use super::{lower, Exact, Proving};
+    use crate::op::{Op, SplitDirection};
+
+    /// The derived ops with constant arguments, on a view of rank 3.
+    fn derived() -> Vec<Op<i64>> {
+        vec![
+            Op::Transpose(0, 2),
+            Op::Movedim { src: 2, dst: 0 },
+            Op::ReverseAxes,
+            Op::MatrixTranspose,
+            Op::Adjoint,
+            Op::Select { axis: 1, index: -1 },
+            Op::Narrow {
+                axis: 2,
+                start: -3,
+                length: 2,
+            },
+            Op::Flatten { start: 1, end: 2 },
+            Op::Unflatten {
+                axis: 2,
+                sizes: vec![2, 2],
+            },
+            Op::Squeeze(Some(vec![0])),
+            Op::Squeeze(None),
+            Op::SqueezeProven,
+            Op::BroadcastTo(vec![5, 1, 3, 4]),
+            Op::SlidingWindowView {
+                window: vec![2, 2],
+                axes: Some(vec![1, 2]),
+            },
+            Op::TensorSplitAt {
+                axis: 2,
+                indices: vec![1, 3],
+                piece: 1,
+            },
+            Op::DirectionalSplitAt {
+                direction: SplitDirection::Vertical,
+                indices: vec![1],
+                piece: 0,
+            },
+            Op::DirectionalSplit {
+                direction: SplitDirection::Horizontal,
+                sections: 3,
+                piece: 2,
+            },
+        ]
+    }
+
+    #[test]
+    fn both_size_types_lower_to_the_same_core_ops() {
+        let cx = Scope::new();
+        let shape = [1i64, 3, 4];
+        let exprs: Vec<Expr> = shape.iter().map(|&d| Expr::from(d)).collect();
+        let ctx = || "view [1, 3, 4]".to_string();
+        for op in derived() {
+            let exact = lower(&mut Exact, &shape, &ctx, &op)
+                .expect("valid")
+                .expect("derived");
+            let proving = lower(&mut Proving::new(&cx, &ctx), &exprs, &ctx, &op.to_expr())
+                .expect("valid")
+                .expect("derived");
+            let exact_ops: Vec<Op> = exact.ops.iter().map(Op::to_expr).collect();
+            assert_eq!(exact_ops, proving.ops, "{op}");
+            assert_eq!(exact.rename, proving.rename, "{op}");
+            assert!(proving.guards.is_empty(), "{op}");
+        }
+    }
+
+    #[test]
+    fn core_ops_are_not_lowered() {
+        let ctx = || "view [2]".to_string();
+        for op in [Op::Reshape(vec![2]), Op::Flip(vec![0]), Op::Unsqueeze(0)] {
+            assert!(lower(&mut Exact, &[2], &ctx, &op).expect("valid").is_none());
+        }
+    }
+
+    #[test]
+    fn a_symbolic_squeeze_guards_the_axes_it_keeps() {
+        let mut cx = Scope::new();
+        let n = cx.declare_str("n 0..=8").expect("n");
+        let ctx = || "view [1, n]".to_string();
+        let low = lower(
+            &mut Proving::new(&cx, &ctx),
+            &[Expr::from(1), n],
+            &ctx,
+            &Op::Squeeze(None),
+        )
+        .expect("valid")
+        .expect("derived");
+        assert_eq!(low.ops, vec![Op::Reshape(vec![n])]);
+        let guards: Vec<String> = low.guards.iter().map(ToString::to_string).collect();
+        insta::assert_snapshot!(guards.join("\n"), @"squeeze: n != 1 (axis 1 is kept, so it is not of size 1)");
+    }
+}

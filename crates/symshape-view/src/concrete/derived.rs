@@ -1,7 +1,9 @@
-//! The ops users expect beyond the core ones, expressed through them: squeeze,
-//! transpose, movedim, broadcast_to, narrow, flatten, unflatten, as_strided, and
-//! the pieces of an axis cut by split, split_sizes, chunk, select and tensor_split,
-//! and the axis reversals `T` and `mT`.
+//! The ops users expect beyond the core ones: the named methods of the derived ops
+//! (squeeze, transpose, movedim, broadcast_to, narrow, flatten, unflatten, select, the
+//! axis reversals, `sliding_window_view`, `tensor_split` at indices), each a call of
+//! [`ConcreteView::apply`], which runs their lowering (`lower_op.rs`); `as_strided`,
+//! `view(shape)`, and the pieces of an axis cut by split, split_sizes, chunk and
+//! tensor_split.
 
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{check_piece, invalid, overflow, view_shape_refusal, Result};
