@@ -754,6 +754,31 @@ fn reshaping_helpers_on_symbolic_views_and_stacks() {
     insta::assert_snapshot!(lines.join("\n"));
 }
 
+/// `flatten` is one rule for both engines: a scalar view with a symbolic offset
+/// flattens to `[1]` as a concrete one does, and a bad range gets the same message.
+#[test]
+fn flatten_agrees_between_engines() {
+    let (cx, [n]) = scope_with(["n 0..=3"]);
+    let z = Expr::from(0);
+    let scalar = View::create(&cx, &[], None, n, None).expect("scalar");
+    let flat = scalar.flatten(&cx, 0, 0).expect("flatten");
+    assert_eq!(flat.shape(), &[Expr::from(1)]);
+    let mut lines = Vec::new();
+    for shape in [vec![n, Expr::from(3)], vec![Expr::from(2), Expr::from(3)]] {
+        let v = View::create(&cx, &shape, None, z, None).expect("view");
+        for (start, end) in [(1, 0), (0, 2)] {
+            let e = v.flatten(&cx, start, end).expect_err("bad range");
+            lines.push(e.to_string());
+        }
+    }
+    insta::assert_snapshot!(lines.join("\n"), @r"
+    flatten: start axis 1 is after end axis 0 for view [n, 3] with strides [3, 1]
+    flatten: axis 2 is out of range for view [n, 3] with strides [3, 1] of rank 2
+    flatten: start axis 1 is after end axis 0 for view [2, 3] with strides [3, 1]
+    flatten: axis 2 is out of range for view [2, 3] with strides [3, 1] of rank 2
+    ");
+}
+
 /// chunk and unbind on symbolic views: constant piece counts only, and the
 /// pieces agree with the concrete ops after binding.
 #[test]
