@@ -201,6 +201,7 @@ fn consts<D: Dim>(v: &[D]) -> Vec<i64> {
 ///
 /// # Errors
 /// The derived op's own argument errors, under its name.
+#[inline]
 pub(crate) fn lower<D: Size, K: Decide<D>>(
     ck: &mut K,
     shape: &[D],

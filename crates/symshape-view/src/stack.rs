@@ -526,7 +526,7 @@ impl ViewStack {
     fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {
         match op {
             Op::Index(items) => self.index_concrete(cx, top, items),
-            _ => match top.apply(op) {
+            _ => match top.apply_core(op) {
                 Ok(v) => self.replace_top(cx, View::from(v)),
                 Err(e @ Error::NotRepresentable { .. }) => {
                     if let Op::Unfold { .. } = op {

@@ -53,6 +53,11 @@ impl ConcreteView {
             }
             return Ok(v);
         }
+        self.apply_core(op)
+    }
+
+    /// Runs `op`, a core op whose result rank is checked, on the exact engine.
+    pub(crate) fn apply_core(&self, op: &Op<i64>) -> Result<Self> {
         match op {
             Op::Reshape(s) => self.reshape(s),
             Op::Expand(s) => self.expand(s),
