@@ -273,15 +273,8 @@ impl View {
 
     /// The piece size of `chunk(axis, chunks)`: `max(cdiv(dim, chunks), 1)`.
     pub(crate) fn chunk_size(&self, cx: &Scope, axis: usize, chunks: usize) -> Result<Expr> {
-        let d = self.dim_for("chunk", axis)?;
-        let n = i64::try_from(chunks).unwrap_or(i64::MAX);
-        if n == 0 {
-            return Err(invalid(
-                "chunk",
-                format!("chunk count {chunks} must be positive for {}", self.ctx()),
-            ));
-        }
-        Ok(cx.simplify(d.ceil_div(n).max(1)))
+        let ctx = || self.ctx();
+        crate::lower_op::chunk_size(&Proving::new(cx, &ctx), self.shape(), &ctx, axis, chunks)
     }
 
     /// The axes whose size is provably 1 under `cx`: what

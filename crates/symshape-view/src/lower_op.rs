@@ -72,6 +72,8 @@ pub(crate) trait Decide<D: Size> {
     fn divides(&self, d: D, n: i64) -> bool;
     /// `d` as a message shows it.
     fn shown(&self, d: D) -> D;
+    /// `max(cdiv(d, n), 1)` for `n >= 1`.
+    fn ceil_parts(&self, d: D, n: i64) -> D;
     /// The product of `dims`; `None` when it leaves `i64`.
     fn product(&self, dims: &[D]) -> Option<D>;
     /// Keeps axis `axis` of size `d`, not provably 1, in a squeeze of every size-1 axis.
@@ -101,6 +103,10 @@ impl Decide<i64> for Exact {
 
     fn shown(&self, d: i64) -> i64 {
         d
+    }
+
+    fn ceil_parts(&self, d: i64, n: i64) -> i64 {
+        crate::concrete::ceil_div(d, n).max(1)
     }
 
     fn product(&self, dims: &[i64]) -> Option<i64> {
@@ -154,6 +160,10 @@ impl Decide<Expr> for Proving<'_> {
 
     fn shown(&self, d: Expr) -> Expr {
         self.cx.simplify(d)
+    }
+
+    fn ceil_parts(&self, d: Expr, n: i64) -> Expr {
+        self.cx.simplify(d.ceil_div(n).max(1))
     }
 
     fn product(&self, dims: &[Expr]) -> Option<Expr> {
@@ -431,6 +441,31 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
         _ => return Ok(None),
     };
     Ok(Some(low))
+}
+
+/// The piece size of `chunk(axis, chunks)` on a view of `shape` (described by `ctx`):
+/// `max(cdiv(dim, chunks), 1)`.
+///
+/// # Errors
+/// [`Error::Invalid`] when `axis` is out of range or `chunks` is 0.
+pub(crate) fn chunk_size<D: Size, K: Decide<D>>(
+    ck: &K,
+    shape: &[D],
+    ctx: &dyn Fn() -> String,
+    axis: usize,
+    chunks: usize,
+) -> Result<D> {
+    let d = shape
+        .get(axis)
+        .copied()
+        .ok_or_else(|| bad_axis("chunk", &ctx(), axis, shape.len()))?;
+    if chunks == 0 {
+        return Err(invalid(
+            "chunk",
+            format!("chunk count {chunks} must be positive for {}", ctx()),
+        ));
+    }
+    Ok(ck.ceil_parts(d, i64::try_from(chunks).unwrap_or(i64::MAX)))
 }
 
 /// The shape without the listed size-1 axes, or without every (provably, for

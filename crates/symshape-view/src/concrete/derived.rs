@@ -245,8 +245,8 @@ impl ConcreteView {
     }
 
     fn chunk_size(&self, axis: usize, chunks: usize) -> Result<i64> {
-        let n = i64::try_from(chunks).unwrap_or(i64::MAX);
-        self.ceil_parts("chunk", axis, n, "chunk count")
+        let ctx = || self.ctx();
+        crate::lower_op::chunk_size(&crate::lower_op::Exact, self.shape(), &ctx, axis, chunks)
     }
 
     /// Piece `piece` of [`ViewOps::chunk`](crate::ViewOps::chunk).
