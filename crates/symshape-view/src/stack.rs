@@ -248,6 +248,10 @@ impl ViewStack {
                 self.storage
             }
             None => {
+                // From now on only the new copy's storage is observed (invariant 5): the
+                // levels it copies merge as one stack again, across an earlier copy, so a
+                // chain of copies does not grow the stack.
+                views = ViewStack { views, storage: 0 }.merge_top(cx)?.views;
                 views.push(View::row_major(
                     cx,
                     &copy.shape(self.shape(), self.numel()),

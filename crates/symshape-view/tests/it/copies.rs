@@ -495,3 +495,32 @@ fn traces_keep_the_copy_boundary() {
         0
     );
 }
+
+/// Only the last copy's storage is observed, so a chain of copies keeps a concrete stack as
+/// short as one copy: the levels a new copy reads merge again across the earlier copy.
+/// Before, every round of transpose-then-copy added a level and a long trace was quadratic.
+/// (Symbolic levels merge across it where `symbolic::merge` proves it: a row-major level
+/// below; two permuted levels still stack.)
+#[test]
+fn a_chain_of_copies_keeps_the_stack_short() {
+    let cx = Scope::new();
+    let start = ViewStack::new(View::contiguous(&[64, 32]).expect("view"));
+    let mut st = start.clone();
+    for round in 0..50 {
+        st = st
+            .permute(&cx, &[1, 0])
+            .expect("permute")
+            .copy(&cx)
+            .expect("copy");
+        assert_eq!(st.views().len(), 2, "round {round}:\n{st}");
+        assert_eq!(st.storage_level(), 1);
+        // Two transposes read the input itself: the level below the copy merged.
+        st = st
+            .permute(&cx, &[1, 0])
+            .expect("permute")
+            .copy(&cx)
+            .expect("copy");
+        assert_eq!(st.views().len(), 2, "round {round}:\n{st}");
+        assert_eq!(st.views()[0], start.views()[0], "round {round}:\n{st}");
+    }
+}
