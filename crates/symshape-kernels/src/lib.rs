@@ -133,6 +133,7 @@ mod operand;
 mod ops;
 mod plan;
 mod reduce;
+mod rows;
 mod simd;
 
 pub use alloc::{
@@ -143,7 +144,10 @@ pub use error::{Error, Result};
 pub use gather::{boolean_mask, compress, gather, take};
 pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
-pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};
+pub use plan::{
+    plan_copy_into, plan_materialize, BoxPartition, Kernel, LoopPlan, Nest, Partition, PlanBox,
+    RowRun, TableReason, TableUse,
+};
 pub use reduce::{reduce, reduce_with, ReduceConfig, ReduceOp};
 pub use simd::{simd_kernels, simd_path};
 pub use symshape_view::{ConcreteStack, ConcreteView, Levels};
