@@ -307,7 +307,9 @@ unsafe fn masked_rows_box<T: Element>(
                     strided_row(dr, dn, sr, sn, len);
                 }
             }
-            fill_row(dp.offset(hi * dn), dn, (n_i - hi) as usize, pad);
+            if hi < n_i {
+                fill_row(dp.offset(hi * dn), dn, (n_i - hi) as usize, pad);
+            }
         }
     };
     drive(&outer4, base4, 1, 1, parallel, &row);
