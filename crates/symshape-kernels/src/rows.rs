@@ -34,14 +34,18 @@ type Row = Option<[i128; 3]>;
 /// A region of the outer axes: a half-open interval per axis.
 type Region = Vec<(usize, usize)>;
 
-/// Floor division (`b > 0`).
+/// Floor division (`b > 0`), in `i64` when both fit (an `i128` division is several times
+/// slower, and the planner divides a few times per row).
 fn div_floor(a: i128, b: i128) -> i128 {
-    a.div_euclid(b)
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) => x.div_euclid(y) as i128,
+        _ => a.div_euclid(b),
+    }
 }
 
 /// Ceiling division (`b > 0`).
 fn div_ceil(a: i128, b: i128) -> i128 {
-    -((-a).div_euclid(b))
+    -div_floor(-a, b)
 }
 
 /// Rows of `upper` read through `lower`.
@@ -77,23 +81,26 @@ impl Rows<'_> {
             return None;
         }
         let (&n, outer_shape) = l.shape.split_last()?;
-        let n = n as i128;
+        // Both ends are indices of the level below, so they fit `i64` (as does its shape):
+        // the divisions are done there.
+        let (first, last) = (i64::try_from(first).ok()?, i64::try_from(last).ok()?);
+        let n = i64::try_from(n).ok()?;
         let q = first / n;
         if last / n != q {
             return None;
         }
-        let c0 = l0 - q * n;
+        let c0 = l0 - q as i128 * n as i128;
         let mut rest = q;
         let mut row_off = l.offset as i128;
         for k in (0..outer_shape.len()).rev() {
-            let nk = outer_shape[k] as i128;
+            let nk = i64::try_from(outer_shape[k]).ok()?;
             let d = rest % nk;
             rest /= nk;
             let (b, e) = l.valid[k];
-            if d < b as i128 || d >= e as i128 {
+            if (d as usize) < b || d as usize >= e {
                 return Some(None);
             }
-            row_off += d * l.strides[k] as i128;
+            row_off += d as i128 * l.strides[k] as i128;
         }
         let (&(ma, mb), &ls) = (l.valid.last()?, l.strides.last()?);
         let (ma, mb) = (ma as i128, mb as i128);
