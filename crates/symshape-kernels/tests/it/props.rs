@@ -555,7 +555,13 @@ fn long_row_stack() -> impl Strategy<Value = ConcreteStack> {
     (
         (2usize..7, 8usize..20, any::<bool>()),
         (0usize..4, 0usize..4, 0usize..4, 0usize..4),
-        (1usize..6, 8usize..14, -25isize..=25, -2isize..=2, any::<u32>()),
+        (
+            1usize..6,
+            8usize..14,
+            -25isize..=25,
+            -2isize..=2,
+            any::<u32>(),
+        ),
         any::<bool>(),
     )
         .prop_filter_map(
