@@ -14,7 +14,7 @@ use symshape_kernels::{
     advise_huge_pages, copy, plan_materialize, reduce, simd_kernels, simd_path, zip_into,
     ConcreteStack, ConcreteView, Element, Input, Output, ReduceConfig, ReduceOp,
 };
-use symshape_view::ViewOps;
+use symshape_view::{Op, View, ViewOps, ViewStack};
 
 fn view(shape: &[i64], strides: &[i64], offset: i64) -> ConcreteView {
     ConcreteView::create(shape, Some(strides), offset, None).expect("view")
@@ -284,6 +284,7 @@ fn workloads() -> Vec<Workload> {
         8 * 256 * 1024,
         im2col,
     ));
+    cliffs(&mut res);
     res.push(Workload {
         group: "broadcast_add",
         name: format!("{N}x1+1x{N}"),
@@ -331,6 +332,88 @@ fn workloads() -> Vec<Workload> {
         });
     }
     res
+}
+
+/// `ops` applied in turn to a row-major view of `shape`, bound to integers.
+fn ops_stack(shape: &[i64], ops: &[Op<i64>]) -> ConcreteStack {
+    let cx = Scope::new();
+    let mut s = ViewStack::new(View::contiguous(shape).expect("view"));
+    for op in ops {
+        s = s.apply_dim(&cx, op).expect("op");
+    }
+    s.to_concrete("bench").expect("stack")
+}
+
+/// The views a framework once found to fall back to an offset table, each against a copy of
+/// the same bytes (target: at most twice as long).
+fn cliffs(res: &mut Vec<Workload>) {
+    // [8, 512, 768] written into a head-major cache [8, 12, 512, 64] through the
+    // merged-heads stack: the cache permuted to [8, 512, 12, 64], read as [8, 512, 768].
+    let (x, cache) = ([8i64, 512, 768], [8i64, 12, 512, 64]);
+    let n = 8 * 512 * 768;
+    res.push(Workload {
+        group: "cliff",
+        name: "kv_cache_write/8x512x768".to_string(),
+        target: 2.0,
+        bytes: n * 4,
+        setup: Box::new(move || {
+            let src = ramp(n);
+            let mut out = vec![0f32; n];
+            let sv = ops_stack(&x, &[]);
+            let dv = ops_stack(
+                &cache,
+                &[Op::Permute(vec![0, 2, 1, 3]), Op::Reshape(x.to_vec())],
+            );
+            let run: Run = Box::new(move || {
+                copy(Input::new(&src, &sv), Output::new(&mut out, &dv)).expect("copy")
+            });
+            (run, "two-level destination".to_string())
+        }),
+    });
+    // A causal conv1d's windows: x [8, 512, 768] channels first, 3 zeros before the first
+    // token, windows of 4: [8, 768, 512, 4].
+    let im2col = ops_stack(
+        &x,
+        &[
+            Op::Permute(vec![0, 2, 1]),
+            Op::Pad(vec![(0, 0), (0, 0), (3, 0)]),
+            Op::Unfold {
+                axis: 2,
+                size: 4,
+                step: 1,
+            },
+        ],
+    );
+    res.push(materialize_workload::<f32>(
+        "cliff",
+        "im2col_pad3/8x768x512x4".to_string(),
+        2.0,
+        n,
+        im2col,
+    ));
+    // The causal mask of s = 512 new tokens after p = 128 cached ones, [512, 640], built
+    // from pad, reshape, expand, shrink and flip (as the attention example builds it).
+    let (s, len) = (512i64, 640i64);
+    let mask = ops_stack(
+        &[len],
+        &[
+            Op::Pad(vec![(0, s)]),
+            Op::Reshape(vec![1, len + s]),
+            Op::Expand(vec![s, len + s]),
+            Op::Reshape(vec![s * (len + s)]),
+            Op::Pad(vec![(0, s)]),
+            Op::Reshape(vec![s, len + s + 1]),
+            Op::Shrink(vec![(0, s), (0, len)]),
+            Op::Flip(vec![0]),
+        ],
+    );
+    res.push(materialize_workload::<f32>(
+        "cliff",
+        "causal_mask/512x640".to_string(),
+        2.0,
+        len as usize,
+        mask,
+    ));
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -178,6 +178,13 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         let Some((&(na, [da, sa]), outer)) = axes.split_last() else {
             continue;
         };
+        if kernel == Kernel::MaskedRows {
+            if let Some(run) = &b.nest.run {
+                // SAFETY: the caller's contract, for this box.
+                unsafe { masked_rows_box(d, s, axes, base, run, pad, plan.parallel) };
+            }
+            continue;
+        }
         if kernel == Kernel::Tiled {
             // SAFETY: the caller's contract, for this box; `level` is the detected one.
             unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel, stream) };
@@ -251,6 +258,63 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
     }
 }
 
+/// The rows of a [`Kernel::MaskedRows`] box: `axes` the outer loops and the row, each row
+/// copying its run (`run`, affine in the outer indices, clamped to the row) and writing `pad`
+/// to the rest. Kept out of [`run_copy`], whose small plans it would slow down.
+///
+/// # Safety
+/// As [`run_copy`], for the box: the plan checked that every run reads valid source
+/// elements inside the source's extent.
+#[inline(never)]
+unsafe fn masked_rows_box<T: Element>(
+    d: Ptr<T>,
+    s: Ptr<T>,
+    axes: &[Axis<2>],
+    base: [isize; 2],
+    run: &crate::plan::RowRun,
+    pad: T,
+    parallel: bool,
+) {
+    let Some((&(n, [dn, sn]), outer)) = axes.split_last() else {
+        return;
+    };
+    // The outer loops step the run's ends along with the offsets.
+    let outer4: Vec<Axis<4>> = outer
+        .iter()
+        .zip(&run.steps)
+        .map(|(&(e, [da, sa]), st)| (e, [da, sa, st[0], st[1]]))
+        .collect();
+    let base4 = [base[0], base[1], run.base[0], run.base[1]];
+    let row = move |off: [isize; 4], _: usize, _: usize| {
+        let n_i = n as isize;
+        let lo = off[2].clamp(0, n_i);
+        let hi = off[3].clamp(lo, n_i);
+        // SAFETY: the destination row lies inside its checked extent; elements `lo..hi` of
+        // the source row are the valid ones the plan verified (inside the source's extent);
+        // distinct rows write distinct destination elements.
+        unsafe {
+            let dp = d.get().offset(off[0]);
+            fill_row(dp, dn, lo as usize, pad);
+            if hi > lo {
+                // The offset of element 0 may lie outside the source when the run starts
+                // later: only the run's first offset is formed into a pointer.
+                let first = off[1].wrapping_add(lo.wrapping_mul(sn));
+                let (dr, sr) = (dp.offset(lo * dn), (s.get() as *const T).offset(first));
+                let len = (hi - lo) as usize;
+                if dn == 1 && sn == 1 {
+                    std::ptr::copy_nonoverlapping(sr, dr, len);
+                } else {
+                    strided_row(dr, dn, sr, sn, len);
+                }
+            }
+            if hi < n_i {
+                fill_row(dp.offset(hi * dn), dn, (n_i - hi) as usize, pad);
+            }
+        }
+    };
+    drive(&outer4, base4, 1, 1, parallel, &row);
+}
+
 /// The tiled kernel over one box: `(na, sa)` its last axis (unit stride in the destination),
 /// `outer` the others, the last of them the source's unit-stride axis. Kept out of
 /// [`run_copy`], whose small plans it would slow down.
@@ -310,28 +374,44 @@ unsafe fn tiled_box<T: Element>(
         // supported (caller).
         unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead, stream) }
     };
-    // Whole source rows per unit when the other axes give enough units for the threads;
-    // otherwise blocks of 16 tiles along `a` too; staged units no wider than the buffer
-    // holds for `b` rows.
-    let n_units = outer
-        .iter()
-        .map(|x| x.0)
-        .product::<usize>()
-        .saturating_mul(nb.div_ceil(TILE));
-    let a_block = if n_units >= 8 {
-        na
+    let threads = if parallel {
+        rayon::current_num_threads()
     } else {
-        16 * tile_rows(size)
+        1
     };
-    let a_block = match staged {
-        true => a_block.min(STAGE_BYTES / nb.min(TILE) / LINE * LINE),
-        false => a_block,
-    };
+    let a_block = tile_a_block(outer, (na, nb), size, staged, threads);
     let (a, b) = (
         Blocks::new(na, a_block, lead[0]),
         Blocks::new(nb, TILE, lead[1]),
     );
     drive_tiles(outer, base, a, b, parallel, &tile);
+}
+
+/// The length along `a` of the tiled kernel's units: whole source rows when the other axes
+/// give enough units for the pool (eight, or four per thread on a pool of more than two), else
+/// blocks of 16 tiles, so that a 4096 x 4096 transpose (eight slabs of tiles) is cut into 128
+/// units on 16 threads rather than 8; staged units no wider than the buffer holds for `b` rows.
+fn tile_a_block(
+    outer: &[Axis<2>],
+    (na, nb): (usize, usize),
+    size: usize,
+    staged: bool,
+    threads: usize,
+) -> usize {
+    let n_units = outer
+        .iter()
+        .map(|x| x.0)
+        .product::<usize>()
+        .saturating_mul(nb.div_ceil(TILE));
+    let a_block = if n_units >= threads.saturating_mul(4).max(8) {
+        na
+    } else {
+        16 * tile_rows(size)
+    };
+    match staged {
+        true => a_block.min(STAGE_BYTES / nb.min(TILE) / LINE * LINE),
+        false => a_block,
+    }
 }
 
 /// The runs of short rows of a box (rows of `na < SHORT_ROW` bytes) that axis `k` of `outer`
@@ -996,13 +1076,75 @@ unsafe fn tile_part<T: Element>(
 /// Runs `run` over `0..units`, split into at most `TASKS` contiguous ranges on the thread pool
 /// when `parallel`; the split depends only on `units`.
 fn run_units(parallel: bool, units: usize, run: impl Fn(usize, usize) + Sync) {
-    if parallel && units > 1 {
-        let per = units.div_ceil(TASKS.min(units));
-        let tasks = units.div_ceil(per);
+    // The pool asked only when there is something to split: `current_num_threads` is that of
+    // the pool the caller installed, if any.
+    let threads = if parallel && units > 1 {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    let (tasks, per) = split(parallel, units, threads);
+    if tasks > 1 {
         (0..tasks)
             .into_par_iter()
             .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
     } else {
         run(0, units);
+    }
+}
+
+/// How [`run_units`] splits `units` on a pool of `threads`: the number of tasks and the units
+/// of each (the last may have fewer). One task when not `parallel` or on one thread; else
+/// about [`TASKS`], or four per thread on a pool of more than 16, so that a thread that
+/// finishes early takes another task and no thread waits for a long last one.
+pub(crate) fn split(parallel: bool, units: usize, threads: usize) -> (usize, usize) {
+    if !parallel || threads <= 1 || units <= 1 {
+        return (1, units);
+    }
+    let want = TASKS.max(threads.saturating_mul(4)).min(units);
+    let per = units.div_ceil(want);
+    (units.div_ceil(per), per)
+}
+
+/// The units of work [`run_copy`] cuts box `nest` of a plan of `size`-byte elements into (for
+/// the tiled kernel, counted as if the buffers started on cache lines: a tile aligned to a
+/// line may add one block per tiled axis).
+pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: usize) -> usize {
+    let Some((&(na, _), outer)) = axes.split_last() else {
+        return 0;
+    };
+    let product = |ax: &[Axis<2>]| ax.iter().map(|a| a.0).product::<usize>();
+    match kernel {
+        Kernel::MaskedRows => product(outer),
+        Kernel::Tiled => {
+            let Some((&(nb, [db, _]), rest)) = outer.split_last() else {
+                return 0;
+            };
+            let n_units = product(rest).saturating_mul(nb.div_ceil(TILE));
+            let staged = size == 1
+                && na >= LINE
+                && nb.min(TILE).saturating_mul(LINE) <= STAGE_BYTES
+                && db.unsigned_abs() >= STAGE_APART;
+            let a_block = tile_a_block(rest, (na, nb), size, staged, threads);
+            n_units.saturating_mul(na.div_ceil(a_block.max(1)))
+        }
+        Kernel::CopyFromSlice if na * size < SHORT_ROW => {
+            match outer.iter().position(|a| a.1[0] == na as isize) {
+                Some(k) => {
+                    let mut rest: Vec<Axis<2>> = outer.to_vec();
+                    let (nb, [_, sb]) = rest.remove(k);
+                    let line = |t: isize| t.unsigned_abs().saturating_mul(size) >= LINE;
+                    match rest.last() {
+                        Some(&(nw, [_, sw])) if nw > 1 && !line(sw) && line(sb) => {
+                            product(&rest[..rest.len() - 1])
+                                .saturating_mul(nw.div_ceil(SHORT_SLABS))
+                        }
+                        _ => product(&rest).saturating_mul(nb.div_ceil(SEG)),
+                    }
+                }
+                None => product(outer).saturating_mul(na.div_ceil(SEG)),
+            }
+        }
+        _ => product(outer).saturating_mul(na.div_ceil(SEG)),
     }
 }

@@ -25,9 +25,14 @@
 //!   [`plan_copy_into`]): boxes of the destination (an interior without mask checks, border
 //!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`]. A stack whose
 //!   levels do not compose into one view is cut into boxes that do (the padded ends of the
-//!   unfold windows of an im2col) before it falls back to an offset table. Its `Display`
-//!   is what `shapetrace plan` prints; it runs with [`LoopPlan::run_materialize`] or
-//!   [`LoopPlan::run_copy`] any number of times.
+//!   unfold windows of an im2col), or into boxes of masked rows (a causal mask), before it
+//!   falls back to an offset table; [`LoopPlan::table`] says whether a plan reads one and
+//!   why. Its `Display` is what `shapetrace plan` prints; it runs with
+//!   [`LoopPlan::run_materialize`] or [`LoopPlan::run_copy`] any number of times.
+//! - Threads: work above 1 MiB runs on the rayon pool of the calling thread: a caller's
+//!   own `ThreadPool` when called inside `pool.install(..)`, else rayon's global pool; a
+//!   pool of one thread runs the work inline. [`LoopPlan::partition`] prints how a plan
+//!   splits its work for a given pool size.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
 //!   that span a 2 MiB huge page are advised for transparent huge pages before they are
@@ -133,6 +138,7 @@ mod operand;
 mod ops;
 mod plan;
 mod reduce;
+mod rows;
 mod simd;
 
 pub use alloc::{
@@ -143,7 +149,10 @@ pub use error::{Error, Result};
 pub use gather::{boolean_mask, compress, gather, take};
 pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
-pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};
+pub use plan::{
+    plan_copy_into, plan_materialize, BoxPartition, Kernel, LoopPlan, Nest, Partition, PlanBox,
+    RowRun, TableReason, TableUse,
+};
 pub use reduce::{reduce, reduce_with, ReduceConfig, ReduceOp};
 pub use simd::{simd_kernels, simd_path};
 pub use symshape_view::{ConcreteStack, ConcreteView, Levels};

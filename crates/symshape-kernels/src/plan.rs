@@ -20,6 +20,7 @@ use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::operand::{check_no_self_overlap, top, Machine};
+use crate::rows;
 
 /// Output bytes above which a plan runs on the rayon thread pool.
 pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
@@ -58,6 +59,10 @@ pub enum Kernel {
     Tiled,
     /// Source offsets looked up in a table built from a stack that does not merge to one layout.
     OffsetTable,
+    /// Rows of a stack's top that each read one row of the level below: every row copies a
+    /// run of its last axis at the source's stride and writes the pad elsewhere, the run's
+    /// ends affine in the outer indices ([`Nest::run`]; a causal mask).
+    MaskedRows,
 }
 
 impl fmt::Display for Kernel {
@@ -71,8 +76,110 @@ impl fmt::Display for Kernel {
             Kernel::Strided => "strided",
             Kernel::Tiled => "tiled",
             Kernel::OffsetTable => "offset table gather",
+            Kernel::MaskedRows => "masked rows",
         })
     }
+}
+
+/// How a plan splits its work among the threads of a pool ([`LoopPlan::partition`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Partition {
+    /// The pool's thread count the split is for.
+    pub threads: usize,
+    /// Per box of the plan, in order.
+    pub boxes: Vec<BoxPartition>,
+}
+
+/// The split of one box of a plan ([`Partition`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BoxPartition {
+    /// Units of work the box's kernel cuts it into (rows, row segments, blocks of tiles).
+    pub units: usize,
+    /// Rayon tasks the units go to, contiguous runs of about equal length.
+    pub tasks: usize,
+    /// Destination bytes each task writes, on average.
+    pub bytes_per_task: usize,
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tasks: usize = self.boxes.iter().map(|b| b.tasks).sum();
+        writeln!(
+            f,
+            "partition on {} thread{}: {} task{} in {} box{}",
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            tasks,
+            if tasks == 1 { "" } else { "s" },
+            self.boxes.len(),
+            if self.boxes.len() == 1 { "" } else { "es" }
+        )?;
+        for (k, b) in self.boxes.iter().enumerate() {
+            writeln!(
+                f,
+                "  box {k}: {} unit{} in {} task{} of {} bytes",
+                b.units,
+                if b.units == 1 { "" } else { "s" },
+                b.tasks,
+                if b.tasks == 1 { "" } else { "s" },
+                b.bytes_per_task
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a plan reads its source through an offset table ([`LoopPlan::table`]): the levels left
+/// after merging are not one view, no cut of the top into at most 64 boxes merges, and no
+/// decomposition into masked rows exists, for the reason given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TableReason {
+    /// This many source levels are left after merging; boxes are cut for two levels only.
+    Levels(usize),
+    /// The destination is masked; masked rows are planned into whole destinations only.
+    MaskedDestination,
+    /// A row of the top reads elements of more than one row of the level below.
+    RowsSpanRows,
+    /// The top's rows are shorter than 8 elements (or it has none), cheaper through a table.
+    ShortRows,
+    /// The runs or offsets of the top's rows are not affine in the row indices within 64
+    /// boxes.
+    Irregular,
+}
+
+impl fmt::Display for TableReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableReason::Levels(n) => write!(f, "{n} levels left after merging"),
+            TableReason::MaskedDestination => f.write_str("the destination is masked"),
+            TableReason::RowsSpanRows => {
+                f.write_str("a row of the top reads more than one row of the level below")
+            }
+            TableReason::ShortRows => write!(f, "rows shorter than {} elements", rows::MIN_ROW),
+            TableReason::Irregular => write!(
+                f,
+                "row runs not affine in the row indices within {} boxes",
+                rows::MAX_BOXES
+            ),
+        }
+    }
+}
+
+/// What a plan reads through an offset table, and why ([`LoopPlan::table`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct TableUse {
+    /// Source levels read through the table (after merging).
+    pub levels: usize,
+    /// Entries of the table (one per element of the level below the top, or of the top).
+    pub entries: usize,
+    /// Whether the table has one entry per element of the top.
+    pub per_top_element: bool,
+    /// Why no table-free plan was found.
+    pub reason: TableReason,
 }
 
 /// A loop nest over one box: per loop, outermost first, its extent and the strides of the
@@ -85,6 +192,20 @@ pub struct Nest {
     pub base: [isize; 2],
     /// The inner kernel.
     pub kernel: Kernel,
+    /// For [`Kernel::MaskedRows`]: where each row's run of source elements lies.
+    pub run: Option<RowRun>,
+}
+
+/// The run of a [`Kernel::MaskedRows`] row that reads the source: elements `lo..hi` of the
+/// last axis, the others taking the pad. At the box's first row `lo` and `hi` are `base`;
+/// each step of outer loop `k` adds `steps[k]`; the results are clamped to the row
+/// (`0 <= lo <= hi <= n`), which is how rows past a diagonal come out empty or whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowRun {
+    /// `[lo, hi]` at the first row of the box.
+    pub base: [isize; 2],
+    /// Per outer loop of the nest, what one step adds to `[lo, hi]`.
+    pub steps: Vec<[isize; 2]>,
 }
 
 /// One box of the destination index space and the loops that fill it.
@@ -122,6 +243,11 @@ pub struct LoopPlan<'a> {
     /// When the two levels left did not merge but boxes of the top each did
     /// ([`split_merge`]): the number of such boxes (the loops then read no table).
     pub(crate) pieces: usize,
+    /// When the two levels left are read as masked rows ([`rows::masked_rows`]): the number
+    /// of boxes (the loops then read no table).
+    pub(crate) row_boxes: usize,
+    /// For a plan that reads a table: why.
+    pub(crate) why_table: Option<TableReason>,
     /// Lowest and highest source offset read: the source's extent, or the range of the
     /// table's valid entries.
     pub(crate) read: Option<(i64, i64)>,
@@ -151,6 +277,8 @@ impl<'a> LoopPlan<'a> {
             table: Vec::new(),
             table_per_top: false,
             pieces: 0,
+            row_boxes: 0,
+            why_table: None,
             read: None,
             boxes: Boxes::Many(Vec::new()),
             parallel: false,
@@ -277,6 +405,47 @@ impl LoopPlan<'_> {
         }
     }
 
+    /// Whether the plan reads its source through an offset table, how large, and why: a
+    /// framework can refuse or warn before running it.
+    #[must_use]
+    pub fn table(&self) -> Option<TableUse> {
+        let levels = self.levels().len();
+        if self.pieces > 0 || self.row_boxes > 0 || levels < 2 {
+            return None;
+        }
+        Some(TableUse {
+            levels,
+            entries: self.table.len(),
+            per_top_element: self.table_per_top,
+            reason: self.why_table.unwrap_or(TableReason::Levels(levels)),
+        })
+    }
+
+    /// How the plan would split its work on a pool of `threads` threads (the pool a caller
+    /// installs, or rayon's global one): per box, the units of work its kernel cuts it into,
+    /// the rayon tasks those go to, and the bytes each task writes. A plan under the
+    /// parallel threshold, or on one thread, runs each box as one task on the calling thread.
+    #[must_use]
+    pub fn partition(&self, threads: usize) -> Partition {
+        let boxes = self
+            .boxes
+            .iter()
+            .map(|b| {
+                let threads = if self.parallel { threads } else { 1 };
+                let units =
+                    crate::exec::box_units(&b.nest.axes, b.nest.kernel, self.elem_size, threads);
+                let (tasks, _) = crate::exec::split(self.parallel, units, threads);
+                let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
+                BoxPartition {
+                    units,
+                    tasks,
+                    bytes_per_task: elems.saturating_mul(self.elem_size).div_ceil(tasks.max(1)),
+                }
+            })
+            .collect();
+        Partition { threads, boxes }
+    }
+
     /// Number of destination elements written.
     #[must_use]
     pub fn n_written(&self) -> usize {
@@ -347,17 +516,23 @@ impl fmt::Display for LoopPlan<'_> {
                 "  split: the top cut into {} boxes that each read the level below as one view",
                 self.pieces
             )?;
-        } else if self.levels().len() > 1 {
-            let per = if self.table_per_top {
+        } else if self.row_boxes > 0 {
+            writeln!(
+                f,
+                "  rows: each row of the top reads one row of the level below, in {} box{}",
+                self.row_boxes,
+                if self.row_boxes == 1 { "" } else { "es" }
+            )?;
+        } else if let Some(t) = self.table() {
+            let per = if t.per_top_element {
                 " (one per element of the top)"
             } else {
                 ""
             };
             writeln!(
                 f,
-                "  unmerged: {} levels, offset table of {} entries{per}",
-                self.levels().len(),
-                self.table.len()
+                "  unmerged: {} levels, offset table of {} entries{per}: {}",
+                t.levels, t.entries, t.reason
             )?;
         }
         let bytes = self.n_written().saturating_mul(self.elem_size);
@@ -393,6 +568,12 @@ impl fmt::Display for LoopPlan<'_> {
             if n.kernel != Kernel::Pad {
                 write!(f, " src @{} ", n.base[1])?;
                 write_list(f, &column(2).collect::<Vec<_>>())?;
+            }
+            if let Some(run) = &n.run {
+                write!(f, " run @{}..{} ", run.base[0], run.base[1])?;
+                write_list(f, &run.steps.iter().map(|s| s[0]).collect::<Vec<_>>())?;
+                write!(f, " ")?;
+                write_list(f, &run.steps.iter().map(|s| s[1]).collect::<Vec<_>>())?;
             }
             writeln!(f)?;
         }
@@ -544,12 +725,17 @@ fn cell_nest(
         Some(_) => pick_kernel(&mut axes, table),
         None => Kernel::Pad,
     };
-    Some(Nest { axes, base, kernel })
+    Some(Nest {
+        axes,
+        base,
+        kernel,
+        run: None,
+    })
 }
 
 /// Chooses the inner kernel of a simplified copy nest and puts its axes in the order the
 /// kernel expects.
-fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
+pub(crate) fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
     if table {
         return Kernel::OffsetTable;
     }
@@ -783,24 +969,45 @@ pub(crate) fn plan_copy<'a>(
     let levels = merged.as_ref().map_or(src, |(_, l)| l.as_slice());
     let top_view = top(levels);
     let dst_view = cut_dst.as_ref().unwrap_or(&dst);
+    let mut why_table = None;
     if let [lower, upper] = levels {
-        if let Some(pieces) = split_merge(lower, upper)? {
-            let d = Machine::of(op, dst_view)?;
-            let mut plan = LoopPlan {
-                pieces: pieces.len(),
-                ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
-            };
-            let mut boxes = Vec::new();
-            for (origin, v) in &pieces {
-                piece_boxes(op, &d, origin, v, &mut boxes)?;
-                plan.read = match (plan.read, v.extent()) {
-                    (Some((a, b)), Some((c, e))) => Some((a.min(c), b.max(e))),
-                    (r, None) | (None, r) => r,
+        // Rows that each read one row of the level below at unit stride (a causal mask) are
+        // planned as masked rows; other strides are left to a split into merged boxes first,
+        // which may tile them.
+        let d = Machine::of(op, dst_view)?;
+        let mut rows = rows::masked_rows(op, &d, lower, upper, true)?;
+        if rows.is_err() {
+            if let Some(pieces) = split_merge(lower, upper)? {
+                let mut plan = LoopPlan {
+                    pieces: pieces.len(),
+                    ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
                 };
+                let mut boxes = Vec::new();
+                for (origin, v) in &pieces {
+                    piece_boxes(op, &d, origin, v, &mut boxes)?;
+                    plan.read = match (plan.read, v.extent()) {
+                        (Some((a, b)), Some((c, e))) => Some((a.min(c), b.max(e))),
+                        (r, None) | (None, r) => r,
+                    };
+                }
+                plan.merged = merged;
+                plan.boxes = boxes.into();
+                return Ok(plan.with_threads());
             }
-            plan.merged = merged;
-            plan.boxes = boxes.into();
-            return Ok(plan.with_threads());
+            rows = rows::masked_rows(op, &d, lower, upper, false)?;
+        }
+        match rows {
+            Ok((boxes, read)) => {
+                let plan = LoopPlan {
+                    merged,
+                    read,
+                    row_boxes: boxes.len(),
+                    boxes: boxes.into(),
+                    ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
+                };
+                return Ok(plan.with_threads());
+            }
+            Err(why) => why_table = Some(why),
         }
     }
     let mut d = Machine::of(op, dst_view)?;
@@ -874,10 +1081,12 @@ pub(crate) fn plan_copy<'a>(
         };
         boxes.push(PlanBox { region: cell, nest });
     }
+    let why_table = why_table.or(Some(TableReason::Levels(levels.len())));
     let plan = LoopPlan {
         merged,
         table,
         table_per_top: per_top,
+        why_table,
         read,
         boxes: boxes.into(),
         ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
@@ -1131,7 +1340,12 @@ fn plan_single<'a>(
             let kernel = pick_kernel(&mut axes, false);
             Boxes::One(PlanBox {
                 region,
-                nest: Nest { axes, base, kernel },
+                nest: Nest {
+                    axes,
+                    base,
+                    kernel,
+                    run: None,
+                },
             })
         }
         None => Boxes::Many(Vec::new()),

@@ -64,3 +64,29 @@ fn kernel_statement_errors() {
     ];
     assert_snapshot!(trace_cases(&cases, "=> "));
 }
+
+/// A causal mask from pad, reshape, expand, shrink and flip is planned as masked rows; a
+/// stack whose rows cross the rows below says why it reads an offset table.
+#[test]
+fn plans_of_masks_and_tables() {
+    assert_snapshot!(trace(
+        "
+        view [10]
+        pad [(0, 8)]
+        reshape [1, 18]
+        expand [8, 18]
+        reshape [144]
+        pad [(0, 8)]
+        reshape [8, 19]
+        shrink [(0, 8), (0, 10)]
+        flip [0]
+        plan
+        values -1
+        view [6, 4]
+        permute [1, 0]
+        reshape [24]
+        slice [::2]
+        plan
+    "
+    ));
+}

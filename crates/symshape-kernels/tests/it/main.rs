@@ -13,6 +13,7 @@ mod interop;
 #[cfg(feature = "ndarray")]
 mod nd;
 mod plans;
+mod pool;
 mod props;
 mod reference;
 mod units;

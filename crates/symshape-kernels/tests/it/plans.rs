@@ -1,7 +1,7 @@
 //! Snapshots of loop plans (the text `shapetrace plan` prints).
 
 use crate::gen::{lay, WithMask};
-use symshape_kernels::{plan_copy_into, plan_materialize, ConcreteStack, Levels};
+use symshape_kernels::{plan_copy_into, plan_materialize, ConcreteStack, ConcreteView, Levels};
 
 /// Snapshots the plan of materializing `view` as f32 under `name`.
 fn check(view: &impl Levels, name: &str) {
@@ -118,4 +118,41 @@ fn a_causal_im2col_with_a_pad_of_three_is_cut_into_boxes() {
         .unwrap()
         .values;
     assert_eq!(got, crate::reference::materialize(&buf, s.levels(), -1));
+}
+
+/// A causal mask (pad, reshape, expand, reshape, pad, reshape, shrink, flip): one box of
+/// masked rows whose runs end on the diagonal; expanded over a batch, the batch is one more
+/// outer loop of the same box.
+#[test]
+fn causal_masks_are_masked_rows() {
+    check(&crate::props::causal_mask(12, 4, true, 1), "causal_mask");
+    check(
+        &crate::props::causal_mask(10, 0, false, 3),
+        "causal_mask_batch",
+    );
+}
+
+/// A caller asks a plan before running it whether it reads an offset table, and why.
+#[test]
+fn the_plan_says_why_it_reads_a_table() {
+    let table = |s: &ConcreteStack, dst: Option<ConcreteView>| {
+        let plan = match dst {
+            None => plan_materialize::<f32>(s).unwrap(),
+            Some(d) => plan_copy_into::<f32>(s, &d).unwrap(),
+        };
+        match plan.table() {
+            None => "no table".to_string(),
+            Some(t) => format!("{t:?}: {}", t.reason),
+        }
+    };
+    let transpose = lay(&[6, 4], &[1, 6], 0);
+    // Every other element of a transpose, read as [12]: each row crosses rows below.
+    let every_other =
+        ConcreteStack::unmerged(vec![transpose.clone(), lay(&[12], &[2], 0)]).unwrap();
+    insta::assert_snapshot!(table(&every_other, None), @"TableUse { levels: 2, entries: 24, per_top_element: false, reason: RowsSpanRows }: a row of the top reads more than one row of the level below");
+    let short = ConcreteStack::unmerged(vec![transpose.clone(), lay(&[3, 4], &[8, 2], 0)]).unwrap();
+    insta::assert_snapshot!(table(&short, None), @"TableUse { levels: 2, entries: 24, per_top_element: false, reason: ShortRows }: rows shorter than 8 elements");
+    let masked = lay(&[12], &[1], 0).with_mask(&[(1, 11)]).unwrap();
+    insta::assert_snapshot!(table(&every_other, Some(masked)), @"TableUse { levels: 2, entries: 24, per_top_element: false, reason: MaskedDestination }: the destination is masked");
+    insta::assert_snapshot!(table(&crate::props::causal_mask(16, 8, true, 2), None), @"no table");
 }

@@ -470,3 +470,145 @@ fn dense(shape: &[usize], row_major: bool, flipped: bool) -> ConcreteView {
     }
     view(shape, &strides, offset, None).unwrap()
 }
+
+/// The causal mask of `s` new tokens after `p` cached ones, as the attention example builds
+/// it (pad, reshape, expand, reshape, pad, reshape, shrink, then flip when `flip`), over a
+/// buffer of `p + s` elements; the top `[s, p + s]` reads element `(i, j)` from row `i` of
+/// the skewed reshape. With `batch`, the mask is expanded to `[batch, s, p + s]` first.
+pub fn causal_mask(s: i64, p: i64, flip: bool, batch: i64) -> ConcreteStack {
+    use symshape_view::{Op, View, ViewStack};
+    let cx = symshape::Scope::new();
+    let len = p + s;
+    let mut ops = vec![
+        Op::Pad(vec![(0, s)]),
+        Op::Reshape(vec![1, len + s]),
+        Op::Expand(vec![s, len + s]),
+        Op::Reshape(vec![s * (len + s)]),
+        Op::Pad(vec![(0, s)]),
+        Op::Reshape(vec![s, len + s + 1]),
+        Op::Shrink(vec![(0, s), (0, len)]),
+    ];
+    if flip {
+        ops.push(Op::Flip(vec![0]));
+    }
+    if batch > 1 {
+        ops.push(Op::Reshape(vec![1, s, len]));
+        ops.push(Op::Expand(vec![batch, s, len]));
+    }
+    let mut st = ViewStack::new(View::contiguous(&[len]).unwrap());
+    for op in &ops {
+        st = st.apply_dim(&cx, op).unwrap();
+    }
+    st.to_concrete("causal mask").unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Causal masks are planned as rows with a computed run (or boxes of strided rows), never
+    /// an offset table once rows are long enough, and read what the reference reads, on one
+    /// thread and on several.
+    #[test]
+    fn causal_masks_match_reference_without_a_table(
+        s in 1i64..40,
+        p in 0i64..20,
+        flip in any::<bool>(),
+        batch in 1i64..4,
+        pad in -5i64..5,
+    ) {
+        let m = causal_mask(s, p, flip, batch);
+        let len = (p + s) as usize;
+        let buf = buffer(len);
+        let want = r::materialize(&buf, m.levels(), pad);
+        let plan = plan_materialize::<i64>(&m).unwrap();
+        if len >= 8 {
+            let kernels: Vec<Kernel> = plan.boxes().iter().map(|b| b.nest.kernel).collect();
+            prop_assert!(!kernels.contains(&Kernel::OffsetTable), "{}", plan);
+        }
+        let mut planned = vec![0; want.len()];
+        plan.run_materialize(&buf, &mut planned, pad).unwrap();
+        prop_assert_eq!(&planned, &want);
+        let got = materialize(Input::new(&buf, &m).pad(pad)).unwrap().values;
+        prop_assert_eq!(got, want);
+    }
+}
+
+/// A causal mask large enough to run on rayon's threads matches the reference.
+#[test]
+fn a_large_causal_mask_on_threads_matches_reference() {
+    let m = causal_mask(300, 200, true, 2);
+    let buf: Vec<f32> = (0..500).map(|i| i as f32).collect();
+    let plan = plan_materialize::<f32>(&m).unwrap();
+    assert!(plan.is_parallel(), "{plan}");
+    let want = r::materialize(&buf, m.levels(), f32::NEG_INFINITY);
+    let mut got = vec![0f32; want.len()];
+    plan.run_materialize(&buf, &mut got, f32::NEG_INFINITY)
+        .unwrap();
+    assert!(got == want);
+}
+
+/// A two-level stack whose top has rows of at least 8 elements: a masked `[r, c]` level over
+/// the buffer (any sign of strides) read by a top `[a, b]` with `b >= 8` at strides
+/// `[s0, s1]` (skewed, stepped, reversed), so that rows inside one row below (masked rows),
+/// rows crossing rows below (the table) and everything between are planned.
+fn long_row_stack() -> impl Strategy<Value = ConcreteStack> {
+    (
+        (2usize..7, 8usize..20, any::<bool>()),
+        (0usize..4, 0usize..4, 0usize..4, 0usize..4),
+        (
+            1usize..6,
+            8usize..14,
+            -25isize..=25,
+            -2isize..=2,
+            any::<u32>(),
+        ),
+        any::<bool>(),
+    )
+        .prop_filter_map(
+            "not a stack",
+            |((r, c, flip), (m0, m1, m2, m3), (a, b, s0, s1, pick), skew)| {
+                // Skewed rows (a row below and a few elements on, as a causal mask's
+                // reshape reads them) half of the time.
+                let s0 = if skew {
+                    c as isize * s0.signum() + s0 % 3
+                } else {
+                    s0
+                };
+                let (lo, st) = if flip {
+                    ((r * c - 1) as isize, [-(c as isize), -1])
+                } else {
+                    (0, [c as isize, 1])
+                };
+                let mask = [(m0.min(r), r - m1.min(r)), (m2.min(c), c - m3.min(c))];
+                let mask = mask.map(|(x, y)| (x.min(y), x.max(y)));
+                let lower = view(&[r, c], &st, lo, Some(&mask))?;
+                let numel = (r * c) as isize;
+                let span = |n: usize, s: isize| s * (n as isize - 1);
+                let (sa, sb) = (span(a, s0), span(b, s1));
+                let min = sa.min(0) + sb.min(0);
+                let max = sa.max(0) + sb.max(0);
+                let room = numel - 1 - (max - min);
+                if room < 0 {
+                    return None;
+                }
+                let offset = -min + (pick as isize % (room + 1));
+                let upper = view(&[a, b], &[s0, s1], offset, None)?;
+                ConcreteStack::unmerged(vec![lower, upper]).ok()
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Stacks with long rows match the reference whichever way they are planned.
+    #[test]
+    fn long_row_stacks_match_reference(s in long_row_stack(), pad in -5i64..5) {
+        let buf = buffer(200);
+        let want = r::materialize(&buf, s.levels(), pad);
+        let mut planned = vec![0; want.len()];
+        let plan = plan_materialize::<i64>(&s).unwrap();
+        plan.run_materialize(&buf, &mut planned, pad).unwrap();
+        prop_assert_eq!(&planned, &want, "{}", plan);
+    }
+}

@@ -1,0 +1,107 @@
+//! Kernels on the caller's rayon pool, and the split of a plan's work the plan reports.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use symshape_kernels::{map_into, plan_materialize, ConcreteView, Input, Output};
+
+/// The pool threads an elementwise `map` of 4 MiB runs on inside `pool.install`, as
+/// `(thread index, pool size)` pairs seen by the mapped function.
+fn threads_seen(threads: usize) -> HashSet<(Option<usize>, usize)> {
+    let n = 1usize << 20;
+    let buf: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut out = vec![0f32; n];
+    let v = ConcreteView::contiguous(&[n as i64]).unwrap();
+    let seen = Mutex::new(HashSet::new());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        map_into(Input::new(&buf, &v), Output::new(&mut out, &v), |x| {
+            let who = (rayon::current_thread_index(), rayon::current_num_threads());
+            seen.lock().unwrap().insert(who);
+            x + 1.0
+        })
+        .unwrap();
+    });
+    assert!(out.iter().enumerate().all(|(i, &x)| x == i as f32 + 1.0));
+    seen.into_inner().unwrap()
+}
+
+#[test]
+fn kernels_run_on_the_installed_pool() {
+    // One thread: every row on thread 0 of that pool.
+    assert_eq!(threads_seen(1), HashSet::from([(Some(0), 1)]));
+    // Three threads: only that pool's threads, which see its size.
+    let three = threads_seen(3);
+    assert!(!three.is_empty());
+    assert!(
+        three
+            .iter()
+            .all(|&(i, n)| n == 3 && i.is_some_and(|i| i < 3)),
+        "{three:?}"
+    );
+}
+
+/// The split of a plan's work for pools of several sizes, as `LoopPlan::partition` prints
+/// it: one task on one thread or under the parallel threshold, else about 64 tasks (four
+/// per thread on larger pools), never more than the units of work.
+#[test]
+fn plans_report_their_partition() {
+    let n = 4096;
+    let square = ConcreteView::contiguous(&[n, n]).unwrap();
+    let cases = [
+        ("contiguous 4096x4096", square.clone()),
+        ("transpose 4096x4096", square.permute(&[1, 0]).unwrap()),
+        (
+            "8x8 transpose",
+            ConcreteView::contiguous(&[8, 8])
+                .unwrap()
+                .permute(&[1, 0])
+                .unwrap(),
+        ),
+    ];
+    let mut text = String::new();
+    for (name, v) in &cases {
+        let plan = plan_materialize::<f32>(v).unwrap();
+        for threads in [1, 2, 3, 32] {
+            text.push_str(&format!("{name}: {}", plan.partition(threads)));
+        }
+    }
+    let mask = crate::props::causal_mask(512, 128, true, 1);
+    let plan = plan_materialize::<f32>(&mask).unwrap();
+    for threads in [1, 3] {
+        text.push_str(&format!("causal mask 512x640: {}", plan.partition(threads)));
+    }
+    insta::assert_snapshot!(text, @r"
+contiguous 4096x4096: partition on 1 thread: 1 task in 1 box
+  box 0: 1024 units in 1 task of 67108864 bytes
+contiguous 4096x4096: partition on 2 threads: 64 tasks in 1 box
+  box 0: 1024 units in 64 tasks of 1048576 bytes
+contiguous 4096x4096: partition on 3 threads: 64 tasks in 1 box
+  box 0: 1024 units in 64 tasks of 1048576 bytes
+contiguous 4096x4096: partition on 32 threads: 128 tasks in 1 box
+  box 0: 1024 units in 128 tasks of 524288 bytes
+transpose 4096x4096: partition on 1 thread: 1 task in 1 box
+  box 0: 8 units in 1 task of 67108864 bytes
+transpose 4096x4096: partition on 2 threads: 8 tasks in 1 box
+  box 0: 8 units in 8 tasks of 8388608 bytes
+transpose 4096x4096: partition on 3 threads: 64 tasks in 1 box
+  box 0: 128 units in 64 tasks of 1048576 bytes
+transpose 4096x4096: partition on 32 threads: 128 tasks in 1 box
+  box 0: 128 units in 128 tasks of 524288 bytes
+8x8 transpose: partition on 1 thread: 1 task in 1 box
+  box 0: 1 unit in 1 task of 256 bytes
+8x8 transpose: partition on 2 threads: 1 task in 1 box
+  box 0: 1 unit in 1 task of 256 bytes
+8x8 transpose: partition on 3 threads: 1 task in 1 box
+  box 0: 1 unit in 1 task of 256 bytes
+8x8 transpose: partition on 32 threads: 1 task in 1 box
+  box 0: 1 unit in 1 task of 256 bytes
+causal mask 512x640: partition on 1 thread: 1 task in 1 box
+  box 0: 512 units in 1 task of 1310720 bytes
+causal mask 512x640: partition on 3 threads: 64 tasks in 1 box
+  box 0: 512 units in 64 tasks of 20480 bytes
+    ");
+}
