@@ -1,7 +1,7 @@
 //! The expression emitter shared by every dialect: integer expressions and conditions
 //! written natively where the ranges prove they fit, in a wider form elsewhere.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope};
 
@@ -421,6 +421,10 @@ pub(crate) struct Emitter<'a> {
     pub mode: Mode,
     /// The arithmetic of the unit.
     pub ar: Arith,
+    /// Expressions whose values the caller knows to fit the native type wherever they
+    /// are evaluated (the bound output's sizes, for example), though their ranges do not
+    /// show it: operands a wrapped division, `min` or `max` may narrow.
+    pub known: HashSet<Expr>,
 }
 
 impl<'a> Emitter<'a> {
@@ -440,6 +444,7 @@ impl<'a> Emitter<'a> {
             used: BTreeSet::new(),
             mode: Mode::Native,
             ar,
+            known: HashSet::new(),
         }
     }
 
@@ -480,7 +485,7 @@ impl<'a> Emitter<'a> {
     /// The value of `e` in the native type, where that value is proven to fit
     /// (intermediates may not): for the operands of wrapped division, `min`, `max`.
     fn narrowed(&mut self, e: Expr) -> Result<String> {
-        if !fits(e, self.ar.bits) && !in_bits(&ends(e), self.ar.bits) {
+        if !fits(e, self.ar.bits) && !in_bits(&ends(e), self.ar.bits) && !self.known.contains(&e) {
             return Err(self.unsupported(format!(
                 "`{e}` is an operand of a division, min, max or comparison not proven to fit in {}-bit arithmetic",
                 self.ar.bits

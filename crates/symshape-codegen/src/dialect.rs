@@ -264,25 +264,28 @@ impl Dialect {
     }
 
     /// Copies `w` elements from `src + from` to `dst + to` (both multiples of `w`).
-    pub fn vector_copy(self, t: &str, w: u32, to: &str, from: &str) -> String {
+    pub fn vector_copy(self, w: u32, to: &str, from: &str) -> String {
         match self {
-            Dialect::OpenCl => {
-                let _ = t;
-                format!("vstore{w}(vload{w}(0, src + {from}), 0, dst + {to});")
-            }
+            Dialect::OpenCl => format!("vstore{w}(vload{w}(0, src + {from}), 0, dst + {to});"),
             Dialect::Cuda => {
                 format!("*(sx_vec *)(dst + {to}) = *(const sx_vec *)(src + {from});")
             }
         }
     }
 
-    /// Sets `w` elements from `dst + to` (a multiple of `w`) to `pad`.
-    pub fn vector_pad(self, t: &str, w: u32, to: &str) -> String {
+    /// Sets `w` elements from `dst + to` (a multiple of `w`) to `value`, a `t`.
+    pub fn vector_fill(self, t: &str, w: u32, to: &str, value: &str) -> String {
         match self {
-            Dialect::OpenCl => format!("vstore{w}(({t}{w})(pad), 0, dst + {to});"),
+            Dialect::OpenCl => format!("vstore{w}(({t}{w})({value}), 0, dst + {to});"),
             Dialect::Cuda => {
-                let pads = vec!["pad"; w as usize].join(", ");
-                format!("*(sx_vec *)(dst + {to}) = sx_vec{{{{{pads}}}}};")
+                let v = if value == "pad" { "pad" } else { "x" };
+                let lanes = vec![v; w as usize].join(", ");
+                let set = format!("*(sx_vec *)(dst + {to}) = sx_vec{{{{{lanes}}}}};");
+                if v == "pad" {
+                    set
+                } else {
+                    format!("{{ const {t} x = {value}; {set} }}")
+                }
             }
         }
     }

@@ -203,7 +203,7 @@ fn render(cx: &Scope, plan: &Plan, elem: ElemType, dialect: Dialect) -> Result<G
 enum Form {
     /// One work-item per `vector` consecutive output elements, in a grid-stride loop
     /// over `counter`.
-    Gather { vector: u32 },
+    Gather { vector: u32, lanes: Lanes },
     /// Loops `a` (unit source step) and `b` (innermost) in tiles; `rest` the other loops,
     /// in order, indexed by `counter`.
     Tiled {
@@ -211,6 +211,15 @@ enum Form {
         b: usize,
         rest: Vec<usize>,
     },
+}
+
+/// What the lanes of a vector read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lanes {
+    /// Consecutive source elements, the first a multiple of the width.
+    Consecutive,
+    /// One source element, broadcast.
+    Broadcast,
 }
 
 /// The kernel description: the form, the launch, and each loop index as an
@@ -233,10 +242,11 @@ impl Desc {
         if let Some((a, b, rest)) = tile_axes(cx, plan) {
             return Desc::tiled(cx, plan, elem, a, b, rest);
         }
-        Desc::gather(cx, plan, vector_width(cx, plan, elem))
+        let (w, lanes) = vector_width(cx, plan, elem);
+        Desc::gather(cx, plan, w, lanes)
     }
 
-    fn gather(cx: &Scope, plan: &Plan, w: u32) -> Result<Desc> {
+    fn gather(cx: &Scope, plan: &Plan, w: u32, lanes: Lanes) -> Result<Desc> {
         let count = cx.simplify(plan.numel().floor_div(i64::from(w))).check()?;
         let g = counter("__g", count)?;
         let first = g * i64::from(w);
@@ -248,7 +258,7 @@ impl Desc {
         }
         let groups = cx.simplify(count.ceil_div(i64::from(BLOCK)).min(MAX_GROUPS).max(1));
         Ok(Desc {
-            form: Form::Gather { vector: w },
+            form: Form::Gather { vector: w, lanes },
             launch: Launch {
                 grid: [groups, Expr::from(1), Expr::from(1)],
                 block: [BLOCK, 1, 1],
@@ -310,15 +320,22 @@ impl Desc {
 
     fn vector(&self) -> u32 {
         match self.form {
-            Form::Gather { vector } => vector,
+            Form::Gather { vector, .. } => vector,
             Form::Tiled { .. } => 1,
         }
     }
 
     fn form_text(&self) -> String {
         match &self.form {
-            Form::Gather { vector: 1 } => "one work-item per element".to_string(),
-            Form::Gather { vector } => format!("one work-item per {vector} elements"),
+            Form::Gather { vector: 1, .. } => "one work-item per element".to_string(),
+            Form::Gather {
+                vector,
+                lanes: Lanes::Consecutive,
+            } => format!("one work-item per {vector} elements"),
+            Form::Gather {
+                vector,
+                lanes: Lanes::Broadcast,
+            } => format!("one work-item per {vector} elements of one source element"),
             Form::Tiled { a, b, .. } => {
                 format!("loops {a} and {b} in {TILE}x{TILE} tiles through local memory")
             }
@@ -336,6 +353,14 @@ impl Desc {
         t: &str,
     ) -> Result<String> {
         let mut em = Emitter::new(cx, plan, dialect.arith(index));
+        // A binding that passes the checks makes the output a view: its sizes and
+        // element count fit in `i64`, and so does every product of adjacent sizes
+        // (the loop extents and output strides) while the output is not empty.
+        em.known.extend(plan.shape().iter().copied());
+        em.known.insert(plan.numel());
+        for l in plan.loops() {
+            em.known.extend([l.extent, l.dst_stride]);
+        }
         let it = em.ar.native;
         em.names.insert(
             self.counter,
@@ -343,15 +368,15 @@ impl Desc {
         );
         let mut body = String::new();
         match &self.form {
-            Form::Gather { vector } => {
-                self.gather_body(&mut em, plan, dialect, *vector, t, &mut body)?
+            Form::Gather { vector, lanes } => {
+                self.gather_body(&mut em, plan, dialect, (*vector, *lanes), t, &mut body)?
             }
             Form::Tiled { a, b, rest } => {
                 self.tiled_body(&mut em, plan, dialect, (*a, *b, rest), t, &mut body)?;
             }
         }
         let mut out = String::new();
-        if let Form::Gather { vector } = self.form {
+        if let Form::Gather { vector, .. } = self.form {
             if vector > 1 {
                 let size = elem_size(t);
                 out.push_str(&dialect.vector_decl(t, vector, size));
@@ -403,7 +428,7 @@ impl Desc {
         em: &mut Emitter<'_>,
         plan: &Plan,
         dialect: Dialect,
-        w: u32,
+        (w, lanes): (u32, Lanes),
         t: &str,
         out: &mut String,
     ) -> Result<()> {
@@ -444,12 +469,19 @@ impl Desc {
             }
         } else {
             let _ = writeln!(out, "        const {it} o = {dst};");
-            let copy = dialect.vector_copy(t, w, "o", &paren(&offset));
+            let copy = match lanes {
+                Lanes::Consecutive => dialect.vector_copy(w, "o", &paren(&offset)),
+                Lanes::Broadcast => dialect.vector_fill(t, w, "o", &format!("src[{offset}]")),
+            };
             if tests.is_empty() {
                 let _ = writeln!(out, "        {copy}");
             } else {
                 let _ = writeln!(out, "        if ({}) {copy}", tests.join(" && "));
-                let _ = writeln!(out, "        else {}", dialect.vector_pad(t, w, "o"));
+                let _ = writeln!(
+                    out,
+                    "        else {}",
+                    dialect.vector_fill(t, w, "o", "pad")
+                );
             }
         }
         let _ = writeln!(out, "    }}");
@@ -467,6 +499,16 @@ impl Desc {
     ) -> Result<()> {
         let it = em.ar.native;
         let loops = plan.loops();
+        if !plan
+            .numel()
+            .range()
+            .lo
+            .is_some_and(|lo| lo >= BigInt::from(1))
+        {
+            // The extents are only known to fit while the output is not empty.
+            let numel = bare(&em.value(plan.numel())?);
+            let _ = writeln!(out, "    if ({numel} == 0) return;");
+        }
         let _ = writeln!(
             out,
             "    {}",
@@ -632,51 +674,56 @@ fn tile_axes(cx: &Scope, plan: &Plan) -> Option<(usize, usize, Vec<usize>)> {
     Some((a, b, rest))
 }
 
-/// The vector width of rule 3 for `elem`: 4 or 2 where proven (at most 16 bytes), else 1.
-fn vector_width(cx: &Scope, plan: &Plan, elem: ElemType) -> u32 {
+/// The vector width of rule 3 for `elem` and what its lanes read: 4 or 2 where proven
+/// (at most 16 bytes), else 1.
+fn vector_width(cx: &Scope, plan: &Plan, elem: ElemType) -> (u32, Lanes) {
+    let scalar = (1, Lanes::Consecutive);
     let Some(last) = plan.loops().last() else {
-        return 1;
+        return scalar;
     };
     if !last.is_full() || !last.predicates.is_empty() {
-        return 1;
+        return scalar;
     }
-    let off = plan.accesses()[0].offset;
-    for w in [4i64, 2] {
-        if w as usize * elem.size() > 16 {
-            continue;
-        }
-        if vector_proven(cx, off, last.index, last.extent, w) {
-            return w as u32;
-        }
-    }
-    1
-}
-
-/// Whether `w` divides `extent` and, at every `i = w*q + t` (`t < w`) of the loop,
-/// `offset(i) = offset(w*q) + t` with `offset(w*q)` a multiple of `w`: the slope of the
-/// offset across the lanes is 1 and its residue at a vector's start is 0.
-fn vector_proven(cx: &Scope, offset: Expr, i: Expr, extent: Expr, w: i64) -> bool {
-    let lanes = Lanes {
+    let math = |w: i64| LaneMath {
         cx,
-        i,
+        i: last.index,
         w: BigInt::from(w),
     };
-    let zero = BigInt::from(0);
-    let divides = lanes.residue(extent) == Some(zero.clone())
-        || cx
-            .prove_eq(cx.simplify(extent.floor_mod(w)), Expr::from(0))
-            .is_true();
-    divides && lanes.slope(offset) == Some(BigInt::from(1)) && lanes.residue(offset) == Some(zero)
+    let off = plan.accesses()[0].offset;
+    for w in [4i64, 2] {
+        if w as usize * elem.size() > 16 || !math(w).divides(last.extent) {
+            continue;
+        }
+        let m = math(w);
+        let zero = BigInt::from(0);
+        match m.slope(off) {
+            Some(k) if k == BigInt::from(1) && m.residue(off) == Some(zero.clone()) => {
+                return (w as u32, Lanes::Consecutive);
+            }
+            Some(k) if k == zero => return (w as u32, Lanes::Broadcast),
+            _ => {}
+        }
+    }
+    scalar
 }
 
 /// The lanes of a vector along loop index `i`: `i = w*q + t` with `t < w`.
-struct Lanes<'a> {
+struct LaneMath<'a> {
     cx: &'a Scope,
     i: Expr,
     w: BigInt,
 }
 
-impl Lanes<'_> {
+impl LaneMath<'_> {
+    /// Whether `w` is proven to divide `e`.
+    fn divides(&self, e: Expr) -> bool {
+        self.residue(e) == Some(BigInt::from(0))
+            || self
+                .cx
+                .prove_eq(self.cx.simplify(e.floor_mod(self.w.clone())), Expr::from(0))
+                .is_true()
+    }
+
     /// `Some(k)` when `e(w*q + t) = e(w*q) + k*t` for every `q` and `t < w`.
     fn slope(&self, e: Expr) -> Option<BigInt> {
         let zero = BigInt::from(0);
