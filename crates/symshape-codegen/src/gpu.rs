@@ -499,11 +499,11 @@ impl Desc {
     ) -> Result<()> {
         let it = em.ar.native;
         let loops = plan.loops();
-        if !plan
+        if plan
             .numel()
             .range()
             .lo
-            .is_some_and(|lo| lo >= BigInt::from(1))
+            .is_none_or(|lo| lo < BigInt::from(1))
         {
             // The extents are only known to fit while the output is not empty.
             let numel = bare(&em.value(plan.numel())?);
