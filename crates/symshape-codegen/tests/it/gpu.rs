@@ -12,7 +12,12 @@ use crate::snapshots::stack;
 fn kernels(decls: &[&str], shape: &str, ops: &[&str], elem: &str) -> (GpuKernel, GpuKernel) {
     let mut cx = Scope::new();
     for d in decls {
-        cx.declare_str(d).expect("a declaration");
+        match d.strip_prefix("assume ") {
+            Some(c) => cx.assume_str(c).expect("an assumption"),
+            None => {
+                cx.declare_str(d).expect("a declaration");
+            }
+        }
     }
     let s = stack(&cx, shape, ops);
     let plan = Plan::materialize(&cx, &s).expect("a plan");
@@ -95,6 +100,11 @@ fn the_index_width_is_32_bits_exactly_where_proven() {
         width(&["n 1..=65537"], "[n, 32768]", &["permute [1, 0]"]),
         IndexWidth::I64
     );
+    // The scope's facts count: the checks test them before a kernel runs.
+    let big = ["n 1..=100000", "m 1..=100000"];
+    assert_eq!(width(&big, "[n, m]", &["flip [1]"]), IndexWidth::I64);
+    let small = ["n 1..=100000", "m 1..=100000", "assume n*m <= 1000000"];
+    assert_eq!(width(&small, "[n, m]", &["flip [1]"]), IndexWidth::I32);
     // Symbols without an upper bound.
     assert_eq!(
         width(&["n", "m"], "[n, m]", &["permute [1, 0]"]),
