@@ -56,7 +56,7 @@ const MAX_GROUPS: i64 = 65535;
 /// along `k`. OpenCL's global size along `k` is `grid[k] * block[k]`. `shared_bytes` is
 /// the local (shared) memory the kernel declares statically: nothing needs to be
 /// passed for it at launch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
     /// Groups (blocks) along x, y, z.
     pub grid: [Expr; 3],
