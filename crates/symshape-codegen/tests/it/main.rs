@@ -4,5 +4,6 @@
 mod compiled;
 mod copies;
 mod elementwise;
+mod gpu;
 mod harness;
 mod snapshots;
