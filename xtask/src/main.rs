@@ -10,6 +10,7 @@
 
 mod compare;
 mod layering;
+mod opencl;
 mod python;
 
 use std::env;
@@ -21,7 +22,10 @@ const HELP: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  ci      module layering (no cycles), format check, clippy (-D warnings), the whole
+  ci      module layering (no cycles), the OpenCL platform the codegen tests run
+          on (POCL: apt-get installs pocl-opencl-icd and ocl-icd-opencl-dev
+          where missing, as root or under CI=true; without it the OpenCL
+          tests are skipped, but fail under CI=true), format check, clippy (-D warnings), the whole
           test suite, the kernels crate again with its ndarray and dlpack features
           (symshape-kernels needs Rust 1.89), symshape and view with their serde
           feature, the docs (-D warnings), a compile of every benchmark,
@@ -222,6 +226,7 @@ fn ci() -> Result<(), String> {
     let root = project_root();
     let started = Instant::now();
     layering::check(&root)?;
+    opencl::ensure()?;
     for step in CI_STEPS {
         if step
             .env
