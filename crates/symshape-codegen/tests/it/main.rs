@@ -3,6 +3,7 @@
 
 mod compiled;
 mod copies;
+mod cuda_emu;
 mod elementwise;
 mod harness;
 mod opencl;

@@ -204,7 +204,7 @@ fn input(programs: &[Program]) -> Vec<u8> {
     s
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "-".to_string();
     }
@@ -217,7 +217,7 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
-fn unhex(text: &str, len: usize) -> Result<Vec<u8>, String> {
+pub fn unhex(text: &str, len: usize) -> Result<Vec<u8>, String> {
     if text == "-" {
         return Ok(Vec::new());
     }
