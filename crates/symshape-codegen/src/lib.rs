@@ -43,10 +43,15 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 pub struct CodegenDocDoctests;
 
+mod arith;
 mod c;
+mod dialect;
 mod error;
+mod gpu;
 mod plan;
 
 pub use c::{render_c, CConfig};
+pub use dialect::{ElemType, IndexWidth};
 pub use error::{Error, Result};
+pub use gpu::{render_cuda, render_opencl, GpuKernel, Launch};
 pub use plan::{Access, Check, CheckKind, Fields, Loop, Plan, PlanKind};

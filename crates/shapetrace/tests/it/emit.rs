@@ -51,7 +51,73 @@ fn emit_c_near_the_i64_limits_widens_what_the_ranges_do_not_bound() {
 #[test]
 fn emit_errors_name_the_statement() {
     assert_snapshot!(trace("emit c"), @"error: line 1: emit: no current view; start with `view [SHAPE]`");
-    assert_snapshot!(trace("view [2, 3]\nemit rust"), @"error: line 2: emit: expected the target language `c`, found `rust`");
+    assert_snapshot!(trace("view [2, 3]\nemit rust"), @"error: line 2: emit: expected `c`, `opencl TYPE` or `cuda TYPE`, found `rust`");
+    assert_snapshot!(trace("view [2, 3]\nemit opencl f16"), @"error: line 2: emit opencl: render_opencl: element type f16 is not supported by the OpenCL dialect; use i64, i32, u16, u8, f32 or f64");
+    assert_snapshot!(trace("view [2, 3]\nemit opencl bf16"), @"error: line 2: emit opencl: render_opencl: element type bf16 is not supported by the OpenCL dialect; use i64, i32, u16, u8, f32 or f64");
+    assert_snapshot!(trace("view [2, 3]\nemit cuda x"), @"error: line 2: emit cuda: elem_type: unknown element type `x`; expected one of i64, i32, u16, u8, f32, f64, f16, bf16");
+    assert_snapshot!(trace("view [2, 3]\nemit cuda"), @"error: line 2: emit cuda: expected an element type (i64, i32, u16, u8, f32, f64, f16, bf16) after `cuda`");
+    assert_snapshot!(trace("view [2, 3]\nemit opencl f32 f32"), @"error: line 2: emit: expected `c`, `opencl TYPE` or `cuda TYPE`, found `opencl f32 f32`");
+    assert_snapshot!(trace("view [2, 3]\nemit c f32"), @"error: line 2: emit: expected `c`, `opencl TYPE` or `cuda TYPE`, found `c f32`");
+}
+
+/// A transpose of symbolic extents: 32x32 tiles through local memory, 32-bit indices.
+const TRANSPOSE: &str = "
+    sym n 1..=4096
+    sym m 1..=4096
+    view [n, m]
+    permute [1, 0]
+";
+
+/// A masked pad: one work-item per element, the bounds tested before the read.
+const PAD: &str = "
+    sym h 3..=4094
+    sym w 3..=4094
+    view [h, w]
+    pad [(1, 1), (1, 1)]
+";
+
+/// The merge of attention heads, a stack of two views: 4-wide loads and stores.
+const MERGE_HEADS: &str = "
+    sym b 1..=64
+    sym s 1..=512
+    view [b, 12, s, 64]
+    permute [0, 2, 1, 3]
+    reshape [b, s, 768]
+";
+
+#[test]
+fn emit_opencl_f32_tiles_a_transpose() {
+    assert_snapshot!(trace(&format!("{TRANSPOSE}emit opencl f32")));
+}
+
+#[test]
+fn emit_cuda_f32_tiles_a_transpose() {
+    assert_snapshot!(trace(&format!("{TRANSPOSE}emit cuda f32")));
+}
+
+#[test]
+fn emit_opencl_f32_masks_a_pad() {
+    assert_snapshot!(trace(&format!("{PAD}emit opencl f32")));
+}
+
+#[test]
+fn emit_cuda_f16_masks_a_pad() {
+    assert_snapshot!(trace(&format!("{PAD}emit cuda f16")));
+}
+
+#[test]
+fn emit_opencl_f32_vectorises_the_merge_of_heads() {
+    assert_snapshot!(trace(&format!("{MERGE_HEADS}emit opencl f32")));
+}
+
+#[test]
+fn emit_cuda_f32_vectorises_the_merge_of_heads() {
+    assert_snapshot!(trace(&format!("{MERGE_HEADS}emit cuda f32")));
+}
+
+#[test]
+fn emit_cuda_f16_vectorises_the_merge_of_heads() {
+    assert_snapshot!(trace(&format!("{MERGE_HEADS}emit cuda f16")));
 }
 
 /// Statements that replace or change the current stack.

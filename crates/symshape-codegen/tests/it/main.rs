@@ -5,6 +5,7 @@ mod compiled;
 mod copies;
 mod cuda_emu;
 mod elementwise;
+mod gpu;
 mod harness;
 mod opencl;
 mod opencl_host;

@@ -30,7 +30,7 @@ fn exprs(cx: &Scope, text: &str) -> Vec<symshape::Expr> {
         .collect()
 }
 
-fn stack(cx: &Scope, shape: &str, ops: &[&str]) -> ViewStack {
+pub(crate) fn stack(cx: &Scope, shape: &str, ops: &[&str]) -> ViewStack {
     let shape = exprs(cx, shape);
     let mut s = ViewStack::new(symshape_view::View::row_major(cx, &shape).expect("a view"));
     for o in ops {
