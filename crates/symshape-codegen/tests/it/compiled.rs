@@ -597,7 +597,7 @@ proptest! {
 }
 
 /// The stack of `views` (shape, strides, offset as text over the extreme symbols).
-fn extreme_stack(cx: &Scope, shape: &str, strides: Option<&str>, offset: &str) -> ViewStack {
+pub fn extreme_stack(cx: &Scope, shape: &str, strides: Option<&str>, offset: &str) -> ViewStack {
     let list = |t: &str| -> Vec<Expr> {
         t.split(',')
             .map(|x| cx.parse_expr(x.trim()).expect("an expression"))

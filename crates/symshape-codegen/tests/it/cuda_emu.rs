@@ -1,6 +1,7 @@
-//! CUDA kernels run on the CPU: each unit compiled by `g++ -std=c++17` after `cuda_emu.h`
+//! CUDA kernels run on the CPU: units compiled by `g++ -std=c++17` after `cuda_emu.h`
 //! (one OS thread per CUDA thread of a block, `__syncthreads` a barrier, `__shared__`
-//! arrays function statics, blocks in order), many units in one program.
+//! arrays function statics, blocks in order), many units in one program, each in a
+//! namespace of its own.
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -62,9 +63,9 @@ fn elem_type(source: &str) -> Result<&str, String> {
     Ok(rest[..end].trim())
 }
 
-/// The translation unit of unit `k`: the header, the source (its `#include` lines dropped:
-/// the header stands for them) in a namespace of its own with the kernel renamed, and a
-/// launcher with untyped pointers.
+/// Unit `k` in the program: the source (its `#include` lines dropped: the header stands
+/// for them) in a namespace of its own with the kernel renamed, and a launcher with
+/// untyped pointers.
 fn unit_text(k: usize, source: &str) -> Result<String, String> {
     let t = elem_type(source)?;
     let body: String = source
@@ -74,28 +75,21 @@ fn unit_text(k: usize, source: &str) -> Result<String, String> {
         .collect::<String>()
         .replace("shapetrace_materialize", &format!("k{k}_materialize"));
     Ok(format!(
-        "#include \"cuda_emu.h\"\nnamespace u{k} {{\n{body}}}\n\
-         extern \"C\" void k{k}_launch(const void *src, void *dst, const long long *syms,\n\
+        "namespace u{k} {{\n{body}}}\n\
+         static void k{k}_launch(const void *src, void *dst, const long long *syms,\n\
          const void *pad, dim3 grid, dim3 block) {{\n\
          emu_launch(grid, block, [=] {{ u{k}::k{k}_materialize((const {t} *)src, ({t} *)dst, \
          syms, *(const {t} *)pad); }});\n}}\n"
     ))
 }
 
-/// The program's main: reads `run CASE GX GY GZ BX BY BZ NSYMS SYM.. PADHEX SRCBYTES
+/// The end of the program, after the units: reads `run CASE GX GY GZ BX BY BZ NSYMS SYM.. PADHEX SRCBYTES
 /// SRCHEX DSTBYTES` lines and prints `ok DSTHEX` for each (the destination starting as
 /// `0xff` bytes).
 fn main_text(n: usize) -> String {
     let mut s = String::from(
-        "#include \"cuda_emu.h\"\n#include <cstdio>\n#include <cstring>\n#include <iostream>\n\
-         #include <string>\n\
-         typedef void (*launch_fn)(const void *, void *, const long long *, const void *, dim3, dim3);\n",
+        "typedef void (*launch_fn)(const void *, void *, const long long *, const void *, dim3, dim3);\n",
     );
-    for k in 0..n {
-        s.push_str(&format!(
-            "extern \"C\" void k{k}_launch(const void *, void *, const long long *, const void *, dim3, dim3);\n"
-        ));
-    }
     let list: Vec<String> = (0..n).map(|k| format!("k{k}_launch")).collect();
     s.push_str(&format!(
         "static const launch_fn launches[] = {{{}}};\n",
@@ -137,10 +131,9 @@ int main() {
     s
 }
 
-/// Compiles every unit into one program with `g++ -std=c++17 -O1 -Wall -Werror` (and the
-/// undefined-behaviour sanitizer where `cc` links it) and runs every launch; one result
-/// per unit (the compiler's message when the program does not build), each one
-/// destination per launch.
+/// Compiles every unit into one program, one translation unit, with `g++ -std=c++17 -O0
+/// -Wall` (and the undefined-behaviour sanitizer where `cc` links it) and runs every
+/// launch: per unit, one destination per launch.
 pub fn run_emulated(units: &[EmuUnit], elem_sizes: &[usize]) -> Result<Vec<Vec<Vec<u8>>>, String> {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let tag = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -158,30 +151,29 @@ fn build_and_run(
 ) -> Result<Vec<Vec<Vec<u8>>>, String> {
     std::fs::write(dir.join("cuda_emu.h"), HEADER).map_err(|e| e.to_string())?;
     let exe = dir.join("run");
-    let mut cmd = Command::new("g++");
-    cmd.args(["-std=c++17", "-O1", "-Wall", "-Werror", "-pthread"])
+    let mut program = String::from(
+        "#include \"cuda_emu.h\"\n#include <cstdio>\n#include <iostream>\n#include <string>\n",
+    );
+    for (k, u) in units.iter().enumerate() {
+        program.push_str(&unit_text(k, &u.source)?);
+    }
+    program.push_str(&main_text(units.len()));
+    let main = dir.join("main.cpp");
+    std::fs::write(&main, &program).map_err(|e| e.to_string())?;
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-O0", "-Wall", "-pthread"])
         .args(ubsan_flags())
         .arg("-I")
-        .arg(dir);
-    for (k, u) in units.iter().enumerate() {
-        let path = dir.join(format!("unit{k}.cpp"));
-        std::fs::write(&path, unit_text(k, &u.source)?).map_err(|e| e.to_string())?;
-        cmd.arg(path);
-    }
-    let main = dir.join("main.cpp");
-    std::fs::write(&main, main_text(units.len())).map_err(|e| e.to_string())?;
-    let out = cmd
+        .arg(dir)
         .arg(main)
         .arg("-o")
         .arg(&exe)
         .output()
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
-        let sources: Vec<&str> = units.iter().map(|u| u.source.as_str()).collect();
         return Err(format!(
-            "g++ failed:\n{}\n--- units ---\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            sources.join("\n")
+            "g++ failed:\n{}\n--- program ---\n{program}",
+            String::from_utf8_lossy(&out.stderr)
         ));
     }
     let mut input = String::new();

@@ -6,6 +6,7 @@ mod copies;
 mod cuda_emu;
 mod elementwise;
 mod gpu;
+mod gpu_kernels;
 mod harness;
 mod opencl;
 mod opencl_host;
