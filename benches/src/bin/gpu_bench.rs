@@ -198,7 +198,7 @@ impl Elem for u8 {
 }
 
 fn bytes<T: Elem>(v: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() * std::mem::size_of::<T>());
+    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
     for &x in v {
         x.put(&mut out);
     }

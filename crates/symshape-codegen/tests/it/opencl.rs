@@ -85,7 +85,7 @@ impl Bytes for f64 {
 
 /// The bytes of `values`.
 pub fn to_bytes<T: Bytes>(values: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
+    let mut out = Vec::with_capacity(std::mem::size_of_val(values));
     for &v in values {
         v.put(&mut out);
     }
