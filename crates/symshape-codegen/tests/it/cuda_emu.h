@@ -65,6 +65,14 @@ EMU_VEC4(float4, float)
 EMU_VEC2(double2, double)
 EMU_VEC4(double4, double)
 
+// cuda_fp16.h and cuda_bf16.h: the kernels only move these values, never compute on them.
+struct __half {
+    unsigned short bits;
+};
+struct __nv_bfloat16 {
+    unsigned short bits;
+};
+
 template <typename T> static inline T min(T a, T b) { return b < a ? b : a; }
 template <typename T> static inline T max(T a, T b) { return a < b ? b : a; }
 

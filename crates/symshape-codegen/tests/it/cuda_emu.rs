@@ -161,7 +161,14 @@ fn build_and_run(
     let main = dir.join("main.cpp");
     std::fs::write(&main, &program).map_err(|e| e.to_string())?;
     let out = Command::new("g++")
-        .args(["-std=c++17", "-O0", "-Wall", "-Werror", "-Wno-unused-variable", "-pthread"])
+        .args([
+            "-std=c++17",
+            "-O0",
+            "-Wall",
+            "-Werror",
+            "-Wno-unused-variable",
+            "-pthread",
+        ])
         .args(ubsan_flags())
         .arg("-I")
         .arg(dir)

@@ -30,15 +30,26 @@ use crate::opencl_host::{Program, Run};
 #[allow(dead_code)] // the benchmark reads its `bench` and `target` fields
 mod gpu_workloads;
 
-/// The element types of both dialects.
-const ELEMS: [ElemType; 6] = [
+/// The element types: those of both dialects, then CUDA's `f16` and `bf16`, whose OpenCL
+/// runs use the `u16` kernel (a copy moves the same two bytes).
+const ELEMS: [ElemType; 8] = [
     ElemType::I64,
     ElemType::F32,
     ElemType::U8,
     ElemType::I32,
     ElemType::U16,
     ElemType::F64,
+    ElemType::F16,
+    ElemType::Bf16,
 ];
+
+/// The element type of the OpenCL kernel of a case in `elem`.
+fn opencl_elem(elem: ElemType) -> ElemType {
+    match elem {
+        ElemType::F16 | ElemType::Bf16 => ElemType::U16,
+        e => e,
+    }
+}
 
 /// The comma-separated items of `text` at bracket depth 0.
 fn split_top(text: &str) -> Vec<&str> {
@@ -185,7 +196,8 @@ fn buffers(elem: ElemType, bound: &ConcreteStack, len: usize, rng: &mut Lcg) -> 
     match elem {
         ElemType::I64 => typed::<i64>(bound, len, rng, 29_999),
         ElemType::I32 => typed::<i32>(bound, len, rng, 29_999),
-        ElemType::U16 => typed::<u16>(bound, len, rng, 29_999),
+        // Bit patterns of finite halves: a copy moves them unchanged.
+        ElemType::U16 | ElemType::F16 | ElemType::Bf16 => typed::<u16>(bound, len, rng, 29_999),
         ElemType::U8 => typed::<u8>(bound, len, rng, 199),
         ElemType::F32 => typed::<f32>(bound, len, rng, 29_999),
         ElemType::F64 => typed::<f64>(bound, len, rng, 29_999),
@@ -266,7 +278,7 @@ pub fn check_cases(cases: &[Case], seed: u64) -> usize {
             })
             .collect::<Vec<Option<GpuKernel>>>()
     };
-    let cl = render(render_opencl);
+    let cl = render(|cx, p, e| render_opencl(cx, p, opencl_elem(e)));
     let cuda = render(render_cuda);
     for ((k, c), p) in cuda.iter().zip(&cl).zip(&plans) {
         assert_eq!(k.is_some(), c.is_some(), "both dialects refuse alike\n{p}");
@@ -527,11 +539,11 @@ fn batches(per: u32, default: u32) -> u32 {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(batches(8, 3)))]
 
-    /// Eight stacks per batch, each in one of the six element types, at eight bindings.
+    /// Eight stacks per batch, each in one of the eight element types, at eight bindings.
     #[test]
     fn opencl_kernels_equal_the_kernels(
         cases in prop::collection::vec(
-            (0u8..5, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..6), 0usize..6),
+            (0u8..5, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..6), 0usize..8),
             8,
         ),
         seed in any::<u64>(),
@@ -562,7 +574,7 @@ proptest! {
     #[test]
     fn opencl_kernels_at_the_ends_of_the_ranges(
         cases in prop::collection::vec(
-            (0u8..15, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4), 0usize..6),
+            (0u8..15, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4), 0usize..8),
             8,
         ),
         seed in any::<u64>(),
