@@ -482,10 +482,26 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// Whether the value of `e` is known to fit the native type: its ranges show it,
+    /// the caller knows it, or it is a floor quotient of such a value, a remainder
+    /// modulo such a value, or a `min` or `max` of such values.
+    fn value_fits(&self, e: Expr) -> bool {
+        if fits(e, self.ar.bits) || in_bits(&ends(e), self.ar.bits) || self.known.contains(&e) {
+            return true;
+        }
+        match e.kind() {
+            // `sx_fdiv` gives 0 for a divisor of 0: never more than the dividend.
+            ExprKind::FloorDiv(a, _) => self.value_fits(a),
+            ExprKind::FloorMod(_, b) => self.value_fits(b),
+            ExprKind::Min(args) | ExprKind::Max(args) => args.iter().all(|&a| self.value_fits(a)),
+            _ => false,
+        }
+    }
+
     /// The value of `e` in the native type, where that value is proven to fit
     /// (intermediates may not): for the operands of wrapped division, `min`, `max`.
     fn narrowed(&mut self, e: Expr) -> Result<String> {
-        if !fits(e, self.ar.bits) && !in_bits(&ends(e), self.ar.bits) && !self.known.contains(&e) {
+        if !self.value_fits(e) {
             return Err(self.unsupported(format!(
                 "`{e}` is an operand of a division, min, max or comparison not proven to fit in {}-bit arithmetic",
                 self.ar.bits
@@ -590,8 +606,8 @@ impl<'a> Emitter<'a> {
             ExprKind::FloorDiv(a, b) => self.division(a, b, "/", Division::Floor),
             ExprKind::FloorMod(a, b) => self.division(a, b, "%", Division::Mod),
             ExprKind::CeilDiv(a, b) => self.division(a, b, "", Division::Ceil),
-            ExprKind::Min(args) => self.extreme(&args, false),
-            ExprKind::Max(args) => self.extreme(&args, true),
+            ExprKind::Min(args) => self.extreme(e, &args, false),
+            ExprKind::Max(args) => self.extreme(e, &args, true),
             ExprKind::Invalid(m) => Err(self.unsupported(format!("invalid expression: {m}"))),
             _ => Err(self.unsupported(format!("expression `{e}` has an unknown form"))),
         }
@@ -694,7 +710,7 @@ impl<'a> Emitter<'a> {
         })
     }
 
-    fn extreme(&mut self, args: &[Expr], max: bool) -> Result<String> {
+    fn extreme(&mut self, e: Expr, args: &[Expr], max: bool) -> Result<String> {
         let wrap = self.mode == Mode::Wide && self.ar.form == WideForm::Wrap;
         let mode = if wrap { Mode::Native } else { self.mode };
         let (name, h) = match (mode, max) {
@@ -706,9 +722,22 @@ impl<'a> Emitter<'a> {
             (Mode::Checked, true) => ("sx_max_ck", Helper::MaxCk),
         };
         self.need(h);
+        // When the value of `max(...)` fits, every argument fits from above, and only
+        // its lower end needs its range (the other way round for `min`).
+        let known = wrap && self.value_fits(e);
+        let (lo, hi) = (BigInt::from(i64::MIN), BigInt::from(i64::MAX));
         let mut acc: Option<String> = None;
         for &a in args {
-            let s = if wrap {
+            let (alo, ahi) = ends(a);
+            let bounded = if max {
+                alo.is_some_and(|v| v >= lo)
+            } else {
+                ahi.is_some_and(|v| v <= hi)
+            };
+            let s = if wrap && known && self.ar.bits == 64 && bounded {
+                self.known.insert(a);
+                bare(&self.narrowed(a)?)
+            } else if wrap {
                 bare(&self.narrowed(a)?)
             } else {
                 bare(&self.expr(a)?)

@@ -34,7 +34,7 @@ use symshape::{BigInt, CmpOp, Expr, ExprKind, Scope, SymbolSpec};
 use crate::arith::{bare, paren, Emitter, Name};
 use crate::dialect::{Dialect, ElemType, IndexWidth};
 use crate::error::{Error, Result};
-use crate::plan::{Plan, PlanKind};
+use crate::plan::{CheckKind, Plan, PlanKind};
 
 /// Side of a square tile.
 const TILE: u32 = 32;
@@ -360,6 +360,19 @@ impl Desc {
         em.known.insert(plan.numel());
         for l in plan.loops() {
             em.known.extend([l.extent, l.dst_stride]);
+        }
+        // An output offset and the counter are below the element count.
+        em.known.extend([self.dst, self.counter]);
+        // So are the fields of every level the checks validate.
+        for c in plan.checks() {
+            match &c.kind {
+                CheckKind::View { fields, .. } => em.known.extend(fields.flat()),
+                CheckKind::Within { lower, upper, .. } => {
+                    em.known.extend(lower.flat());
+                    em.known.extend(upper.flat());
+                }
+                _ => {}
+            }
         }
         let it = em.ar.native;
         em.names.insert(

@@ -1,5 +1,5 @@
 //! Code generation for view stacks: a symbolic loop plan, built once and valid for every
-//! binding, and a C99 renderer for it.
+//! binding, and renderers for it: C99, OpenCL C and CUDA C++.
 //!
 //! - [`Plan`]: the loop nest of a kernel over symbolic extents. [`Plan::materialize`]
 //!   copies one [`symshape_view::ViewStack`] into a contiguous output;
@@ -10,6 +10,11 @@
 //! - [`render_c`]: one self-contained C99 translation unit with a guard function and the
 //!   kernel, configured by [`CConfig`]. Floor division is native only where both operands
 //!   are proven non-negative.
+//! - [`render_opencl`] and [`render_cuda`]: the same materialize plan as a GPU kernel
+//!   ([`GpuKernel`]) for an [`ElemType`]: 32x32 tiles through local memory for transposes,
+//!   else a grid-stride gather, 2- or 4-wide where proven; [`IndexWidth::I32`] exactly
+//!   where every index expression is proven to fit; the [`Launch`] as expressions over
+//!   the symbols. Run the checks on the host (the guard function of [`render_c`]) first.
 //!
 //! ```
 //! use symshape::Scope;
@@ -24,6 +29,9 @@
 //! assert_eq!(plan.loops().len(), 2);
 //! let c = render_c(&cx, &plan, &CConfig::new("transpose"))?;
 //! assert!(c.contains("dst[o1] = src[i1*s_m + i0];"));
+//! let cuda = symshape_codegen::render_cuda(&cx, &plan, symshape_codegen::ElemType::F32)?;
+//! assert_eq!(cuda.index, symshape_codegen::IndexWidth::I32);
+//! assert_eq!(cuda.launch.block, [32, 8, 1]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -203,6 +203,25 @@ fn errors_name_the_dialect() {
         |r: symshape_codegen::Result<GpuKernel>| r.err().map(|e| e.to_string()).unwrap_or_default();
     assert_snapshot!(err(render_opencl(&cx, &plan, ElemType::F16)), @"render_opencl: element type f16 is not supported by the OpenCL dialect; use i64, i32, u16, u8, f32 or f64");
     assert_snapshot!(err(render_opencl(&cx, &plan, ElemType::Bf16)), @"render_opencl: element type bf16 is not supported by the OpenCL dialect; use i64, i32, u16, u8, f32 or f64");
+    // Without upper bounds, a division whose dividend is not known to fit in 64 bits
+    // is refused (the flat index of the reshape below); with bounds it renders.
+    let reshaped = |decl: &str| {
+        let mut cx = Scope::new();
+        cx.declare_str(decl).expect("a declaration");
+        let s = stack(&cx, "[n, 6]", &["permute [1, 0]", "reshape [3, 2*n]"]);
+        let plan = Plan::materialize(&cx, &s).expect("a plan");
+        render_opencl(&cx, &plan, ElemType::F32)
+    };
+    assert_snapshot!(err(reshaped("n")), @"render_opencl: `i0*max(1, 2*n) + i1` is an operand of a division, min, max or comparison not proven to fit in 64-bit arithmetic");
+    assert_eq!(
+        reshaped("n 0..=1099511627776").map(|k| k.index).ok(),
+        Some(IndexWidth::I64)
+    );
+    // Sizes the checks validate narrow as 64-bit values: the divisor `max(1, n)`.
+    assert_eq!(
+        width(&["n"], "[n, 3]", &["permute [1, 0]", "reshape [3*n]"]),
+        IndexWidth::I64
+    );
     let sum = Plan::elementwise(&cx, &[s.clone(), s], &[n, 3.into()]).expect("a plan");
     assert_snapshot!(err(render_cuda(&cx, &sum, ElemType::F32)), @"render_cuda: only materialize plans have a GPU kernel form");
 }
