@@ -486,7 +486,10 @@ impl<'a> Emitter<'a> {
     /// the caller knows it, or it is a floor quotient of such a value, a remainder
     /// modulo such a value, or a `min` or `max` of such values.
     fn value_fits(&self, e: Expr) -> bool {
-        if fits(e, self.ar.bits) || in_bits(&ends(e), self.ar.bits) || self.known.contains(&e) {
+        if fits(self.cx, e, self.ar.bits)
+            || in_bits(&ends(self.cx, e), self.ar.bits)
+            || self.known.contains(&e)
+        {
             return true;
         }
         match e.kind() {
@@ -537,7 +540,7 @@ impl<'a> Emitter<'a> {
     /// intermediate leaves it, else evaluated in the wide form and narrowed (exact
     /// wherever the value fits).
     pub fn value(&mut self, e: Expr) -> Result<String> {
-        if fits(e, self.ar.bits) {
+        if fits(self.cx, e, self.ar.bits) {
             return self.expr(e);
         }
         self.widen(&e)?;
@@ -728,7 +731,7 @@ impl<'a> Emitter<'a> {
         let (lo, hi) = (BigInt::from(i64::MIN), BigInt::from(i64::MAX));
         let mut acc: Option<String> = None;
         for &a in args {
-            let (alo, ahi) = ends(a);
+            let (alo, ahi) = ends(self.cx, a);
             let bounded = if max {
                 alo.is_some_and(|v| v >= lo)
             } else {
@@ -763,10 +766,10 @@ impl<'a> Emitter<'a> {
             CondKind::Const(b) => Ok(if b { "1" } else { "0" }.to_string()),
             CondKind::Compare(d, op) => {
                 let bits = self.ar.bits;
-                let wide = self.mode == Mode::Native && !fits_sides(d, bits);
+                let wide = self.mode == Mode::Native && !fits_sides(self.cx, d, bits);
                 if wide {
                     self.widen(&c)?;
-                    if self.ar.form == WideForm::Wrap && !sides_fit(d, bits) {
+                    if self.ar.form == WideForm::Wrap && !sides_fit(self.cx, d, bits) {
                         return Err(self.unsupported(format!(
                             "the sides of `{c}` are not proven to fit in {bits}-bit arithmetic"
                         )));
@@ -850,9 +853,19 @@ fn split(d: Expr) -> Option<(Terms, BigInt, Terms, BigInt)> {
 /// A range as its two ends, `None` for an infinite one.
 pub(crate) type Ends = (Option<BigInt>, Option<BigInt>);
 
-pub(crate) fn ends(e: Expr) -> Ends {
-    let r = e.range();
-    (r.lo, r.hi)
+/// The range of `e`: its symbols' declared ranges, narrowed by the scope's facts (its
+/// assumptions, which the checks test before a kernel runs).
+pub(crate) fn ends(cx: &Scope, e: Expr) -> Ends {
+    let (r, f) = (e.range(), cx.range(e));
+    let lo = match (r.lo, f.lo) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let hi = match (r.hi, f.hi) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    (lo, hi)
 }
 
 /// Whether the range lies within the signed integers of `bits` bits.
@@ -891,28 +904,34 @@ fn point(v: &BigInt) -> Ends {
 }
 
 /// Whether native evaluation of `e` in `bits`-bit integers, in the order the renderer
-/// writes it, keeps every intermediate in range for every value the symbols' ranges
-/// allow. A symbol is read into the native type, so it must fit too (every symbol
+/// writes it, keeps every intermediate in range for every value the symbols' ranges and
+/// the scope's facts allow. A symbol is read into the native type, so it must fit too (every symbol
 /// fits 64 bits: parameters are `int64_t` values).
-pub(crate) fn fits(e: Expr, bits: u32) -> bool {
+pub(crate) fn fits(cx: &Scope, e: Expr, bits: u32) -> bool {
     let ok = |r: &Ends| in_bits(r, bits);
     match e.kind() {
         ExprKind::Const(v) => ok(&point(&v)),
-        ExprKind::Symbol(_) => bits >= 64 || ok(&ends(e)),
-        ExprKind::Sum { terms, constant: c } => fits_sum(&terms, &c, bits),
+        ExprKind::Symbol(_) => bits >= 64 || ok(&ends(cx, e)),
+        ExprKind::Sum { terms, constant: c } => fits_sum(cx, &terms, &c, bits),
         ExprKind::Product(factors) => {
+            // Each partial product in the order written; the last is the product, whose
+            // range the scope's facts may narrow.
+            let steps: u32 = factors.iter().map(|f| f.1).sum();
             let mut acc: Option<Ends> = None;
+            let mut done = 0;
             for (a, k) in factors {
-                if !fits(a, bits) {
+                if !fits(cx, a, bits) {
                     return false;
                 }
-                let r = ends(a);
+                let r = ends(cx, a);
                 for _ in 0..k {
+                    done += 1;
                     let next = match &acc {
                         None => r.clone(),
                         Some(x) => mul_ends(x, &r),
                     };
-                    if !ok(&next) {
+                    let last_fits = done == steps && ok(&ends(cx, e));
+                    if !(ok(&next) || last_fits) {
                         return false;
                     }
                     acc = Some(next);
@@ -921,23 +940,23 @@ pub(crate) fn fits(e: Expr, bits: u32) -> bool {
             true
         }
         ExprKind::FloorDiv(a, b) | ExprKind::FloorMod(a, b) | ExprKind::CeilDiv(a, b) => {
-            fits(a, bits) && fits(b, bits) && ok(&ends(e))
+            fits(cx, a, bits) && fits(cx, b, bits) && ok(&ends(cx, e))
         }
-        ExprKind::Min(args) | ExprKind::Max(args) => args.iter().all(|&a| fits(a, bits)),
+        ExprKind::Min(args) | ExprKind::Max(args) => args.iter().all(|&a| fits(cx, a, bits)),
         _ => false,
     }
 }
 
 /// [`fits`] for the sum the renderer writes for `terms` and `c`: each term (its
 /// magnitude times the monomial, then its sign) and each partial sum, in order.
-fn fits_sum(terms: &[(Expr, BigInt)], c: &BigInt, bits: u32) -> bool {
+fn fits_sum(cx: &Scope, terms: &[(Expr, BigInt)], c: &BigInt, bits: u32) -> bool {
     let ok = |r: &Ends| in_bits(r, bits);
     let mut acc: Option<Ends> = None;
     for (m, coef) in terms {
-        if !fits(*m, bits) {
+        if !fits(cx, *m, bits) {
             return false;
         }
-        let r = ends(*m);
+        let r = ends(cx, *m);
         let mag = point(&if *coef < BigInt::from(0) {
             -coef.clone()
         } else {
@@ -964,25 +983,25 @@ fn fits_sum(terms: &[(Expr, BigInt)], c: &BigInt, bits: u32) -> bool {
 }
 
 /// Whether both sides of `d OP 0`, as [`Emitter::cond`] writes them, fit natively.
-fn fits_sides(d: Expr, bits: u32) -> bool {
+fn fits_sides(cx: &Scope, d: Expr, bits: u32) -> bool {
     match split(d) {
-        Some((pos, cp, neg, cn)) => fits_sum(&pos, &cp, bits) && fits_sum(&neg, &cn, bits),
-        None => fits(d, bits),
+        Some((pos, cp, neg, cn)) => fits_sum(cx, &pos, &cp, bits) && fits_sum(cx, &neg, &cn, bits),
+        None => fits(cx, d, bits),
     }
 }
 
 /// Whether the values of both sides of `d OP 0` (not their intermediates) fit.
-fn sides_fit(d: Expr, bits: u32) -> bool {
+fn sides_fit(cx: &Scope, d: Expr, bits: u32) -> bool {
     let value = |terms: &Terms, c: &BigInt| {
         terms.iter().fold(point(c), |acc, (m, k)| {
-            add_ends(&acc, &mul_ends(&ends(*m), &point(k)))
+            add_ends(&acc, &mul_ends(&ends(cx, *m), &point(k)))
         })
     };
     match split(d) {
         Some((pos, cp, neg, cn)) => {
             in_bits(&value(&pos, &cp), bits) && in_bits(&value(&neg, &cn), bits)
         }
-        None => in_bits(&ends(d), bits),
+        None => in_bits(&ends(cx, d), bits),
     }
 }
 

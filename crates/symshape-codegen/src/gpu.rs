@@ -8,7 +8,7 @@
 //!    plan of its own: the loop indices keep their names `i0, i1, ...` and the offset
 //!    is the plan's, evaluated only where every bound and predicate holds.
 //! 2. Tiles: when every loop is whole, the innermost loop reads with a step other than
-//!    0 or 1, another loop `a` reads with step 1, and no predicate mentions either
+//!    0 or ±1, another loop `a` reads with step ±1, and no predicate mentions either
 //!    loop, loop `a` and the innermost loop `b` are walked in 32x32 tiles: a group of
 //!    32x8 work-items reads a tile along `a` (coalesced source) into local memory and
 //!    writes it along `b` (coalesced output). The other loops are flattened into one
@@ -669,12 +669,13 @@ fn tile_axes(cx: &Scope, plan: &Plan) -> Option<(usize, usize, Vec<usize>)> {
     let is = |e: Expr, v: i64| cx.prove_eq(e, Expr::from(v)).is_true();
     let b = n - 1;
     let sb = step(cx, off, loops[b].index);
-    if is(sb, 0) || is(sb, 1) {
+    if is(sb, 0) || is(sb, 1) || is(sb, -1) {
         return None;
     }
-    let a = (0..b)
-        .rev()
-        .find(|&k| is(step(cx, off, loops[k].index), 1))?;
+    let a = (0..b).rev().find(|&k| {
+        let sa = step(cx, off, loops[k].index);
+        is(sa, 1) || is(sa, -1)
+    })?;
     let (ia, ib) = (loops[a].index, loops[b].index);
     let free = loops.iter().flat_map(|l| &l.predicates).all(|c| {
         let syms = c.symbols();

@@ -12,7 +12,12 @@ use crate::snapshots::stack;
 fn kernels(decls: &[&str], shape: &str, ops: &[&str], elem: &str) -> (GpuKernel, GpuKernel) {
     let mut cx = Scope::new();
     for d in decls {
-        cx.declare_str(d).expect("a declaration");
+        match d.strip_prefix("assume ") {
+            Some(c) => cx.assume_str(c).expect("an assumption"),
+            None => {
+                cx.declare_str(d).expect("a declaration");
+            }
+        }
     }
     let s = stack(&cx, shape, ops);
     let plan = Plan::materialize(&cx, &s).expect("a plan");
@@ -62,6 +67,8 @@ fn transposes_and_permutes_are_tiled() {
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [2, 1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [8, 8, 256] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [0, 2, 1]"], "f64"), @"i32 x1 f64, loops 1 and 2 in 32x32 tiles through local memory. | grid [8, 8, 256] block [32, 8, 1] shared 8448");
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [1, 2, 0]"], "u8"), @"i32 x1 u8, loops 0 and 1 in 32x32 tiles through local memory. | grid [8, 2048, 1] block [32, 8, 1] shared 1056");
+    // A flipped contiguous axis reads tiles backwards, still coalesced.
+    assert_snapshot!(check(&["n 1..=4096"], "[n, 64]", &["flip [1]", "permute [1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 1 in 32x32 tiles through local memory. | grid [(n + 31) // 32, 2, 1] block [32, 8, 1] shared 4224");
     // A permute that keeps the contiguous axis innermost is a 4-wide copy of rows.
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [1, 0, 2]"], "f32"), @"i32 x4 f32, one work-item per 4 elements. | grid [16384, 1, 1] block [256, 1, 1] shared 0");
 }
@@ -93,6 +100,11 @@ fn the_index_width_is_32_bits_exactly_where_proven() {
         width(&["n 1..=65537"], "[n, 32768]", &["permute [1, 0]"]),
         IndexWidth::I64
     );
+    // The scope's facts count: the checks test them before a kernel runs.
+    let big = ["n 1..=100000", "m 1..=100000"];
+    assert_eq!(width(&big, "[n, m]", &["flip [1]"]), IndexWidth::I64);
+    let small = ["n 1..=100000", "m 1..=100000", "assume n*m <= 1000000"];
+    assert_eq!(width(&small, "[n, m]", &["flip [1]"]), IndexWidth::I32);
     // Symbols without an upper bound.
     assert_eq!(
         width(&["n", "m"], "[n, m]", &["permute [1, 0]"]),
