@@ -540,7 +540,7 @@ proptest! {
 
     /// Eight stacks per batch, each in one of the eight element types, at eight bindings.
     #[test]
-    fn opencl_kernels_equal_the_kernels(
+    fn gpu_kernels_equal_the_kernels(
         cases in prop::collection::vec(
             (0u8..5, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..6), 0usize..8),
             8,
@@ -571,7 +571,7 @@ proptest! {
     /// arithmetic is not proven to fit in 64 bits (they have no wider integers); both
     /// must refuse alike, and its checks are still compared with `bind`.
     #[test]
-    fn opencl_kernels_at_the_ends_of_the_ranges(
+    fn gpu_kernels_at_the_ends_of_the_ranges(
         cases in prop::collection::vec(
             (0u8..15, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4), 0usize..8),
             8,
