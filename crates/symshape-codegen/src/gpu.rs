@@ -7,12 +7,15 @@
 //! 1. The description is a transformation of the plan's loops and access, never a
 //!    plan of its own: the loop indices keep their names `i0, i1, ...` and the offset
 //!    is the plan's, evaluated only where every bound and predicate holds.
-//! 2. Tiles: when every loop is whole, the innermost loop reads with a step other than
-//!    0 or ±1, another loop `a` reads with step ±1, and no predicate mentions either
-//!    loop, loop `a` and the innermost loop `b` are walked in 32x32 tiles: a group of
+//! 2. Tiles: when the innermost loop reads with a step other than 0 or ±1, another loop
+//!    `a` reads with step ±1, and no predicate mentions either loop, loop `a` and the
+//!    innermost loop `b` are walked in 32x32 tiles over their whole axes: a group of
 //!    32x8 work-items reads a tile along `a` (coalesced source) into local memory and
-//!    writes it along `b` (coalesced output). The other loops are flattened into one
-//!    counter over the third grid dimension.
+//!    writes it along `b` (coalesced output), testing the bounds of both loops per
+//!    element. The other loops are flattened into one counter over the third grid
+//!    dimension, their bounds and predicates decided once per counter value. The output
+//!    offset is written over symbols that run each loop's whole axis, since masked
+//!    elements are written too.
 //! 3. Otherwise one work-item writes `w` consecutive output elements, in a grid-stride
 //!    loop; `w` is 4 or 2 where the innermost loop is whole without predicates, its
 //!    extent a proven multiple of `w`, and the offset of `w*q + t` proven to be the
@@ -235,6 +238,9 @@ struct Desc {
     indices: Vec<(usize, Expr)>,
     /// The output offset: of the first element (gather) or of one element (tiled).
     dst: Expr,
+    /// Symbols over each loop's whole axis, named as the loop's index: a tiled kernel
+    /// writes masked elements too, so its output offset is in these.
+    whole: Vec<Expr>,
 }
 
 impl Desc {
@@ -268,6 +274,7 @@ impl Desc {
             count,
             indices,
             dst: cx.simplify(first).check()?,
+            whole: Vec::new(),
         })
     }
 
@@ -296,7 +303,16 @@ impl Desc {
             stride *= loops[k].extent;
         }
         indices.reverse();
-        let dst: Expr = loops.iter().map(|l| l.index * l.dst_stride).sum();
+        let whole = loops
+            .iter()
+            .enumerate()
+            .map(|(k, l)| counter(&format!("__w{k}"), l.extent))
+            .collect::<Result<Vec<_>>>()?;
+        let dst: Expr = loops
+            .iter()
+            .zip(&whole)
+            .map(|(l, &w)| w * l.dst_stride)
+            .sum();
         let tiles = |e: Expr| cx.simplify(e.ceil_div(i64::from(TILE)).min(MAX_GROUPS).max(1));
         let grid = [
             tiles(loops[b].extent),
@@ -315,6 +331,7 @@ impl Desc {
             count,
             indices,
             dst: cx.simplify(dst).check()?,
+            whole,
         })
     }
 
@@ -379,6 +396,9 @@ impl Desc {
             self.counter,
             Name::Local(counter_name(&self.form).to_string()),
         );
+        for (k, &w) in self.whole.iter().enumerate() {
+            em.names.insert(w, Name::Local(format!("i{k}")));
+        }
         let mut body = String::new();
         match &self.form {
             Form::Gather { vector, lanes } => {
@@ -576,6 +596,18 @@ impl Desc {
             "{}const {it} a0 = ta * {TILE}, b0 = tb * {TILE};",
             ind(d)
         );
+        // The masks of the tile loops, tested per element before the offset is read.
+        let mut bounds = Vec::new();
+        for k in [a, b] {
+            let l = &loops[k];
+            if l.lo != Expr::from(0) {
+                bounds.push(format!("i{k} >= {}", paren(&em.value(l.lo)?)));
+            }
+            if l.hi != l.extent {
+                bounds.push(format!("i{k} < {}", paren(&em.value(l.hi)?)));
+            }
+        }
+        let inside = (!bounds.is_empty()).then(|| bounds.join(" && "));
         let offset = bare(&em.value(plan.accesses()[0].offset)?);
         let dst = bare(&em.value(self.dst)?);
         // Read: x along `a` (the source's unit step).
@@ -594,7 +626,14 @@ impl Desc {
             "{}const {it} i{a} = a0 + lx, i{b} = b0 + r;",
             ind(d + 2)
         );
-        let _ = writeln!(out, "{}tile[r][lx] = src[{offset}];", ind(d + 2));
+        match &inside {
+            None => {
+                let _ = writeln!(out, "{}tile[r][lx] = src[{offset}];", ind(d + 2));
+            }
+            Some(t) => {
+                let _ = writeln!(out, "{}if ({t}) tile[r][lx] = src[{offset}];", ind(d + 2));
+            }
+        }
         let _ = writeln!(out, "{}}}", ind(d + 1));
         let _ = writeln!(out, "{}}}", ind(d));
         let _ = writeln!(out, "{}{}", ind(d), dialect.barrier());
@@ -610,9 +649,11 @@ impl Desc {
             "{}const {it} i{a} = a0 + r, i{b} = b0 + lx;",
             ind(d + 2)
         );
-        let value = match ok {
-            Some(ok) => format!("{ok} ? tile[lx][r] : pad"),
-            None => "tile[lx][r]".to_string(),
+        let value = match (ok, &inside) {
+            (None, None) => "tile[lx][r]".to_string(),
+            (Some(ok), None) => format!("{ok} ? tile[lx][r] : pad"),
+            (None, Some(t)) => format!("({t}) ? tile[lx][r] : pad"),
+            (Some(ok), Some(t)) => format!("({ok} && {t}) ? tile[lx][r] : pad"),
         };
         let _ = writeln!(out, "{}dst[{dst}] = {value};", ind(d + 2));
         let _ = writeln!(out, "{}}}", ind(d + 1));
@@ -662,7 +703,7 @@ fn step(cx: &Scope, offset: Expr, s: Expr) -> Expr {
 fn tile_axes(cx: &Scope, plan: &Plan) -> Option<(usize, usize, Vec<usize>)> {
     let loops = plan.loops();
     let n = loops.len();
-    if n < 2 || !loops.iter().all(|l| l.is_full()) {
+    if n < 2 {
         return None;
     }
     let off = plan.accesses()[0].offset;

@@ -67,6 +67,8 @@ fn transposes_and_permutes_are_tiled() {
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [2, 1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [8, 8, 256] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [0, 2, 1]"], "f64"), @"i32 x1 f64, loops 1 and 2 in 32x32 tiles through local memory. | grid [8, 8, 256] block [32, 8, 1] shared 8448");
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [1, 2, 0]"], "u8"), @"i32 x1 u8, loops 0 and 1 in 32x32 tiles through local memory. | grid [8, 2048, 1] block [32, 8, 1] shared 1056");
+    // A padded transpose tests the pad's bounds per element inside the tiles.
+    assert_snapshot!(check(&["n 1..=4096", "m 1..=4096"], "[n, m]", &["permute [1, 0]", "pad [1, 1, 1, 1]"], "f32"), @"i32 x1 f32, loops 0 and 1 in 32x32 tiles through local memory. | grid [(n + 1) // 32 + 1, (m + 1) // 32 + 1, 1] block [32, 8, 1] shared 4224");
     // A flipped contiguous axis reads tiles backwards, still coalesced.
     assert_snapshot!(check(&["n 1..=4096"], "[n, 64]", &["flip [1]", "permute [1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 1 in 32x32 tiles through local memory. | grid [(n + 31) // 32, 2, 1] block [32, 8, 1] shared 4224");
     // A permute that keeps the contiguous axis innermost is a 4-wide copy of rows.
