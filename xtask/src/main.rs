@@ -1,15 +1,18 @@
 //! Project automation: `cargo xtask ci` runs every check CI runs, `cargo xtask bench` prints the
-//! kernel performance table, `cargo xtask compare` times the same copies in NumPy and PyTorch.
+//! kernel performance table, `cargo xtask compare` times the same copies in NumPy and PyTorch,
+//! `cargo xtask gpu-bench` builds and runs the CUDA benchmark.
 //!
 //! Written in Rust so that a fresh clone with only the Rust toolchain can run it; it shells out to
 //! `cargo` and nothing else, but for the Python package's tests, which run `python3` in a
-//! virtual environment under `target/` (see [`python`]), and `compare`, which installs NumPy
-//! and PyTorch into another.
+//! virtual environment under `target/` (see [`python`]), `compare`, which installs NumPy
+//! and PyTorch into another, and `ci`'s `apt-get` of the OpenCL platform where it is missing
+//! (see [`opencl`]).
 
 #![forbid(unsafe_code)]
 
 mod compare;
 mod layering;
+mod opencl;
 mod python;
 
 use std::env;
@@ -21,7 +24,10 @@ const HELP: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  ci      module layering (no cycles), format check, clippy (-D warnings), the whole
+  ci      module layering (no cycles), the OpenCL platform the codegen tests run
+          on (POCL: apt-get installs pocl-opencl-icd and ocl-icd-opencl-dev
+          where missing, as root or under CI=true; without it the OpenCL
+          tests are skipped, but fail under CI=true), format check, clippy (-D warnings), the whole
           test suite, the kernels crate again with its ndarray and dlpack features
           (symshape-kernels needs Rust 1.89), symshape and view with their serde
           feature, the docs (-D warnings), a compile of every benchmark,
@@ -33,6 +39,14 @@ tasks:
   python  the Python step of ci alone
   bench   run the kernel benchmarks and print the ratio table
           (extra arguments are passed to the benchmark binary)
+  gpu-bench [--cpu-check] [--runs N] [--only NAME,...] [--arch sm_XY]
+          build the release symshape-gpu-bench binary (no CUDA needed to build:
+          cudarc loads the driver and NVRTC at run time) and run it: on a machine
+          with a CUDA driver, every workload's CUDA kernel compiled with NVRTC,
+          checked against the CPU kernels and timed against a device-to-device
+          copy; without one (or with --cpu-check), both dialects rendered, index
+          widths checked and the OpenCL kernels run on POCL. To run on another
+          machine, copy target/release/symshape-gpu-bench there. Not part of ci
   compare [--threads N] [--runs R] [--only NAME,...] [--python PATH]
           build the release symshape-compare binary and time each workload copied
           by it, by NumPy (np.copyto) and by PyTorch (out.copy_) with N threads
@@ -55,6 +69,7 @@ fn main() -> ExitCode {
     let res = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
+        Some("gpu-bench") => gpu_bench(&args[1..]),
         Some("compare") => compare::compare(&args[1..]),
         Some("python") => python::check(&project_root()),
         Some("fuzz") => fuzz(&args[1..]),
@@ -222,6 +237,7 @@ fn ci() -> Result<(), String> {
     let root = project_root();
     let started = Instant::now();
     layering::check(&root)?;
+    opencl::ensure()?;
     for step in CI_STEPS {
         if step
             .env
@@ -366,6 +382,35 @@ fn bench(extra: &[String]) -> Result<(), String> {
         args.extend(extra.iter().map(String::as_str));
     }
     run_cargo(&root, &args, &[])
+}
+
+/// Builds `symshape-gpu-bench` in release and runs it with `extra`.
+fn gpu_bench(extra: &[String]) -> Result<(), String> {
+    let root = project_root();
+    run_cargo(
+        &root,
+        &[
+            "build",
+            "--release",
+            "--package",
+            "benches",
+            "--bin",
+            "symshape-gpu-bench",
+        ],
+        &[],
+    )?;
+    let exe = root.join("target/release/symshape-gpu-bench");
+    eprintln!("xtask gpu-bench: {}", exe.display());
+    let status = Command::new(&exe)
+        .args(extra)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("symshape-gpu-bench failed with {status}"))
+    }
 }
 
 fn fuzz(args: &[String]) -> Result<(), String> {

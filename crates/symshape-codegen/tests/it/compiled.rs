@@ -135,10 +135,10 @@ pub fn build_on(cx: &Scope, mut s: ViewStack, ops: &[(u8, u8, u8)]) -> ViewStack
 }
 
 /// A small deterministic generator for bindings and buffers.
-struct Lcg(u64);
+pub struct Lcg(pub u64);
 
 impl Lcg {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -146,14 +146,14 @@ impl Lcg {
         self.0 >> 33
     }
 
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
         let span = u64::try_from(hi - lo + 1).expect("a non-empty range");
         lo + i64::try_from(self.next() % span).expect("small")
     }
 }
 
 /// What `ViewStack::bind` did with one binding.
-enum Outcome {
+pub enum Outcome {
     /// It bound the stack: the guard function must return 0.
     Bound,
     /// This guard failed: the guard function must return its number.
@@ -165,9 +165,9 @@ enum Outcome {
 
 /// What the Rust side expects for one binding: bind's outcome and, where it bound the
 /// stack and the kernel runs, the materialized values.
-struct Expected {
-    outcome: Outcome,
-    values: Vec<i64>,
+pub struct Expected {
+    pub outcome: Outcome,
+    pub values: Vec<i64>,
 }
 
 /// Checks the emitted C of `stack` against the kernels for `bindings` random bindings.
@@ -259,7 +259,7 @@ pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
 }
 
 /// The outcome of a binding `bind` refused with `e`.
-fn refusal(e: symshape_view::Error) -> Outcome {
+pub fn refusal(e: symshape_view::Error) -> Outcome {
     match e {
         symshape_view::Error::Guard { guard, .. } => Outcome::Guard(guard),
         e => Outcome::Refused(e.to_string()),
@@ -297,7 +297,7 @@ const EXTREME_SYMS: &[&str] = &[
     "p 0..=3",
 ];
 
-fn extreme_scope() -> Scope {
+pub fn extreme_scope() -> Scope {
     let mut cx = Scope::new();
     for d in EXTREME_SYMS {
         cx.declare_str(d).expect("a valid declaration");
@@ -367,7 +367,7 @@ fn extreme_view(cx: &Scope, base: u8) -> View {
 
 /// Values of `s` worth binding: both ends of its range (`i64::MIN`/`MAX` for infinite
 /// ones), their neighbours, small values, `2^31`, `2^32` and `2^62`, those in range.
-fn extreme_values(s: Expr) -> Vec<i64> {
+pub fn extreme_values(s: Expr) -> Vec<i64> {
     let spec = s.symbol_spec().expect("a symbol");
     let lo = spec.lower().and_then(Expr::as_i64).unwrap_or(i64::MIN);
     let hi = spec.upper().and_then(Expr::as_i64).unwrap_or(i64::MAX);
@@ -392,7 +392,7 @@ fn extreme_values(s: Expr) -> Vec<i64> {
 
 /// The largest source or output the extreme cases materialize; larger bound views are
 /// only checked for their guard result.
-const EXTREME_ELEMS: i64 = 1 << 12;
+pub const EXTREME_ELEMS: i64 = 1 << 12;
 
 /// Checks a batch of stacks, compiled by one `cc` call: at each of `bindings` random
 /// extreme bindings per stack, the guard result is that of `ViewStack::bind`, and where
@@ -520,7 +520,7 @@ fn expect_at(
 }
 
 /// Compares one C result with the Rust side's expectation.
-fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values: &[i64]) {
+pub fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values: &[i64]) {
     match &exp.outcome {
         Outcome::Bound => {
             assert_eq!(
@@ -557,7 +557,7 @@ fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, values
 }
 
 /// The stack of an extreme case: an extreme bottom view, then ops as in [`build`].
-fn build_extreme(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
+pub fn build_extreme(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
     let mut s = extreme_base(cx, base);
     for &(kind, a, b) in ops {
         let o = op(cx, s.shape(), kind, a, b);
@@ -597,7 +597,7 @@ proptest! {
 }
 
 /// The stack of `views` (shape, strides, offset as text over the extreme symbols).
-fn extreme_stack(cx: &Scope, shape: &str, strides: Option<&str>, offset: &str) -> ViewStack {
+pub fn extreme_stack(cx: &Scope, shape: &str, strides: Option<&str>, offset: &str) -> ViewStack {
     let list = |t: &str| -> Vec<Expr> {
         t.split(',')
             .map(|x| cx.parse_expr(x.trim()).expect("an expression"))

@@ -1,9 +1,13 @@
 //! Integration tests of symshape-codegen: emitted C compiled and run against the kernels,
-//! and snapshots of plans and sources.
+//! OpenCL kernels run on an OpenCL platform (POCL in CI), and snapshots of plans and sources.
 
 mod compiled;
 mod copies;
+mod cuda_emu;
 mod elementwise;
 mod gpu;
+mod gpu_kernels;
 mod harness;
+mod opencl;
+mod opencl_host;
 mod snapshots;
