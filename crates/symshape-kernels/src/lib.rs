@@ -141,6 +141,8 @@ pub use alloc::{
 pub use element::Element;
 pub use error::{Error, Result};
 pub use gather::{boolean_mask, compress, gather, take};
+/// The half-precision element types, re-exported so that callers name the same `half` crate.
+pub use half::{bf16, f16};
 pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
 pub use plan::{plan_copy_into, plan_materialize, Kernel, LoopPlan, Nest, PlanBox};
