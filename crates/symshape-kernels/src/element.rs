@@ -1,5 +1,6 @@
 //! The sealed trait of plain element types the kernels run on.
 
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use std::fmt::Debug;
 
@@ -50,11 +51,14 @@ pub trait Element: Copy + Send + Sync + PartialEq + Debug + 'static + sealed::Se
     /// the identity otherwise).
     #[must_use]
     fn from_acc(acc: Self::Acc) -> Self;
+    /// [`to_acc`](Element::to_acc) of each of `src` into `dst`, as far as the shorter of the
+    /// two goes (one vectorized conversion for `f16` where the CPU has F16C).
+    fn to_acc_slice(src: &[Self], dst: &mut [Self::Acc]);
 }
 
 /// `impl Element for $t` from its identities and its four operations, each a function of
-/// `(Self, Self) -> Self`.
-/// Without an `acc` clause the type accumulates in itself.
+/// `(Self, Self) -> Self`. Without an `acc` clause the type accumulates in itself; without a
+/// `slice` clause its slices widen element by element.
 macro_rules! element {
     ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
      add $add:expr, mul $mul:expr, min $min:expr, max $max:expr) => {
@@ -65,6 +69,17 @@ macro_rules! element {
     ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
      add $add:expr, mul $mul:expr, min $min:expr, max $max:expr,
      acc $acc:ty, to $to:expr, from $from:expr) => {
+        element!($t, zero $zero, one $one, lowest $lo, highest $hi,
+            add $add, mul $mul, min $min, max $max,
+            acc $acc, to $to, from $from, slice |src: &[$t], dst: &mut [$acc]| {
+                for (d, &x) in dst.iter_mut().zip(src) {
+                    *d = $to(x);
+                }
+            });
+    };
+    ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
+     add $add:expr, mul $mul:expr, min $min:expr, max $max:expr,
+     acc $acc:ty, to $to:expr, from $from:expr, slice $slice:expr) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const ZERO: Self = $zero;
@@ -81,6 +96,10 @@ macro_rules! element {
             #[inline(always)]
             fn from_acc(acc: $acc) -> Self {
                 $from(acc)
+            }
+            #[inline]
+            fn to_acc_slice(src: &[Self], dst: &mut [$acc]) {
+                $slice(src, dst)
             }
         }
     };
@@ -113,8 +132,13 @@ element!(bool, zero false, one true, lowest false, highest true,
 // Single operations through `f32` and one rounding (the `half` crate's operators), which is
 // the correctly rounded result: `f32` carries more than twice the significand bits plus two.
 element!(f16, zero f16::ZERO, one f16::ONE, lowest f16::NEG_INFINITY, highest f16::INFINITY,
-    add |a: f16, b| a + b, mul |a: f16, b| a * b, min f16::min, max f16::max,
-    acc f32, to f16::to_f32, from f16::from_f32);
+add |a: f16, b| a + b, mul |a: f16, b| a * b, min f16::min, max f16::max,
+acc f32, to f16::to_f32, from f16::from_f32, slice |src: &[f16], dst: &mut [f32]| {
+    let n = src.len().min(dst.len());
+    if let (Some(src), Some(dst)) = (src.get(..n), dst.get_mut(..n)) {
+        src.convert_to_f32_slice(dst);
+    }
+});
 element!(bf16, zero bf16::ZERO, one bf16::ONE, lowest bf16::NEG_INFINITY,
     highest bf16::INFINITY, add |a: bf16, b| a + b, mul |a: bf16, b| a * b, min bf16::min,
     max bf16::max, acc f32, to bf16::to_f32, from bf16::from_f32);

@@ -48,6 +48,9 @@ trait Fold<T>: Sync {
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// The result of an accumulator.
     fn finish(&self, a: Self::Acc) -> T;
+    /// Each of `src` as an accumulator into `dst` (as far as the shorter goes), for folds
+    /// whose `step` is `combine` with the element widened.
+    fn widen(&self, src: &[T], dst: &mut [Self::Acc]);
 }
 
 macro_rules! builtin {
@@ -71,6 +74,10 @@ macro_rules! builtin {
             #[inline(always)]
             fn finish(&self, a: T::Acc) -> T {
                 T::from_acc(a)
+            }
+            #[inline(always)]
+            fn widen(&self, src: &[T], dst: &mut [T::Acc]) {
+                T::to_acc_slice(src, dst)
             }
         }
     };
@@ -103,9 +110,17 @@ impl<T: Element, F: Fn(T, T) -> T + Sync> Fold<T> for UserFold<T, F> {
     fn finish(&self, a: T) -> T {
         a
     }
+    fn widen(&self, src: &[T], dst: &mut [T]) {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = x;
+        }
+    }
 }
 
 const LANES: usize = 16;
+
+/// Elements widened at once before they are folded into the lanes (a multiple of `LANES`).
+const WIDE_BLOCK: usize = 16 * LANES;
 
 /// Elements of the innermost reduced axis per block when few outputs are split across threads.
 const INNER_BLOCK: usize = 1 << 15;
@@ -121,9 +136,24 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: F::Acc, s: &[T]) -> F::Acc 
     }
     let mut lanes = [fold.identity(); LANES];
     let mut chunks = s.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = fold.step(*l, x);
+    if std::mem::size_of::<T>() != std::mem::size_of::<F::Acc>() {
+        // Elements that widen (`f16`, `bf16`): blocks converted at once into `wide`, then the
+        // same lanes fed the same values in the same order.
+        let mut wide = [fold.identity(); WIDE_BLOCK];
+        let (whole, _) = s.split_at(s.len() / LANES * LANES);
+        for block in whole.chunks(WIDE_BLOCK) {
+            fold.widen(block, &mut wide);
+            for c in wide.get(..block.len()).unwrap_or(&[]).chunks_exact(LANES) {
+                for (l, &x) in lanes.iter_mut().zip(c) {
+                    *l = fold.combine(*l, x);
+                }
+            }
+        }
+    } else {
+        for c in &mut chunks {
+            for (l, &x) in lanes.iter_mut().zip(c) {
+                *l = fold.step(*l, x);
+            }
         }
     }
     for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
