@@ -171,6 +171,11 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: F::Acc, s: &[T]) -> F::Acc 
 
 /// Reduces `src` over `axes` with a builtin operation.
 ///
+/// The fold runs in [`Element::Acc`]: `f16` and `bf16` elements are widened to `f32`
+/// exactly, folded in `f32` and each result rounded once to the element type (to nearest,
+/// ties to even), as PyTorch does on the CPU; `Min` and `Max` are exact. NaN behaves as for
+/// `f32`: sums and products propagate it, `Min` and `Max` ignore it.
+///
 /// Masked elements read the input's pad (zero unless set with
 /// [`Input::pad`](crate::Input::pad)), not the fold's identity: the max of a view padded
 /// with zeros is at least zero; pad with `f32::NEG_INFINITY` to ignore the padding.
@@ -203,6 +208,9 @@ pub fn reduce<T: Element>(
 }
 
 /// Reduces `src` over `axes` with a user fold `f` starting from `identity`.
+///
+/// `f` runs in the element type itself: over `f16` or `bf16` it rounds at every step (fold
+/// `map`ped `f32` values to accumulate wider).
 ///
 /// Masked elements read the input's pad, as in [`reduce`].
 ///
