@@ -136,7 +136,7 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: F::Acc, s: &[T]) -> F::Acc 
     }
     let mut lanes = [fold.identity(); LANES];
     let mut chunks = s.chunks_exact(LANES);
-    if std::mem::size_of::<T>() != std::mem::size_of::<F::Acc>() {
+    if widens::<T, F>() {
         // Elements that widen (`f16`, `bf16`): blocks converted at once into `wide`, then the
         // same lanes fed the same values in the same order.
         let mut wide = [fold.identity(); WIDE_BLOCK];
@@ -403,11 +403,15 @@ fn columns<T: Element, F: Fold<T>>(
                         };
                         [p(0), p(1), p(2), p(3)]
                     };
-                    for (j, o) in chunk.iter_mut().enumerate() {
-                        let mut a = fold.step(*o, rows[0][j]);
-                        a = fold.step(a, rows[1][j]);
-                        a = fold.step(a, rows[2][j]);
-                        *o = fold.step(a, rows[3][j]);
+                    if widens::<T, F>() {
+                        fold_wide_rows(fold, chunk, rows);
+                    } else {
+                        for (j, o) in chunk.iter_mut().enumerate() {
+                            let mut a = fold.step(*o, rows[0][j]);
+                            a = fold.step(a, rows[1][j]);
+                            a = fold.step(a, rows[2][j]);
+                            *o = fold.step(a, rows[3][j]);
+                        }
                     }
                     i0 += 4;
                 }
@@ -422,8 +426,12 @@ fn columns<T: Element, F: Fold<T>>(
                             sp.get().offset(start) as *const T,
                             chunk.len(),
                         );
-                        for (o, &x) in chunk.iter_mut().zip(s) {
-                            *o = fold.step(*o, x);
+                        if widens::<T, F>() {
+                            fold_wide_rows(fold, chunk, [s]);
+                        } else {
+                            for (o, &x) in chunk.iter_mut().zip(s) {
+                                *o = fold.step(*o, x);
+                            }
                         }
                     } else {
                         let s = std::slice::from_raw_parts(
@@ -452,6 +460,46 @@ fn columns<T: Element, F: Fold<T>>(
         chunks.into_iter().for_each(body);
     }
     Ok(())
+}
+
+/// Whether the fold's accumulator is wider than the element (`f16`, `bf16` in `f32`).
+#[inline(always)]
+fn widens<T: Element, F: Fold<T>>() -> bool {
+    std::mem::size_of::<T>() != std::mem::size_of::<F::Acc>()
+}
+
+/// Folds `R` rows of elements (each at least as long as `out`) into `out`, each output taking
+/// them in order, for a fold that widens: blocks of each row are widened at once (one
+/// vectorized conversion for `f16`), then combined, with the rounding of `step`.
+#[inline(always)]
+fn fold_wide_rows<T: Element, F: Fold<T>, const R: usize>(
+    fold: &F,
+    out: &mut [F::Acc],
+    rows: [&[T]; R],
+) {
+    let mut wide = [[fold.identity(); WIDE_BLOCK]; R];
+    for (b, out) in out.chunks_mut(WIDE_BLOCK).enumerate() {
+        let lo = b * WIDE_BLOCK;
+        for (w, row) in wide.iter_mut().zip(rows) {
+            fold.widen(row.get(lo..).unwrap_or(&[]), w);
+        }
+        match &wide[..] {
+            // Four rows in one pass: one load and store of each output per four rows.
+            [w0, w1, w2, w3] => {
+                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(w0).zip(w1).zip(w2).zip(w3) {
+                    *o = fold.combine(fold.combine(fold.combine(fold.combine(*o, a), b), c), d);
+                }
+            }
+            // Row after row over the block: each output still takes the rows in order.
+            _ => {
+                for w in &wide {
+                    for (o, &x) in out.iter_mut().zip(w) {
+                        *o = fold.combine(*o, x);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// One fold per output over all reduced indices.
