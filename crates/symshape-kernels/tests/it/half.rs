@@ -4,8 +4,9 @@
 //! bit: the reference moves the elements' exact `f32` values and rounds them back, which is
 //! the identity. Builtin reductions accumulate in `f32` and round once at the end; the
 //! buffers hold multiples of 1/16 of magnitude at most 64 (sums) or signed powers of two from
-//! 2^-3 to 2^3 (products), so every partial sum or product of the at most 64 elements a view
-//! reads is an `f32` exactly, whatever the order of the fold. The reference's exact result
+//! 2^-3 to 2^3 (products), so every partial sum or product of the at most 64 elements a
+//! stack of the small strategy reads (600 for sums in the large one: below 2^16 in steps of
+//! 1/16, 20 bits) is an `f32` exactly, whatever the order of the fold. The reference's exact result
 //! rounded once to the element type is then the only right answer, and an accumulation in
 //! the element type itself (which rounds partial sums above 2^7 to 1/16, products above
 //! 65504 to infinity) would differ from it.
@@ -235,6 +236,29 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// One structured view (reshape, permute, flip, stepped slice, mask) of 64 to 600
+    /// elements: reductions over hundreds of elements, where partial sums need more bits than
+    /// `f16` (11) or `bf16` (8) hold; an accumulation in the element type fails here. Products
+    /// of hundreds of powers of two would overflow `f32` itself, so only sums, min and max.
+    #[test]
+    fn large_f16_and_bf16_reductions_round_the_f32_reference_once(
+        (l, seed) in (64usize..=600).prop_flat_map(|n| (
+            structured_layout(n),
+            prop::collection::vec(-1024i16..=1024, n),
+        )),
+        axes_bits in 1u8..8,
+        op in prop::sample::select(vec![0usize, 2, 3]),
+        pad in -8i16..8,
+    ) {
+        let s = ConcreteStack::from(l);
+        check_reduce::<f16>(&s, &seed, axes_bits, op, pad)?;
+        check_reduce::<bf16>(&s, &seed, axes_bits, op, pad)?;
+    }
+}
+
 #[test]
 fn sums_accumulate_in_f32_and_round_once() {
     // 2048 + 1 + 1 + 1 + 1: in f16 each + 1 rounds back to 2048 (ties to even), in f32 the
@@ -287,31 +311,42 @@ fn nans_behave_as_in_f32() {
 
 #[test]
 fn large_reductions_round_once_on_every_path() {
-    // Integers -8..=8 over 2^20 elements: every partial sum is an integer below 2^24, exact in
-    // f32 in any order, so the lanes, the column passes and the parallel blocks all give the
-    // exact sum rounded once.
-    let (r_, c) = (1024usize, 1024usize);
-    let buf: Vec<f16> = (0..r_ * c)
-        .map(|i| f16::from_f32(((i * 7919 + i / 1000) % 17) as f32 - 8.0))
-        .collect();
-    let wide: Vec<f64> = buf.iter().map(|x| f64::from(x.to_f32())).collect();
-    let full = ConcreteView::contiguous(&[r_ as i64, c as i64]).unwrap();
-    let cfg = ReduceConfig::default();
-    let sum = |axes: &[usize]| {
-        reduce(Input::new(&buf, &full), axes, ReduceOp::Sum, cfg)
-            .unwrap()
-            .values
-    };
-    let total: f64 = wide.iter().sum();
-    assert_eq!(sum(&[0, 1]), [f16::from_f64(total)]);
-    let rows: Vec<f16> = (0..r_)
-        .map(|i| f16::from_f64(wide[i * c..(i + 1) * c].iter().sum()))
-        .collect();
-    assert_eq!(sum(&[1]), rows);
-    let cols: Vec<f16> = (0..c)
-        .map(|j| f16::from_f64((0..r_).map(|i| wide[i * c + j]).sum()))
-        .collect();
-    assert_eq!(sum(&[0]), cols);
+    // Integers 0..=8 over about 2^20 elements: every partial sum is an integer below 2^24,
+    // exact in f32 in any order, so the lanes, the widened blocks, the column passes (four
+    // rows and single rows, blocks of 256 columns and their ends) and the parallel blocks all
+    // give the exact sum rounded once. Row and column sums reach thousands, beyond the
+    // integers f16 (2048) and bf16 (256) hold: an accumulation in the element type differs.
+    fn check<T: Half>(rows: usize, cols: usize) {
+        let buf: Vec<T> = (0..rows * cols)
+            .map(|i| T::of(((i * 7919 + i / 1000) % 9) as f32))
+            .collect();
+        let wide: Vec<f64> = buf.iter().map(|x| f64::from(x.f32())).collect();
+        let round = |x: f64| T::of(x as f32);
+        let full = ConcreteView::contiguous(&[rows as i64, cols as i64]).unwrap();
+        let sum = |axes: &[usize]| {
+            let r = reduce(
+                Input::new(&buf, &full),
+                axes,
+                ReduceOp::Sum,
+                ReduceConfig::default(),
+            );
+            bits(&r.unwrap().values)
+        };
+        let total: f64 = wide.iter().sum();
+        assert_eq!(sum(&[0, 1]), bits(&[round(total)]), "{rows} x {cols}");
+        let by_row: Vec<T> = (0..rows)
+            .map(|i| round(wide[i * cols..(i + 1) * cols].iter().sum()))
+            .collect();
+        assert_eq!(sum(&[1]), bits(&by_row), "{rows} x {cols}");
+        let by_col: Vec<T> = (0..cols)
+            .map(|j| round((0..rows).map(|i| wide[i * cols + j]).sum()))
+            .collect();
+        assert_eq!(sum(&[0]), bits(&by_col), "{rows} x {cols}");
+    }
+    for (rows, cols) in [(1024, 1024), (1027, 1000), (7, 4099)] {
+        check::<f16>(rows, cols);
+        check::<bf16>(rows, cols);
+    }
 }
 
 #[test]
