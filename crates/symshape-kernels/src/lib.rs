@@ -93,10 +93,10 @@
 //! the kernels run on, `half` for the `f16` and `bf16` element types (the types frameworks
 //! such as candle and burn use, so their buffers are kernel operands without a copy; only its
 //! `std` feature, for the run-time detection of the F16C conversions), and on Linux `libc`
-//! for `madvise` (huge-page advice; std has no binding for it). The optional `ndarray` feature (off by default) adds `ndarray` so that
-//! frameworks built on it can run the kernels on their arrays, without a copy for views that
-//! fill their memory range (any permutation or flip of a block, broadcasts); nothing else in
-//! the crate depends on it. The optional `dlpack` feature (off by default) adds `dlpark`
+//! for `madvise` (huge-page advice; std has no binding for it). The optional `ndarray`
+//! feature (off by default) adds `ndarray` so that frameworks built on it can run the kernels
+//! on their arrays, without a copy for views that fill their memory range (any permutation or
+//! flip of a block, broadcasts); nothing else in the crate depends on it. The optional `dlpack` feature (off by default) adds `dlpark`
 //! (without its default features; it brings `bitflags` and `snafu`): it keeps the DLPack ABI
 //! structs, data type and device constants, and the ownership of managed tensors (allocation,
 //! deleter, versioned and legacy ABIs) in a maintained crate instead of hand-written FFI here.
