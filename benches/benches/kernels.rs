@@ -11,8 +11,8 @@ use criterion::{black_box, Criterion};
 use std::time::Duration;
 use symshape::Scope;
 use symshape_kernels::{
-    advise_huge_pages, copy, plan_materialize, reduce, simd_kernels, simd_path, zip_into,
-    ConcreteStack, ConcreteView, Element, Input, Output, ReduceConfig, ReduceOp,
+    advise_huge_pages, bf16, copy, f16, plan_materialize, reduce, simd_kernels, simd_path,
+    zip_into, ConcreteStack, ConcreteView, Element, Input, Output, ReduceConfig, ReduceOp,
 };
 use symshape_view::{Op, View, ViewOps, ViewStack};
 
@@ -158,12 +158,29 @@ fn workloads() -> Vec<Workload> {
         N * N,
         one(c2.clone()),
     ));
+    // f16 and bf16 move as 2-byte elements: the kernels of u16, against a memcpy of the
+    // same (half as many) bytes.
+    res.push(materialize_workload::<f16>(
+        "contiguous",
+        format!("{N}x{N}/f16"),
+        0.8,
+        N * N,
+        one(c2.clone()),
+    ));
     // Transposes and 3-D permutations for every element size: 1.5 for 4- and 8-byte
     // elements, 2.0 for 1- and 2-byte ones.
     permutes::<f32>(&mut res, "", 1.5);
     permutes::<f64>(&mut res, "/f64", 1.5);
     permutes::<u16>(&mut res, "/u16", 2.0);
+    permutes::<f16>(&mut res, "/f16", 2.0);
     permutes::<u8>(&mut res, "/u8", 2.0);
+    res.push(materialize_workload::<bf16>(
+        "transpose",
+        format!("{N}x{N}/bf16"),
+        2.0,
+        N * N,
+        one(contiguous(&[n, n]).permute(&[1, 0]).expect("perm")),
+    ));
     // Both buffers on cache lines, where the tiles of the wider elements must not start.
     for (suffix, target) in [("", 1.5), ("/f64", 1.5), ("/u16", 2.0), ("/u8", 2.0)] {
         let placed = |name: String, shape: &[i64], perm: &[usize]| {
@@ -308,28 +325,25 @@ fn workloads() -> Vec<Workload> {
         }),
     });
     for (axis, label) in [(1usize, "last"), (0, "first")] {
-        let l = c2.clone();
-        res.push(Workload {
-            group: "sum",
-            name: format!("{N}x{N}/{label}"),
-            target: 0.8,
-            bytes: N * N * 4,
-            setup: Box::new(move || {
-                let buf = ramp(N * N);
-                let run: Run = Box::new(move || {
-                    black_box(
-                        reduce(
-                            Input::new(&buf, &l),
-                            &[axis],
-                            ReduceOp::Sum,
-                            ReduceConfig::default(),
-                        )
-                        .expect("reduce"),
-                    );
-                });
-                (run, String::new())
-            }),
-        });
+        res.push(sum_workload::<f32>(
+            &c2,
+            axis,
+            format!("{N}x{N}/{label}"),
+            0.8,
+        ));
+        // Accumulated in f32: the same arithmetic on half the bytes read.
+        res.push(sum_workload::<f16>(
+            &c2,
+            axis,
+            format!("{N}x{N}/{label}/f16"),
+            1.5,
+        ));
+        res.push(sum_workload::<bf16>(
+            &c2,
+            axis,
+            format!("{N}x{N}/{label}/bf16"),
+            1.5,
+        ));
     }
     res
 }
@@ -414,6 +428,39 @@ fn cliffs(res: &mut Vec<Workload>) {
         len as usize,
         mask,
     ));
+}
+
+/// The sum of the contiguous `l` over `axis`, elements of type `T`; the baseline copies the
+/// input's bytes.
+fn sum_workload<T: Element + From<u8>>(
+    l: &ConcreteView,
+    axis: usize,
+    name: String,
+    target: f64,
+) -> Workload {
+    let l = l.clone();
+    let n = l.numel() as usize;
+    Workload {
+        group: "sum",
+        name,
+        target,
+        bytes: n * std::mem::size_of::<T>(),
+        setup: Box::new(move || {
+            let buf = ramp_of::<T>(n);
+            let run: Run = Box::new(move || {
+                black_box(
+                    reduce(
+                        Input::new(&buf, &l),
+                        &[axis],
+                        ReduceOp::Sum,
+                        ReduceConfig::default(),
+                    )
+                    .expect("reduce"),
+                );
+            });
+            (run, String::new())
+        }),
+    }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use symshape_kernels::{filled_vec, plan_materialize, ConcreteStack};
+use symshape_kernels::{filled_vec, plan_materialize, ConcreteStack, Element};
 
 /// Figures of one timing: median time of the materialize, bytes written, throughput and the
 /// ratio to a single-threaded `copy_from_slice` of the same number of bytes timed in the same call.
@@ -85,26 +85,42 @@ fn median_ns(runs: usize, mut f: impl FnMut()) -> u64 {
 }
 
 /// Times materializing `view` over an `f32` buffer holding 0, 1, 2, ... (as long as the view
-/// needs), `runs` times, and a `copy_from_slice` of the same output bytes as many times,
-/// alternating the two so that both see the same machine load. The output buffer is allocated
-/// once, outside the timings, for both.
+/// needs), `runs` times, as [`bench_materialize`] does.
+///
+/// # Errors
+/// As [`bench_materialize`].
 pub fn bench_materialize_f32(view: &ConcreteStack, runs: usize) -> Result<BenchFigures, String> {
-    let plan = plan_materialize::<f32>(view).map_err(|e| e.to_string())?;
-    let buf = counting_buffer("bench", view, |i| i as f32)?;
+    bench_materialize(view, runs, |i| i as f32)
+}
+
+/// Times materializing `view` over a buffer of `T` holding `from_index(0), from_index(1), ...`
+/// (as long as the view needs), `runs` times, and a `copy_from_slice` of the same output bytes
+/// as many times, alternating the two so that both see the same machine load. The output
+/// buffer is allocated once, outside the timings, for both.
+///
+/// # Errors
+/// A message when the plan cannot be made, a buffer exceeds the allocation limit or a run fails.
+pub fn bench_materialize<T: Element>(
+    view: &ConcreteStack,
+    runs: usize,
+    from_index: impl Fn(usize) -> T,
+) -> Result<BenchFigures, String> {
+    let plan = plan_materialize::<T>(view).map_err(|e| e.to_string())?;
+    let buf = counting_buffer("bench", view, &from_index)?;
     let n = usize::try_from(plan.dst().numel()).unwrap_or(0);
-    let mut out = filled_vec("bench", n, 0f32).map_err(|e| e.to_string())?;
-    let mut copy_src = filled_vec("bench", n, 0f32).map_err(|e| e.to_string())?;
+    let mut out = filled_vec("bench", n, T::ZERO).map_err(|e| e.to_string())?;
+    let mut copy_src = filled_vec("bench", n, T::ZERO).map_err(|e| e.to_string())?;
     for (i, x) in copy_src.iter_mut().enumerate() {
-        *x = i as f32;
+        *x = from_index(i);
     }
-    plan.run_materialize(&buf, &mut out, 0.0)
+    plan.run_materialize(&buf, &mut out, T::ZERO)
         .map_err(|e| e.to_string())?;
     let mut t_op = Vec::with_capacity(runs);
     let mut t_copy = Vec::with_capacity(runs);
     let mut err = None;
     for _ in 0..runs.max(1) {
         t_op.push(median_ns(1, || {
-            if let Err(e) = plan.run_materialize(&buf, &mut out, 0.0) {
+            if let Err(e) = plan.run_materialize(&buf, &mut out, T::ZERO) {
                 err = Some(e);
             }
         }));
@@ -117,7 +133,7 @@ pub fn bench_materialize_f32(view: &ConcreteStack, runs: usize) -> Result<BenchF
     t_copy.sort_unstable();
     let op = t_op.get(t_op.len() / 2).copied().unwrap_or(1);
     let copy = t_copy.get(t_copy.len() / 2).copied().unwrap_or(1);
-    let bytes = n.saturating_mul(std::mem::size_of::<f32>());
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
     Ok(BenchFigures {
         median_ns: op,
         bytes,

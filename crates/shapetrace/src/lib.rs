@@ -391,8 +391,8 @@ kernels (the stack must be bound: every field a constant)
   values [PAD]                       materialize over a buffer holding 0, 1, 2, ... (i64)
                                      and print `values [SHAPE]: v v ...`; masked-out
                                      elements take PAD (default 0)
-  bench f32                          time materializing over an f32 buffer and print
-                                     `bench: median_ns=N bytes=B gbps=G memcpy_ratio=R`
+  bench f32|f16|bf16                 time materializing over a buffer of that type and
+                                     print `bench: median_ns=N bytes=B gbps=G memcpy_ratio=R`
 
 code generation (symbolic or bound; symbols need not be bound)
   emit c                             print a C99 unit that materializes the stack into a

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use symshape::{Bindings, Cond, Expr, Scope};
-use symshape_kernels::{gather, materialize, plan_materialize, ConcreteStack, Input};
+use symshape_kernels::{bf16, f16, gather, materialize, plan_materialize, ConcreteStack, Input};
 use symshape_view::{
     broadcast_shapes, infer, parse_index_in, promote_types, result_type, ConcreteView, DType, Op,
     Operand, SplitDirection, View, ViewOps, ViewStack, MAX_OFFSETS, SHARES_MEMORY_MAX_WORK,
 };
 
-use crate::bench::{bench_materialize_f32, counting_buffer};
+use crate::bench::{bench_materialize, bench_materialize_f32, counting_buffer};
 use crate::syntax::{clauses, list, pair_list, split_keyword, split_top, strip_comment};
 
 /// A statement that failed: the 1-based line and the message.
@@ -1186,13 +1186,20 @@ impl Session {
     }
 
     fn bench(&mut self, rest: &str) -> StmtResult {
-        if rest != "f32" {
-            return Err(format!(
-                "bench: expected the element type `f32`, found `{rest}`"
-            ));
-        }
-        let bound = self.bound("bench")?;
-        let figures = bench_materialize_f32(&bound, BENCH_RUNS)?;
+        let bound = match rest {
+            "f32" | "f16" | "bf16" => self.bound("bench")?,
+            _ => {
+                return Err(format!(
+                    "bench: expected the element type `f32`, `f16` or `bf16`, found `{rest}`"
+                ))
+            }
+        };
+        // f16 and bf16 run the 2-byte kernels (those of u16) on half the bytes of f32.
+        let figures = match rest {
+            "f16" => bench_materialize(&bound, BENCH_RUNS, |i| f16::from_f32(i as f32))?,
+            "bf16" => bench_materialize(&bound, BENCH_RUNS, |i| bf16::from_f32(i as f32))?,
+            _ => bench_materialize_f32(&bound, BENCH_RUNS)?,
+        };
         Ok(vec![figures.to_string()])
     }
 

@@ -60,6 +60,7 @@ pub use dlpark;
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLTensor};
 use dlpark::metadata::Dynamic;
 use dlpark::{legacy, versioned, DlpackFlags, Managed, ManagedTensorBase};
+use half::{bf16, f16};
 use symshape_view::ConcreteView;
 
 use crate::element::Element;
@@ -71,7 +72,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// An [`Element`] with a DLPack data type: every element type of the kernels.
+/// An [`Element`] with a DLPack data type: every element type of the kernels (`f16` is
+/// `float16`, `bf16` is `bfloat16`).
 ///
 /// `isize` and `usize` are the signed and unsigned integers of the pointer width; `bool` is
 /// DLPack's one-byte boolean, and a tensor of it is read only when every byte is 0 or 1.
@@ -93,7 +95,7 @@ macro_rules! dlpack_type {
 dlpack_type!(
     i8 => INT, i16 => INT, i32 => INT, i64 => INT, isize => INT,
     u8 => UINT, u16 => UINT, u32 => UINT, u64 => UINT, usize => UINT,
-    f32 => FLOAT, f64 => FLOAT, bool => BOOL,
+    f32 => FLOAT, f64 => FLOAT, f16 => FLOAT, bf16 => BFLOAT, bool => BOOL,
 );
 
 /// The op name of every import error.

@@ -1,15 +1,23 @@
 //! The sealed trait of plain element types the kernels run on.
 
+use half::slice::HalfFloatSliceExt;
+use half::{bf16, f16};
 use std::fmt::Debug;
 
 mod sealed {
     pub trait Sealed {}
 }
 
-/// A plain element type: `f32`, `f64`, the integer types and `bool`.
+/// A plain element type: `f32`, `f64`, [`f16`] and [`bf16`] (the `half` crate's), the integer
+/// types and `bool`.
 ///
 /// Sealed: the kernels copy elements bitwise and rely on the arithmetic below never panicking
 /// (integers wrap, floats follow IEEE 754; for `bool`, sum and max are `|`, product and min are `&`).
+///
+/// The kernels that only move elements (materialize, copy, fill, the gathers) see an element
+/// as its bytes: `f16` and `bf16` run the 2-byte paths of `u16`, SIMD tiles included. The
+/// builtin reductions fold in [`Element::Acc`]: `f32` for `f16` and `bf16` (each element
+/// widened exactly, the result rounded to nearest once at the end), the type itself otherwise.
 pub trait Element: Copy + Send + Sync + PartialEq + Debug + 'static + sealed::Sealed {
     /// Additive identity, the default pad value.
     const ZERO: Self;
@@ -33,13 +41,45 @@ pub trait Element: Copy + Send + Sync + PartialEq + Debug + 'static + sealed::Se
     /// Maximum (floats: a NaN operand is ignored, as `f32::max` does).
     #[must_use]
     fn max_of(self, other: Self) -> Self;
+    /// The type the builtin reductions accumulate in: `f32` for `f16` and `bf16`, `Self`
+    /// for every other type.
+    type Acc: Element;
+    /// `self` in the accumulator type, exactly (every `f16` and `bf16` is an `f32`).
+    #[must_use]
+    fn to_acc(self) -> Self::Acc;
+    /// An accumulator rounded to `Self` (to nearest, ties to even, for `f16` and `bf16`;
+    /// the identity otherwise).
+    #[must_use]
+    fn from_acc(acc: Self::Acc) -> Self;
+    /// [`to_acc`](Element::to_acc) of each of `src` into `dst`, as far as the shorter of the
+    /// two goes (one vectorized conversion for `f16` where the CPU has F16C).
+    fn to_acc_slice(src: &[Self], dst: &mut [Self::Acc]);
 }
 
 /// `impl Element for $t` from its identities and its four operations, each a function of
-/// `(Self, Self) -> Self`.
+/// `(Self, Self) -> Self`. Without an `acc` clause the type accumulates in itself; without a
+/// `slice` clause its slices widen element by element.
 macro_rules! element {
     ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
      add $add:expr, mul $mul:expr, min $min:expr, max $max:expr) => {
+        element!($t, zero $zero, one $one, lowest $lo, highest $hi,
+            add $add, mul $mul, min $min, max $max,
+            acc $t, to |x| x, from |a| a);
+    };
+    ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
+     add $add:expr, mul $mul:expr, min $min:expr, max $max:expr,
+     acc $acc:ty, to $to:expr, from $from:expr) => {
+        element!($t, zero $zero, one $one, lowest $lo, highest $hi,
+            add $add, mul $mul, min $min, max $max,
+            acc $acc, to $to, from $from, slice |src: &[$t], dst: &mut [$acc]| {
+                for (d, &x) in dst.iter_mut().zip(src) {
+                    *d = $to(x);
+                }
+            });
+    };
+    ($t:ty, zero $zero:expr, one $one:expr, lowest $lo:expr, highest $hi:expr,
+     add $add:expr, mul $mul:expr, min $min:expr, max $max:expr,
+     acc $acc:ty, to $to:expr, from $from:expr, slice $slice:expr) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const ZERO: Self = $zero;
@@ -48,6 +88,19 @@ macro_rules! element {
             const HIGHEST: Self = $hi;
             const NAME: &'static str = stringify!($t);
             binary!(add $add, mul $mul, min_of $min, max_of $max);
+            type Acc = $acc;
+            #[inline(always)]
+            fn to_acc(self) -> $acc {
+                $to(self)
+            }
+            #[inline(always)]
+            fn from_acc(acc: $acc) -> Self {
+                $from(acc)
+            }
+            #[inline]
+            fn to_acc_slice(src: &[Self], dst: &mut [$acc]) {
+                $slice(src, dst)
+            }
         }
     };
 }
@@ -76,3 +129,29 @@ element!(f64, zero 0.0, one 1.0, lowest f64::NEG_INFINITY, highest f64::INFINITY
     add |a: f64, b| a + b, mul |a: f64, b| a * b, min f64::min, max f64::max);
 element!(bool, zero false, one true, lowest false, highest true,
     add |a, b| a | b, mul |a, b| a & b, min |a, b| a & b, max |a, b| a | b);
+// Single operations through `f32` and one rounding (the `half` crate's operators), which is
+// the correctly rounded result: `f32` carries more than twice the significand bits plus two.
+element!(f16, zero f16::ZERO, one f16::ONE, lowest f16::NEG_INFINITY, highest f16::INFINITY,
+    add |a: f16, b| a + b, mul |a: f16, b| a * b, min f16::min, max f16::max,
+    acc f32, to f16::to_f32, from f16::from_f32, slice f16_slice_to_f32);
+element!(bf16, zero bf16::ZERO, one bf16::ONE, lowest bf16::NEG_INFINITY,
+    highest bf16::INFINITY, add |a: bf16, b| a + b, mul |a: bf16, b| a * b, min bf16::min,
+    max bf16::max, acc f32, to bf16_to_f32, from bf16::from_f32);
+
+/// A `bf16` as the `f32` of the same sign, exponent and leading significand bits: exact, NaN
+/// payloads kept (the `half` crate's `to_f32` also sets a NaN's quiet bit, a branch that
+/// keeps the conversion of a slice from vectorizing).
+#[inline(always)]
+fn bf16_to_f32(x: bf16) -> f32 {
+    f32::from_bits(u32::from(x.to_bits()) << 16)
+}
+
+/// `f16`s as `f32`s, as far as the shorter slice goes: the `half` crate's slice conversion,
+/// eight at a time with F16C where the CPU has it (detected once per call).
+#[inline]
+fn f16_slice_to_f32(src: &[f16], dst: &mut [f32]) {
+    let n = src.len().min(dst.len());
+    if let (Some(src), Some(dst)) = (src.get(..n), dst.get_mut(..n)) {
+        src.convert_to_f32_slice(dst);
+    }
+}

@@ -16,7 +16,10 @@
 //!   takes its inputs first, then its output, then scalars and closures.
 //! - The operations: [`materialize`], [`copy`], [`copy_within`] (source and destination in
 //!   one buffer), [`fill`], [`map`]/[`map_into`], [`zip`]/[`zip_into`] (with NumPy
-//!   broadcasting), [`reduce`] and [`reduce_with`], generic over the plain [`Element`] types.
+//!   broadcasting), [`reduce`] and [`reduce_with`], generic over the plain [`Element`] types
+//!   (`f32`, `f64`, [`f16`], [`bf16`], the integers, `bool`). `f16` and `bf16` move as
+//!   2-byte elements through the kernels of `u16`; builtin reductions accumulate them in
+//!   `f32` and round once at the end (docs/semantics.md, section 13).
 //!   Results the operations allocate are [`Dense`] (shape and row-major values).
 //! - [`gather`] ([`take`], [`compress`], [`boolean_mask`]): NumPy's fancy and boolean
 //!   indexing, copies into a new buffer of what the view crate's `Selection` reads (the
@@ -92,11 +95,13 @@
 //! # Dependencies
 //!
 //! `thiserror` for the error type, `rayon` for the thread pool, `symshape-view` for the views
-//! the kernels run on, and on Linux `libc` for `madvise` (huge-page advice; std has no
-//! binding for it). The optional `ndarray` feature (off by default) adds `ndarray` so that
-//! frameworks built on it can run the kernels on their arrays, without a copy for views that
-//! fill their memory range (any permutation or flip of a block, broadcasts); nothing else in
-//! the crate depends on it. The optional `dlpack` feature (off by default) adds `dlpark`
+//! the kernels run on, `half` for the `f16` and `bf16` element types (the types frameworks
+//! such as candle and burn use, so their buffers are kernel operands without a copy; only its
+//! `std` feature, for the run-time detection of the F16C conversions), and on Linux `libc`
+//! for `madvise` (huge-page advice; std has no binding for it). The optional `ndarray`
+//! feature (off by default) adds `ndarray` so that frameworks built on it can run the kernels
+//! on their arrays, without a copy for views that fill their memory range (any permutation or
+//! flip of a block, broadcasts); nothing else in the crate depends on it. The optional `dlpack` feature (off by default) adds `dlpark`
 //! (without its default features; it brings `bitflags` and `snafu`): it keeps the DLPack ABI
 //! structs, data type and device constants, and the ownership of managed tensors (allocation,
 //! deleter, versioned and legacy ABIs) in a maintained crate instead of hand-written FFI here.
@@ -147,6 +152,8 @@ pub use alloc::{
 pub use element::Element;
 pub use error::{Error, Result};
 pub use gather::{boolean_mask, compress, gather, take};
+/// The half-precision element types, re-exported so that callers name the same `half` crate.
+pub use half::{bf16, f16};
 pub use operand::{Input, Output};
 pub use ops::{copy, copy_within, fill, map, map_into, materialize, zip, zip_into, Dense};
 pub use plan::{

@@ -35,33 +35,57 @@ pub struct ReduceConfig {
     pub keep_dims: bool,
 }
 
+/// A fold of elements `T` into an accumulator `Acc`: builtin folds accumulate in
+/// [`Element::Acc`] (`f32` for `f16` and `bf16`), user folds in `T` itself.
 trait Fold<T>: Sync {
+    type Acc: Element;
     /// Whether the fold may be regrouped into lanes (builtin, associative up to rounding).
     const LANES: bool;
-    fn identity(&self) -> T;
-    fn step(&self, a: T, b: T) -> T;
+    fn identity(&self) -> Self::Acc;
+    /// `a` folded with the element `x`.
+    fn step(&self, a: Self::Acc, x: T) -> Self::Acc;
+    /// Two partial folds combined.
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The result of an accumulator.
+    fn finish(&self, a: Self::Acc) -> T;
+    /// Each of `src` as an accumulator into `dst` (as far as the shorter goes), for folds
+    /// whose `step` is `combine` with the element widened.
+    fn widen(&self, src: &[T], dst: &mut [Self::Acc]);
 }
 
 macro_rules! builtin {
     ($name:ident, $id:expr, $f:ident) => {
         struct $name;
         impl<T: Element> Fold<T> for $name {
+            type Acc = T::Acc;
             const LANES: bool = true;
             #[inline(always)]
-            fn identity(&self) -> T {
+            fn identity(&self) -> T::Acc {
                 $id
             }
             #[inline(always)]
-            fn step(&self, a: T, b: T) -> T {
+            fn step(&self, a: T::Acc, x: T) -> T::Acc {
+                a.$f(x.to_acc())
+            }
+            #[inline(always)]
+            fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
                 a.$f(b)
+            }
+            #[inline(always)]
+            fn finish(&self, a: T::Acc) -> T {
+                T::from_acc(a)
+            }
+            #[inline(always)]
+            fn widen(&self, src: &[T], dst: &mut [T::Acc]) {
+                T::to_acc_slice(src, dst)
             }
         }
     };
 }
-builtin!(SumFold, T::ZERO, add);
-builtin!(ProdFold, T::ONE, mul);
-builtin!(MinFold, T::HIGHEST, min_of);
-builtin!(MaxFold, T::LOWEST, max_of);
+builtin!(SumFold, <T::Acc as Element>::ZERO, add);
+builtin!(ProdFold, <T::Acc as Element>::ONE, mul);
+builtin!(MinFold, <T::Acc as Element>::HIGHEST, min_of);
+builtin!(MaxFold, <T::Acc as Element>::LOWEST, max_of);
 
 struct UserFold<T, F> {
     identity: T,
@@ -69,6 +93,7 @@ struct UserFold<T, F> {
 }
 
 impl<T: Element, F: Fn(T, T) -> T + Sync> Fold<T> for UserFold<T, F> {
+    type Acc = T;
     const LANES: bool = false;
     fn identity(&self) -> T {
         self.identity
@@ -77,9 +102,25 @@ impl<T: Element, F: Fn(T, T) -> T + Sync> Fold<T> for UserFold<T, F> {
     fn step(&self, a: T, b: T) -> T {
         (self.f)(a, b)
     }
+    #[inline(always)]
+    fn combine(&self, a: T, b: T) -> T {
+        (self.f)(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, a: T) -> T {
+        a
+    }
+    fn widen(&self, src: &[T], dst: &mut [T]) {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = x;
+        }
+    }
 }
 
 const LANES: usize = 16;
+
+/// Elements widened at once before they are folded into the lanes (a multiple of `LANES`).
+const WIDE_BLOCK: usize = 16 * LANES;
 
 /// Elements of the innermost reduced axis per block when few outputs are split across threads.
 const INNER_BLOCK: usize = 1 << 15;
@@ -89,15 +130,30 @@ const PARALLEL_ELEMS: usize = 1 << 18;
 
 /// Folds a contiguous run into `acc`.
 #[inline(always)]
-fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: T, s: &[T]) -> T {
+fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: F::Acc, s: &[T]) -> F::Acc {
     if !F::LANES || s.len() < 2 * LANES {
         return s.iter().fold(acc, |a, &x| fold.step(a, x));
     }
     let mut lanes = [fold.identity(); LANES];
     let mut chunks = s.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = fold.step(*l, x);
+    if widens::<T, F>() {
+        // Elements that widen (`f16`, `bf16`): blocks converted at once into `wide`, then the
+        // same lanes fed the same values in the same order.
+        let mut wide = [fold.identity(); WIDE_BLOCK];
+        let (whole, _) = s.split_at(s.len() / LANES * LANES);
+        for block in whole.chunks(WIDE_BLOCK) {
+            fold.widen(block, &mut wide);
+            for c in wide.get(..block.len()).unwrap_or(&[]).chunks_exact(LANES) {
+                for (l, &x) in lanes.iter_mut().zip(c) {
+                    *l = fold.combine(*l, x);
+                }
+            }
+        }
+    } else {
+        for c in &mut chunks {
+            for (l, &x) in lanes.iter_mut().zip(c) {
+                *l = fold.step(*l, x);
+            }
         }
     }
     for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
@@ -107,13 +163,18 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: T, s: &[T]) -> T {
     while width > 1 {
         width /= 2;
         for i in 0..width {
-            lanes[i] = fold.step(lanes[i], lanes[i + width]);
+            lanes[i] = fold.combine(lanes[i], lanes[i + width]);
         }
     }
-    fold.step(acc, lanes[0])
+    fold.combine(acc, lanes[0])
 }
 
 /// Reduces `src` over `axes` with a builtin operation.
+///
+/// The fold runs in [`Element::Acc`]: `f16` and `bf16` elements are widened to `f32`
+/// exactly, folded in `f32` and each result rounded once to the element type (to nearest,
+/// ties to even), as PyTorch does on the CPU; `Min` and `Max` are exact. NaN behaves as for
+/// `f32`: sums and products propagate it, `Min` and `Max` ignore it.
 ///
 /// Masked elements read the input's pad (zero unless set with
 /// [`Input::pad`](crate::Input::pad)), not the fold's identity: the max of a view padded
@@ -147,6 +208,9 @@ pub fn reduce<T: Element>(
 }
 
 /// Reduces `src` over `axes` with a user fold `f` starting from `identity`.
+///
+/// `f` runs in the element type itself: over `f16` or `bf16` it rounds at every step (fold
+/// `map`ped `f32` values to accumulate wider).
 ///
 /// Masked elements read the input's pad, as in [`reduce`].
 ///
@@ -207,7 +271,7 @@ fn reduce_impl<T: Element, F: Fold<T>>(
             let numel = if r { out_shape.iter().product() } else { 0 };
             return Ok(Dense {
                 shape: out_shape,
-                values: crate::alloc::filled_vec("reduce", numel, fold.identity())?,
+                values: crate::alloc::filled_vec("reduce", numel, fold.finish(fold.identity()))?,
             });
         }
         let list = if r { &mut red } else { &mut kept };
@@ -221,7 +285,8 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     }
     let n_out: usize = kept.iter().map(|a| a.0).product();
     let n_red: usize = red.iter().map(|a| a.0).product();
-    let mut values = crate::alloc::filled_vec("reduce", n_out, fold.identity())?;
+    // Accumulators, rounded to `T` once at the end.
+    let mut acc = crate::alloc::filled_vec("reduce", n_out, fold.identity())?;
     let parallel = n_out.saturating_mul(n_red) >= PARALLEL_ELEMS;
     let sp = Ptr(src.as_ptr() as *mut T);
     let job = Job {
@@ -234,10 +299,20 @@ fn reduce_impl<T: Element, F: Fold<T>>(
     if kept.last().is_some_and(|a| a.1.unsigned_abs() == 1)
         && !matches!(red.last(), Some(a) if a.1.unsigned_abs() == 1)
     {
-        columns(job, &mut values, parallel)?;
+        columns(job, &mut acc, parallel)?;
     } else {
-        per_output(job, &mut values, parallel)?;
+        per_output(job, &mut acc, parallel)?;
     }
+    // Accumulators of type `T` are their own results (`finish` is the identity then): the
+    // buffer is kept; others (`f32` for `f16` and `bf16`) are rounded into a new one.
+    let values = match (&mut acc as &mut dyn std::any::Any).downcast_mut::<Vec<T>>() {
+        Some(same) => std::mem::take(same),
+        None => {
+            let mut values = crate::alloc::reserve("reduce", n_out)?;
+            values.extend(acc.into_iter().map(|a| fold.finish(a)));
+            values
+        }
+    };
     Ok(Dense {
         shape: out_shape,
         values,
@@ -273,7 +348,7 @@ fn offsets_of(axes: &[(usize, isize)]) -> Result<Vec<isize>> {
 /// Kept unit-stride axis: whole rows of outputs accumulate one reduced index at a time.
 fn columns<T: Element, F: Fold<T>>(
     job: Job<'_, T, F>,
-    out: &mut [T],
+    out: &mut [F::Acc],
     parallel: bool,
 ) -> Result<()> {
     let Job {
@@ -301,7 +376,7 @@ fn columns<T: Element, F: Fold<T>>(
         1
     };
     let seg = n_col.div_ceil(threads.max(1)).clamp(1024, 4096);
-    let body = |(k, chunk): (usize, &mut [T])| {
+    let body = |(k, chunk): (usize, &mut [F::Acc])| {
         let row = k / n_col.div_ceil(seg);
         let col0 = (k % n_col.div_ceil(seg)) * seg;
         let Some(&row_off) = outer_offs.get(row) else {
@@ -328,11 +403,15 @@ fn columns<T: Element, F: Fold<T>>(
                         };
                         [p(0), p(1), p(2), p(3)]
                     };
-                    for (j, o) in chunk.iter_mut().enumerate() {
-                        let mut a = fold.step(*o, rows[0][j]);
-                        a = fold.step(a, rows[1][j]);
-                        a = fold.step(a, rows[2][j]);
-                        *o = fold.step(a, rows[3][j]);
+                    if widens::<T, F>() {
+                        fold_wide_rows(fold, chunk, rows);
+                    } else {
+                        for (j, o) in chunk.iter_mut().enumerate() {
+                            let mut a = fold.step(*o, rows[0][j]);
+                            a = fold.step(a, rows[1][j]);
+                            a = fold.step(a, rows[2][j]);
+                            *o = fold.step(a, rows[3][j]);
+                        }
                     }
                     i0 += 4;
                 }
@@ -347,8 +426,12 @@ fn columns<T: Element, F: Fold<T>>(
                             sp.get().offset(start) as *const T,
                             chunk.len(),
                         );
-                        for (o, &x) in chunk.iter_mut().zip(s) {
-                            *o = fold.step(*o, x);
+                        if widens::<T, F>() {
+                            fold_wide_rows(fold, chunk, [s]);
+                        } else {
+                            for (o, &x) in chunk.iter_mut().zip(s) {
+                                *o = fold.step(*o, x);
+                            }
                         }
                     } else {
                         let s = std::slice::from_raw_parts(
@@ -365,7 +448,7 @@ fn columns<T: Element, F: Fold<T>>(
     };
     // Chunks never straddle two output rows, so each is one contiguous run of columns.
     let n_chunks = (out.len() / n_col.max(1)).saturating_mul(n_col.div_ceil(seg));
-    let mut chunks: Vec<(usize, &mut [T])> = crate::alloc::reserve("reduce", n_chunks)?;
+    let mut chunks: Vec<(usize, &mut [F::Acc])> = crate::alloc::reserve("reduce", n_chunks)?;
     chunks.extend(
         out.chunks_mut(n_col)
             .flat_map(|r| r.chunks_mut(seg))
@@ -379,10 +462,50 @@ fn columns<T: Element, F: Fold<T>>(
     Ok(())
 }
 
+/// Whether the fold's accumulator is wider than the element (`f16`, `bf16` in `f32`).
+#[inline(always)]
+fn widens<T: Element, F: Fold<T>>() -> bool {
+    std::mem::size_of::<T>() != std::mem::size_of::<F::Acc>()
+}
+
+/// Folds `R` rows of elements (each at least as long as `out`) into `out`, each output taking
+/// them in order, for a fold that widens: blocks of each row are widened at once (one
+/// vectorized conversion for `f16`), then combined, with the rounding of `step`.
+#[inline(always)]
+fn fold_wide_rows<T: Element, F: Fold<T>, const R: usize>(
+    fold: &F,
+    out: &mut [F::Acc],
+    rows: [&[T]; R],
+) {
+    let mut wide = [[fold.identity(); WIDE_BLOCK]; R];
+    for (b, out) in out.chunks_mut(WIDE_BLOCK).enumerate() {
+        let lo = b * WIDE_BLOCK;
+        for (w, row) in wide.iter_mut().zip(rows) {
+            fold.widen(row.get(lo..).unwrap_or(&[]), w);
+        }
+        match &wide[..] {
+            // Four rows in one pass: one load and store of each output per four rows.
+            [w0, w1, w2, w3] => {
+                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(w0).zip(w1).zip(w2).zip(w3) {
+                    *o = fold.combine(fold.combine(fold.combine(fold.combine(*o, a), b), c), d);
+                }
+            }
+            // Row after row over the block: each output still takes the rows in order.
+            _ => {
+                for w in &wide {
+                    for (o, &x) in out.iter_mut().zip(w) {
+                        *o = fold.combine(*o, x);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// One fold per output over all reduced indices.
 fn per_output<T: Element, F: Fold<T>>(
     job: Job<'_, T, F>,
-    out: &mut [T],
+    out: &mut [F::Acc],
     parallel: bool,
 ) -> Result<()> {
     let Job {
@@ -397,7 +520,7 @@ fn per_output<T: Element, F: Fold<T>>(
     let mid = red.len().saturating_sub(1);
     let mid_offs = offsets_of(red.get(..mid).unwrap_or(&[]))?;
     // Fold of reduced indices whose outer-reduced positions are in `range`.
-    let fold_range = |o: isize, range: std::ops::Range<usize>, acc: T| -> T {
+    let fold_range = |o: isize, range: std::ops::Range<usize>, acc: F::Acc| -> F::Acc {
         let mut acc = acc;
         for &m in mid_offs.get(range).unwrap_or(&[]) {
             let start = base + o + m;
@@ -425,11 +548,11 @@ fn per_output<T: Element, F: Fold<T>>(
         // Few outputs: fixed blocks of the outer reduced positions, combined left to right.
         let block = n_mid.div_ceil(64);
         for (o, &ko) in out.iter_mut().zip(&kept_offs) {
-            let parts: Vec<T> = (0..n_mid.div_ceil(block))
+            let parts: Vec<F::Acc> = (0..n_mid.div_ceil(block))
                 .into_par_iter()
                 .map(|b| fold_range(ko, b * block..((b + 1) * block).min(n_mid), fold.identity()))
                 .collect();
-            *o = parts.into_iter().fold(*o, |a, p| fold.step(a, p));
+            *o = parts.into_iter().fold(*o, |a, p| fold.combine(a, p));
         }
         return Ok(());
     }
@@ -437,7 +560,7 @@ fn per_output<T: Element, F: Fold<T>>(
         // Few outputs and long rows: fixed blocks of the innermost reduced axis.
         let n_blk = n_in.div_ceil(INNER_BLOCK);
         // One partial fold per block, in a table within the allocation limit.
-        let mut parts: Vec<T> = crate::alloc::reserve("reduce", n_mid.saturating_mul(n_blk))?;
+        let mut parts: Vec<F::Acc> = crate::alloc::reserve("reduce", n_mid.saturating_mul(n_blk))?;
         for (o, &ko) in out.iter_mut().zip(&kept_offs) {
             (0..n_mid * n_blk)
                 .into_par_iter()
@@ -466,11 +589,11 @@ fn per_output<T: Element, F: Fold<T>>(
                     acc
                 })
                 .collect_into_vec(&mut parts);
-            *o = parts.iter().fold(*o, |a, &p| fold.step(a, p));
+            *o = parts.iter().fold(*o, |a, &p| fold.combine(a, p));
         }
         return Ok(());
     }
-    let body = |(o, &ko): (&mut T, &isize)| *o = fold_range(ko, 0..n_mid, *o);
+    let body = |(o, &ko): (&mut F::Acc, &isize)| *o = fold_range(ko, 0..n_mid, *o);
     if parallel {
         out.par_iter_mut()
             .zip(&kept_offs)

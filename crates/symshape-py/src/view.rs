@@ -828,7 +828,23 @@ impl PyBoundStack {
                 return Err(err(msg));
             }
         }
-        materialize_as!(py, stack, array, f64, f32, i64, i32, i16, i8, u64, u32, u16, u8, bool);
+        materialize_as!(
+            py,
+            stack,
+            array,
+            f64,
+            f32,
+            symshape_kernels::f16,
+            i64,
+            i32,
+            i16,
+            i8,
+            u64,
+            u32,
+            u16,
+            u8,
+            bool
+        );
         Err(PyTypeError::new_err(format!(
             "materialize: expected a NumPy array of a bool, integer or float dtype, found {}",
             array.repr()?

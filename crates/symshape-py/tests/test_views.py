@@ -122,6 +122,10 @@ def check(stack, x, values):
     assert (got == expect).all(), (stack.show(), got, expect)
     ints = data.astype(np.int32)
     assert (bound.materialize(ints) == np.where(x >= 0, ints[np.maximum(x, 0)], 0)).all()
+    halves = data.astype(np.float16)
+    got = bound.materialize(halves)
+    assert got.dtype == np.float16
+    assert (got == np.where(x >= 0, halves[np.maximum(x, 0)], 0)).all()
     # The same stack over arrays of other layouts: its bottom view addresses their elements
     # in C order, which NumPy's ravel lists.
     for name, arr in layouts(len(data)):

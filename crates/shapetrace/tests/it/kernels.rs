@@ -32,7 +32,14 @@ fn plans_and_values_of_bound_stacks() {
 
 #[test]
 fn bench_prints_one_line_of_figures() {
-    let out = shapetrace::run("view [64, 64]\npermute [1, 0]\nbench f32\n");
+    // f16 and bf16 write half the bytes of f32.
+    for (ty, bytes) in [("f32", "16384"), ("f16", "8192"), ("bf16", "8192")] {
+        bench_line(ty, bytes);
+    }
+}
+
+fn bench_line(ty: &str, bytes: &str) {
+    let out = shapetrace::run(&format!("view [64, 64]\npermute [1, 0]\nbench {ty}\n"));
     assert_eq!(out.error, None);
     let [line] = out.lines.as_slice() else {
         panic!("bench printed {:?}", out.lines)
@@ -45,7 +52,7 @@ fn bench_prints_one_line_of_figures() {
         .collect();
     let keys: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
     assert_eq!(keys, ["median_ns", "bytes", "gbps", "memcpy_ratio"]);
-    assert_eq!(fields[1].1, "16384");
+    assert_eq!(fields[1].1, bytes);
     for (k, v) in &fields {
         let v: f64 = v
             .parse()

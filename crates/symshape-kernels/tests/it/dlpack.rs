@@ -8,7 +8,7 @@ use symshape_kernels::dlpack::dlpark::ffi::{
 };
 use symshape_kernels::dlpack::dlpark::DlpackFlags;
 use symshape_kernels::dlpack::{self, DlpackType};
-use symshape_kernels::{Dense, Element};
+use symshape_kernels::{bf16, f16, Dense, Element};
 
 /// The fields of a DLPack tensor over a Rust buffer; [`Raw::tensor`] points into them.
 #[derive(Debug, Clone)]
@@ -166,7 +166,24 @@ fn round_trips() {
         round_trip::<u64>(shape, |i| u64::MAX - i as u64);
         round_trip::<usize>(shape, |i| i * 3);
         round_trip::<bool>(shape, |i| i % 3 == 1);
+        round_trip::<f16>(shape, |i| f16::from_f32(i as f32 * 0.25 - 2.0));
+        round_trip::<bf16>(shape, |i| bf16::from_f32(-(i as f32) * 8.5));
     }
+}
+
+#[test]
+fn half_precision_dtypes_are_float16_and_bfloat16() {
+    assert_eq!(f16::DTYPE, DLDataType::new(DLDataTypeCode::FLOAT, 16, 1));
+    assert_eq!(bf16::DTYPE, DLDataType::new(DLDataTypeCode::BFLOAT, 16, 1));
+    let buf: Vec<bf16> = iota(24, |i| bf16::from_f32(i as f32 - 0.5));
+    check_against_gather(&Raw::new(&[3, 4], Some(&[-1, 5]), 2 * 2), &buf);
+    // A float16 tensor is not read as bfloat16, nor the other way round.
+    let halves: Vec<f16> = iota(6, |i| f16::from_f32(i as f32));
+    let mut raw = Raw::new(&[2, 3], None, 0);
+    raw.dtype = Some(f16::DTYPE);
+    insta::assert_snapshot!(refusal::<bf16>(&raw, halves.as_ptr().cast()), @"from_dlpack: dlpack tensor of shape [2, 3] with strides null has dtype float16 but bf16 (bfloat16) was asked for");
+    raw.dtype = Some(bf16::DTYPE);
+    insta::assert_snapshot!(refusal::<f16>(&raw, halves.as_ptr()), @"from_dlpack: dlpack tensor of shape [2, 3] with strides null has dtype bfloat16 but f16 (float16) was asked for");
 }
 
 #[test]

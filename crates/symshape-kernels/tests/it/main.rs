@@ -8,6 +8,7 @@ mod errors;
 mod examples;
 mod gather;
 mod gen;
+mod half;
 mod hostile;
 mod interop;
 #[cfg(feature = "ndarray")]

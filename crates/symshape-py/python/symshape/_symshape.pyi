@@ -202,7 +202,7 @@ class BoundStack:
         """The elements the stack reads from ``array``, as a new array of the shape.
 
         ``array`` is a NumPy array of ``bool``, ``int8``..``int64``, ``uint8``..``uint64``,
-        ``float32`` or ``float64`` in any layout (transposed, sliced, reversed, broadcast,
+        ``float16``, ``float32`` or ``float64`` in any layout (transposed, sliced, reversed, broadcast,
         Fortran-ordered, read-only): the stack's bottom view addresses its elements in C
         order (those of ``array.ravel()``), read in place through its strides and offset.
         Padding reads 0. Raises ``symshape.Error`` for a non-native byte order, byte strides
