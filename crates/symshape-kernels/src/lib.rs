@@ -143,7 +143,6 @@ mod operand;
 mod ops;
 mod plan;
 mod reduce;
-mod rows;
 mod simd;
 
 pub use alloc::{

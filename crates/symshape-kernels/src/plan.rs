@@ -20,7 +20,7 @@ use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::operand::{check_no_self_overlap, top, Machine};
-use crate::rows;
+mod rows;
 
 /// Output bytes above which a plan runs on the rayon thread pool.
 pub(crate) const PARALLEL_BYTES: usize = 1 << 20;

@@ -538,7 +538,7 @@ fn split_at_items<D: Size>(
 mod tests {
     use symshape::{Expr, Scope};
 
-    use super::{lower, Exact, Proving};
+    use crate::lower_op::{lower, Exact, Proving};
     use crate::op::{Op, SplitDirection};
 
     /// The derived ops with constant arguments, on a view of rank 3.

@@ -1,7 +1,7 @@
-//! Masked-row plans: a two-level stack whose top reads each of its rows from one row of the
-//! level below (a causal mask built from pad, reshape and shrink), planned as boxes of rows
-//! whose runs of source elements have ends affine in the row indices, not as an offset
-//! table.
+//! Masked-row plans, a part of the planner private to it: a two-level stack whose top
+//! reads each of its rows from one row of the level below (a causal mask built from pad,
+//! reshape and shrink), planned as boxes of rows whose runs of source elements have ends
+//! affine in the row indices, not as an offset table.
 //!
 //! Every row of the top is evaluated once, exactly (`i128`): its run of valid elements and
 //! the source offset of its first element. A box is kept only where its affine runs and
@@ -11,9 +11,9 @@ use std::cmp::Ordering;
 
 use symshape_view::ConcreteView;
 
+use super::{pick_kernel, simplify, Axis, Kernel, Nest, PlanBox, RowRun, TableReason};
 use crate::error::Result;
 use crate::operand::Machine;
-use crate::plan::{pick_kernel, simplify, Axis, Kernel, Nest, PlanBox, RowRun, TableReason};
 
 /// Most boxes a masked-row plan may have before the planner reads through a table.
 pub(crate) const MAX_BOXES: usize = 64;
