@@ -8,7 +8,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A plain element type: `f32`, `f64`, [`f16`] and [`bf16`] (the `half` crate's), the integer
+/// A plain element type: `f32`, `f64`, [`struct@f16`] and [`bf16`] (the `half` crate's), the integer
 /// types and `bool`.
 ///
 /// Sealed: the kernels copy elements bitwise and rely on the arithmetic below never panicking

@@ -17,7 +17,7 @@
 //! - The operations: [`materialize`], [`copy`], [`copy_within`] (source and destination in
 //!   one buffer), [`fill`], [`map`]/[`map_into`], [`zip`]/[`zip_into`] (with NumPy
 //!   broadcasting), [`reduce`] and [`reduce_with`], generic over the plain [`Element`] types
-//!   (`f32`, `f64`, [`f16`], [`bf16`], the integers, `bool`). `f16` and `bf16` move as
+//!   (`f32`, `f64`, [`struct@f16`], [`bf16`], the integers, `bool`). `f16` and `bf16` move as
 //!   2-byte elements through the kernels of `u16`; builtin reductions accumulate them in
 //!   `f32` and round once at the end (docs/semantics.md, section 13).
 //!   Results the operations allocate are [`Dense`] (shape and row-major values).
