@@ -190,6 +190,11 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel, stream) };
             continue;
         }
+        if kernel == Kernel::TiledRows {
+            // SAFETY: the caller's contract, for this box.
+            unsafe { tiled_rows_box(d, s, outer, base, (na, sa), plan.parallel) };
+            continue;
+        }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
             // Rows shorter than a cache line (the windows of an im2col): when an outer axis
             // lays them end to end in the destination, copy runs of them with plain loops
@@ -383,6 +388,54 @@ unsafe fn tiled_box<T: Element>(
     let (a, b) = (
         Blocks::new(na, a_block, lead[0]),
         Blocks::new(nb, TILE, lead[1]),
+    );
+    drive_tiles(outer, base, a, b, parallel, &tile);
+}
+
+/// A [`Kernel::TiledRows`] box: `outer` ends with the source's unit axis `b` and the tiled
+/// axis `a`; each unit copies `tile_rows` of `a` by [`TILE`] of `b`, every row of `na`
+/// elements (destination unit-stride, source stride `sa`) whole, `b` outermost, so the source
+/// lines of the tile's `a` rows are read while they are in the cache.
+///
+/// # Safety
+/// As [`run_copy`], for the box.
+#[inline(never)]
+unsafe fn tiled_rows_box<T: Element>(
+    d: Ptr<T>,
+    s: Ptr<T>,
+    outer: &[Axis<2>],
+    base: [isize; 2],
+    (nr, sr): (usize, isize),
+    parallel: bool,
+) {
+    let Some((&(na, [da, sa]), outer)) = outer.split_last() else {
+        return;
+    };
+    let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
+        return;
+    };
+    let size = std::mem::size_of::<T>();
+    let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
+        for ib in b.0..b.0 + b.1 {
+            let ib = ib as isize;
+            for ia in a.0..a.0 + a.1 {
+                let ia = ia as isize;
+                let di = off[0] + ib * db + ia * da;
+                let si = off[1] + ib * sb + ia * sa;
+                // SAFETY: one row of the box: inside the checked extents; units write
+                // disjoint elements.
+                unsafe {
+                    let (dp, sp) = (d.get().offset(di), s.get().offset(si) as *const T);
+                    for k in 0..nr as isize {
+                        *dp.offset(k) = *sp.offset(k * sr);
+                    }
+                }
+            }
+        }
+    };
+    let (a, b) = (
+        Blocks::new(na, tile_rows(size), 0),
+        Blocks::new(nb, TILE, 0),
     );
     drive_tiles(outer, base, a, b, parallel, &tile);
 }
@@ -1116,6 +1169,17 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
     let product = |ax: &[Axis<2>]| ax.iter().map(|a| a.0).product::<usize>();
     match kernel {
         Kernel::MaskedRows => product(outer),
+        Kernel::TiledRows => {
+            let Some((&(na, _), rest)) = outer.split_last() else {
+                return 0;
+            };
+            let Some((&(nb, _), rest)) = rest.split_last() else {
+                return 0;
+            };
+            product(rest)
+                .saturating_mul(na.div_ceil(tile_rows(size)))
+                .saturating_mul(nb.div_ceil(TILE))
+        }
         Kernel::Tiled => {
             let Some((&(nb, [db, _]), rest)) = outer.split_last() else {
                 return 0;

@@ -120,6 +120,41 @@ fn a_causal_im2col_with_a_pad_of_three_is_cut_into_boxes() {
     assert_eq!(got, crate::reference::materialize(&buf, s.levels(), -1));
 }
 
+/// im2col of a causal conv1d over a channels-last input: `x [b, s, c]` read as `[b, c, s]`,
+/// 3 zeros before the first token, windows of 4: `[b, c, s, 4]`. The source's unit axis is
+/// the channel, the windows are 4 elements long, so the boxes inside the padding tile
+/// channels by tokens, whole windows inside each tile (`tiled rows`).
+fn channels_last_im2col(b: usize, s: usize, c: usize) -> ConcreteStack {
+    let (si, ci) = (s as isize, c as isize);
+    ConcreteStack::unmerged(vec![
+        lay(&[b, c, s + 3], &[si * ci, 1, ci], -3 * ci)
+            .with_mask(&[(0, b), (0, c), (3, s + 3)])
+            .unwrap(),
+        lay(&[b, c, s, 4], &[ci * (si + 3), si + 3, 1, 1], 0),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn a_channels_last_im2col_tiles_channels_by_tokens() {
+    check(&channels_last_im2col(2, 20, 16), "channels_last_im2col");
+    // Blocks that do not divide the axes (tokens not a multiple of 16, channels past 512).
+    for (b, s, c) in [(2, 20, 16), (1, 37, 600), (3, 24, 8), (1, 530, 40)] {
+        let st = channels_last_im2col(b, s, c);
+        let plan = plan_materialize::<i64>(&st).unwrap().to_string();
+        assert!(plan.contains("tiled rows"), "{plan}");
+        let buf: Vec<i64> = (0..(b * s * c) as i64).collect();
+        let got = symshape_kernels::materialize(symshape_kernels::Input::new(&buf, &st).pad(-1))
+            .unwrap()
+            .values;
+        assert_eq!(
+            got,
+            crate::reference::materialize(&buf, st.levels(), -1),
+            "{b} {s} {c}"
+        );
+    }
+}
+
 /// A causal mask (pad, reshape, expand, reshape, pad, reshape, shrink, flip): one box of
 /// masked rows whose runs end on the diagonal; expanded over a batch, the batch is one more
 /// outer loop of the same box.
