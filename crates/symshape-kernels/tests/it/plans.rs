@@ -121,26 +121,48 @@ fn a_causal_im2col_with_a_pad_of_three_is_cut_into_boxes() {
 }
 
 /// im2col of a causal conv1d over a channels-last input: `x [b, s, c]` read as `[b, c, s]`,
-/// 3 zeros before the first token, windows of 4: `[b, c, s, 4]`. The source's unit axis is
-/// the channel, the windows are 4 elements long, so the boxes inside the padding tile
+/// `k - 1` zeros before the first token, windows of `k` every `step` tokens. The source's
+/// unit axis is the channel and the windows are short, so the boxes inside the padding tile
 /// channels by tokens, whole windows inside each tile (`tiled rows`).
-fn channels_last_im2col(b: usize, s: usize, c: usize) -> ConcreteStack {
-    let (si, ci) = (s as isize, c as isize);
+fn channels_last_im2col(b: usize, s: usize, c: usize, k: usize, step: usize) -> ConcreteStack {
+    let (si, ci, ki) = (s as isize, c as isize, k as isize);
+    let padded = si + ki - 1;
     ConcreteStack::unmerged(vec![
-        lay(&[b, c, s + 3], &[si * ci, 1, ci], -3 * ci)
-            .with_mask(&[(0, b), (0, c), (3, s + 3)])
+        lay(&[b, c, s + k - 1], &[si * ci, 1, ci], -(ki - 1) * ci)
+            .with_mask(&[(0, b), (0, c), (k - 1, s + k - 1)])
             .unwrap(),
-        lay(&[b, c, s, 4], &[ci * (si + 3), si + 3, 1, 1], 0),
+        lay(
+            &[b, c, (s - 1) / step + 1, k],
+            &[ci * padded, padded, step as isize, 1],
+            0,
+        ),
     ])
     .unwrap()
 }
 
 #[test]
 fn a_channels_last_im2col_tiles_channels_by_tokens() {
-    check(&channels_last_im2col(2, 20, 16), "channels_last_im2col");
-    // Blocks that do not divide the axes (tokens not a multiple of 16, channels past 512).
-    for (b, s, c) in [(2, 20, 16), (1, 37, 600), (3, 24, 8), (1, 530, 40)] {
-        let st = channels_last_im2col(b, s, c);
+    check(
+        &channels_last_im2col(2, 20, 16, 4, 1),
+        "channels_last_im2col",
+    );
+    // Blocks that do not divide the axes (tokens not a multiple of 16, channels past 512),
+    // every window length the kernel specializes, and windows that do not overlap alike.
+    let cases = [
+        (2, 20, 16, 4, 1),
+        (1, 37, 600, 4, 1),
+        (3, 24, 8, 4, 1),
+        (1, 530, 40, 4, 1),
+        (1, 40, 9, 2, 1),
+        (2, 41, 17, 3, 1),
+        (1, 50, 24, 5, 1),
+        (1, 33, 16, 6, 1),
+        (1, 70, 20, 7, 1),
+        (1, 60, 16, 4, 2),
+        (2, 80, 12, 3, 2),
+    ];
+    for (b, s, c, k, step) in cases {
+        let st = channels_last_im2col(b, s, c, k, step);
         let plan = plan_materialize::<i64>(&st).unwrap().to_string();
         assert!(plan.contains("tiled rows"), "{plan}");
         let buf: Vec<i64> = (0..(b * s * c) as i64).collect();
@@ -150,7 +172,7 @@ fn a_channels_last_im2col_tiles_channels_by_tokens() {
         assert_eq!(
             got,
             crate::reference::materialize(&buf, st.levels(), -1),
-            "{b} {s} {c}"
+            "{b} {s} {c} {k} {step}"
         );
     }
 }
