@@ -190,6 +190,11 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel, stream) };
             continue;
         }
+        if kernel == Kernel::TiledRows {
+            // SAFETY: the caller's contract, for this box.
+            unsafe { tiled_rows_box(d, s, outer, base, (na, sa), plan.parallel) };
+            continue;
+        }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
             // Rows shorter than a cache line (the windows of an im2col): when an outer axis
             // lays them end to end in the destination, copy runs of them with plain loops
@@ -385,6 +390,103 @@ unsafe fn tiled_box<T: Element>(
         Blocks::new(nb, TILE, lead[1]),
     );
     drive_tiles(outer, base, a, b, parallel, &tile);
+}
+
+/// A [`Kernel::TiledRows`] box: `outer` ends with the source's unit axis `b` and the tiled
+/// axis `a`; each unit copies `tile_rows` of `a` by [`TILE`] of `b`, every row of `na`
+/// elements (destination unit-stride, source stride `sa`) whole, `b` outermost, so the source
+/// lines of the tile's `a` rows are read while they are in the cache.
+///
+/// # Safety
+/// As [`run_copy`], for the box.
+#[inline(never)]
+unsafe fn tiled_rows_box<T: Element>(
+    d: Ptr<T>,
+    s: Ptr<T>,
+    outer: &[Axis<2>],
+    base: [isize; 2],
+    (nr, sr): (usize, isize),
+    parallel: bool,
+) {
+    let Some((&(na, [da, sa]), outer)) = outer.split_last() else {
+        return;
+    };
+    let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
+        return;
+    };
+    let size = std::mem::size_of::<T>();
+    let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
+        // Rows that step through the source as `a` does (overlapping windows): the
+        // `a.1 + nr - 1` elements a tile's rows read at one `b` are loaded once.
+        let shifted = sr == sa && (2..=7).contains(&nr) && a.1 + nr - 1 <= WINDOW_BUF;
+        for ib in b.0..b.0 + b.1 {
+            let ib = ib as isize;
+            let (d0, s0) = (off[0] + ib * db, off[1] + ib * sb);
+            if shifted {
+                let first = s0 + a.0 as isize * sa;
+                // SAFETY: elements `a.0..a.0 + a.1` of `a` and `0..nr` of the row, at
+                // this `b`: inside the checked extents (the row's `k` reads the element
+                // of `a` index `ia + k`'s offset, the same address).
+                unsafe {
+                    let sp = s.get().offset(first) as *const T;
+                    let mut v = [*sp; WINDOW_BUF];
+                    for (k, x) in v.iter_mut().enumerate().take(a.1 + nr - 1) {
+                        *x = *sp.offset(k as isize * sa);
+                    }
+                    let dp = d.get().offset(d0 + a.0 as isize * da);
+                    match nr {
+                        2 => shifted_rows::<T, 2>(dp, da, &v, a.1),
+                        3 => shifted_rows::<T, 3>(dp, da, &v, a.1),
+                        4 => shifted_rows::<T, 4>(dp, da, &v, a.1),
+                        5 => shifted_rows::<T, 5>(dp, da, &v, a.1),
+                        6 => shifted_rows::<T, 6>(dp, da, &v, a.1),
+                        _ => shifted_rows::<T, 7>(dp, da, &v, a.1),
+                    }
+                }
+                continue;
+            }
+            for ia in a.0..a.0 + a.1 {
+                let ia = ia as isize;
+                let (di, si) = (d0 + ia * da, s0 + ia * sa);
+                // SAFETY: one row of the box: inside the checked extents; units write
+                // disjoint elements.
+                unsafe {
+                    let (dp, sp) = (d.get().offset(di), s.get().offset(si) as *const T);
+                    for k in 0..nr as isize {
+                        *dp.offset(k) = *sp.offset(k * sr);
+                    }
+                }
+            }
+        }
+    };
+    let (a, b) = (
+        Blocks::new(na, tile_rows(size), 0),
+        Blocks::new(nb, TILE, 0),
+    );
+    drive_tiles(outer, base, a, b, parallel, &tile);
+}
+
+/// Elements of `a` a [`Kernel::TiledRows`] tile of shifted rows loads at once: a tile's
+/// `tile_rows` (64 for 1-byte elements) and the 7 more its last rows reach.
+const WINDOW_BUF: usize = 72;
+
+/// Writes `n` rows of `N` elements (row `i` at `dp + i * da`), row `i` being elements
+/// `i..i + N` of `v` (`n + N - 1 <= v.len()`).
+///
+/// # Safety
+/// Every such destination element writable.
+#[inline(always)]
+unsafe fn shifted_rows<T: Element, const N: usize>(dp: *mut T, da: isize, v: &[T], n: usize) {
+    for i in 0..n {
+        let w = &v[i..i + N];
+        // SAFETY: row `i` of the caller's rows.
+        unsafe {
+            let d = dp.offset(i as isize * da);
+            for (k, &x) in w.iter().enumerate() {
+                *d.add(k) = x;
+            }
+        }
+    }
 }
 
 /// The length along `a` of the tiled kernel's units: whole source rows when the other axes
@@ -1116,6 +1218,17 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
     let product = |ax: &[Axis<2>]| ax.iter().map(|a| a.0).product::<usize>();
     match kernel {
         Kernel::MaskedRows => product(outer),
+        Kernel::TiledRows => {
+            let Some((&(na, _), rest)) = outer.split_last() else {
+                return 0;
+            };
+            let Some((&(nb, _), rest)) = rest.split_last() else {
+                return 0;
+            };
+            product(rest)
+                .saturating_mul(na.div_ceil(tile_rows(size)))
+                .saturating_mul(nb.div_ceil(TILE))
+        }
         Kernel::Tiled => {
             let Some((&(nb, [db, _]), rest)) = outer.split_last() else {
                 return 0;

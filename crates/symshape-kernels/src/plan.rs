@@ -57,6 +57,12 @@ pub enum Kernel {
     /// Destination unit-stride on the last axis and source unit-stride on the second-to-last:
     /// cache-blocked tiles one destination cache line wide and 512 rows tall.
     Tiled,
+    /// Short destination rows (fewer than 8 elements, unit-stride: the windows of an im2col)
+    /// whose source is unit-stride on another axis `b`: tiles over `b` and the axis `a` of the
+    /// smallest other destination stride, `tile_rows` of `a` by 512 of `b`, each row whole
+    /// inside its tile, so that every source line read serves the whole tile (nest order
+    /// `[.., b, a, row]`).
+    TiledRows,
     /// Source offsets looked up in a table built from a stack that does not merge to one layout.
     OffsetTable,
     /// Rows of a stack's top that each read one row of the level below: every row copies a
@@ -75,6 +81,7 @@ impl fmt::Display for Kernel {
             Kernel::StridedGather => "strided gather",
             Kernel::Strided => "strided",
             Kernel::Tiled => "tiled",
+            Kernel::TiledRows => "tiled rows",
             Kernel::OffsetTable => "offset table gather",
             Kernel::MaskedRows => "masked rows",
         })
@@ -554,7 +561,7 @@ impl fmt::Display for LoopPlan<'_> {
             }
             let n = &b.nest;
             write!(f, "]: {} ", n.kernel)?;
-            if n.kernel == Kernel::Tiled {
+            if matches!(n.kernel, Kernel::Tiled | Kernel::TiledRows) {
                 write!(f, "{}x{TILE} ", tile_rows(self.elem_size))?;
             }
             let column = |k: usize| {
@@ -770,6 +777,30 @@ pub(crate) fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
             axes.copy_within(b + 1..n - 1, b);
             axes[n - 2] = ax;
             Kernel::Tiled
+        }
+        Some(b) if n >= 3 => {
+            // A short row (an im2col window): tile the source's unit axis `b` with the other
+            // outer axis of the smallest destination stride, rows whole inside each tile.
+            let Some(a) = (0..n - 1)
+                .filter(|&k| k != b)
+                .min_by_key(|&k| axes[k].1[0].unsigned_abs())
+            else {
+                return Kernel::StridedGather;
+            };
+            if axes[a].0 < 8 || axes[a].1[1].unsigned_abs() <= 1 {
+                return Kernel::StridedGather;
+            }
+            let (ax_b, ax_a) = (axes[b], axes[a]);
+            let mut k = 0;
+            for j in 0..n - 1 {
+                if j != a && j != b {
+                    axes[k] = axes[j];
+                    k += 1;
+                }
+            }
+            axes[n - 3] = ax_b;
+            axes[n - 2] = ax_a;
+            Kernel::TiledRows
         }
         _ => Kernel::StridedGather,
     }

@@ -120,6 +120,63 @@ fn a_causal_im2col_with_a_pad_of_three_is_cut_into_boxes() {
     assert_eq!(got, crate::reference::materialize(&buf, s.levels(), -1));
 }
 
+/// im2col of a causal conv1d over a channels-last input: `x [b, s, c]` read as `[b, c, s]`,
+/// `k - 1` zeros before the first token, windows of `k` every `step` tokens. The source's
+/// unit axis is the channel and the windows are short, so the boxes inside the padding tile
+/// channels by tokens, whole windows inside each tile (`tiled rows`).
+fn channels_last_im2col(b: usize, s: usize, c: usize, k: usize, step: usize) -> ConcreteStack {
+    let (si, ci, ki) = (s as isize, c as isize, k as isize);
+    let padded = si + ki - 1;
+    ConcreteStack::unmerged(vec![
+        lay(&[b, c, s + k - 1], &[si * ci, 1, ci], -(ki - 1) * ci)
+            .with_mask(&[(0, b), (0, c), (k - 1, s + k - 1)])
+            .unwrap(),
+        lay(
+            &[b, c, (s - 1) / step + 1, k],
+            &[ci * padded, padded, step as isize, 1],
+            0,
+        ),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn a_channels_last_im2col_tiles_channels_by_tokens() {
+    check(
+        &channels_last_im2col(2, 20, 16, 4, 1),
+        "channels_last_im2col",
+    );
+    // Blocks that do not divide the axes (tokens not a multiple of 16, channels past 512),
+    // every window length the kernel specializes, and windows that do not overlap alike.
+    let cases = [
+        (2, 20, 16, 4, 1),
+        (1, 37, 600, 4, 1),
+        (3, 24, 8, 4, 1),
+        (1, 530, 40, 4, 1),
+        (1, 40, 9, 2, 1),
+        (2, 41, 17, 3, 1),
+        (1, 50, 24, 5, 1),
+        (1, 33, 16, 6, 1),
+        (1, 70, 20, 7, 1),
+        (1, 60, 16, 4, 2),
+        (2, 80, 12, 3, 2),
+    ];
+    for (b, s, c, k, step) in cases {
+        let st = channels_last_im2col(b, s, c, k, step);
+        let plan = plan_materialize::<i64>(&st).unwrap().to_string();
+        assert!(plan.contains("tiled rows"), "{plan}");
+        let buf: Vec<i64> = (0..(b * s * c) as i64).collect();
+        let got = symshape_kernels::materialize(symshape_kernels::Input::new(&buf, &st).pad(-1))
+            .unwrap()
+            .values;
+        assert_eq!(
+            got,
+            crate::reference::materialize(&buf, st.levels(), -1),
+            "{b} {s} {c} {k} {step}"
+        );
+    }
+}
+
 /// A causal mask (pad, reshape, expand, reshape, pad, reshape, shrink, flip): one box of
 /// masked rows whose runs end on the diagonal; expanded over a batch, the batch is one more
 /// outer loop of the same box.
