@@ -21,7 +21,7 @@
 //!    buffer is known, wraps (the results are offsets of elements, which fit) or is checked.
 
 use crate::element::Element;
-use crate::plan::{tile_rows, Axis, Kernel, LoopPlan, TILE};
+use crate::plan::{tile_rows, Axis, BoxPartition, Kernel, LoopPlan, Partition, TILE};
 use crate::simd::{self, Level};
 use rayon::prelude::*;
 
@@ -1192,6 +1192,33 @@ fn run_units(parallel: bool, units: usize, run: impl Fn(usize, usize) + Sync) {
             .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
     } else {
         run(0, units);
+    }
+}
+
+impl LoopPlan<'_> {
+    // Written beside the execution it predicts: the units are the ones `run_copy` cuts.
+    /// How the plan would split its work on a pool of `threads` threads (the pool a caller
+    /// installs, or rayon's global one): per box, the units of work its kernel cuts it into,
+    /// the rayon tasks those go to, and the bytes each task writes. A plan under the
+    /// parallel threshold, or on one thread, runs each box as one task on the calling thread.
+    #[must_use]
+    pub fn partition(&self, threads: usize) -> Partition {
+        let boxes = self
+            .boxes
+            .iter()
+            .map(|b| {
+                let threads = if self.parallel { threads } else { 1 };
+                let units = box_units(&b.nest.axes, b.nest.kernel, self.elem_size, threads);
+                let (tasks, _) = split(self.parallel, units, threads);
+                let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
+                BoxPartition {
+                    units,
+                    tasks,
+                    bytes_per_task: elems.saturating_mul(self.elem_size).div_ceil(tasks.max(1)),
+                }
+            })
+            .collect();
+        Partition { threads, boxes }
     }
 }
 

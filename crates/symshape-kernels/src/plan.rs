@@ -428,31 +428,6 @@ impl LoopPlan<'_> {
         })
     }
 
-    /// How the plan would split its work on a pool of `threads` threads (the pool a caller
-    /// installs, or rayon's global one): per box, the units of work its kernel cuts it into,
-    /// the rayon tasks those go to, and the bytes each task writes. A plan under the
-    /// parallel threshold, or on one thread, runs each box as one task on the calling thread.
-    #[must_use]
-    pub fn partition(&self, threads: usize) -> Partition {
-        let boxes = self
-            .boxes
-            .iter()
-            .map(|b| {
-                let threads = if self.parallel { threads } else { 1 };
-                let units =
-                    crate::exec::box_units(&b.nest.axes, b.nest.kernel, self.elem_size, threads);
-                let (tasks, _) = crate::exec::split(self.parallel, units, threads);
-                let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
-                BoxPartition {
-                    units,
-                    tasks,
-                    bytes_per_task: elems.saturating_mul(self.elem_size).div_ceil(tasks.max(1)),
-                }
-            })
-            .collect();
-        Partition { threads, boxes }
-    }
-
     /// Number of destination elements written.
     #[must_use]
     pub fn n_written(&self) -> usize {
