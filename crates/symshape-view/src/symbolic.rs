@@ -39,13 +39,8 @@ impl Fields {
     }
 
     fn flip_axis(&mut self, axis: usize) {
-        let (d, t) = (self.shape[axis], self.strides[axis]);
-        self.offset += (d - 1) * t;
-        self.strides[axis] = -t;
-        if let Some(m) = &mut self.mask {
-            let (b, e) = m[axis];
-            m[axis] = (d - e, d - b);
-        }
+        // An `Expr` stride always negates.
+        let _ = self.reverse_axis(axis, false);
     }
 
     /// Keeps every `step`-th index of `axis` (`step >= 1`).
@@ -311,31 +306,13 @@ pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<Vi
 
 pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View> {
     let (mut ck, mut f) = per_axis(cx, GuardOp::PAD, "padding", padding, v)?;
-    let mut mask = v
-        .mask()
-        .map(<[_]>::to_vec)
-        .unwrap_or_else(|| v.shape().iter().map(|&d| (lit(0), d)).collect());
-    for (axis, &(a, z)) in padding.iter().enumerate() {
-        ck.require(a, CmpOp::Ge, lit(0), || {
-            format!("padding before axis {axis} is non-negative")
-        })?;
-        ck.require(z, CmpOp::Ge, lit(0), || {
-            format!("padding after axis {axis} is non-negative")
-        })?;
-        f.shape[axis] = v.shape()[axis] + a + z;
-        f.offset -= a * v.strides()[axis];
-        let (b, e) = mask[axis];
-        mask[axis] = (b + a, e + a);
-    }
-    f.mask = Some(mask);
+    f.pad(&mut ck, padding, &|| v.ctx())?;
     f.finish(ck)
 }
 
 pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
     let (ck, mut f) = per_axis(cx, GuardOp::FLIP, "flags", flags, v)?;
-    for (axis, _) in flags.iter().enumerate().filter(|(_, &x)| x) {
-        f.flip_axis(axis);
-    }
+    f.flip(&ck, flags, &|| v.ctx())?;
     f.finish(ck)
 }
 

@@ -2,9 +2,10 @@
 //! unsqueeze, NumPy basic indexing, sliding windows and diagonals.
 
 use super::merge::{slab, Slab};
-use super::{ceil_div, check_shape, fmt_list, fmt_pairs, ConcreteView};
+use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{invalid, overflow, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
+use crate::lower_op::Exact;
 
 impl ConcreteView {
     /// Reorders axes: axis `i` of the result is axis `axes[i]` of `self`.
@@ -137,45 +138,12 @@ impl ConcreteView {
     /// [`Error::Overflow`](crate::Error::Overflow) when sizes or offsets leave `i64`.
     pub fn pad(&self, padding: &[(i64, i64)]) -> Result<Self> {
         self.check_rank("pad", "padding", padding.len())?;
-        if let Some((axis, p)) = padding
-            .iter()
-            .enumerate()
-            .find(|(_, &(b, a))| b < 0 || a < 0)
-        {
-            return Err(invalid(
-                "pad",
-                format!("negative padding {p:?} on axis {axis} for {}", self.ctx()),
-            ));
-        }
         if padding.iter().all(|&p| p == (0, 0)) {
             return Ok(self.clone());
         }
-        let too_big = || {
-            overflow(
-                "pad",
-                format!("padding {} of {}", fmt_pairs(padding), self.ctx()),
-            )
-        };
-        let mut shape = Vec::with_capacity(self.ndim());
-        let mut offset = self.offset;
-        let mut mask = Vec::with_capacity(self.ndim());
-        for ((&(before, after), &d), ((b, e), &t)) in padding
-            .iter()
-            .zip(&self.shape)
-            .zip(self.bounds().zip(&self.strides))
-        {
-            let nd = d
-                .checked_add(before)
-                .and_then(|x| x.checked_add(after))
-                .ok_or_else(too_big)?;
-            shape.push(nd);
-            offset = before
-                .checked_mul(t)
-                .and_then(|x| offset.checked_sub(x))
-                .ok_or_else(too_big)?;
-            mask.push((b + before, e + before));
-        }
-        Self::build("pad", shape, self.strides.clone(), offset, Some(mask))
+        let mut f = self.to_fields();
+        f.pad(&mut Exact, padding, &|| self.ctx())?;
+        Self::build("pad", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// Reverses the axes whose flag is set.
@@ -184,29 +152,9 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when `flags` has the wrong length.
     pub fn flip(&self, flags: &[bool]) -> Result<Self> {
         self.check_rank("flip", "flags", flags.len())?;
-        let mut res = self.clone();
-        for (axis, &f) in flags.iter().enumerate() {
-            let d = self.shape[axis];
-            if !f || d <= 1 {
-                // Reversing zero or one index changes nothing.
-                continue;
-            }
-            let t = self.strides[axis];
-            res.strides[axis] = t.checked_neg().ok_or_else(|| {
-                overflow("flip", format!("negating stride {t} of {}", self.ctx()))
-            })?;
-            if self.numel() == 0 {
-                // Zero-size views keep offset 0 and may have any strides.
-                continue;
-            }
-            // In-shape offsets fit (invariant 3).
-            res.offset += (d - 1) * t;
-            if let Some(m) = &mut res.mask {
-                let (b, e) = m[axis];
-                m[axis] = (d - e, d - b);
-            }
-        }
-        Ok(res)
+        let mut f = self.to_fields();
+        f.flip(&Exact, flags, &|| self.ctx())?;
+        Ok(Self::from_checked_fields(f))
     }
 
     /// Reverses the listed axes (each at most once).

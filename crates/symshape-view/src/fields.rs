@@ -1,0 +1,185 @@
+//! The field rules of the core ops flip and pad, written once over the size type
+//! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions.
+//!
+//! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
+//! exact engine's error; for `Expr` (a [`Checker`]) it is proven, refuted or recorded
+//! as a guard. Normalisations that depend on values (skipping the reversal of an axis
+//! of at most one index, leaving a zero-size view's offset alone) run only where
+//! sizes are decided at once; the symbolic engine leaves them to binding.
+
+use symshape::{CmpOp, Expr};
+
+use crate::error::{overflow, Error, Result};
+use crate::guard::Checker;
+use crate::lower_op::{Exact, Size};
+use crate::view::Fields;
+
+/// The precondition checks of the core field rules.
+pub(crate) trait Check<D: Size> {
+    /// Whether every comparison is decided at once (`i64`).
+    const EXACT: bool;
+    /// Whether `lhs cmp rhs` holds (is proven).
+    fn holds(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
+    /// Requires `lhs cmp rhs`. On `i64`, `exact` is the error when it fails; on `Expr`,
+    /// a refutation is an error and an undecided comparison a guard whose text is `guard`.
+    ///
+    /// # Errors
+    /// When the comparison fails or is refuted.
+    fn require(
+        &mut self,
+        lhs: D,
+        cmp: CmpOp,
+        rhs: D,
+        guard: impl FnOnce() -> String,
+        exact: impl FnOnce() -> Error,
+    ) -> Result<()>;
+}
+
+impl Check<i64> for Exact {
+    const EXACT: bool = true;
+
+    fn holds(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
+        match cmp {
+            CmpOp::Lt => lhs < rhs,
+            CmpOp::Le => lhs <= rhs,
+            CmpOp::Eq => lhs == rhs,
+            CmpOp::Ne => lhs != rhs,
+            CmpOp::Ge => lhs >= rhs,
+            CmpOp::Gt => lhs > rhs,
+        }
+    }
+
+    fn require(
+        &mut self,
+        lhs: i64,
+        cmp: CmpOp,
+        rhs: i64,
+        _: impl FnOnce() -> String,
+        exact: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        if self.holds(lhs, cmp, rhs) {
+            Ok(())
+        } else {
+            Err(exact())
+        }
+    }
+}
+
+impl Check<Expr> for Checker<'_> {
+    const EXACT: bool = false;
+
+    fn holds(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
+        self.is(lhs, cmp, rhs)
+    }
+
+    fn require(
+        &mut self,
+        lhs: Expr,
+        cmp: CmpOp,
+        rhs: Expr,
+        guard: impl FnOnce() -> String,
+        _: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        Checker::require(self, lhs, cmp, rhs, guard)
+    }
+}
+
+impl<D: Size> Fields<D> {
+    /// Reverses the axes whose flag is set (`flags` has one entry per axis); `ctx`
+    /// names the view in errors.
+    ///
+    /// # Errors
+    /// When a negated `i64` stride leaves `i64`.
+    pub(crate) fn flip<C: Check<D>>(
+        &mut self,
+        c: &C,
+        flags: &[bool],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let zero = D::from(0);
+        let empty = C::EXACT && self.shape.iter().any(|&d| c.holds(d, CmpOp::Eq, zero));
+        for (axis, _) in flags.iter().enumerate().filter(|(_, &f)| f) {
+            if C::EXACT && c.holds(self.shape[axis], CmpOp::Le, D::from(1)) {
+                // Reversing zero or one index changes nothing.
+                continue;
+            }
+            let t = self.strides[axis];
+            self.reverse_axis(axis, empty)
+                .ok_or_else(|| overflow("flip", format!("negating stride {t} of {}", ctx())))?;
+        }
+        Ok(())
+    }
+
+    /// Reverses `axis`; `None`, with the fields unchanged, when its negated stride
+    /// leaves `i64`. A zero-size view (`empty`) keeps its offset and mask.
+    pub(crate) fn reverse_axis(&mut self, axis: usize, empty: bool) -> Option<()> {
+        let (d, t) = (self.shape[axis], self.strides[axis]);
+        self.strides[axis] = t.try_neg()?;
+        if empty {
+            return Some(());
+        }
+        // In-shape offsets of a non-empty `i64` view fit (invariant 3).
+        self.offset = self.offset + (d - D::from(1)) * t;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (d - e, d - b);
+        }
+        Some(())
+    }
+
+    /// Adds `padding[axis] = (before, after)` virtual elements on every axis, masked
+    /// out (`padding` has one entry per axis); `ctx` names the view in errors.
+    ///
+    /// # Errors
+    /// When a padding is (proven) negative, or an `i64` size or offset leaves `i64`.
+    pub(crate) fn pad<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        padding: &[(D, D)],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let zero = D::from(0);
+        for (axis, &p) in padding.iter().enumerate() {
+            let negative = || {
+                crate::error::invalid(
+                    "pad",
+                    format!("negative padding {p:?} on axis {axis} for {}", ctx()),
+                )
+            };
+            c.require(
+                p.0,
+                CmpOp::Ge,
+                zero,
+                || format!("padding before axis {axis} is non-negative"),
+                negative,
+            )?;
+            c.require(
+                p.1,
+                CmpOp::Ge,
+                zero,
+                || format!("padding after axis {axis} is non-negative"),
+                negative,
+            )?;
+        }
+        let too_big = || overflow("pad", format!("padding {padding:?} of {}", ctx()));
+        let mut mask = self
+            .mask
+            .take()
+            .unwrap_or_else(|| self.shape.iter().map(|&d| (zero, d)).collect());
+        for (axis, &(before, after)) in padding.iter().enumerate() {
+            let (d, t) = (self.shape[axis], self.strides[axis]);
+            self.shape[axis] = d
+                .try_add(before)
+                .and_then(|x| x.try_add(after))
+                .ok_or_else(too_big)?;
+            self.offset = before
+                .try_mul(t)
+                .and_then(|x| self.offset.try_sub(x))
+                .ok_or_else(too_big)?;
+            let (b, e) = mask[axis];
+            mask[axis] = (b + before, e + before);
+        }
+        self.mask = Some(mask);
+        Ok(())
+    }
+}
