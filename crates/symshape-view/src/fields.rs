@@ -1,4 +1,4 @@
-//! The field rules of the core ops flip and pad, written once over the size type
+//! The field rules of the core ops shrink, pad and flip, written once over the size type
 //! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions.
 //!
 //! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
@@ -85,6 +85,76 @@ impl Check<Expr> for Checker<'_> {
 }
 
 impl<D: Size> Fields<D> {
+    /// Restricts every axis to `bounds[axis] = (start, end)`, with
+    /// `0 <= start <= end <= dim` (`bounds` has one entry per axis); `ctx` names the
+    /// view in errors.
+    ///
+    /// # Errors
+    /// When a bound is (proven) outside its axis.
+    pub(crate) fn shrink<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        bounds: &[(D, D)],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let zero = D::from(0);
+        let empty = C::EXACT && self.shape.iter().any(|&d| c.holds(d, CmpOp::Eq, zero));
+        for (axis, &(s, e)) in bounds.iter().enumerate() {
+            let d = self.shape[axis];
+            let outside = || {
+                crate::error::invalid(
+                    "shrink",
+                    format!(
+                        "bound ({s}, {e}) on axis {axis} is outside 0 <= start <= end <= {d} for {}",
+                        ctx()
+                    ),
+                )
+            };
+            c.require(
+                s,
+                CmpOp::Ge,
+                zero,
+                || format!("start of axis {axis} is non-negative"),
+                outside,
+            )?;
+            c.require(
+                s,
+                CmpOp::Le,
+                e,
+                || format!("start of axis {axis} is at most its end"),
+                outside,
+            )?;
+            c.require(
+                e,
+                CmpOp::Le,
+                d,
+                || format!("end of axis {axis} is within its size"),
+                outside,
+            )?;
+            // An `i64` start moves the offset only when it is an in-shape index of a
+            // non-empty view (so that it fits, invariant 3).
+            let shift = !C::EXACT || (!empty && c.holds(s, CmpOp::Lt, d));
+            self.keep_range(axis, s, e, shift);
+        }
+        Ok(())
+    }
+
+    /// Keeps indices `[start, end)` of `axis` (the caller has required
+    /// `0 <= start <= end <= dim`); `shift` moves the offset to `start`.
+    pub(crate) fn keep_range(&mut self, axis: usize, start: D, end: D, shift: bool) {
+        if shift {
+            self.offset = self.offset + start * self.strides[axis];
+        }
+        self.shape[axis] = end - start;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (
+                b.clamp_to(start, end) - start,
+                e.clamp_to(start, end) - start,
+            );
+        }
+    }
+
     /// Reverses the axes whose flag is set (`flags` has one entry per axis); `ctx`
     /// names the view in errors.
     ///

@@ -38,6 +38,9 @@ pub(crate) trait Size:
     fn try_sub(self, rhs: Self) -> Option<Self>;
     /// `-self`.
     fn try_neg(self) -> Option<Self>;
+    /// `min(max(self, lo), hi)`.
+    #[must_use]
+    fn clamp_to(self, lo: Self, hi: Self) -> Self;
 }
 
 impl Size for i64 {
@@ -53,6 +56,9 @@ impl Size for i64 {
     fn try_neg(self) -> Option<i64> {
         self.checked_neg()
     }
+    fn clamp_to(self, lo: i64, hi: i64) -> i64 {
+        self.max(lo).min(hi)
+    }
 }
 
 impl Size for Expr {
@@ -67,6 +73,9 @@ impl Size for Expr {
     }
     fn try_neg(self) -> Option<Expr> {
         Some(-self)
+    }
+    fn clamp_to(self, lo: Expr, hi: Expr) -> Expr {
+        self.max(lo).min(hi)
     }
 }
 

@@ -30,12 +30,7 @@ impl Fields {
     /// Keeps indices `[start, end)` of `axis` (the caller has required
     /// `0 <= start <= end <= dim`).
     fn shrink_axis(&mut self, axis: usize, start: Expr, end: Expr) {
-        self.offset += start * self.strides[axis];
-        self.shape[axis] = end - start;
-        if let Some(m) = &mut self.mask {
-            let (b, e) = m[axis];
-            m[axis] = (clamp(b, start, end) - start, clamp(e, start, end) - start);
-        }
+        self.keep_range(axis, start, end, true);
     }
 
     fn flip_axis(&mut self, axis: usize) {
@@ -130,7 +125,7 @@ fn require_mask(ck: &mut Checker<'_>, shape: &[Expr], mask: &[(Expr, Expr)]) -> 
 }
 
 /// Requires `0 <= b <= e <= d` for the range `(b, e)` of `axis`, of size `d`; `what` starts
-/// the requirements' text (`"mask "` for a mask, empty for shrink bounds).
+/// the requirements' text (`"mask "` for a mask).
 fn require_range(
     ck: &mut Checker<'_>,
     what: &str,
@@ -297,10 +292,7 @@ pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
 
 pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<View> {
     let (mut ck, mut f) = per_axis(cx, GuardOp::SHRINK, "bounds", bounds, v)?;
-    for (axis, &(s, e)) in bounds.iter().enumerate() {
-        require_range(&mut ck, "", axis, (s, e), v.shape()[axis])?;
-        f.shrink_axis(axis, s, e);
-    }
+    f.shrink(&mut ck, bounds, &|| v.ctx())?;
     f.finish(ck)
 }
 

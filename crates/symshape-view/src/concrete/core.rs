@@ -96,39 +96,9 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or a malformed bound.
     pub fn shrink(&self, bounds: &[(i64, i64)]) -> Result<Self> {
         self.check_rank("shrink", "bounds", bounds.len())?;
-        let mut offset = self.offset;
-        for (axis, (&(s, e), &d)) in bounds.iter().zip(&self.shape).enumerate() {
-            if !(0 <= s && s <= e && e <= d) {
-                return Err(invalid(
-                    "shrink",
-                    format!(
-                        "bound ({s}, {e}) on axis {axis} is outside 0 <= start <= end <= {d} for {}",
-                        self.ctx()
-                    ),
-                ));
-            }
-            if s < d && self.numel() > 0 {
-                // In-shape index of a non-empty view, so invariant 3 applies.
-                offset += s * self.strides[axis];
-            }
-        }
-        let mask = self.mask.as_ref().map(|m| {
-            m.iter()
-                .zip(bounds)
-                .map(|(&(b, e), &(s, t))| {
-                    let lo = b.max(s).min(t);
-                    let hi = e.min(t).max(lo);
-                    (lo - s, hi - s)
-                })
-                .collect()
-        });
-        Self::build(
-            "shrink",
-            bounds.iter().map(|&(s, e)| e - s).collect(),
-            self.strides.clone(),
-            offset,
-            mask,
-        )
+        let mut f = self.to_fields();
+        f.shrink(&mut Exact, bounds, &|| self.ctx())?;
+        Self::build("shrink", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// Adds `before` and `after` virtual elements on every axis; they are masked out.
