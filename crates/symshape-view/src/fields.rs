@@ -1,4 +1,4 @@
-//! The field rules of the core ops shrink, pad and flip, written once over the size type
+//! The field rules of the core ops expand, shrink, pad and flip, written once over the size type
 //! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions.
 //!
 //! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
@@ -85,6 +85,54 @@ impl Check<Expr> for Checker<'_> {
 }
 
 impl<D: Size> Fields<D> {
+    /// Broadcasts the size-1 axes to `shape`, of the view's rank, with stride 0; any
+    /// other axis keeps its size. A masked size-1 axis expands to mask `(0, n)` when
+    /// its element is valid and `(0, 0)` when it is not. `ctx` names the view in errors.
+    ///
+    /// # Errors
+    /// When an axis not (provably) of size 1 changes size.
+    pub(crate) fn expand<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        shape: &[D],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        for (axis, &new) in shape.iter().enumerate() {
+            let old = self.shape[axis];
+            self.shape[axis] = new;
+            if old == new || c.holds(old, CmpOp::Eq, new) {
+                continue;
+            }
+            if c.holds(old, CmpOp::Eq, D::from(1)) {
+                self.strides[axis] = D::from(0);
+                if let Some(m) = &mut self.mask {
+                    // (b, e) is (0, 1) when the one index is valid, else empty.
+                    let (b, e) = m[axis];
+                    m[axis] = (D::from(0), (e - b) * new);
+                }
+                continue;
+            }
+            // Not (provably) 1: the axis must keep its size (for `Expr`, a documented
+            // restriction).
+            c.require(
+                old,
+                CmpOp::Eq,
+                new,
+                || format!("axis {axis} is not provably 1, so it keeps its size"),
+                || {
+                    crate::error::invalid(
+                        "expand",
+                        format!(
+                            "cannot expand axis {axis} of size {old} to {new} for {}; only size-1 axes expand",
+                            ctx()
+                        ),
+                    )
+                },
+            )?;
+        }
+        Ok(())
+    }
+
     /// Restricts every axis to `bounds[axis] = (start, end)`, with
     /// `0 <= start <= end <= dim` (`bounds` has one entry per axis); `ctx` names the
     /// view in errors.

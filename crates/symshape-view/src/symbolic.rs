@@ -265,28 +265,7 @@ pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
         return Err(rank_error("expand", "target shape", shape.len(), v));
     }
     let mut f = Fields::of(v);
-    for (axis, &new) in shape.iter().enumerate() {
-        let old = v.shape()[axis];
-        if old == new || ck.is(old, CmpOp::Eq, new) {
-            f.shape[axis] = new;
-            continue;
-        }
-        if ck.is(old, CmpOp::Eq, lit(1)) {
-            f.shape[axis] = new;
-            f.strides[axis] = lit(0);
-            if let Some(m) = &mut f.mask {
-                // (b, e) is (0, 1) when the one index is valid, else empty.
-                let (b, e) = m[axis];
-                m[axis] = (lit(0), (e - b) * new);
-            }
-            continue;
-        }
-        // Not provably 1: the axis must keep its size (documented restriction).
-        ck.require(old, CmpOp::Eq, new, || {
-            format!("axis {axis} is not provably 1, so it keeps its size")
-        })?;
-        f.shape[axis] = new;
-    }
+    f.expand(&mut ck, shape, &|| v.ctx())?;
     f.finish(ck)
 }
 

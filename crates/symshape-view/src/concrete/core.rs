@@ -63,28 +63,9 @@ impl ConcreteView {
         if new_shape == self.shape() {
             return Ok(self.clone());
         }
-        let mut strides = self.strides.clone();
-        let mut mask = self.mask.clone();
-        for (axis, (&d, &nd)) in self.shape.iter().zip(new_shape).enumerate() {
-            if d == nd {
-                continue;
-            }
-            if d != 1 {
-                return Err(invalid(
-                    "expand",
-                    format!(
-                        "cannot expand axis {axis} of size {d} to {nd} for {}; only size-1 axes expand",
-                        self.ctx()
-                    ),
-                ));
-            }
-            strides[axis] = 0;
-            if let Some(m) = &mut mask {
-                let (b, e) = m[axis];
-                m[axis] = if b < e { (0, nd) } else { (0, 0) };
-            }
-        }
-        Self::build("expand", new_shape.to_vec(), strides, self.offset, mask)
+        let mut f = self.to_fields();
+        f.expand(&mut Exact, new_shape, &|| self.ctx())?;
+        Self::build("expand", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// Restricts every axis to `[start, end)`, with `0 <= start <= end <= dim`.
