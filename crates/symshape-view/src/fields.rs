@@ -158,27 +158,19 @@ impl<D: Size> Fields<D> {
                     ),
                 )
             };
-            c.require(
-                s,
-                CmpOp::Ge,
-                zero,
-                || format!("start of axis {axis} is non-negative"),
-                outside,
-            )?;
-            c.require(
-                s,
-                CmpOp::Le,
-                e,
-                || format!("start of axis {axis} is at most its end"),
-                outside,
-            )?;
-            c.require(
-                e,
-                CmpOp::Le,
-                d,
-                || format!("end of axis {axis} is within its size"),
-                outside,
-            )?;
+            for (lhs, cmp, rhs, which, is) in [
+                (s, CmpOp::Ge, zero, "start", "is non-negative"),
+                (s, CmpOp::Le, e, "start", "is at most its end"),
+                (e, CmpOp::Le, d, "end", "is within its size"),
+            ] {
+                c.require(
+                    lhs,
+                    cmp,
+                    rhs,
+                    || format!("{which} of axis {axis} {is}"),
+                    outside,
+                )?;
+            }
             // An `i64` start moves the offset only when it is an in-shape index of a
             // non-empty view (so that it fits, invariant 3).
             let shift = !C::EXACT || (!empty && c.holds(s, CmpOp::Lt, d));
@@ -264,20 +256,15 @@ impl<D: Size> Fields<D> {
                     format!("negative padding {p:?} on axis {axis} for {}", ctx()),
                 )
             };
-            c.require(
-                p.0,
-                CmpOp::Ge,
-                zero,
-                || format!("padding before axis {axis} is non-negative"),
-                negative,
-            )?;
-            c.require(
-                p.1,
-                CmpOp::Ge,
-                zero,
-                || format!("padding after axis {axis} is non-negative"),
-                negative,
-            )?;
+            for (x, side) in [(p.0, "before"), (p.1, "after")] {
+                c.require(
+                    x,
+                    CmpOp::Ge,
+                    zero,
+                    || format!("padding {side} axis {axis} is non-negative"),
+                    negative,
+                )?;
+            }
         }
         let too_big = || overflow("pad", format!("padding {padding:?} of {}", ctx()));
         let mut mask = self
