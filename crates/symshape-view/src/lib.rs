@@ -119,6 +119,7 @@ mod dim;
 mod dispatch;
 mod dtype;
 mod error;
+mod fields;
 mod gather;
 mod guard;
 mod index;

@@ -12,7 +12,7 @@
 //! to report it under the derived op's name; on symbolic sizes the core op proves it
 //! or records its own guard.
 
-use std::ops::{Add, Sub};
+use std::ops::{Add, Mul, Neg, Sub};
 
 use symshape::{CmpOp, Expr, Scope};
 
@@ -23,11 +23,61 @@ use crate::guard::{Checker, Ctx, Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::op::{sliding_windows, Op};
 
-/// A size type the lowering computes with: `i64` or `Expr`.
-pub(crate) trait Size: Dim + Add<Output = Self> + Sub<Output = Self> + From<i64> {}
+/// A size type the lowering and the core field rules compute with: `i64` or `Expr`.
+///
+/// The `try_` operations are `None` when an `i64` result would leave `i64`; an `Expr`
+/// never overflows here (its constants are checked when the result is simplified).
+pub(crate) trait Size:
+    Dim + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self> + From<i64>
+{
+    /// `self + rhs`.
+    fn try_add(self, rhs: Self) -> Option<Self>;
+    /// `self * rhs`.
+    fn try_mul(self, rhs: Self) -> Option<Self>;
+    /// `self - rhs`.
+    fn try_sub(self, rhs: Self) -> Option<Self>;
+    /// `-self`.
+    fn try_neg(self) -> Option<Self>;
+    /// `min(max(self, lo), hi)`.
+    #[must_use]
+    fn clamp_to(self, lo: Self, hi: Self) -> Self;
+}
 
-impl Size for i64 {}
-impl Size for Expr {}
+impl Size for i64 {
+    fn try_add(self, rhs: i64) -> Option<i64> {
+        self.checked_add(rhs)
+    }
+    fn try_mul(self, rhs: i64) -> Option<i64> {
+        self.checked_mul(rhs)
+    }
+    fn try_sub(self, rhs: i64) -> Option<i64> {
+        self.checked_sub(rhs)
+    }
+    fn try_neg(self) -> Option<i64> {
+        self.checked_neg()
+    }
+    fn clamp_to(self, lo: i64, hi: i64) -> i64 {
+        self.max(lo).min(hi)
+    }
+}
+
+impl Size for Expr {
+    fn try_add(self, rhs: Expr) -> Option<Expr> {
+        Some(self + rhs)
+    }
+    fn try_mul(self, rhs: Expr) -> Option<Expr> {
+        Some(self * rhs)
+    }
+    fn try_sub(self, rhs: Expr) -> Option<Expr> {
+        Some(self - rhs)
+    }
+    fn try_neg(self) -> Option<Expr> {
+        Some(-self)
+    }
+    fn clamp_to(self, lo: Expr, hi: Expr) -> Expr {
+        self.max(lo).min(hi)
+    }
+}
 
 /// The core ops a derived op stands for, run in order on the input.
 pub(crate) struct Lowering<D> {

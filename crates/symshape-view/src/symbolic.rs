@@ -30,22 +30,12 @@ impl Fields {
     /// Keeps indices `[start, end)` of `axis` (the caller has required
     /// `0 <= start <= end <= dim`).
     fn shrink_axis(&mut self, axis: usize, start: Expr, end: Expr) {
-        self.offset += start * self.strides[axis];
-        self.shape[axis] = end - start;
-        if let Some(m) = &mut self.mask {
-            let (b, e) = m[axis];
-            m[axis] = (clamp(b, start, end) - start, clamp(e, start, end) - start);
-        }
+        self.keep_range(axis, start, end, true);
     }
 
     fn flip_axis(&mut self, axis: usize) {
-        let (d, t) = (self.shape[axis], self.strides[axis]);
-        self.offset += (d - 1) * t;
-        self.strides[axis] = -t;
-        if let Some(m) = &mut self.mask {
-            let (b, e) = m[axis];
-            m[axis] = (d - e, d - b);
-        }
+        // An `Expr` stride always negates.
+        let _ = self.reverse_axis(axis, false);
     }
 
     /// Keeps every `step`-th index of `axis` (`step >= 1`).
@@ -135,7 +125,7 @@ fn require_mask(ck: &mut Checker<'_>, shape: &[Expr], mask: &[(Expr, Expr)]) -> 
 }
 
 /// Requires `0 <= b <= e <= d` for the range `(b, e)` of `axis`, of size `d`; `what` starts
-/// the requirements' text (`"mask "` for a mask, empty for shrink bounds).
+/// the requirements' text (`"mask "` for a mask).
 fn require_range(
     ck: &mut Checker<'_>,
     what: &str,
@@ -275,67 +265,25 @@ pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
         return Err(rank_error("expand", "target shape", shape.len(), v));
     }
     let mut f = Fields::of(v);
-    for (axis, &new) in shape.iter().enumerate() {
-        let old = v.shape()[axis];
-        if old == new || ck.is(old, CmpOp::Eq, new) {
-            f.shape[axis] = new;
-            continue;
-        }
-        if ck.is(old, CmpOp::Eq, lit(1)) {
-            f.shape[axis] = new;
-            f.strides[axis] = lit(0);
-            if let Some(m) = &mut f.mask {
-                // (b, e) is (0, 1) when the one index is valid, else empty.
-                let (b, e) = m[axis];
-                m[axis] = (lit(0), (e - b) * new);
-            }
-            continue;
-        }
-        // Not provably 1: the axis must keep its size (documented restriction).
-        ck.require(old, CmpOp::Eq, new, || {
-            format!("axis {axis} is not provably 1, so it keeps its size")
-        })?;
-        f.shape[axis] = new;
-    }
+    f.expand(&mut ck, shape, &|| v.ctx())?;
     f.finish(ck)
 }
 
 pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<View> {
     let (mut ck, mut f) = per_axis(cx, GuardOp::SHRINK, "bounds", bounds, v)?;
-    for (axis, &(s, e)) in bounds.iter().enumerate() {
-        require_range(&mut ck, "", axis, (s, e), v.shape()[axis])?;
-        f.shrink_axis(axis, s, e);
-    }
+    f.shrink(&mut ck, bounds, &|| v.ctx())?;
     f.finish(ck)
 }
 
 pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View> {
     let (mut ck, mut f) = per_axis(cx, GuardOp::PAD, "padding", padding, v)?;
-    let mut mask = v
-        .mask()
-        .map(<[_]>::to_vec)
-        .unwrap_or_else(|| v.shape().iter().map(|&d| (lit(0), d)).collect());
-    for (axis, &(a, z)) in padding.iter().enumerate() {
-        ck.require(a, CmpOp::Ge, lit(0), || {
-            format!("padding before axis {axis} is non-negative")
-        })?;
-        ck.require(z, CmpOp::Ge, lit(0), || {
-            format!("padding after axis {axis} is non-negative")
-        })?;
-        f.shape[axis] = v.shape()[axis] + a + z;
-        f.offset -= a * v.strides()[axis];
-        let (b, e) = mask[axis];
-        mask[axis] = (b + a, e + a);
-    }
-    f.mask = Some(mask);
+    f.pad(&mut ck, padding, &|| v.ctx())?;
     f.finish(ck)
 }
 
 pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
     let (ck, mut f) = per_axis(cx, GuardOp::FLIP, "flags", flags, v)?;
-    for (axis, _) in flags.iter().enumerate().filter(|(_, &x)| x) {
-        f.flip_axis(axis);
-    }
+    f.flip(&ck, flags, &|| v.ctx())?;
     f.finish(ck)
 }
 

@@ -48,13 +48,14 @@ enum Repr {
     Symbolic(Arc<Fields>, Arc<[Guard]>),
 }
 
-/// The fields of a view as expressions.
+/// The fields of a view: as expressions in a symbolic view; as `i64` while the core
+/// field rules ([`crate::fields`]) run for the exact engine.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Fields {
-    pub(crate) shape: Vec<Expr>,
-    pub(crate) strides: Vec<Expr>,
-    pub(crate) offset: Expr,
-    pub(crate) mask: Option<Vec<(Expr, Expr)>>,
+pub(crate) struct Fields<D = Expr> {
+    pub(crate) shape: Vec<D>,
+    pub(crate) strides: Vec<D>,
+    pub(crate) offset: D,
+    pub(crate) mask: Option<Vec<(D, D)>>,
 }
 
 impl Fields {

@@ -2,9 +2,10 @@
 //! unsqueeze, NumPy basic indexing, sliding windows and diagonals.
 
 use super::merge::{slab, Slab};
-use super::{ceil_div, check_shape, fmt_list, fmt_pairs, ConcreteView};
+use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{invalid, overflow, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
+use crate::lower_op::Exact;
 
 impl ConcreteView {
     /// Reorders axes: axis `i` of the result is axis `axes[i]` of `self`.
@@ -62,28 +63,9 @@ impl ConcreteView {
         if new_shape == self.shape() {
             return Ok(self.clone());
         }
-        let mut strides = self.strides.clone();
-        let mut mask = self.mask.clone();
-        for (axis, (&d, &nd)) in self.shape.iter().zip(new_shape).enumerate() {
-            if d == nd {
-                continue;
-            }
-            if d != 1 {
-                return Err(invalid(
-                    "expand",
-                    format!(
-                        "cannot expand axis {axis} of size {d} to {nd} for {}; only size-1 axes expand",
-                        self.ctx()
-                    ),
-                ));
-            }
-            strides[axis] = 0;
-            if let Some(m) = &mut mask {
-                let (b, e) = m[axis];
-                m[axis] = if b < e { (0, nd) } else { (0, 0) };
-            }
-        }
-        Self::build("expand", new_shape.to_vec(), strides, self.offset, mask)
+        let mut f = self.to_fields();
+        f.expand(&mut Exact, new_shape, &|| self.ctx())?;
+        Self::build("expand", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// Restricts every axis to `[start, end)`, with `0 <= start <= end <= dim`.
@@ -95,39 +77,9 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or a malformed bound.
     pub fn shrink(&self, bounds: &[(i64, i64)]) -> Result<Self> {
         self.check_rank("shrink", "bounds", bounds.len())?;
-        let mut offset = self.offset;
-        for (axis, (&(s, e), &d)) in bounds.iter().zip(&self.shape).enumerate() {
-            if !(0 <= s && s <= e && e <= d) {
-                return Err(invalid(
-                    "shrink",
-                    format!(
-                        "bound ({s}, {e}) on axis {axis} is outside 0 <= start <= end <= {d} for {}",
-                        self.ctx()
-                    ),
-                ));
-            }
-            if s < d && self.numel() > 0 {
-                // In-shape index of a non-empty view, so invariant 3 applies.
-                offset += s * self.strides[axis];
-            }
-        }
-        let mask = self.mask.as_ref().map(|m| {
-            m.iter()
-                .zip(bounds)
-                .map(|(&(b, e), &(s, t))| {
-                    let lo = b.max(s).min(t);
-                    let hi = e.min(t).max(lo);
-                    (lo - s, hi - s)
-                })
-                .collect()
-        });
-        Self::build(
-            "shrink",
-            bounds.iter().map(|&(s, e)| e - s).collect(),
-            self.strides.clone(),
-            offset,
-            mask,
-        )
+        let mut f = self.to_fields();
+        f.shrink(&mut Exact, bounds, &|| self.ctx())?;
+        Self::build("shrink", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// Adds `before` and `after` virtual elements on every axis; they are masked out.
@@ -137,45 +89,12 @@ impl ConcreteView {
     /// [`Error::Overflow`](crate::Error::Overflow) when sizes or offsets leave `i64`.
     pub fn pad(&self, padding: &[(i64, i64)]) -> Result<Self> {
         self.check_rank("pad", "padding", padding.len())?;
-        if let Some((axis, p)) = padding
-            .iter()
-            .enumerate()
-            .find(|(_, &(b, a))| b < 0 || a < 0)
-        {
-            return Err(invalid(
-                "pad",
-                format!("negative padding {p:?} on axis {axis} for {}", self.ctx()),
-            ));
-        }
         if padding.iter().all(|&p| p == (0, 0)) {
             return Ok(self.clone());
         }
-        let too_big = || {
-            overflow(
-                "pad",
-                format!("padding {} of {}", fmt_pairs(padding), self.ctx()),
-            )
-        };
-        let mut shape = Vec::with_capacity(self.ndim());
-        let mut offset = self.offset;
-        let mut mask = Vec::with_capacity(self.ndim());
-        for ((&(before, after), &d), ((b, e), &t)) in padding
-            .iter()
-            .zip(&self.shape)
-            .zip(self.bounds().zip(&self.strides))
-        {
-            let nd = d
-                .checked_add(before)
-                .and_then(|x| x.checked_add(after))
-                .ok_or_else(too_big)?;
-            shape.push(nd);
-            offset = before
-                .checked_mul(t)
-                .and_then(|x| offset.checked_sub(x))
-                .ok_or_else(too_big)?;
-            mask.push((b + before, e + before));
-        }
-        Self::build("pad", shape, self.strides.clone(), offset, Some(mask))
+        let mut f = self.to_fields();
+        f.pad(&mut Exact, padding, &|| self.ctx())?;
+        Self::build("pad", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// Reverses the axes whose flag is set.
@@ -184,29 +103,9 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when `flags` has the wrong length.
     pub fn flip(&self, flags: &[bool]) -> Result<Self> {
         self.check_rank("flip", "flags", flags.len())?;
-        let mut res = self.clone();
-        for (axis, &f) in flags.iter().enumerate() {
-            let d = self.shape[axis];
-            if !f || d <= 1 {
-                // Reversing zero or one index changes nothing.
-                continue;
-            }
-            let t = self.strides[axis];
-            res.strides[axis] = t.checked_neg().ok_or_else(|| {
-                overflow("flip", format!("negating stride {t} of {}", self.ctx()))
-            })?;
-            if self.numel() == 0 {
-                // Zero-size views keep offset 0 and may have any strides.
-                continue;
-            }
-            // In-shape offsets fit (invariant 3).
-            res.offset += (d - 1) * t;
-            if let Some(m) = &mut res.mask {
-                let (b, e) = m[axis];
-                m[axis] = (d - e, d - b);
-            }
-        }
-        Ok(res)
+        let mut f = self.to_fields();
+        f.flip(&Exact, flags, &|| self.ctx())?;
+        Ok(Self::from_checked_fields(f))
     }
 
     /// Reverses the listed axes (each at most once).

@@ -678,6 +678,26 @@ impl ConcreteView {
         }
     }
 
+    /// The fields, for the core field rules ([`crate::fields`]).
+    pub(crate) fn to_fields(&self) -> crate::view::Fields<i64> {
+        crate::view::Fields {
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+            mask: self.mask.clone(),
+        }
+    }
+
+    /// The view of fields that a core field rule has kept valid and normalised.
+    pub(crate) fn from_checked_fields(f: crate::view::Fields<i64>) -> Self {
+        Self {
+            shape: f.shape,
+            strides: f.strides,
+            offset: f.offset,
+            mask: f.mask,
+        }
+    }
+
     pub(crate) fn check_rank(&self, op: &'static str, what: &str, len: usize) -> Result<()> {
         if len == self.ndim() {
             return Ok(());

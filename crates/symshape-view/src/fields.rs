@@ -1,0 +1,290 @@
+//! The field rules of the core ops expand, shrink, pad and flip, written once over the size type
+//! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions.
+//!
+//! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
+//! exact engine's error; for `Expr` (a [`Checker`]) it is proven, refuted or recorded
+//! as a guard. Normalisations that depend on values (skipping the reversal of an axis
+//! of at most one index, leaving a zero-size view's offset alone) run only where
+//! sizes are decided at once; the symbolic engine leaves them to binding.
+
+use symshape::{CmpOp, Expr};
+
+use crate::error::{overflow, Error, Result};
+use crate::guard::Checker;
+use crate::lower_op::{Exact, Size};
+use crate::view::Fields;
+
+/// The precondition checks of the core field rules.
+pub(crate) trait Check<D: Size> {
+    /// Whether every comparison is decided at once (`i64`).
+    const EXACT: bool;
+    /// Whether `lhs cmp rhs` holds (is proven).
+    fn holds(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
+    /// Requires `lhs cmp rhs`. On `i64`, `exact` is the error when it fails; on `Expr`,
+    /// a refutation is an error and an undecided comparison a guard whose text is `guard`.
+    ///
+    /// # Errors
+    /// When the comparison fails or is refuted.
+    fn require(
+        &mut self,
+        lhs: D,
+        cmp: CmpOp,
+        rhs: D,
+        guard: impl FnOnce() -> String,
+        exact: impl FnOnce() -> Error,
+    ) -> Result<()>;
+}
+
+impl Check<i64> for Exact {
+    const EXACT: bool = true;
+
+    fn holds(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
+        match cmp {
+            CmpOp::Lt => lhs < rhs,
+            CmpOp::Le => lhs <= rhs,
+            CmpOp::Eq => lhs == rhs,
+            CmpOp::Ne => lhs != rhs,
+            CmpOp::Ge => lhs >= rhs,
+            CmpOp::Gt => lhs > rhs,
+        }
+    }
+
+    fn require(
+        &mut self,
+        lhs: i64,
+        cmp: CmpOp,
+        rhs: i64,
+        _: impl FnOnce() -> String,
+        exact: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        if self.holds(lhs, cmp, rhs) {
+            Ok(())
+        } else {
+            Err(exact())
+        }
+    }
+}
+
+impl Check<Expr> for Checker<'_> {
+    const EXACT: bool = false;
+
+    fn holds(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
+        self.is(lhs, cmp, rhs)
+    }
+
+    fn require(
+        &mut self,
+        lhs: Expr,
+        cmp: CmpOp,
+        rhs: Expr,
+        guard: impl FnOnce() -> String,
+        _: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        Checker::require(self, lhs, cmp, rhs, guard)
+    }
+}
+
+impl<D: Size> Fields<D> {
+    /// Broadcasts the size-1 axes to `shape`, of the view's rank, with stride 0; any
+    /// other axis keeps its size. A masked size-1 axis expands to mask `(0, n)` when
+    /// its element is valid and `(0, 0)` when it is not. `ctx` names the view in errors.
+    ///
+    /// # Errors
+    /// When an axis not (provably) of size 1 changes size.
+    pub(crate) fn expand<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        shape: &[D],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        for (axis, &new) in shape.iter().enumerate() {
+            let old = self.shape[axis];
+            self.shape[axis] = new;
+            if old == new || c.holds(old, CmpOp::Eq, new) {
+                continue;
+            }
+            if c.holds(old, CmpOp::Eq, D::from(1)) {
+                self.strides[axis] = D::from(0);
+                if let Some(m) = &mut self.mask {
+                    // (b, e) is (0, 1) when the one index is valid, else empty.
+                    let (b, e) = m[axis];
+                    m[axis] = (D::from(0), (e - b) * new);
+                }
+                continue;
+            }
+            // Not (provably) 1: the axis must keep its size (for `Expr`, a documented
+            // restriction).
+            c.require(
+                old,
+                CmpOp::Eq,
+                new,
+                || format!("axis {axis} is not provably 1, so it keeps its size"),
+                || {
+                    crate::error::invalid(
+                        "expand",
+                        format!(
+                            "cannot expand axis {axis} of size {old} to {new} for {}; only size-1 axes expand",
+                            ctx()
+                        ),
+                    )
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Restricts every axis to `bounds[axis] = (start, end)`, with
+    /// `0 <= start <= end <= dim` (`bounds` has one entry per axis); `ctx` names the
+    /// view in errors.
+    ///
+    /// # Errors
+    /// When a bound is (proven) outside its axis.
+    pub(crate) fn shrink<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        bounds: &[(D, D)],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let zero = D::from(0);
+        let empty = C::EXACT && self.shape.iter().any(|&d| c.holds(d, CmpOp::Eq, zero));
+        for (axis, &(s, e)) in bounds.iter().enumerate() {
+            let d = self.shape[axis];
+            let outside = || {
+                crate::error::invalid(
+                    "shrink",
+                    format!(
+                        "bound ({s}, {e}) on axis {axis} is outside 0 <= start <= end <= {d} for {}",
+                        ctx()
+                    ),
+                )
+            };
+            for (lhs, cmp, rhs, which, is) in [
+                (s, CmpOp::Ge, zero, "start", "is non-negative"),
+                (s, CmpOp::Le, e, "start", "is at most its end"),
+                (e, CmpOp::Le, d, "end", "is within its size"),
+            ] {
+                c.require(
+                    lhs,
+                    cmp,
+                    rhs,
+                    || format!("{which} of axis {axis} {is}"),
+                    outside,
+                )?;
+            }
+            // An `i64` start moves the offset only when it is an in-shape index of a
+            // non-empty view (so that it fits, invariant 3).
+            let shift = !C::EXACT || (!empty && c.holds(s, CmpOp::Lt, d));
+            self.keep_range(axis, s, e, shift);
+        }
+        Ok(())
+    }
+
+    /// Keeps indices `[start, end)` of `axis` (the caller has required
+    /// `0 <= start <= end <= dim`); `shift` moves the offset to `start`.
+    pub(crate) fn keep_range(&mut self, axis: usize, start: D, end: D, shift: bool) {
+        if shift {
+            self.offset = self.offset + start * self.strides[axis];
+        }
+        self.shape[axis] = end - start;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (
+                b.clamp_to(start, end) - start,
+                e.clamp_to(start, end) - start,
+            );
+        }
+    }
+
+    /// Reverses the axes whose flag is set (`flags` has one entry per axis); `ctx`
+    /// names the view in errors.
+    ///
+    /// # Errors
+    /// When a negated `i64` stride leaves `i64`.
+    pub(crate) fn flip<C: Check<D>>(
+        &mut self,
+        c: &C,
+        flags: &[bool],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let zero = D::from(0);
+        let empty = C::EXACT && self.shape.iter().any(|&d| c.holds(d, CmpOp::Eq, zero));
+        for (axis, _) in flags.iter().enumerate().filter(|(_, &f)| f) {
+            if C::EXACT && c.holds(self.shape[axis], CmpOp::Le, D::from(1)) {
+                // Reversing zero or one index changes nothing.
+                continue;
+            }
+            let t = self.strides[axis];
+            self.reverse_axis(axis, empty)
+                .ok_or_else(|| overflow("flip", format!("negating stride {t} of {}", ctx())))?;
+        }
+        Ok(())
+    }
+
+    /// Reverses `axis`; `None`, with the fields unchanged, when its negated stride
+    /// leaves `i64`. A zero-size view (`empty`) keeps its offset and mask.
+    pub(crate) fn reverse_axis(&mut self, axis: usize, empty: bool) -> Option<()> {
+        let (d, t) = (self.shape[axis], self.strides[axis]);
+        self.strides[axis] = t.try_neg()?;
+        if empty {
+            return Some(());
+        }
+        // In-shape offsets of a non-empty `i64` view fit (invariant 3).
+        self.offset = self.offset + (d - D::from(1)) * t;
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (d - e, d - b);
+        }
+        Some(())
+    }
+
+    /// Adds `padding[axis] = (before, after)` virtual elements on every axis, masked
+    /// out (`padding` has one entry per axis); `ctx` names the view in errors.
+    ///
+    /// # Errors
+    /// When a padding is (proven) negative, or an `i64` size or offset leaves `i64`.
+    pub(crate) fn pad<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        padding: &[(D, D)],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let zero = D::from(0);
+        for (axis, &p) in padding.iter().enumerate() {
+            let negative = || {
+                crate::error::invalid(
+                    "pad",
+                    format!("negative padding {p:?} on axis {axis} for {}", ctx()),
+                )
+            };
+            for (x, side) in [(p.0, "before"), (p.1, "after")] {
+                c.require(
+                    x,
+                    CmpOp::Ge,
+                    zero,
+                    || format!("padding {side} axis {axis} is non-negative"),
+                    negative,
+                )?;
+            }
+        }
+        let too_big = || overflow("pad", format!("padding {padding:?} of {}", ctx()));
+        let mut mask = self
+            .mask
+            .take()
+            .unwrap_or_else(|| self.shape.iter().map(|&d| (zero, d)).collect());
+        for (axis, &(before, after)) in padding.iter().enumerate() {
+            let (d, t) = (self.shape[axis], self.strides[axis]);
+            self.shape[axis] = d
+                .try_add(before)
+                .and_then(|x| x.try_add(after))
+                .ok_or_else(too_big)?;
+            self.offset = before
+                .try_mul(t)
+                .and_then(|x| self.offset.try_sub(x))
+                .ok_or_else(too_big)?;
+            let (b, e) = mask[axis];
+            mask[axis] = (b + before, e + before);
+        }
+        self.mask = Some(mask);
+        Ok(())
+    }
+}
