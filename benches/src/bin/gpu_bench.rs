@@ -40,7 +40,7 @@ use symshape_codegen::{render_cuda, render_opencl, ElemType, GpuKernel, IndexWid
 use symshape_kernels::{materialize, Element, Input};
 use symshape_view::ConcreteStack;
 
-#[path = "../../../crates/symshape-codegen/tests/it/opencl_host.rs"]
+#[path = "../opencl_host.rs"]
 #[allow(dead_code)]
 mod opencl_host;
 

@@ -9,5 +9,7 @@ mod gpu;
 mod gpu_kernels;
 mod harness;
 mod opencl;
+// Shared with the GPU benchmark binary, which lives in the benches crate.
+#[path = "../../../../benches/src/opencl_host.rs"]
 mod opencl_host;
 mod snapshots;
