@@ -408,19 +408,7 @@ fn cliffs(res: &mut Vec<Workload>) {
     // The causal mask of s = 512 new tokens after p = 128 cached ones, [512, 640], built
     // from pad, reshape, expand, shrink and flip (as the attention example builds it).
     let (s, len) = (512i64, 640i64);
-    let mask = ops_stack(
-        &[len],
-        &[
-            Op::Pad(vec![(0, s)]),
-            Op::Reshape(vec![1, len + s]),
-            Op::Expand(vec![s, len + s]),
-            Op::Reshape(vec![s * (len + s)]),
-            Op::Pad(vec![(0, s)]),
-            Op::Reshape(vec![s, len + s + 1]),
-            Op::Shrink(vec![(0, s), (0, len)]),
-            Op::Flip(vec![0]),
-        ],
-    );
+    let mask = ops_stack(&[len], &benches::causal_mask_ops(s, len - s));
     res.push(materialize_workload::<f32>(
         "cliff",
         "causal_mask/512x640".to_string(),

@@ -10,6 +10,27 @@
 
 pub mod gpu_workloads;
 
+use symshape_view::Op;
+
+/// The ops that build the causal mask of `s` new tokens after `p` cached ones, `[s, p + s]`,
+/// from a row of `p + s` elements (true for the positions a token may attend to): pad,
+/// reshape, expand, shrink and flip, as the attention example builds it. The kernel
+/// table's cliff row and the comparison with NumPy and PyTorch run the same stack.
+#[must_use]
+pub fn causal_mask_ops(s: i64, p: i64) -> Vec<Op<i64>> {
+    let len = p + s;
+    vec![
+        Op::Pad(vec![(0, s)]),
+        Op::Reshape(vec![1, len + s]),
+        Op::Expand(vec![s, len + s]),
+        Op::Reshape(vec![s * (len + s)]),
+        Op::Pad(vec![(0, s)]),
+        Op::Reshape(vec![s, len + s + 1]),
+        Op::Shrink(vec![(0, s), (0, len)]),
+        Op::Flip(vec![0]),
+    ]
+}
+
 /// The distinct kernels of a plan's boxes, in order, `+`-separated (`table` for an
 /// offset-table gather).
 #[must_use]

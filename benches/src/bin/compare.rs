@@ -151,16 +151,7 @@ fn workload(name: &str) -> Res<Workload> {
             let (s, len) = (512i64, 640i64);
             materialize(
                 &[len],
-                &[
-                    Op::Pad(vec![(0, s)]),
-                    Op::Reshape(vec![1, len + s]),
-                    Op::Expand(vec![s, len + s]),
-                    Op::Reshape(vec![s * (len + s)]),
-                    Op::Pad(vec![(0, s)]),
-                    Op::Reshape(vec![s, len + s + 1]),
-                    Op::Shrink(vec![(0, s), (0, len)]),
-                    Op::Flip(vec![0]),
-                ],
+                &benches::causal_mask_ops(s, len - s),
                 f32::NEG_INFINITY,
             )
         }

@@ -170,6 +170,18 @@ pub struct Expected {
     pub values: Vec<i64>,
 }
 
+/// The constant range `(lo, hi)` of every symbol of `cx`, in declaration order.
+pub fn symbol_ranges(cx: &Scope) -> Vec<(i64, i64)> {
+    cx.symbols()
+        .iter()
+        .map(|s| {
+            let spec = s.symbol_spec().expect("a symbol");
+            let bound = |b: Option<Expr>| b.and_then(Expr::as_i64).expect("a constant bound");
+            (bound(spec.lower()), bound(spec.upper()))
+        })
+        .collect()
+}
+
 /// Checks the emitted C of `stack` against the kernels for `bindings` random bindings.
 pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
     if !have_cc() {
@@ -182,21 +194,9 @@ pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
     let mut records = Vec::new();
     let mut expected = Vec::new();
     for _ in 0..bindings {
-        let syms: Vec<i64> = cx
-            .symbols()
-            .iter()
-            .map(|s| {
-                let spec = s.symbol_spec().expect("a symbol");
-                let lo = spec
-                    .lower()
-                    .and_then(Expr::as_i64)
-                    .expect("a constant bound");
-                let hi = spec
-                    .upper()
-                    .and_then(Expr::as_i64)
-                    .expect("a constant bound");
-                rng.range(lo, hi.min(lo + 5))
-            })
+        let syms: Vec<i64> = symbol_ranges(cx)
+            .into_iter()
+            .map(|(lo, hi)| rng.range(lo, hi.min(lo + 5)))
             .collect();
         let mut b = Bindings::new();
         for (&s, &v) in cx.symbols().iter().zip(&syms) {

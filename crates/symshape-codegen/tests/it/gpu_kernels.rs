@@ -19,7 +19,7 @@ use symshape_view::{ConcreteStack, ViewStack};
 
 use crate::compiled::{
     build, build_extreme, compare, extreme_scope, extreme_stack, extreme_values, refusal, scope,
-    Expected, Lcg, Outcome,
+    symbol_ranges, Expected, Lcg, Outcome,
 };
 use crate::cuda_emu::{have_gxx, run_emulated, EmuRun, EmuUnit};
 use crate::harness::{compile_cases, have_cc, Record};
@@ -502,22 +502,7 @@ fn show(bytes: &[u8], elem: ElemType) -> String {
 
 /// Bindings of the small scope: both ends of every range, then random ones.
 fn small_bindings(cx: &Scope, rng: &mut Lcg, n: usize) -> Vec<Vec<i64>> {
-    let ranges: Vec<(i64, i64)> = cx
-        .symbols()
-        .iter()
-        .map(|s| {
-            let spec = s.symbol_spec().expect("a symbol");
-            let lo = spec
-                .lower()
-                .and_then(Expr::as_i64)
-                .expect("a constant bound");
-            let hi = spec
-                .upper()
-                .and_then(Expr::as_i64)
-                .expect("a constant bound");
-            (lo, hi)
-        })
-        .collect();
+    let ranges = symbol_ranges(cx);
     let mut out = vec![
         ranges.iter().map(|r| r.0).collect(),
         ranges.iter().map(|r| r.1).collect(),
