@@ -742,12 +742,19 @@ impl Desc {
         let inside = (!bounds.is_empty()).then(|| bounds.join(" && "));
         let offset = bare(&em.value(plan.accesses()[0].offset)?);
         let dst = bare(&em.value(self.dst)?);
+        // The rows of a tile each work-item moves, in a loop of constant trip count
+        // (`ly < ROWS`), which compilers unroll so that its loads are in flight together.
+        let rows = |out: &mut String, d: usize| {
+            let _ = writeln!(
+                out,
+                "{}for ({it} rk = 0; rk < {}; rk++) {{",
+                ind(d),
+                TILE / ROWS
+            );
+            let _ = writeln!(out, "{}const {it} r = ly + {ROWS}*rk;", ind(d + 1));
+        };
         // Read: x along `a` (the source's unit step).
-        let _ = writeln!(
-            out,
-            "{}for ({it} r = ly; r < {TILE}; r += {ROWS}) {{",
-            ind(d)
-        );
+        rows(out, d);
         let guard = match ok {
             Some(ok) => format!("{ok} && lx < ea - a0 && r < eb - b0"),
             None => "lx < ea - a0 && r < eb - b0".to_string(),
@@ -770,11 +777,7 @@ impl Desc {
         let _ = writeln!(out, "{}}}", ind(d));
         let _ = writeln!(out, "{}{}", ind(d), dialect.barrier());
         // Write: x along `b` (the output's unit step).
-        let _ = writeln!(
-            out,
-            "{}for ({it} r = ly; r < {TILE}; r += {ROWS}) {{",
-            ind(d)
-        );
+        rows(out, d);
         let _ = writeln!(out, "{}if (r < ea - a0 && lx < eb - b0) {{", ind(d + 1));
         let _ = writeln!(
             out,
