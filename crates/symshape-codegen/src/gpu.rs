@@ -152,6 +152,18 @@ fn render(cx: &Scope, plan: &Plan, elem: ElemType, dialect: Dialect) -> Result<G
     };
     let mut desc = Desc::of(cx, plan, elem)?;
     let (index, body) = match bodies(&desc) {
+        // The guard never widens the index: where only its conditions need 64 bits,
+        // the per-element gather is kept in 32.
+        Ok((IndexWidth::I64, b)) if desc.fallback.is_some() => {
+            let plain = Desc::gather(cx, plan, 1, Lanes::Consecutive, Vec::new())?;
+            match plain.body(cx, plan, dialect, IndexWidth::I32, t) {
+                Ok(narrow) => {
+                    desc = plain;
+                    (IndexWidth::I32, narrow)
+                }
+                Err(_) => (IndexWidth::I64, b),
+            }
+        }
         Ok(b) => b,
         // A guard whose operands are not proven to fit: no guarded vector path.
         Err(_) if desc.fallback.is_some() => {
