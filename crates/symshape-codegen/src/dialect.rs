@@ -273,6 +273,49 @@ impl Dialect {
         }
     }
 
+    /// Copies the `w` elements from `src + from` (a multiple of `w`) to `dst + to` in
+    /// reverse order: lane `t` of the output is lane `w - 1 - t` of the source.
+    pub fn vector_reversed(self, w: u32, to: &str, from: &str) -> String {
+        let rev: Vec<u32> = (0..w).rev().collect();
+        match self {
+            Dialect::OpenCl => {
+                let lanes: String = rev.iter().map(u32::to_string).collect();
+                format!("vstore{w}(vload{w}(0, src + {from}).s{lanes}, 0, dst + {to});")
+            }
+            Dialect::Cuda => {
+                let lanes: Vec<String> = rev.iter().map(|t| format!("v.v[{t}]")).collect();
+                format!(
+                    "{{ const sx_vec v = *(const sx_vec *)(src + {from}); *(sx_vec *)(dst + {to}) = sx_vec{{{{{}}}}}; }}",
+                    lanes.join(", ")
+                )
+            }
+        }
+    }
+
+    /// Declares `v`, a vector of `w` elements of `t` whose lanes are set one by one.
+    pub fn lanes_decl(self, t: &str, w: u32) -> String {
+        match self {
+            Dialect::OpenCl => format!("{t}{w} v;"),
+            Dialect::Cuda => "sx_vec v;".to_string(),
+        }
+    }
+
+    /// Lane `k` of the vector `v` of [`Dialect::lanes_decl`].
+    pub fn lane(self, k: u32) -> String {
+        match self {
+            Dialect::OpenCl => format!("v.s{k}"),
+            Dialect::Cuda => format!("v.v[{k}]"),
+        }
+    }
+
+    /// Stores the vector `v` of [`Dialect::lanes_decl`] at `dst + to` (a multiple of `w`).
+    pub fn lanes_store(self, w: u32, to: &str) -> String {
+        match self {
+            Dialect::OpenCl => format!("vstore{w}(v, 0, dst + {to});"),
+            Dialect::Cuda => format!("*(sx_vec *)(dst + {to}) = v;"),
+        }
+    }
+
     /// Sets `w` elements from `dst + to` (a multiple of `w`) to `value`, a `t`.
     pub fn vector_fill(self, t: &str, w: u32, to: &str, value: &str) -> String {
         match self {

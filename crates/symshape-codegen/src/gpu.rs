@@ -17,9 +17,17 @@
 //!    offset is written over symbols that run each loop's whole axis, since masked
 //!    elements are written too.
 //! 3. Otherwise one work-item writes `w` consecutive output elements, in a grid-stride
-//!    loop; `w` is 4 or 2 where the innermost loop is whole without predicates, its
-//!    extent a proven multiple of `w`, and the offset of `w*q + t` proven to be the
-//!    offset of `w*q` (a proven multiple of `w`) plus `t` for every `t < w`; else 1.
+//!    loop; `w` is 4 or 2 where the innermost loop's extent is a proven multiple of
+//!    `w` (the lanes then share every other index). The lanes load one vector where
+//!    the loop is whole without predicates and the offset of `w*q + t` is proven to be
+//!    the offset of `w*q` plus `t` (a multiple of `w`), minus `t` (the lowest lane a
+//!    multiple of `w`), or constant; otherwise each lane reads its own element (with
+//!    its own bounds and predicates) and only the store is a vector. Where these
+//!    facts hold only for some bindings, the vector loop runs under a guard of
+//!    launch-invariant conditions (`e % w == 0` of the row's extent or of symbols,
+//!    the fewest the proof needs), tested once; elsewhere the per-element loop runs.
+//!    The proofs are made in the scope with the guard assumed, so each loop is exact
+//!    wherever it runs.
 //! 4. The index width is 32 bits exactly when every expression the kernel evaluates
 //!    (counts, extents, bounds, indices, offsets, predicates, each intermediate) is
 //!    proven to fit in `i32` under the symbols' ranges; else 64 bits, native where
@@ -32,7 +40,7 @@
 
 use std::fmt::Write as _;
 
-use symshape::{BigInt, CmpOp, Expr, ExprKind, Scope, SymbolSpec};
+use symshape::{BigInt, CmpOp, Cond, Expr, ExprKind, Scope, SymbolSpec};
 
 use crate::arith::{bare, paren, Emitter, Name};
 use crate::dialect::{Dialect, ElemType, IndexWidth};
@@ -136,13 +144,33 @@ fn render(cx: &Scope, plan: &Plan, elem: ElemType, dialect: Dialect) -> Result<G
             "element type {elem} is not supported by the OpenCL dialect; use i64, i32, u16, u8, f32 or f64"
         )));
     };
-    let desc = Desc::of(cx, plan, elem)?;
-    let (index, body) = match desc.body(cx, plan, dialect, IndexWidth::I32, t) {
-        Ok(b) => (IndexWidth::I32, b),
-        Err(_) => (
-            IndexWidth::I64,
-            desc.body(cx, plan, dialect, IndexWidth::I64, t)?,
-        ),
+    let bodies = |desc: &Desc| match desc.body(cx, plan, dialect, IndexWidth::I32, t) {
+        Ok(b) => Ok((IndexWidth::I32, b)),
+        Err(_) => desc
+            .body(cx, plan, dialect, IndexWidth::I64, t)
+            .map(|b| (IndexWidth::I64, b)),
+    };
+    let mut desc = Desc::of(cx, plan, elem)?;
+    let (index, body) = match bodies(&desc) {
+        // The guard never widens the index: where only its conditions need 64 bits,
+        // the per-element gather is kept in 32.
+        Ok((IndexWidth::I64, b)) if desc.fallback.is_some() => {
+            let plain = Desc::gather(cx, plan, 1, Lanes::Consecutive, Vec::new())?;
+            match plain.body(cx, plan, dialect, IndexWidth::I32, t) {
+                Ok(narrow) => {
+                    desc = plain;
+                    (IndexWidth::I32, narrow)
+                }
+                Err(_) => (IndexWidth::I64, b),
+            }
+        }
+        Ok(b) => b,
+        // A guard whose operands are not proven to fit: no guarded vector path.
+        Err(_) if desc.fallback.is_some() => {
+            desc = Desc::gather(cx, plan, 1, Lanes::Consecutive, Vec::new())?;
+            bodies(&desc)?
+        }
+        Err(e) => return Err(e),
     };
     let mut out = String::new();
     let _ = writeln!(out, "// index: {index}");
@@ -205,8 +233,13 @@ fn render(cx: &Scope, plan: &Plan, elem: ElemType, dialect: Dialect) -> Result<G
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Form {
     /// One work-item per `vector` consecutive output elements, in a grid-stride loop
-    /// over `counter`.
-    Gather { vector: u32, lanes: Lanes },
+    /// over `counter`, where every condition of `guard` holds at the binding (tested
+    /// once, before the loop); elsewhere the per-element loop of `fallback`.
+    Gather {
+        vector: u32,
+        lanes: Lanes,
+        guard: Vec<Cond>,
+    },
     /// Loops `a` (unit source step) and `b` (innermost) in tiles; `rest` the other loops,
     /// in order, indexed by `counter`.
     Tiled {
@@ -223,6 +256,11 @@ enum Lanes {
     Consecutive,
     /// One source element, broadcast.
     Broadcast,
+    /// Consecutive source elements in reverse order, the last a multiple of the width.
+    Reversed,
+    /// Each lane its own element, read one at a time (masked, strided or any other
+    /// row): only the store is a vector.
+    Gathered,
 }
 
 /// The kernel description: the form, the launch, and each loop index as an
@@ -241,6 +279,8 @@ struct Desc {
     /// Symbols over each loop's whole axis, named as the loop's index: a tiled kernel
     /// writes masked elements too, so its output offset is in these.
     whole: Vec<Expr>,
+    /// The per-element gather a guarded vector gather runs where its guard fails.
+    fallback: Option<Box<Desc>>,
 }
 
 impl Desc {
@@ -248,11 +288,24 @@ impl Desc {
         if let Some((a, b, rest)) = tile_axes(cx, plan) {
             return Desc::tiled(cx, plan, elem, a, b, rest);
         }
-        let (w, lanes) = vector_width(cx, plan, elem);
-        Desc::gather(cx, plan, w, lanes)
+        let (w, lanes, guard) = vector_width(cx, plan, elem);
+        let fallback = if guard.is_empty() {
+            None
+        } else {
+            Some(Box::new(Desc::gather(
+                cx,
+                plan,
+                1,
+                Lanes::Consecutive,
+                Vec::new(),
+            )?))
+        };
+        let mut desc = Desc::gather(cx, plan, w, lanes, guard)?;
+        desc.fallback = fallback;
+        Ok(desc)
     }
 
-    fn gather(cx: &Scope, plan: &Plan, w: u32, lanes: Lanes) -> Result<Desc> {
+    fn gather(cx: &Scope, plan: &Plan, w: u32, lanes: Lanes, guard: Vec<Cond>) -> Result<Desc> {
         let count = cx.simplify(plan.numel().floor_div(i64::from(w))).check()?;
         let g = counter("__g", count)?;
         let first = g * i64::from(w);
@@ -264,7 +317,11 @@ impl Desc {
         }
         let groups = cx.simplify(count.ceil_div(i64::from(BLOCK)).min(MAX_GROUPS).max(1));
         Ok(Desc {
-            form: Form::Gather { vector: w, lanes },
+            form: Form::Gather {
+                vector: w,
+                lanes,
+                guard,
+            },
             launch: Launch {
                 grid: [groups, Expr::from(1), Expr::from(1)],
                 block: [BLOCK, 1, 1],
@@ -275,6 +332,7 @@ impl Desc {
             indices,
             dst: cx.simplify(first).check()?,
             whole: Vec::new(),
+            fallback: None,
         })
     }
 
@@ -332,6 +390,7 @@ impl Desc {
             indices,
             dst: cx.simplify(dst).check()?,
             whole,
+            fallback: None,
         })
     }
 
@@ -347,12 +406,26 @@ impl Desc {
             Form::Gather { vector: 1, .. } => "one work-item per element".to_string(),
             Form::Gather {
                 vector,
-                lanes: Lanes::Consecutive,
-            } => format!("one work-item per {vector} elements"),
-            Form::Gather {
-                vector,
-                lanes: Lanes::Broadcast,
-            } => format!("one work-item per {vector} elements of one source element"),
+                lanes,
+                guard,
+            } => {
+                let what = match lanes {
+                    Lanes::Consecutive => "",
+                    Lanes::Broadcast => " of one source element",
+                    Lanes::Reversed => " of consecutive source elements reversed",
+                    Lanes::Gathered => " read one by one",
+                };
+                let mut text = format!("one work-item per {vector} elements{what}");
+                if !guard.is_empty() {
+                    let conds: Vec<String> = guard.iter().map(ToString::to_string).collect();
+                    let _ = write!(
+                        text,
+                        " where {}, else one work-item per element",
+                        conds.join(" and ")
+                    );
+                }
+                text
+            }
             Form::Tiled { a, b, .. } => {
                 format!("loops {a} and {b} in {TILE}x{TILE} tiles through local memory")
             }
@@ -380,6 +453,10 @@ impl Desc {
         }
         // An output offset and the counter are below the element count.
         em.known.extend([self.dst, self.counter]);
+        if let Some(f) = &self.fallback {
+            em.known.extend([f.dst, f.counter]);
+            em.names.insert(f.counter, Name::Local("g".to_string()));
+        }
         // So are the fields of every level the checks validate.
         for c in plan.checks() {
             match &c.kind {
@@ -401,9 +478,45 @@ impl Desc {
         }
         let mut body = String::new();
         match &self.form {
-            Form::Gather { vector, lanes } => {
-                self.gather_body(&mut em, plan, dialect, (*vector, *lanes), t, &mut body)?
-            }
+            Form::Gather {
+                vector,
+                lanes,
+                guard,
+            } => match &self.fallback {
+                None => {
+                    self.gather_body(&mut em, plan, dialect, (*vector, *lanes), t, &mut body)?
+                }
+                Some(f) => {
+                    // The guard is launch-invariant: every work-item takes the same path.
+                    let conds = guard
+                        .iter()
+                        .map(|c| em.cond(*c).map(|x| paren(&x)))
+                        .collect::<Result<Vec<_>>>()?;
+                    let mut vector_loop = String::new();
+                    self.gather_body(
+                        &mut em,
+                        plan,
+                        dialect,
+                        (*vector, *lanes),
+                        t,
+                        &mut vector_loop,
+                    )?;
+                    let mut scalar_loop = String::new();
+                    f.gather_body(
+                        &mut em,
+                        plan,
+                        dialect,
+                        (1, Lanes::Consecutive),
+                        t,
+                        &mut scalar_loop,
+                    )?;
+                    let _ = writeln!(body, "    if ({}) {{", conds.join(" && "));
+                    body.push_str(&indent(&vector_loop));
+                    body.push_str("    } else {\n");
+                    body.push_str(&indent(&scalar_loop));
+                    body.push_str("    }\n");
+                }
+            },
             Form::Tiled { a, b, rest } => {
                 self.tiled_body(&mut em, plan, dialect, (*a, *b, rest), t, &mut body)?;
             }
@@ -483,13 +596,36 @@ impl Desc {
             out,
             "    for ({it} g = {start}; g < count; g = count - g > step ? g + step : count) {{"
         );
+        // Lanes read one by one share every index but the innermost, `b{last} + t`.
+        let last = plan.loops().len().saturating_sub(1);
+        let one_by_one = w > 1 && lanes == Lanes::Gathered;
         for (k, e) in &self.indices {
             let v = bare(&em.value(*e)?);
-            let _ = writeln!(out, "        const {it} i{k} = {v};");
+            let name = if one_by_one && *k == last { 'b' } else { 'i' };
+            let _ = writeln!(out, "        const {it} {name}{k} = {v};");
         }
         let tests = Desc::valid(em, plan, &[])?;
         let offset = bare(&em.value(plan.accesses()[0].offset)?);
         let dst = bare(&em.value(self.dst)?);
+        if one_by_one {
+            let _ = writeln!(out, "        const {it} o = {dst};");
+            let _ = writeln!(out, "        {}", dialect.lanes_decl(t, w));
+            for lane in 0..w {
+                let value = if tests.is_empty() {
+                    format!("src[{offset}]")
+                } else {
+                    format!("({}) ? src[{offset}] : pad", tests.join(" && "))
+                };
+                let _ = writeln!(
+                    out,
+                    "        {{ const {it} i{last} = b{last} + {lane}; {} = {value}; }}",
+                    dialect.lane(lane)
+                );
+            }
+            let _ = writeln!(out, "        {}", dialect.lanes_store(w, "o"));
+            let _ = writeln!(out, "    }}");
+            return Ok(());
+        }
         if w == 1 {
             if tests.is_empty() {
                 let _ = writeln!(out, "        dst[{dst}] = src[{offset}];");
@@ -503,8 +639,16 @@ impl Desc {
         } else {
             let _ = writeln!(out, "        const {it} o = {dst};");
             let copy = match lanes {
-                Lanes::Consecutive => dialect.vector_copy(w, "o", &paren(&offset)),
+                Lanes::Consecutive | Lanes::Gathered => {
+                    dialect.vector_copy(w, "o", &paren(&offset))
+                }
                 Lanes::Broadcast => dialect.vector_fill(t, w, "o", &format!("src[{offset}]")),
+                // Lane `t` reads `offset - t`: the vector starts `w - 1` below the
+                // offset of lane 0, which is in the row, so the subtraction stays
+                // within the index type and at or above 0.
+                Lanes::Reversed => {
+                    dialect.vector_reversed(w, "o", &format!("({} - {})", paren(&offset), w - 1))
+                }
             };
             if tests.is_empty() {
                 let _ = writeln!(out, "        {copy}");
@@ -610,12 +754,19 @@ impl Desc {
         let inside = (!bounds.is_empty()).then(|| bounds.join(" && "));
         let offset = bare(&em.value(plan.accesses()[0].offset)?);
         let dst = bare(&em.value(self.dst)?);
+        // The rows of a tile each work-item moves, in a loop of constant trip count
+        // (`ly < ROWS`), which compilers unroll so that its loads are in flight together.
+        let rows = |out: &mut String, d: usize| {
+            let _ = writeln!(
+                out,
+                "{}for ({it} rk = 0; rk < {}; rk++) {{",
+                ind(d),
+                TILE / ROWS
+            );
+            let _ = writeln!(out, "{}const {it} r = ly + {ROWS}*rk;", ind(d + 1));
+        };
         // Read: x along `a` (the source's unit step).
-        let _ = writeln!(
-            out,
-            "{}for ({it} r = ly; r < {TILE}; r += {ROWS}) {{",
-            ind(d)
-        );
+        rows(out, d);
         let guard = match ok {
             Some(ok) => format!("{ok} && lx < ea - a0 && r < eb - b0"),
             None => "lx < ea - a0 && r < eb - b0".to_string(),
@@ -638,11 +789,7 @@ impl Desc {
         let _ = writeln!(out, "{}}}", ind(d));
         let _ = writeln!(out, "{}{}", ind(d), dialect.barrier());
         // Write: x along `b` (the output's unit step).
-        let _ = writeln!(
-            out,
-            "{}for ({it} r = ly; r < {TILE}; r += {ROWS}) {{",
-            ind(d)
-        );
+        rows(out, d);
         let _ = writeln!(out, "{}if (r < ea - a0 && lx < eb - b0) {{", ind(d + 1));
         let _ = writeln!(
             out,
@@ -666,6 +813,19 @@ impl Desc {
         }
         Ok(())
     }
+}
+
+/// `text` indented by one more level (four spaces a non-empty line).
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("    {l}\n")
+            }
+        })
+        .collect()
 }
 
 fn counter_name(form: &Form) -> &'static str {
@@ -729,37 +889,143 @@ fn tile_axes(cx: &Scope, plan: &Plan) -> Option<(usize, usize, Vec<usize>)> {
     Some((a, b, rest))
 }
 
-/// The vector width of rule 3 for `elem` and what its lanes read: 4 or 2 where proven
-/// (at most 16 bytes), else 1.
-fn vector_width(cx: &Scope, plan: &Plan, elem: ElemType) -> (u32, Lanes) {
-    let scalar = (1, Lanes::Consecutive);
+/// Most symbols a guarded vector path may ask to be multiples of the width; each
+/// condition costs a few proofs, so the cost stays linear in them.
+const MAX_GUARD_CANDIDATES: usize = 9;
+
+/// The vector width of rule 3 for `elem`, what its lanes read, and the conditions it is
+/// proven under: 4 or 2 where proven (at most 16 bytes), else 1. Lanes that load
+/// vectors (consecutive, broadcast, reversed) come before lanes read one by one, and
+/// a proof for every binding before one under conditions; conditions are
+/// launch-invariant (`e % w == 0` of the row's extent or of a symbol), and as few as
+/// the proof allows.
+fn vector_width(cx: &Scope, plan: &Plan, elem: ElemType) -> (u32, Lanes, Vec<Cond>) {
+    let scalar = (1, Lanes::Consecutive, Vec::new());
     let Some(last) = plan.loops().last() else {
         return scalar;
     };
-    if !last.is_full() || !last.predicates.is_empty() {
-        return scalar;
+    let widths: Vec<i64> = [4i64, 2]
+        .into_iter()
+        .filter(|&w| w as usize * elem.size() <= 16)
+        .collect();
+    let free: Vec<Option<Lanes>> = widths.iter().map(|&w| lanes_at(cx, plan, w)).collect();
+    let loads = |l: Lanes| l != Lanes::Gathered;
+    for (k, &w) in widths.iter().enumerate() {
+        if let Some(l) = free[k].filter(|&l| loads(l)) {
+            return (w as u32, l, Vec::new());
+        }
     }
-    let math = |w: i64| LaneMath {
+    let guarded: Vec<Option<(Lanes, Vec<Cond>)>> = widths
+        .iter()
+        .map(|&w| guarded_lanes(cx, plan, w, last.extent))
+        .collect();
+    let ranked = [
+        (true, true), // vector loads under a guard
+        (false, false),
+        (false, true),
+    ];
+    for (want_loads, with_guard) in ranked {
+        for (k, &w) in widths.iter().enumerate() {
+            let found = if with_guard {
+                guarded[k].clone()
+            } else {
+                free[k].map(|l| (l, Vec::new()))
+            };
+            if let Some((l, g)) = found {
+                if loads(l) == want_loads {
+                    return (w as u32, l, g);
+                }
+            }
+        }
+    }
+    scalar
+}
+
+/// The best lanes of width `w` under the conditions of a guard, and the fewest of
+/// them that keep the proof. The row's extent a multiple of `w` comes first (lanes
+/// read one by one need no more); lanes that load vectors may need the plan's symbols
+/// to be multiples of `w` too. A condition that is already decided, contradicts the
+/// scope or the conditions before it is left out.
+fn guarded_lanes(cx: &Scope, plan: &Plan, w: i64, extent: Expr) -> Option<(Lanes, Vec<Cond>)> {
+    let under = |conds: &[Cond]| -> Option<Scope> {
+        let mut g = cx.clone();
+        for &c in conds {
+            if g.prove_cond(c).as_bool() == Some(false) {
+                return None;
+            }
+            g.assume(c).ok()?;
+        }
+        Some(g)
+    };
+    let lanes = |conds: &[Cond]| under(conds).and_then(|g| lanes_at(&g, plan, w));
+    let loads = |l: Option<Lanes>| l.is_some_and(|l| l != Lanes::Gathered);
+    let open = |c: Cond| {
+        let c = cx.simplify_cond(c);
+        (c.as_bool().is_none()).then_some(c)
+    };
+    // The extent as the plan writes it, which the kernel knows to fit.
+    let row: Vec<Cond> = open(extent.floor_mod(w).equals(0))
+        .map(|_| extent.floor_mod(w).equals(0))
+        .into_iter()
+        .collect();
+    let mut conds = row.clone();
+    for &p in plan.params().iter().take(MAX_GUARD_CANDIDATES) {
+        if loads(lanes(&conds)) {
+            break;
+        }
+        if let Some(c) = open(p.floor_mod(w).equals(0)) {
+            conds.push(c);
+            if under(&conds).is_none() {
+                conds.pop();
+            }
+        }
+    }
+    let best = lanes(&conds);
+    if !loads(best) {
+        let l = lanes(&row)?;
+        return (!row.is_empty()).then_some((l, row));
+    }
+    // The fewest conditions: drop the latest first, so that the row's own condition
+    // (the weakest) is the one kept.
+    for k in (0..conds.len()).rev() {
+        let mut fewer = conds.clone();
+        fewer.remove(k);
+        if lanes(&fewer) == best {
+            conds = fewer;
+        }
+    }
+    let best = best?;
+    (!conds.is_empty()).then_some((best, conds))
+}
+
+/// What the lanes of a vector of width `w` read under `cx`, `None` where the row's
+/// extent is not a proven multiple of `w` (the lanes of a vector then share every
+/// index but the innermost). Masked rows and rows with predicates are read one by one.
+fn lanes_at(cx: &Scope, plan: &Plan, w: i64) -> Option<Lanes> {
+    let last = plan.loops().last()?;
+    let m = LaneMath {
         cx,
         i: last.index,
         w: BigInt::from(w),
     };
-    let off = plan.accesses()[0].offset;
-    for w in [4i64, 2] {
-        if w as usize * elem.size() > 16 || !math(w).divides(last.extent) {
-            continue;
-        }
-        let m = math(w);
-        let zero = BigInt::from(0);
-        match m.slope(off) {
-            Some(k) if k == BigInt::from(1) && m.residue(off) == Some(zero.clone()) => {
-                return (w as u32, Lanes::Consecutive);
-            }
-            Some(k) if k == zero => return (w as u32, Lanes::Broadcast),
-            _ => {}
-        }
+    if !m.divides(last.extent) {
+        return None;
     }
-    scalar
+    if !last.is_full() || !last.predicates.is_empty() {
+        return Some(Lanes::Gathered);
+    }
+    let off = plan.accesses()[0].offset;
+    let zero = BigInt::from(0);
+    Some(match m.slope(off) {
+        Some(k) if k == BigInt::from(1) && m.residue(off) == Some(zero.clone()) => {
+            Lanes::Consecutive
+        }
+        Some(k) if k == zero => Lanes::Broadcast,
+        Some(k) if k == BigInt::from(-1) && m.residue(off) == Some(BigInt::from(w - 1)) => {
+            Lanes::Reversed
+        }
+        _ => Lanes::Gathered,
+    })
 }
 
 /// The lanes of a vector along loop index `i`: `i = w*q + t` with `t < w`.

@@ -79,7 +79,7 @@ fn transposes_and_permutes_are_tiled() {
 fn grids_stay_within_the_device_limits() {
     // 2^20 tiles along each axis: the grid is capped and the kernel strides over the rest.
     assert_snapshot!(check(&["n 1..=33554432"], "[n, 3, n]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [min(65535, (n + 31) // 32), min(65535, (n + 31) // 32), 3] block [32, 8, 1] shared 4224");
-    assert_snapshot!(check(&["n 0..=4096"], "[n, n]", &["flip [1]"], "f32"), @"i32 x1 f32, one work-item per element. | grid [max(1, min(65535, (n*n + 255) // 256)), 1, 1] block [256, 1, 1] shared 0");
+    assert_snapshot!(check(&["n 0..=4096"], "[n, n]", &["flip [1]"], "f32"), @"i32 x4 f32, one work-item per 4 elements read one by one where n % 4 == 0, else one work-item per element. | grid [max(1, (n*n + 1020) // 1024), 1, 1] block [256, 1, 1] shared 0");
 }
 
 #[test]
@@ -143,25 +143,28 @@ fn vectors_are_4_or_2_wide_where_proven() {
     // Heads of 6: pairs stay within a head, quadruples do not.
     let six = ["permute [0, 2, 1, 3]", "reshape [b, s, 72]"];
     assert_eq!(v("[b, 12, s, 6]", &six, "f32"), 2);
+    // Heads of 3: no vector load stays within a head; rows of 36 are read one by one
+    // and stored 4-wide.
     let three = ["permute [0, 2, 1, 3]", "reshape [b, s, 36]"];
-    assert_eq!(v("[b, 12, s, 3]", &three, "f32"), 1);
-    // A row of symbolic length: divisibility is not proven.
-    assert_eq!(v("[b, s]", &[], "f32"), 1);
-    // Masked, reversed and strided rows are read one element at a time.
-    assert_eq!(v("[b, 64]", &["pad [0, 0, 1, 1]"], "f32"), 1);
-    assert_eq!(v("[b, 64]", &["flip [1]"], "f32"), 1);
-    assert_eq!(
-        v(
-            "[b, 64]",
-            &[
-                "reshape [b, 32, 2]",
-                "shrink [0, b, 0, 32, 0, 1]",
-                "reshape [b, 32]"
-            ],
-            "f32"
-        ),
-        1
-    );
+    assert_snapshot!(check(&decls, "[b, 12, s, 3]", &three, "f32"), @"i32 x4 f32, one work-item per 4 elements read one by one. | grid [(9*b*s + 255) // 256, 1, 1] block [256, 1, 1] shared 0");
+    // A contiguous row of symbolic length is one loop over `b*s`: its divisibility is
+    // not proven, and a guard tests it.
+    assert_snapshot!(check(&decls, "[b, s]", &[], "f32"), @"i32 x4 f32, one work-item per 4 elements where (b*s) % 4 == 0, else one work-item per element. | grid [max(1, (b*s + 1020) // 1024), 1, 1] block [256, 1, 1] shared 0");
+    // Masked and strided rows are read one element at a time into a vector that is
+    // stored at once; a reversed row loads a vector and reverses its lanes.
+    let c = |shape: &str, ops: &[&str]| check(&decls, shape, ops, "f32");
+    assert_snapshot!(c("[b, 64]", &["pad [0, 0, 1, 1]"]), @"i32 x2 f32, one work-item per 2 elements read one by one. | grid [(33*b + 255) // 256, 1, 1] block [256, 1, 1] shared 0");
+    assert_snapshot!(c("[b, 64]", &["flip [1]"]), @"i32 x4 f32, one work-item per 4 elements of consecutive source elements reversed. | grid [(16*b + 255) // 256, 1, 1] block [256, 1, 1] shared 0");
+    assert_snapshot!(c("[b, 64]", &["reshape [b, 32, 2]", "shrink [0, b, 0, 32, 0, 1]", "reshape [b, 32]"]), @"i32 x4 f32, one work-item per 4 elements read one by one. | grid [(8*b + 255) // 256, 1, 1] block [256, 1, 1] shared 0");
+    // A masked row of 5: no width divides it.
+    assert_eq!(v("[b, 3]", &["pad [0, 0, 1, 1]"], "f32"), 1);
+    // Where divisibility is not proven, a guard tests it once per launch (from the
+    // symbols' values) and picks the vector loop or the per-element one: a broadcast,
+    // a flip and a pad of symbolic rows, and a permute that keeps the contiguous axis.
+    assert_snapshot!(check(&["n 1..=4096", "m 1..=4096"], "[n, 1]", &["expand [n, m]"], "f32"), @"i32 x4 f32, one work-item per 4 elements of one source element where m % 4 == 0, else one work-item per element. | grid [max(1, (m*n + 1020) // 1024), 1, 1] block [256, 1, 1] shared 0");
+    assert_snapshot!(check(&["n 1..=4096", "m 1..=4096"], "[n, m]", &["flip [0, 1]"], "f32"), @"i32 x4 f32, one work-item per 4 elements of consecutive source elements reversed where (m*n) % 4 == 0, else one work-item per element. | grid [max(1, (m*n + 1020) // 1024), 1, 1] block [256, 1, 1] shared 0");
+    assert_snapshot!(check(&["n 1..=4096", "m 1..=4096"], "[n, m]", &["pad [1, 1, 1, 1]"], "f16"), @"i32 x4 f16, one work-item per 4 elements read one by one where (m + 2) % 4 == 0, else one work-item per element. | grid [(m*n + 2*m + 2*n) // 1024 + 1, 1, 1] block [256, 1, 1] shared 0");
+    assert_snapshot!(check(&["a 1..=64", "b 1..=64", "c 1..=64"], "[a, b, c]", &["permute [1, 0, 2]"], "i64"), @"i32 x2 i64, one work-item per 2 elements where c % 2 == 0, else one work-item per element. | grid [max(1, (a*b*c + 510) // 512), 1, 1] block [256, 1, 1] shared 0");
     // A broadcast row stores one source element 4-wide.
     assert_snapshot!(check(&["n 1..=4096"], "[n, 1]", &["expand [n, 4096]"], "f32"), @"i32 x4 f32, one work-item per 4 elements of one source element. | grid [4*n, 1, 1] block [256, 1, 1] shared 0");
 }
