@@ -305,7 +305,10 @@ unsafe fn row_runs<T: Element>(
     let size = std::mem::size_of::<T>();
     let bytes = na * size;
     let stream = stream && bytes >= STREAM_ROW;
-    let (db_b, sb_b) = (db.wrapping_mul(size as isize), sb.wrapping_mul(size as isize));
+    let (db_b, sb_b) = (
+        db.wrapping_mul(size as isize),
+        sb.wrapping_mul(size as isize),
+    );
     let rows = move |off: [isize; 2], start: usize, len: usize| {
         // SAFETY: rows start..start+len of the run, each `na` unit-stride elements: inside
         // the checked extents; distinct units write distinct destination elements; `level`
