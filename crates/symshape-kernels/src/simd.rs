@@ -396,18 +396,21 @@ pub(crate) unsafe fn copy_rows(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY (each arm): the caller's contract; the arm's features were detected (AVX2
-        // with AVX-512, SSE2 in the x86_64 baseline); each kernel needs at least its
-        // register's width of bytes.
         match level {
             Level::Avx512 if bytes >= 64 => {
-                return unsafe { x86::copy_rows_avx512(dp, db, sp, sb, rows, bytes) }
+                // SAFETY: the caller's contract; AVX-512F was detected; a register's width
+                // of bytes.
+                return unsafe { x86::copy_rows_avx512(dp, db, sp, sb, rows, bytes) };
             }
             Level::Avx512 | Level::Avx2 if bytes >= 32 => {
-                return unsafe { x86::copy_rows_avx2(dp, db, sp, sb, rows, bytes) }
+                // SAFETY: the caller's contract; AVX2 was detected (AVX-512 implies it); a
+                // register's width of bytes.
+                return unsafe { x86::copy_rows_avx2(dp, db, sp, sb, rows, bytes) };
             }
             Level::Avx512 | Level::Avx2 | Level::Sse2 if bytes >= 16 => {
-                return unsafe { x86::copy_rows_sse2(dp, db, sp, sb, rows, bytes) }
+                // SAFETY: the caller's contract; SSE2 is in the x86_64 baseline; a
+                // register's width of bytes.
+                return unsafe { x86::copy_rows_sse2(dp, db, sp, sb, rows, bytes) };
             }
             _ => {}
         }
