@@ -205,6 +205,13 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
                 continue;
             }
         }
+        if kernel == Kernel::CopyFromSlice && na <= SEG {
+            if let Some((&run_axis, rest)) = outer.split_last() {
+                // SAFETY: the caller's contract, for this box; `level` is the detected one.
+                unsafe { row_runs(level, d, s, rest, run_axis, base, na, plan.parallel, stream) };
+                continue;
+            }
+        }
         let row = move |off: [isize; 2], start: usize, len: usize| {
             let (di, si) = (off[0] + start as isize * da, off[1] + start as isize * sa);
             // For an offset-table box `si` indexes the table, not the source, and may lie past
@@ -261,6 +268,70 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         };
         drive(outer, base, na, SEG, plan.parallel, &row);
     }
+}
+
+/// Destination bytes of the rows of one unit of work of [`row_runs`] (fewer rows for a
+/// run that has fewer).
+const RUN_BYTES: usize = 1 << 14;
+
+/// The rows of [`row_runs`] a unit copies: [`RUN_BYTES`] of them, at least one row, at most
+/// the run.
+fn run_rows(na: usize, nb: usize, size: usize) -> usize {
+    (RUN_BYTES / na.saturating_mul(size).max(1)).clamp(1, nb.max(1))
+}
+
+/// A [`Kernel::CopyFromSlice`] box of rows of at most [`SEG`] elements: `run` (its last
+/// outer axis) cut into units of [`run_rows`] rows, each unit's rows copied by one call of
+/// [`simd::copy_rows`] (or, into a destination that streams, rows of at least
+/// [`STREAM_ROW`] bytes with non-temporal stores and one fence per unit), so that neither a
+/// call nor the outer odometer is paid per row. Kept out of [`run_copy`], whose small plans
+/// it would slow down.
+///
+/// # Safety
+/// As [`run_copy`], for the box; `level` is supported by the CPU.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn row_runs<T: Element>(
+    level: Level,
+    d: Ptr<T>,
+    s: Ptr<T>,
+    outer: &[Axis<2>],
+    (nb, [db, sb]): Axis<2>,
+    base: [isize; 2],
+    na: usize,
+    parallel: bool,
+    stream: bool,
+) {
+    let size = std::mem::size_of::<T>();
+    let bytes = na * size;
+    let stream = stream && bytes >= STREAM_ROW;
+    let (db_b, sb_b) = (
+        db.wrapping_mul(size as isize),
+        sb.wrapping_mul(size as isize),
+    );
+    let rows = move |off: [isize; 2], start: usize, len: usize| {
+        // SAFETY: rows start..start+len of the run, each `na` unit-stride elements: inside
+        // the checked extents; distinct units write distinct destination elements; `level`
+        // is the detected one.
+        unsafe {
+            let dp = d.get().offset(off[0] + start as isize * db) as *mut u8;
+            let sp = s.get().offset(off[1] + start as isize * sb) as *const u8;
+            if stream {
+                for i in 0..len as isize {
+                    simd::stream_copy_unfenced(
+                        level,
+                        dp.offset(i * db_b),
+                        sp.offset(i * sb_b),
+                        bytes,
+                    );
+                }
+                simd::fence(level);
+            } else {
+                simd::copy_rows(level, dp, db_b, sp, sb_b, len, bytes);
+            }
+        }
+    };
+    drive(outer, base, nb, run_rows(na, nb, size), parallel, &rows);
 }
 
 /// The rows of a [`Kernel::MaskedRows`] box: `axes` the outer loops and the row, each row
@@ -1282,9 +1353,22 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
                         _ => product(&rest).saturating_mul(nb.div_ceil(SEG)),
                     }
                 }
-                None => product(outer).saturating_mul(na.div_ceil(SEG)),
+                None => row_run_units(outer, na, size),
             }
         }
+        Kernel::CopyFromSlice if na <= SEG && !outer.is_empty() => row_run_units(outer, na, size),
         _ => product(outer).saturating_mul(na.div_ceil(SEG)),
     }
+}
+
+/// The units of [`row_runs`] over rows of `na` elements of `size` bytes, `outer` its outer
+/// axes (the last one the run).
+fn row_run_units(outer: &[Axis<2>], na: usize, size: usize) -> usize {
+    let Some((&(nb, _), rest)) = outer.split_last() else {
+        return 1;
+    };
+    rest.iter()
+        .map(|a| a.0)
+        .product::<usize>()
+        .saturating_mul(nb.div_ceil(run_rows(na, nb, size)))
 }
