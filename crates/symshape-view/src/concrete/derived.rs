@@ -4,6 +4,7 @@
 
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{check_piece, invalid, overflow, view_shape_refusal, Result};
+use crate::lower_op::Exact;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
@@ -125,39 +126,22 @@ impl ConcreteView {
     /// As [`ConcreteView::split_count`], and [`Error::Invalid`](crate::Error::Invalid)
     /// when `piece` is not one of the pieces.
     pub(crate) fn split_piece(&self, axis: usize, size: i64, piece: i64) -> Result<Self> {
-        let count = self.split_count(axis, size)?;
-        if !(0 <= piece && piece < count) {
-            return Err(invalid(
-                "split",
-                format!(
-                    "piece {piece} is not one of the {count} pieces of size {size} along axis {axis} of {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        let d = self.shape()[axis];
-        // piece < count keeps the start within the axis.
-        let start = piece * size;
-        self.narrow_checked("split", axis, start, size.min(d - start))
+        let mut f = self.to_fields();
+        f.split_piece(&mut Exact, "split", (axis, size, piece), &|| self.ctx())?;
+        Self::build("split", f.shape, f.strides, f.offset, f.mask)
     }
 
-    /// Piece `piece` of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes).
-    ///
-    /// # Errors
-    /// As [`ViewOps::split_sizes`](crate::ViewOps::split_sizes), and [`Error::Invalid`](crate::Error::Invalid)
-    /// when `piece` is not one of the pieces.
+    /// Piece `piece` of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes) (the rule
+    /// in `fields.rs`).
     pub(crate) fn split_sizes_piece(
         &self,
         axis: usize,
         sizes: &[i64],
         piece: usize,
     ) -> Result<Self> {
-        self.check_split_sizes(axis, sizes)?;
-        check_piece("split_sizes", || self.ctx(), axis, piece, sizes.len())?;
-        let len = sizes[piece];
-        // The sizes are non-negative and add up to the axis (checked above).
-        let start: i64 = sizes[..piece].iter().sum();
-        self.narrow_checked("split_sizes", axis, start, len)
+        let mut f = self.to_fields();
+        f.split_sizes_piece(&mut Exact, axis, sizes, piece, &|| self.ctx())?;
+        Self::build("split_sizes", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// The number of pieces [`ViewOps::chunk`](crate::ViewOps::chunk) gives.
@@ -227,33 +211,6 @@ impl ConcreteView {
             crate::Error::Invalid { detail, .. } => invalid(op, detail),
             other => other,
         })
-    }
-
-    /// Checks the sizes of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes).
-    pub(crate) fn check_split_sizes(&self, axis: usize, sizes: &[i64]) -> Result<()> {
-        self.check_axis("split_sizes", axis)?;
-        let d = self.shape()[axis];
-        let total = sizes.iter().try_fold(
-            0i64,
-            |acc, &s| {
-                if s < 0 {
-                    None
-                } else {
-                    acc.checked_add(s)
-                }
-            },
-        );
-        if total != Some(d) {
-            return Err(invalid(
-                "split_sizes",
-                format!(
-                    "sizes {} do not add up to size {d} of axis {axis} of {}",
-                    super::fmt_list(sizes),
-                    self.ctx()
-                ),
-            ));
-        }
-        Ok(())
     }
 }
 
