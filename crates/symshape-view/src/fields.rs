@@ -266,6 +266,42 @@ impl<D: Size> Fields<D> {
         Ok(())
     }
 
+    /// Piece `piece` of `tensor_split(axis, sections)`: with `q = dim // n` and
+    /// `r = dim % n`, indices `[i*q + min(i, r), (i + 1)*q + min(i + 1, r))`, always
+    /// inside the axis, so nothing is required of the sizes.
+    ///
+    /// # Errors
+    /// When `axis` is out of range, `sections` is 0 or `piece` is not below it.
+    pub(crate) fn tensor_split_piece<C: Check<D>>(
+        &mut self,
+        c: &C,
+        (axis, sections, piece): (usize, usize, usize),
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        const OP: &str = "tensor_split";
+        let Some(&d) = self.shape.get(axis) else {
+            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
+        };
+        if sections == 0 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "number of sections must be larger than 0, got 0, for axis {axis} of {}",
+                    ctx()
+                ),
+            ));
+        }
+        check_piece(OP, ctx, axis, piece, sections)?;
+        // piece < sections, so start <= end <= dim and nothing overflows.
+        let n = i64::try_from(sections).unwrap_or(i64::MAX);
+        let i = i64::try_from(piece).unwrap_or(i64::MAX);
+        let (q, r) = d.div_mod(n);
+        let start = D::from(i) * q + r.min_of(D::from(i));
+        let end = D::from(i + 1) * q + r.min_of(D::from(i + 1));
+        self.keep_from(c, axis, start, end);
+        Ok(())
+    }
+
     /// Keeps indices `[start, end)` of `axis` (the caller has required
     /// `0 <= start <= end <= dim`), moving an `i64` offset only to an in-shape index of
     /// a non-empty view (so that it fits, invariant 3).

@@ -8,7 +8,7 @@
 
 use symshape::{CmpOp, Expr, ExprKind, Scope};
 
-use crate::error::{check_piece, invalid, refuse_mask, Result};
+use crate::error::{invalid, refuse_mask, Result};
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
@@ -789,9 +789,7 @@ pub(crate) fn split_piece(
     f.finish(ck)
 }
 
-/// Piece `piece` of `tensor_split(axis, sections)`: with `q = d // n` and
-/// `r = d % n`, indices `[i*q + min(i, r), (i + 1)*q + min(i + 1, r))`, always
-/// inside the axis, so no guard is needed.
+/// Piece `piece` of `tensor_split(axis, sections)` (the rule in `fields.rs`).
 pub(crate) fn tensor_split_piece(
     cx: &Scope,
     v: &View,
@@ -799,29 +797,10 @@ pub(crate) fn tensor_split_piece(
     sections: usize,
     piece: usize,
 ) -> Result<View> {
-    const GOP: GuardOp = GuardOp::TENSOR_SPLIT;
-    const OP: &str = GOP.name();
-    let Some(&d) = v.shape().get(axis) else {
-        return Err(axis_error(OP, v, axis));
-    };
-    let n = i64::try_from(sections).unwrap_or(i64::MAX);
-    if n == 0 {
-        return Err(invalid(
-            OP,
-            format!(
-                "number of sections must be larger than 0, got 0, for axis {axis} of {}",
-                v.ctx()
-            ),
-        ));
-    }
-    check_piece(OP, || v.ctx(), axis, piece, sections)?;
-    let i = i64::try_from(piece).unwrap_or(i64::MAX);
-    let (q, r) = (d.floor_div(n), d.floor_mod(n));
-    let start = lit(i) * q + r.min(i);
-    let end = lit(i + 1) * q + r.min(i + 1);
+    let ck = checker(cx, GuardOp::TENSOR_SPLIT, v);
     let mut f = Fields::of(v);
-    f.shrink_axis(axis, start, end);
-    f.finish(checker(cx, GOP, v))
+    f.tensor_split_piece(&ck, (axis, sections, piece), &|| v.ctx())?;
+    f.finish(ck)
 }
 
 /// PyTorch's `view(dtype)` on a symbolic view: the rules of

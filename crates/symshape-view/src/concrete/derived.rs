@@ -3,7 +3,7 @@
 //! chunk and tensor_split.
 
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
-use crate::error::{check_piece, invalid, overflow, view_shape_refusal, Result};
+use crate::error::{invalid, overflow, view_shape_refusal, Result};
 use crate::lower_op::Exact;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
@@ -182,35 +182,9 @@ impl ConcreteView {
         sections: usize,
         piece: usize,
     ) -> Result<Self> {
-        self.check_axis("tensor_split", axis)?;
-        let d = self.shape()[axis];
-        let n = i64::try_from(sections).unwrap_or(i64::MAX);
-        if n == 0 {
-            return Err(invalid(
-                "tensor_split",
-                format!(
-                    "number of sections must be larger than 0, got 0, for axis {axis} of {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        check_piece("tensor_split", || self.ctx(), axis, piece, sections)?;
-        // piece < sections, so start <= d and nothing overflows.
-        let i = piece as i64;
-        let (q, r) = (d / n, d % n);
-        let start = i * q + i.min(r);
-        let len = q + i64::from(i < r);
-        self.narrow_checked("tensor_split", axis, start, len)
-    }
-
-    /// Narrow with a start already known to be in range, reported under `op`.
-    fn narrow_checked(&self, op: &'static str, axis: usize, start: i64, len: i64) -> Result<Self> {
-        let mut bounds: Vec<(i64, i64)> = self.shape().iter().map(|&x| (0, x)).collect();
-        bounds[axis] = (start, start + len);
-        self.shrink(&bounds).map_err(|e| match e {
-            crate::Error::Invalid { detail, .. } => invalid(op, detail),
-            other => other,
-        })
+        let mut f = self.to_fields();
+        f.tensor_split_piece(&Exact, (axis, sections, piece), &|| self.ctx())?;
+        Self::build("tensor_split", f.shape, f.strides, f.offset, f.mask)
     }
 }
 
