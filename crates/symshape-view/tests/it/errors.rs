@@ -2,7 +2,7 @@
 
 use symshape::{Bindings, Expr, Scope};
 use symshape_view::concrete::{broadcast_shapes, merge};
-use symshape_view::{parse_index, ConcreteView, IndexItem, View, ViewOps, ViewStack};
+use symshape_view::{parse_index, ConcreteView, IndexItem, Op, View, ViewOps, ViewStack};
 
 use crate::scope_with;
 
@@ -268,4 +268,26 @@ fn flip_refuses_a_stride_that_does_not_negate() {
     // An axis of one index is not reversed, so its stride is kept.
     let one = ConcreteView::create(&[0, 1], Some(&[1, i64::MIN]), 0, None).expect("create");
     assert_eq!(one.flip(&cx, &[1]).expect("flip"), one);
+}
+
+#[test]
+fn split_sizes_reports_bad_sizes_before_a_bad_piece_on_both_engines() {
+    // Sizes that do not add up and a piece past the last: the one rule (fields.rs)
+    // checks the sizes first, for constant and symbolic views alike.
+    let (cx, [n]) = scope_with(["n 5..=10"]);
+    let op = |sizes: Vec<Expr>| Op::SplitSizes {
+        axis: 0,
+        sizes,
+        piece: 5,
+    };
+    let constant = ConcreteView::contiguous(&[6]).expect("view");
+    insta::assert_snapshot!(
+        line("exact", constant.apply(&Op::SplitSizes { axis: 0, sizes: vec![2, 2], piece: 5 })),
+        @"exact: split_sizes: sizes [2, 2] do not add up to size 6 of axis 0 of view [6] with strides [1]"
+    );
+    let sym = View::row_major(&cx, &[n]).expect("view");
+    insta::assert_snapshot!(
+        line("symbolic", sym.apply(&cx, &op(vec![Expr::from(2), Expr::from(2)]))),
+        @"symbolic: split_sizes: guard 4 == n (sizes [2, 2] add up to the size of axis 0) fails: it is false for every value of the symbols, for view [n] with strides [1]"
+    );
 }
