@@ -291,3 +291,45 @@ fn split_sizes_reports_bad_sizes_before_a_bad_piece_on_both_engines() {
         @"symbolic: split_sizes: guard 4 == n (sizes [2, 2] add up to the size of axis 0) fails: it is false for every value of the symbols, for view [n] with strides [1]"
     );
 }
+
+#[test]
+fn a_concrete_view_refuses_symbolic_arguments_through_view_ops() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let c = ConcreteView::contiguous(&[4, 2]).expect("view");
+    insta::assert_snapshot!(
+        line("reshape", c.reshape(&cx, &[n])),
+        @"reshape: reshape: an argument is symbolic (reshape [n]); bind the symbols first"
+    );
+    // Expressions that are constants run on the exact engine.
+    assert_eq!(
+        c.reshape(&cx, &[Expr::from(8)]).expect("reshape"),
+        c.reshape(&cx, &[8i64]).expect("reshape")
+    );
+}
+
+#[test]
+fn view_ops_on_a_concrete_view_agree_with_the_view() {
+    let cx = Scope::new();
+    let c = ConcreteView::contiguous(&[5, 3]).expect("view");
+    let v = View::from(c.clone());
+    let concrete = |r: Vec<ConcreteView>| r.into_iter().map(View::from).collect::<Vec<_>>();
+    assert_eq!(
+        concrete(c.split(&cx, 0, 2i64).expect("split")),
+        v.split(&cx, 0, 2i64).expect("split")
+    );
+    assert_eq!(
+        concrete(c.chunk(&cx, 1, 2).expect("chunk")),
+        v.chunk(&cx, 1, 2).expect("chunk")
+    );
+    assert_eq!(
+        View::from(
+            c.expand_as(&cx, &View::contiguous(&[5, 3]).expect("view"))
+                .expect("expand_as")
+        ),
+        v.expand_as(&cx, &c).expect("expand_as")
+    );
+    assert_eq!(
+        View::from(c.transpose(&cx, 0, 1).expect("transpose")),
+        v.transpose(&cx, 0, 1).expect("transpose")
+    );
+}
