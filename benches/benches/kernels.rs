@@ -125,13 +125,14 @@ fn one(v: ConcreteView) -> ConcreteStack {
 /// The 4096 x 4096 transpose and every 256^3 permutation of elements of type `T`, named with
 /// `suffix` (empty for `f32`).
 fn permutes<T: Element + From<u8>>(res: &mut Vec<Workload>, suffix: &str, target: f64) {
+    let cx = Scope::new();
     let n = N as i64;
     res.push(materialize_workload::<T>(
         "transpose",
         format!("{N}x{N}{suffix}"),
         target,
         N * N,
-        one(contiguous(&[n, n]).permute(&[1, 0]).expect("perm")),
+        one(contiguous(&[n, n]).permute(&cx, &[1, 0]).expect("perm")),
     ));
     let c3 = contiguous(&[256, 256, 256]);
     for perm in [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
@@ -141,7 +142,7 @@ fn permutes<T: Element + From<u8>>(res: &mut Vec<Workload>, suffix: &str, target
             name,
             target,
             1 << 24,
-            one(c3.permute(&perm).expect("perm")),
+            one(c3.permute(&cx, &perm).expect("perm")),
         ));
     }
 }
@@ -179,12 +180,12 @@ fn workloads() -> Vec<Workload> {
         format!("{N}x{N}/bf16"),
         2.0,
         N * N,
-        one(contiguous(&[n, n]).permute(&[1, 0]).expect("perm")),
+        one(contiguous(&[n, n]).permute(&cx, &[1, 0]).expect("perm")),
     ));
     // Both buffers on cache lines, where the tiles of the wider elements must not start.
     for (suffix, target) in [("", 1.5), ("/f64", 1.5), ("/u16", 2.0), ("/u8", 2.0)] {
         let placed = |name: String, shape: &[i64], perm: &[usize]| {
-            let view = one(contiguous(shape).permute(perm).expect("perm"));
+            let view = one(contiguous(shape).permute(&cx, perm).expect("perm"));
             let len = shape.iter().product::<i64>() as usize;
             match suffix {
                 "" => placed_workload::<f32>("lines", name, target, len, view, Placement::Lines),
@@ -210,7 +211,7 @@ fn workloads() -> Vec<Workload> {
     }
     // The 1-byte copies whose rows lie farthest apart, with both buffers on huge pages.
     let huge = |name: String, shape: &[i64], perm: &[usize]| {
-        let view = one(contiguous(shape).permute(perm).expect("perm"));
+        let view = one(contiguous(shape).permute(&cx, perm).expect("perm"));
         let len = shape.iter().product::<i64>() as usize;
         placed_workload::<u8>("huge", name, 2.0, len, view, Placement::Huge)
     };
@@ -480,8 +481,9 @@ fn ratio(run: &mut Run, bytes: usize, runs: usize) -> (Duration, Duration) {
 /// buffer (which skips the planner for small views) or through an explicit plan built every
 /// time.
 fn small_materialize(explicit_plan: bool) -> Duration {
+    let cx = Scope::new();
     let buf = ramp(64);
-    let t8 = contiguous(&[8, 8]).permute(&[1, 0]).expect("view");
+    let t8 = contiguous(&[8, 8]).permute(&cx, &[1, 0]).expect("view");
     let dst = contiguous(&[8, 8]);
     let mut out = vec![0f32; 64];
     let iters = 200_000;
@@ -592,6 +594,7 @@ fn table() {
 }
 
 fn criterion_benches(c: &mut Criterion) {
+    let cx = Scope::new();
     for w in workloads() {
         let (mut run, _) = (w.setup)();
         c.bench_function(&format!("kernels/{}/{}", w.group, w.name), |b| {
@@ -599,7 +602,7 @@ fn criterion_benches(c: &mut Criterion) {
         });
     }
     let buf = ramp(64);
-    let t8 = contiguous(&[8, 8]).permute(&[1, 0]).expect("view");
+    let t8 = contiguous(&[8, 8]).permute(&cx, &[1, 0]).expect("view");
     let dst = contiguous(&[8, 8]);
     let mut out = vec![0f32; 64];
     c.bench_function("kernels/small/8x8", |b| {

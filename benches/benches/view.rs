@@ -10,52 +10,54 @@ fn cv(shape: &[i64]) -> ConcreteView {
 }
 
 fn bench_reshape(c: &mut Criterion) {
+    let cx = Scope::new();
     let flat = cv(&[4096, 4096]);
     c.bench_function("view/reshape/4096x4096_to_flat", |b| {
-        b.iter(|| black_box(&flat).reshape(black_box(&[16_777_216])))
+        b.iter(|| black_box(&flat).reshape(&cx, black_box(&[16_777_216])))
     });
-    let transposed = cv(&[4096, 4096]).permute(&[1, 0]).expect("permute");
+    let transposed = cv(&[4096, 4096]).permute(&cx, &[1, 0]).expect("permute");
     c.bench_function("view/reshape/4096x4096_transposed_refused", |b| {
         b.iter(|| {
             black_box(&transposed)
-                .reshape(black_box(&[2048, 8192]))
+                .reshape(&cx, black_box(&[2048, 8192]))
                 .is_err()
         })
     });
     let padded = cv(&[256, 256, 256])
-        .pad(&[(0, 0), (0, 0), (1, 1)])
+        .pad(&cx, &[(0, 0), (0, 0), (1, 1)])
         .expect("pad")
-        .shrink(&[(0, 256), (3, 4), (0, 258)])
+        .shrink(&cx, &[(0, 256), (3, 4), (0, 258)])
         .expect("shrink");
     c.bench_function("view/reshape/256^3_padded_row_split", |b| {
-        b.iter(|| black_box(&padded).reshape(black_box(&[256, 2, 129])))
+        b.iter(|| black_box(&padded).reshape(&cx, black_box(&[256, 2, 129])))
     });
     let heads = cv(&[8, 512, 768]);
     c.bench_function("view/reshape/attention_heads_8x512x768", |b| {
         b.iter(|| {
             black_box(&heads)
-                .reshape(&[8, 512, 12, 64])
-                .and_then(|v| v.permute(&[0, 2, 1, 3]))
+                .reshape(&cx, &[8, 512, 12, 64])
+                .and_then(|v| v.permute(&cx, &[0, 2, 1, 3]))
         })
     });
 }
 
 fn bench_merge(c: &mut Criterion) {
-    let lower = cv(&[4096, 4096]).permute(&[1, 0]).expect("permute");
+    let cx = Scope::new();
+    let lower = cv(&[4096, 4096]).permute(&cx, &[1, 0]).expect("permute");
     let upper = cv(&[2048, 8192]);
     c.bench_function("view/merge/4096x4096_transposed_under_reshape", |b| {
         b.iter(|| merge(black_box(&lower), black_box(&upper)))
     });
     let lower = cv(&[256, 256, 256])
-        .pad(&[(1, 1), (0, 0), (0, 0)])
+        .pad(&cx, &[(1, 1), (0, 0), (0, 0)])
         .expect("pad");
     let upper = cv(&[258 * 256, 256])
-        .shrink(&[(256, 257 * 256), (0, 256)])
+        .shrink(&cx, &[(256, 257 * 256), (0, 256)])
         .expect("shrink");
     c.bench_function("view/merge/256^3_pad_reshape_shrink", |b| {
         b.iter(|| merge(black_box(&lower), black_box(&upper)))
     });
-    let lower = cv(&[4096, 4096]).permute(&[1, 0]).expect("permute");
+    let lower = cv(&[4096, 4096]).permute(&cx, &[1, 0]).expect("permute");
     let upper = ConcreteView::create(&[4096, 2048], Some(&[4096, 2]), 0, None).expect("upper");
     c.bench_function("view/merge/4096x4096_strided_select", |b| {
         b.iter(|| merge(black_box(&lower), black_box(&upper)))

@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 use symshape_kernels::{copy, ConcreteStack, ConcreteView, Element, Input, Output};
+use symshape_view::Op;
 
 fn main() {
     let perm = std::env::args().nth(1).unwrap_or_else(|| "10".into());
@@ -31,7 +32,11 @@ fn time<T: Element + From<u8>>(perm: &str) {
     };
     let n = 1usize << 24;
     let block = ConcreteView::contiguous(&shape).expect("shape");
-    let view = ConcreteStack::from(block.permute(&perm).expect("a permutation of the axes"));
+    let view = ConcreteStack::from(
+        block
+            .apply(&Op::Permute(perm.clone()))
+            .expect("a permutation of the axes"),
+    );
     let dst = ConcreteView::contiguous(&shape).expect("shape");
     let size = std::mem::size_of::<T>();
     let pad = 128 / size;

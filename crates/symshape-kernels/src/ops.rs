@@ -773,13 +773,14 @@ pub fn zip<A: Element, B: Element, C: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use symshape_view::Op;
 
     /// The merged heads of a head-major cache `[2, 3, 4, 5]` as `[2, 4, 15]`: a permuted
     /// level under a row-major top that only flattens it.
     fn cache_as_tokens() -> ConcreteStack {
         let lower = ConcreteView::contiguous(&[2, 3, 4, 5])
             .unwrap()
-            .permute(&[0, 2, 1, 3])
+            .apply(&Op::Permute(vec![0, 2, 1, 3]))
             .unwrap();
         let top = ConcreteView::contiguous(&[2, 4, 15]).unwrap();
         ConcreteStack::new(vec![lower, top]).unwrap()
@@ -806,13 +807,13 @@ mod tests {
         let lower = dst.levels()[0].clone();
         let top = ConcreteView::contiguous(&[2, 4, 15])
             .unwrap()
-            .flip(&[false, false, true])
+            .apply(&Op::Flip(vec![2]))
             .unwrap();
         let levels = [lower.clone(), top];
         assert_eq!(unflattened(&levels).len(), 2);
         let masked = ConcreteView::contiguous(&[2, 4, 15])
             .unwrap()
-            .pad(&[(0, 0), (0, 0), (0, 1)])
+            .apply(&Op::Pad(vec![(0, 0), (0, 0), (0, 1)]))
             .unwrap();
         let levels = [lower, masked];
         assert_eq!(unflattened(&levels).len(), 2);

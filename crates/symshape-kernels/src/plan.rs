@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use symshape_view::concrete::{merge_memo, merge_refined};
-use symshape_view::{ConcreteView, Levels};
+use symshape_view::{ConcreteView, Levels, Op};
 
 use crate::alloc;
 use crate::element::Element;
@@ -991,7 +991,7 @@ pub(crate) fn plan_copy<'a>(
         };
         let shape = r.shape();
         let base = cut_dst.as_ref().unwrap_or(&dst);
-        let Ok(finer) = base.reshape(&shape) else {
+        let Ok(finer) = base.apply(&Op::Reshape(shape.to_vec())) else {
             break;
         };
         next.push(r.view);
@@ -1151,7 +1151,10 @@ fn merge_piece(
     upper: &ConcreteView,
     region: &[(i64, i64)],
 ) -> Result<Option<ConcreteView>> {
-    Ok(merge_memo(lower, &upper.shrink(region)?)?)
+    Ok(merge_memo(
+        lower,
+        &upper.apply(&Op::Shrink(region.to_vec()))?,
+    )?)
 }
 
 /// `region` cut along `axis` at `at`: the part below and the part from `at`.

@@ -2,6 +2,8 @@
 //! symbolic rules, and turns the derived ops (transpose, narrow, flatten, pieces,
 //! ...) into the core ones on symbolic views; the constructors that may prove.
 
+use std::borrow::Cow;
+
 use symshape::{Expr, Scope};
 
 use crate::concrete::ConcreteView;
@@ -12,6 +14,14 @@ use crate::lower_op::{lower, Proving};
 use crate::op::{const_op, CopyOp, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
+
+/// Where an op runs ([`View::engine`]).
+pub(crate) enum Engine<'a> {
+    /// The exact engine: a concrete view and the op with constant arguments.
+    Exact(&'a ConcreteView, Cow<'a, Op<i64>>),
+    /// The symbolic rules, with the op's arguments as expressions.
+    Symbolic(Op<Expr>),
+}
 
 impl View {
     /// Creates a view under `cx`, validating every field.
@@ -132,12 +142,22 @@ impl View {
     /// As [`View::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<View> {
         op.check_rank(self.ndim(), || self.ctx())?;
+        match self.engine(op) {
+            Engine::Exact(c, k) => c.apply(&k).map(View::from),
+            Engine::Symbolic(op) => self.apply_symbolic(cx, &op),
+        }
+    }
+
+    /// The engine `op` runs on over this view: the exact one when the view and the
+    /// op's arguments are constants, else the symbolic rules. The one place that
+    /// chooses; [`ViewStack`](crate::ViewStack) asks it of its top view.
+    pub(crate) fn engine<'a, D: Dim>(&'a self, op: &'a Op<D>) -> Engine<'a> {
         if let Some(c) = self.as_concrete() {
             if let Some(k) = const_op(op) {
-                return c.apply(&k).map(View::from);
+                return Engine::Exact(c, k);
             }
         }
-        self.apply_symbolic(cx, &op.to_expr())
+        Engine::Symbolic(op.to_expr())
     }
 
     fn apply_symbolic(&self, cx: &Scope, op: &Op) -> Result<View> {

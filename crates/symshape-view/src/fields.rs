@@ -7,9 +7,9 @@
 //! of at most one index, leaving a zero-size view's offset alone) run only where
 //! sizes are decided at once; the symbolic engine leaves them to binding.
 
-use symshape::{CmpOp, Expr};
+use symshape::{CmpOp, Expr, Proof};
 
-use crate::error::{overflow, Error, Result};
+use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::Checker;
 use crate::lower_op::{Exact, Size};
 use crate::view::Fields;
@@ -20,6 +20,8 @@ pub(crate) trait Check<D: Size> {
     const EXACT: bool;
     /// Whether `lhs cmp rhs` holds (is proven).
     fn holds(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
+    /// Whether `lhs cmp rhs` fails (is refuted).
+    fn refutes(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
     /// Requires `lhs cmp rhs`. On `i64`, `exact` is the error when it fails; on `Expr`,
     /// a refutation is an error and an undecided comparison a guard whose text is `guard`.
     ///
@@ -49,6 +51,10 @@ impl Check<i64> for Exact {
         }
     }
 
+    fn refutes(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
+        !self.holds(lhs, cmp, rhs)
+    }
+
     fn require(
         &mut self,
         lhs: i64,
@@ -70,6 +76,10 @@ impl Check<Expr> for Checker<'_> {
 
     fn holds(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
         self.is(lhs, cmp, rhs)
+    }
+
+    fn refutes(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
+        self.prove_cond(lhs.compare(cmp, rhs)) == Proof::False
     }
 
     fn require(
@@ -176,6 +186,188 @@ impl<D: Size> Fields<D> {
             let shift = !C::EXACT || (!empty && c.holds(s, CmpOp::Lt, d));
             self.keep_range(axis, s, e, shift);
         }
+        Ok(())
+    }
+
+    /// Piece `piece` of `split(axis, size)` (or of a chunk, reported as `op`): requires
+    /// `size >= 1` and `0 <= piece < max(cdiv(dim, size), 1)`, then keeps indices
+    /// `[piece*size, min((piece + 1)*size, dim))`. `ctx` names the view in errors.
+    ///
+    /// # Errors
+    /// When `axis` is out of range, `size` is (provably) not positive or `piece`
+    /// (provably) not one of the pieces.
+    pub(crate) fn split_piece<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        op: &'static str,
+        (axis, size, piece): (usize, D, D),
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let Some(&d) = self.shape.get(axis) else {
+            return Err(bad_axis(op, &ctx(), axis, self.shape.len()));
+        };
+        let (zero, one) = (D::from(0), D::from(1));
+        c.require(
+            size,
+            CmpOp::Ge,
+            one,
+            || "piece size is positive".to_string(),
+            || {
+                invalid(
+                    op,
+                    format!("piece size {size} must be positive for {}", ctx()),
+                )
+            },
+        )?;
+        let count = d.ceil_parts_of(size);
+        let not_piece = || {
+            invalid(
+                op,
+                format!(
+                    "piece {piece} is not one of the {count} pieces of size {size} along axis {axis} of {}",
+                    ctx()
+                ),
+            )
+        };
+        c.require(
+            piece,
+            CmpOp::Ge,
+            zero,
+            || format!("piece {piece} is non-negative"),
+            not_piece,
+        )?;
+        c.require(
+            piece,
+            CmpOp::Lt,
+            count,
+            || format!("piece {piece} is one of the pieces of axis {axis}"),
+            not_piece,
+        )?;
+        // piece < count keeps an `i64` start within the axis.
+        let start = piece * size;
+        // Implied by the requirements above; stated when it is refuted, which the prover
+        // may see where it cannot refute the count (piece 1 of an empty axis).
+        if c.refutes(start, CmpOp::Le, d) {
+            c.require(
+                start,
+                CmpOp::Le,
+                d,
+                || format!("piece {piece} starts within axis {axis}"),
+                not_piece,
+            )?;
+        }
+        // On `i64`, `start + min(size, d - start)`, which cannot overflow.
+        let end = if C::EXACT {
+            start + size.min_of(d - start)
+        } else {
+            (start + size).min_of(d)
+        };
+        self.keep_from(c, axis, start, end);
+        Ok(())
+    }
+
+    /// Piece `piece` of `tensor_split(axis, sections)`: with `q = dim // n` and
+    /// `r = dim % n`, indices `[i*q + min(i, r), (i + 1)*q + min(i + 1, r))`, always
+    /// inside the axis, so nothing is required of the sizes.
+    ///
+    /// # Errors
+    /// When `axis` is out of range, `sections` is 0 or `piece` is not below it.
+    pub(crate) fn tensor_split_piece<C: Check<D>>(
+        &mut self,
+        c: &C,
+        (axis, sections, piece): (usize, usize, usize),
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        const OP: &str = "tensor_split";
+        let Some(&d) = self.shape.get(axis) else {
+            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
+        };
+        if sections == 0 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "number of sections must be larger than 0, got 0, for axis {axis} of {}",
+                    ctx()
+                ),
+            ));
+        }
+        check_piece(OP, ctx, axis, piece, sections)?;
+        // piece < sections, so start <= end <= dim and nothing overflows.
+        let n = i64::try_from(sections).unwrap_or(i64::MAX);
+        let i = i64::try_from(piece).unwrap_or(i64::MAX);
+        let (q, r) = d.div_mod(n);
+        let start = D::from(i) * q + r.min_of(D::from(i));
+        let end = D::from(i + 1) * q + r.min_of(D::from(i + 1));
+        self.keep_from(c, axis, start, end);
+        Ok(())
+    }
+
+    /// Keeps indices `[start, end)` of `axis` (the caller has required
+    /// `0 <= start <= end <= dim`), moving an `i64` offset only to an in-shape index of
+    /// a non-empty view (so that it fits, invariant 3).
+    fn keep_from<C: Check<D>>(&mut self, c: &C, axis: usize, start: D, end: D) {
+        let zero = D::from(0);
+        let shift = !C::EXACT
+            || (!self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero))
+                && c.holds(start, CmpOp::Lt, self.shape[axis]));
+        self.keep_range(axis, start, end, shift);
+    }
+
+    /// Piece `piece` of `split_sizes(axis, sizes)`: requires every size non-negative
+    /// and their sum the size of `axis`, then keeps the indices from the sum of the
+    /// sizes before the piece, `sizes[piece]` of them. `ctx` names the view in errors.
+    ///
+    /// # Errors
+    /// When `axis` or `piece` is out of range, or the sizes (provably) do not add up.
+    pub(crate) fn split_sizes_piece<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        axis: usize,
+        sizes: &[D],
+        piece: usize,
+        ctx: &dyn Fn() -> String,
+    ) -> Result<()> {
+        const OP: &str = "split_sizes";
+        let Some(&d) = self.shape.get(axis) else {
+            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
+        };
+        let zero = D::from(0);
+        let list = || {
+            let parts: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+            format!("[{}]", parts.join(", "))
+        };
+        let unsummed = || {
+            invalid(
+                OP,
+                format!(
+                    "sizes {} do not add up to size {d} of axis {axis} of {}",
+                    list(),
+                    ctx()
+                ),
+            )
+        };
+        let mut total = zero;
+        for (k, &s) in sizes.iter().enumerate() {
+            c.require(
+                s,
+                CmpOp::Ge,
+                zero,
+                || format!("size of piece {k} is non-negative"),
+                unsummed,
+            )?;
+            total = total.try_add(s).ok_or_else(unsummed)?;
+        }
+        c.require(
+            total,
+            CmpOp::Eq,
+            d,
+            || format!("sizes {} add up to the size of axis {axis}", list()),
+            unsummed,
+        )?;
+        check_piece(OP, ctx, axis, piece, sizes.len())?;
+        // The sizes before the piece add up to at most the total.
+        let start = sizes[..piece].iter().fold(zero, |a, &s| a + s);
+        self.keep_from(c, axis, start, start + sizes[piece]);
         Ok(())
     }
 

@@ -41,6 +41,14 @@ pub(crate) trait Size:
     /// `min(max(self, lo), hi)`.
     #[must_use]
     fn clamp_to(self, lo: Self, hi: Self) -> Self;
+    /// `max(cdiv(self, n), 1)` for `self >= 0` and `n >= 1`.
+    #[must_use]
+    fn ceil_parts_of(self, n: Self) -> Self;
+    /// `min(self, rhs)`.
+    #[must_use]
+    fn min_of(self, rhs: Self) -> Self;
+    /// `(self // n, self % n)` for `n >= 1`.
+    fn div_mod(self, n: i64) -> (Self, Self);
 }
 
 impl Size for i64 {
@@ -59,6 +67,15 @@ impl Size for i64 {
     fn clamp_to(self, lo: i64, hi: i64) -> i64 {
         self.max(lo).min(hi)
     }
+    fn ceil_parts_of(self, n: i64) -> i64 {
+        crate::concrete::ceil_div(self, n).max(1)
+    }
+    fn min_of(self, rhs: i64) -> i64 {
+        self.min(rhs)
+    }
+    fn div_mod(self, n: i64) -> (i64, i64) {
+        (self.div_euclid(n), self.rem_euclid(n))
+    }
 }
 
 impl Size for Expr {
@@ -76,6 +93,15 @@ impl Size for Expr {
     }
     fn clamp_to(self, lo: Expr, hi: Expr) -> Expr {
         self.max(lo).min(hi)
+    }
+    fn ceil_parts_of(self, n: Expr) -> Expr {
+        self.ceil_div(n).max(Expr::from(1))
+    }
+    fn min_of(self, rhs: Expr) -> Expr {
+        self.min(rhs)
+    }
+    fn div_mod(self, n: i64) -> (Expr, Expr) {
+        (self.floor_div(n), self.floor_mod(n))
     }
 }
 

@@ -39,11 +39,12 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::concrete::{check_stacked, merge_down, ConcreteStack, ConcreteView};
 use crate::dim::Dim;
+use crate::dispatch::Engine;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::lower_op::{lower, Exact, Lowering, Proving};
-use crate::op::{const_op, CopyOp, Op};
+use crate::op::{CopyOp, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};
 
@@ -467,22 +468,23 @@ impl ViewStack {
                 ));
             }
         }
-        if let Some(top) = self.top().as_concrete() {
-            if let Some(k) = const_op(op) {
+        match self.top().engine(op) {
+            Engine::Exact(top, k) => {
                 let ctx = || top.ctx();
                 if let Some(low) = lower(&mut Exact, top.shape(), &ctx, &k)? {
                     return self.apply_lowered(cx, &low);
                 }
-                return self.apply_concrete(cx, top, &k);
+                self.apply_concrete(cx, top, &k)
+            }
+            Engine::Symbolic(op) => {
+                let top = self.top();
+                let ctx = || top.ctx();
+                if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
+                    return self.apply_lowered(cx, &low);
+                }
+                self.apply_remembered(cx, &op)
             }
         }
-        let op = op.to_expr();
-        let top = self.top();
-        let ctx = || top.ctx();
-        if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
-            return self.apply_lowered(cx, &low);
-        }
-        self.apply_remembered(cx, &op)
     }
 
     /// The ops a derived op stands for, in turn, with its guards on the top view.
@@ -614,20 +616,19 @@ impl ViewStack {
     fn reshape_in<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<ViewStack> {
         const OP: GuardOp = GuardOp::RESHAPE;
         let top = self.top();
-        if let Some(c) = top.as_concrete() {
-            if let Some(s) = shape
-                .iter()
-                .map(|e| e.as_const())
-                .collect::<Option<Vec<_>>>()
-            {
-                return match c.reshape(&s) {
-                    Ok(v) => self.replace_top(cx, View::from(v)),
-                    Err(Error::NotRepresentable { .. }) => self.push_row_major(cx, &s),
-                    Err(e) => Err(e),
+        let op = Op::Reshape(shape.to_vec());
+        let shape: Vec<Expr> = match top.engine(&op) {
+            Engine::Exact(c, k) => {
+                return match (c.apply_core(&k), &*k) {
+                    (Ok(v), _) => self.replace_top(cx, View::from(v)),
+                    (Err(Error::NotRepresentable { .. }), Op::Reshape(s)) => {
+                        self.push_row_major(cx, s)
+                    }
+                    (Err(e), _) => Err(e),
                 };
             }
-        }
-        let shape: Vec<Expr> = shape.iter().map(|&d| d.into()).collect();
+            Engine::Symbolic(_) => shape.iter().map(|&d| d.into()).collect(),
+        };
         let shape = shape.as_slice();
         if let Some(v) = symbolic::reshape(cx, top, shape)? {
             return self.replace_top(cx, v);

@@ -6,9 +6,9 @@
 //! view. Normalisations that depend on values (a zero-size view's offset, a mask
 //! that turns out full) are left to binding, which re-creates the view concretely.
 
-use symshape::{CmpOp, Expr, ExprKind, Proof, Scope};
+use symshape::{CmpOp, Expr, ExprKind, Scope};
 
-use crate::error::{check_piece, invalid, refuse_mask, Result};
+use crate::error::{invalid, refuse_mask, Result};
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
@@ -774,7 +774,7 @@ pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Resu
     Ok(cx.simplify(d.ceil_div(size).max(1)))
 }
 
-/// Piece `i` of `split(axis, size)`: indices `[i*size, min((i+1)*size, d))`.
+/// Piece `i` of `split(axis, size)` (the rule in `fields.rs`).
 pub(crate) fn split_piece(
     cx: &Scope,
     v: &View,
@@ -783,36 +783,13 @@ pub(crate) fn split_piece(
     size: Expr,
     i: Expr,
 ) -> Result<View> {
-    let Some(&d) = v.shape().get(axis) else {
-        return Err(axis_error(op.name(), v, axis));
-    };
     let mut ck = checker(cx, op, v);
-    ck.require(size, CmpOp::Ge, lit(1), || {
-        "piece size is positive".to_string()
-    })?;
-    let count = d.ceil_div(size).max(1);
-    ck.require(i, CmpOp::Ge, lit(0), || {
-        format!("piece {i} is non-negative")
-    })?;
-    ck.require(i, CmpOp::Lt, count, || {
-        format!("piece {i} is one of the pieces of axis {axis}")
-    })?;
-    let start = i * size;
-    // Implied by the guards above; stated when it is refuted, which the prover may see
-    // where it cannot refute the count (piece 1 of an empty axis).
-    if let Proof::False = ck.prove_cond(start.compare(CmpOp::Le, d)) {
-        ck.require(start, CmpOp::Le, d, || {
-            format!("piece {i} starts within axis {axis}")
-        })?;
-    }
     let mut f = Fields::of(v);
-    f.shrink_axis(axis, start, (start + size).min(d));
+    f.split_piece(&mut ck, op.name(), (axis, size, i), &|| v.ctx())?;
     f.finish(ck)
 }
 
-/// Piece `piece` of `tensor_split(axis, sections)`: with `q = d // n` and
-/// `r = d % n`, indices `[i*q + min(i, r), (i + 1)*q + min(i + 1, r))`, always
-/// inside the axis, so no guard is needed.
+/// Piece `piece` of `tensor_split(axis, sections)` (the rule in `fields.rs`).
 pub(crate) fn tensor_split_piece(
     cx: &Scope,
     v: &View,
@@ -820,29 +797,10 @@ pub(crate) fn tensor_split_piece(
     sections: usize,
     piece: usize,
 ) -> Result<View> {
-    const GOP: GuardOp = GuardOp::TENSOR_SPLIT;
-    const OP: &str = GOP.name();
-    let Some(&d) = v.shape().get(axis) else {
-        return Err(axis_error(OP, v, axis));
-    };
-    let n = i64::try_from(sections).unwrap_or(i64::MAX);
-    if n == 0 {
-        return Err(invalid(
-            OP,
-            format!(
-                "number of sections must be larger than 0, got 0, for axis {axis} of {}",
-                v.ctx()
-            ),
-        ));
-    }
-    check_piece(OP, || v.ctx(), axis, piece, sections)?;
-    let i = i64::try_from(piece).unwrap_or(i64::MAX);
-    let (q, r) = (d.floor_div(n), d.floor_mod(n));
-    let start = lit(i) * q + r.min(i);
-    let end = lit(i + 1) * q + r.min(i + 1);
+    let ck = checker(cx, GuardOp::TENSOR_SPLIT, v);
     let mut f = Fields::of(v);
-    f.shrink_axis(axis, start, end);
-    f.finish(checker(cx, GOP, v))
+    f.tensor_split_piece(&ck, (axis, sections, piece), &|| v.ctx())?;
+    f.finish(ck)
 }
 
 /// PyTorch's `view(dtype)` on a symbolic view: the rules of
@@ -1007,27 +965,9 @@ pub(crate) fn split_sizes_piece(
     sizes: &[Expr],
     piece: usize,
 ) -> Result<View> {
-    let Some(&d) = v.shape().get(axis) else {
-        return Err(axis_error("split_sizes", v, axis));
-    };
-    check_piece("split_sizes", || v.ctx(), axis, piece, sizes.len())?;
-    let len = sizes[piece];
     let mut ck = checker(cx, GuardOp::SPLIT_SIZES, v);
-    for (k, &s) in sizes.iter().enumerate() {
-        ck.require(s, CmpOp::Ge, lit(0), || {
-            format!("size of piece {k} is non-negative")
-        })?;
-    }
-    let total: Expr = sizes.iter().copied().sum();
-    ck.require(total, CmpOp::Eq, d, || {
-        format!(
-            "sizes {} add up to the size of axis {axis}",
-            fmt_list(sizes)
-        )
-    })?;
-    let start: Expr = sizes[..piece].iter().copied().sum();
     let mut f = Fields::of(v);
-    f.shrink_axis(axis, start, start + len);
+    f.split_sizes_piece(&mut ck, axis, sizes, piece, &|| v.ctx())?;
     f.finish(ck)
 }
 

@@ -1,14 +1,16 @@
 //! [`ViewOps`]: the named view ops, written once as sugar over [`Op`] and `apply`,
-//! for [`View`] and [`ViewStack`].
+//! for [`View`], [`ViewStack`] and [`ConcreteView`]: the only named-op surface.
+
+use std::borrow::Cow;
 
 use symshape::{Expr, Scope};
 
-use crate::concrete::MAX_PIECES;
+use crate::concrete::{ConcreteView, MAX_PIECES};
 use crate::dim::Dim;
 use crate::dtype::DType;
 use crate::error::{invalid, Error, Result};
 use crate::index::IndexItem;
-use crate::op::{Op, SplitDirection};
+use crate::op::{const_op, Op, SplitDirection};
 use crate::stack::ViewStack;
 use crate::view::View;
 
@@ -39,8 +41,9 @@ pub trait ViewOps: Sized {
     /// As [`View::apply`] or [`ViewStack::apply`].
     fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<Self>;
 
-    /// The view whose shape the ops act on (the top of a stack).
-    fn top_view(&self) -> &View;
+    /// The view whose shape the ops act on (the top of a stack; a concrete view as a
+    /// [`View`]).
+    fn top_view(&self) -> Cow<'_, View>;
 
     /// Reinterprets the elements in row-major order ([`Op::Reshape`]).
     ///
@@ -280,7 +283,7 @@ pub trait ViewOps: Sized {
     /// above the limit.
     fn split<D: Dim>(&self, cx: &Scope, axis: usize, size: D) -> Result<Vec<Self>> {
         let count = self.top_view().split_count(cx, axis, size)?;
-        let n = piece_count(self.top_view(), "split", axis, count, || {
+        let n = piece_count(&self.top_view(), "split", axis, count, || {
             format!(
                 "split_piece({axis}, {}, i) for i below split_count",
                 cx.simplify(size.into())
@@ -331,7 +334,7 @@ pub trait ViewOps: Sized {
             Some(c) => Expr::from(c.chunk_count(axis, chunks)?),
             None => top.split_count(cx, axis, size)?,
         };
-        let n = piece_count(top, "chunk", axis, count, || {
+        let n = piece_count(&top, "chunk", axis, count, || {
             format!("split_piece({axis}, {size}, i) for i below split_count")
         })?;
         (0..n)
@@ -365,7 +368,7 @@ pub trait ViewOps: Sized {
                 expr: d.to_string(),
             });
         };
-        let n = piece_count(top, "unbind", axis, Expr::from(n), || {
+        let n = piece_count(&top, "unbind", axis, Expr::from(n), || {
             format!("select({axis}, i) for i below {n}")
         })?;
         (0..n)
@@ -384,7 +387,7 @@ pub trait ViewOps: Sized {
         let top = self.top_view();
         top.dim_for("tensor_split", axis)?;
         let n = i64::try_from(sections).unwrap_or(i64::MAX);
-        piece_count(top, "tensor_split", axis, Expr::from(n), || {
+        piece_count(&top, "tensor_split", axis, Expr::from(n), || {
             format!("Op::TensorSplit {{ axis: {axis}, sections: {sections}, piece }}")
         })?;
         if sections == 0 {
@@ -748,7 +751,7 @@ pub trait ViewOps: Sized {
     ///
     /// # Errors
     /// [`Error::Invalid`] naming PyTorch's rule that fails (see
-    /// [`ConcreteView::reinterpret`](crate::ConcreteView::reinterpret)).
+    /// [`Op::Reinterpret`]).
     fn reinterpret(&self, cx: &Scope, from: usize, to: usize) -> Result<Self> {
         self.apply_dim(cx, &Op::<i64>::Reinterpret { from, to })
     }
@@ -765,7 +768,7 @@ pub trait ViewOps: Sized {
 
     /// PyTorch's `view_as_complex` ([`Op::ViewAsComplex`]): pairs of reals on the
     /// last axis read as complex elements (see
-    /// [`ConcreteView::view_as_complex`](crate::ConcreteView::view_as_complex)).
+    /// [`Op::ViewAsComplex`]).
     ///
     /// # Errors
     /// [`Error::Invalid`] with PyTorch's reason; [`Error::Guard`] when a symbolic
@@ -803,7 +806,7 @@ fn directional_split<V: ViewOps>(
     let top = v.top_view();
     let axis = direction.axis(top.ndim(), || top.ctx())?;
     let n = i64::try_from(sections).unwrap_or(i64::MAX);
-    piece_count(top, direction.name(), axis, Expr::from(n), || {
+    piece_count(&top, direction.name(), axis, Expr::from(n), || {
         format!("Op::DirectionalSplit {{ direction: {direction:?}, sections: {sections}, piece }}")
     })?;
     // Zero sections still apply one op, which reports them with PyTorch's words.
@@ -832,7 +835,7 @@ fn directional_split_at<V: ViewOps, D: Dim>(
     let top = v.top_view();
     let axis = direction.axis(top.ndim(), || top.ctx())?;
     let count = i64::try_from(indices.len()).map_or(i64::MAX, |n| n.saturating_add(1));
-    piece_count(top, direction.name(), axis, Expr::from(count), || {
+    piece_count(&top, direction.name(), axis, Expr::from(count), || {
         format!("Op::DirectionalSplitAt {{ direction: {direction:?}, indices, piece }}")
     })?;
     (0..=indices.len())
@@ -884,8 +887,8 @@ impl ViewOps for View {
         View::apply_dim(self, cx, op)
     }
 
-    fn top_view(&self) -> &View {
-        self
+    fn top_view(&self) -> Cow<'_, View> {
+        Cow::Borrowed(self)
     }
 }
 
@@ -894,7 +897,26 @@ impl ViewOps for ViewStack {
         ViewStack::apply_dim(self, cx, op)
     }
 
-    fn top_view(&self) -> &View {
-        self.top()
+    fn top_view(&self) -> Cow<'_, View> {
+        Cow::Borrowed(self.top())
+    }
+}
+
+/// The exact engine's ops by name: every argument must be a constant
+/// ([`ConcreteView::apply`] runs the op; `cx` is not read).
+impl ViewOps for ConcreteView {
+    fn apply_dim<D: Dim>(&self, _cx: &Scope, op: &Op<D>) -> Result<ConcreteView> {
+        match const_op(op) {
+            Some(k) => self.apply(&k),
+            None => Err(Error::Symbolic {
+                op: op.name(),
+                what: "an argument",
+                expr: op.to_string(),
+            }),
+        }
+    }
+
+    fn top_view(&self) -> Cow<'_, View> {
+        Cow::Owned(View::from(self.clone()))
     }
 }

@@ -18,6 +18,7 @@ use symshape_kernels::{
     bf16, copy, f16, fill, map, materialize, plan_materialize, reduce, reduce_with, zip,
     ConcreteStack, ConcreteView, Element, Input, Output, ReduceConfig, ReduceOp,
 };
+use symshape_view::Op;
 
 const LEN: usize = 40;
 
@@ -356,7 +357,7 @@ fn half_elements_take_the_two_byte_kernels() {
     let n = 256i64;
     let t = ConcreteView::contiguous(&[n, n])
         .unwrap()
-        .permute(&[1, 0])
+        .apply(&Op::Permute(vec![1, 0]))
         .unwrap();
     let p16 = plan_materialize::<f16>(&t).unwrap();
     let pu = plan_materialize::<u16>(&t).unwrap();

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use symshape_kernels::{map_into, plan_materialize, ConcreteView, Input, Output};
+use symshape_view::Op;
 
 /// The pool threads an elementwise `map` of 4 MiB runs on inside `pool.install`, as
 /// `(thread index, pool size)` pairs seen by the mapped function.
@@ -53,12 +54,15 @@ fn plans_report_their_partition() {
     let square = ConcreteView::contiguous(&[n, n]).unwrap();
     let cases = [
         ("contiguous 4096x4096", square.clone()),
-        ("transpose 4096x4096", square.permute(&[1, 0]).unwrap()),
+        (
+            "transpose 4096x4096",
+            square.apply(&Op::Permute(vec![1, 0])).unwrap(),
+        ),
         (
             "8x8 transpose",
             ConcreteView::contiguous(&[8, 8])
                 .unwrap()
-                .permute(&[1, 0])
+                .apply(&Op::Permute(vec![1, 0]))
                 .unwrap(),
         ),
     ];

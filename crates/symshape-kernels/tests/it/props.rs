@@ -8,6 +8,7 @@ use symshape_kernels::{
     zip, zip_into, ConcreteStack, ConcreteView, Input, Kernel, Levels, Output, ReduceConfig,
     ReduceOp,
 };
+use symshape_view::Op;
 
 const LEN: usize = 40;
 
@@ -294,7 +295,7 @@ fn large_results_do_not_depend_on_thread_count() {
         .map(|i| ((i * 7919) % 1000) as f32 * 0.001 + 1e-3)
         .collect();
     let full = ConcreteView::contiguous(&[n as i64, n as i64]).unwrap();
-    let t = full.permute(&[1, 0]).unwrap();
+    let t = full.apply(&Op::Permute(vec![1, 0])).unwrap();
     let flat = ConcreteView::contiguous(&[(n * n) as i64]).unwrap();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()

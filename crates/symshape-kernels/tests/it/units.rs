@@ -7,6 +7,7 @@ use symshape_kernels::{
     copy_within, fill, map, materialize, reduce, reduce_with, zip, ConcreteStack, ConcreteView,
     Element, Input, Output, ReduceConfig, ReduceOp,
 };
+use symshape_view::Op;
 
 /// Formats values as `[shape]: v v v`, the way `shapetrace values` prints.
 fn show<T: std::fmt::Display>(shape: &[usize], v: &[T]) -> String {
@@ -86,7 +87,7 @@ fn large_tiled_and_reversed_paths() {
 fn other_operations() {
     let buf: Vec<i32> = (0..6).collect();
     let m = lay(&[2, 3], &[3, 1], 0);
-    insta::assert_snapshot!(show(&[2, 3], &map(Input::new(&buf, &m.permute(&[1, 0]).unwrap()), |x| x * 10).map(|d| d.values).unwrap()), @"[2, 3]: 0 30 10 40 20 50");
+    insta::assert_snapshot!(show(&[2, 3], &map(Input::new(&buf, &m.apply(&Op::Permute(vec![1, 0])).unwrap()), |x| x * 10).map(|d| d.values).unwrap()), @"[2, 3]: 0 30 10 40 20 50");
     let z = zip(
         Input::new(&buf, &lay(&[2, 1], &[3, 0], 0)),
         Input::new(&buf, &lay(&[3], &[1], 0)),

@@ -32,7 +32,7 @@ impl ConcreteView {
     /// Runs `op` on the exact engine.
     ///
     /// # Errors
-    /// The op's own errors, as the named methods document them: [`Error::Invalid`]
+    /// The op's own errors, as [`ViewOps`](crate::ViewOps) documents them: [`Error::Invalid`]
     /// for malformed arguments, [`Error::NotRepresentable`] when the result is not
     /// one view (a [`ViewStack`](crate::ViewStack) keeps such results exact),
     /// [`Error::Overflow`] when a field leaves `i64`.

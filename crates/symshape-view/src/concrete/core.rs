@@ -12,7 +12,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `axes` is not a permutation of `0..ndim`.
-    pub fn permute(&self, axes: &[usize]) -> Result<Self> {
+    pub(crate) fn permute(&self, axes: &[usize]) -> Result<Self> {
         let (shape, strides, mask) = crate::axes::permuted(
             axes,
             &self.shape,
@@ -36,7 +36,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch (for a non-scalar),
     /// a negative size, or an axis that is neither equal nor of size 1.
-    pub fn expand(&self, new_shape: &[i64]) -> Result<Self> {
+    pub(crate) fn expand(&self, new_shape: &[i64]) -> Result<Self> {
         self.check_result_rank("expand", new_shape.len())?;
         check_shape("expand", new_shape)?;
         if self.ndim() == 0 {
@@ -75,7 +75,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or a malformed bound.
-    pub fn shrink(&self, bounds: &[(i64, i64)]) -> Result<Self> {
+    pub(crate) fn shrink(&self, bounds: &[(i64, i64)]) -> Result<Self> {
         self.check_rank("shrink", "bounds", bounds.len())?;
         let mut f = self.to_fields();
         f.shrink(&mut Exact, bounds, &|| self.ctx())?;
@@ -87,7 +87,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or negative padding,
     /// [`Error::Overflow`](crate::Error::Overflow) when sizes or offsets leave `i64`.
-    pub fn pad(&self, padding: &[(i64, i64)]) -> Result<Self> {
+    pub(crate) fn pad(&self, padding: &[(i64, i64)]) -> Result<Self> {
         self.check_rank("pad", "padding", padding.len())?;
         if padding.iter().all(|&p| p == (0, 0)) {
             return Ok(self.clone());
@@ -101,7 +101,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `flags` has the wrong length.
-    pub fn flip(&self, flags: &[bool]) -> Result<Self> {
+    pub(crate) fn flip(&self, flags: &[bool]) -> Result<Self> {
         self.check_rank("flip", "flags", flags.len())?;
         let mut f = self.to_fields();
         f.flip(&Exact, flags, &|| self.ctx())?;
@@ -112,7 +112,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or repeated.
-    pub fn flip_axes(&self, axes: &[usize]) -> Result<Self> {
+    pub(crate) fn flip_axes(&self, axes: &[usize]) -> Result<Self> {
         let mut flags = vec![false; self.ndim()];
         for &a in axes {
             match flags.get_mut(a) {
@@ -185,7 +185,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `axis > ndim`;
     /// [`Error::Limit`](crate::Error::Limit) past [`MAX_RANK`](crate::MAX_RANK) axes.
-    pub fn unsqueeze(&self, axis: usize) -> Result<Self> {
+    pub(crate) fn unsqueeze(&self, axis: usize) -> Result<Self> {
         self.check_result_rank("unsqueeze", self.ndim() + 1)?;
         self.insert_unit_axis(axis)
     }
@@ -212,7 +212,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) for too many indices, two ellipses, a zero step or an
     /// integer out of range; [`Error::NotRepresentable`](crate::Error::NotRepresentable) when integers select a
     /// masked-out element into a scalar.
-    pub fn index(&self, items: &[IndexItem]) -> Result<Self> {
+    pub(crate) fn index(&self, items: &[IndexItem]) -> Result<Self> {
         self.check_result_rank("index", index_result_rank(items, self.ndim()))?;
         let (kept, shape) = self.index_keepdims(items)?;
         kept.drop_unit_axes("index", &shape)
@@ -314,7 +314,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `size` exceeds the axis or `step <= 0`;
     /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) when a mask on `axis` cuts windows unevenly.
-    pub fn unfold(&self, axis: usize, size: i64, step: i64) -> Result<Self> {
+    pub(crate) fn unfold(&self, axis: usize, size: i64, step: i64) -> Result<Self> {
         self.check_result_rank("unfold", self.ndim() + 1)?;
         self.check_axis("unfold", axis)?;
         let d = self.shape()[axis];
@@ -386,7 +386,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when the axes are equal or out of range.
-    pub fn diagonal(&self, offset: i64, a: usize, b: usize) -> Result<Self> {
+    pub(crate) fn diagonal(&self, offset: i64, a: usize, b: usize) -> Result<Self> {
         self.check_axis("diagonal", a)?;
         self.check_axis("diagonal", b)?;
         if a == b {

@@ -1,83 +1,15 @@
-//! The ops users expect beyond the core ones: the named methods of the derived ops
-//! (squeeze, transpose, movedim, broadcast_to, narrow, flatten, unflatten, select, the
-//! axis reversals, `sliding_window_view`, `tensor_split` at indices), each a call of
-//! [`ConcreteView::apply`], which runs their lowering (`lower_op.rs`); `as_strided`,
-//! `view(shape)`, and the pieces of an axis cut by split, split_sizes, chunk and
-//! tensor_split.
+//! The exact engine's ops beyond the core ones that are not lowered (`lower_op.rs`):
+//! `as_strided`, `view(shape)`, and the pieces of an axis cut by split, split_sizes,
+//! chunk and tensor_split.
 
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
-use crate::error::{check_piece, invalid, overflow, view_shape_refusal, Result};
-use crate::op::Op;
+use crate::error::{invalid, overflow, view_shape_refusal, Result};
+use crate::lower_op::Exact;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
 
 impl ConcreteView {
-    /// Removes the listed size-1 axes, or every size-1 axis when `axes` is `None`.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or not of size 1.
-    pub fn squeeze(&self, axes: Option<&[usize]>) -> Result<Self> {
-        self.apply(&Op::Squeeze(axes.map(<[usize]>::to_vec)))
-    }
-
-    /// Swaps two axes (`transpose` and `swapaxes` in NumPy and PyTorch).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range.
-    pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
-        self.apply(&Op::Transpose(a, b))
-    }
-
-    /// Moves axis `src` to position `dst`, keeping the order of the others.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range.
-    pub fn movedim(&self, src: usize, dst: usize) -> Result<Self> {
-        self.apply(&Op::Movedim { src, dst })
-    }
-
-    /// NumPy's `broadcast_to`: prepends size-1 axes, then expands size-1 axes.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when the shapes do not broadcast to exactly `shape`.
-    pub fn broadcast_to(&self, shape: &[i64]) -> Result<Self> {
-        self.apply(&Op::BroadcastTo(shape.to_vec()))
-    }
-
-    /// Restricts `axis` to `length` indices from `start` (negative counts from the end).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when the range leaves the axis.
-    pub fn narrow(&self, axis: usize, start: i64, length: i64) -> Result<Self> {
-        self.apply(&Op::Narrow {
-            axis,
-            start,
-            length,
-        })
-    }
-
-    /// Merges axes `start..=end` into one (PyTorch's `flatten`).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when `start > end` or an axis is out of range;
-    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
-    pub fn flatten(&self, start: usize, end: usize) -> Result<Self> {
-        self.apply(&Op::Flatten { start, end })
-    }
-
-    /// Splits `axis` into `sizes`, whose product must be its size.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when the product differs or the axis is out of range;
-    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) as for [`ConcreteView::reshape`].
-    pub fn unflatten(&self, axis: usize, sizes: &[i64]) -> Result<Self> {
-        self.apply(&Op::Unflatten {
-            axis,
-            sizes: sizes.to_vec(),
-        })
-    }
-
     /// NumPy's `as_strided`, checked: every element must lie in a buffer of `buffer_len` elements.
     ///
     /// # Errors
@@ -123,7 +55,12 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reasons: strides and sizes of
     /// different lengths, a negative stride or offset, an element outside the storage; as
     /// [`ConcreteView::create`].
-    pub fn torch_as_strided(&self, shape: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
+    pub(crate) fn torch_as_strided(
+        &self,
+        shape: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> Result<Self> {
         self.check_result_rank("as_strided", shape.len())?;
         let storage = match self.extent() {
             None => 0,
@@ -148,28 +85,13 @@ impl ConcreteView {
     /// # Errors
     /// As [`ConcreteView::reshape`], named `view_shape`; [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// with PyTorch's reason when the result is not one view.
-    pub fn view_shape(&self, shape: &[i64]) -> Result<Self> {
+    pub(crate) fn view_shape(&self, shape: &[i64]) -> Result<Self> {
         self.check_result_rank("view_shape", shape.len())?;
         self.reshape(shape).map_err(|e| match e {
             crate::Error::NotRepresentable { .. } => {
                 view_shape_refusal(&fmt_list(shape), &self.ctx(), false)
             }
             other => super::rename_op(other, "view_shape"),
-        })
-    }
-
-    /// NumPy's `sliding_window_view(x, window, axes)`: for each window size and axis in turn
-    /// (every axis in order for `None`), an unfold with step 1: the axis keeps
-    /// `dim - size + 1` window starts and an axis of `size` is appended.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) with NumPy's reasons (see
-    /// [`Op::SlidingWindowView`]); [`Error::NotRepresentable`](crate::Error::NotRepresentable)
-    /// when windows cut a mask unevenly, as [`ConcreteView::unfold`].
-    pub fn sliding_window_view(&self, window: &[i64], axes: Option<&[usize]>) -> Result<Self> {
-        self.apply(&Op::SlidingWindowView {
-            window: window.to_vec(),
-            axes: axes.map(<[usize]>::to_vec),
         })
     }
 
@@ -203,35 +125,23 @@ impl ConcreteView {
     /// # Errors
     /// As [`ConcreteView::split_count`], and [`Error::Invalid`](crate::Error::Invalid)
     /// when `piece` is not one of the pieces.
-    pub fn split_piece(&self, axis: usize, size: i64, piece: i64) -> Result<Self> {
-        let count = self.split_count(axis, size)?;
-        if !(0 <= piece && piece < count) {
-            return Err(invalid(
-                "split",
-                format!(
-                    "piece {piece} is not one of the {count} pieces of size {size} along axis {axis} of {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        let d = self.shape()[axis];
-        // piece < count keeps the start within the axis.
-        let start = piece * size;
-        self.narrow_checked("split", axis, start, size.min(d - start))
+    pub(crate) fn split_piece(&self, axis: usize, size: i64, piece: i64) -> Result<Self> {
+        let mut f = self.to_fields();
+        f.split_piece(&mut Exact, "split", (axis, size, piece), &|| self.ctx())?;
+        Self::build("split", f.shape, f.strides, f.offset, f.mask)
     }
 
-    /// Piece `piece` of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes).
-    ///
-    /// # Errors
-    /// As [`ViewOps::split_sizes`](crate::ViewOps::split_sizes), and [`Error::Invalid`](crate::Error::Invalid)
-    /// when `piece` is not one of the pieces.
-    pub fn split_sizes_piece(&self, axis: usize, sizes: &[i64], piece: usize) -> Result<Self> {
-        self.check_split_sizes(axis, sizes)?;
-        check_piece("split_sizes", || self.ctx(), axis, piece, sizes.len())?;
-        let len = sizes[piece];
-        // The sizes are non-negative and add up to the axis (checked above).
-        let start: i64 = sizes[..piece].iter().sum();
-        self.narrow_checked("split_sizes", axis, start, len)
+    /// Piece `piece` of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes) (the rule
+    /// in `fields.rs`).
+    pub(crate) fn split_sizes_piece(
+        &self,
+        axis: usize,
+        sizes: &[i64],
+        piece: usize,
+    ) -> Result<Self> {
+        let mut f = self.to_fields();
+        f.split_sizes_piece(&mut Exact, axis, sizes, piece, &|| self.ctx())?;
+        Self::build("split_sizes", f.shape, f.strides, f.offset, f.mask)
     }
 
     /// The number of pieces [`ViewOps::chunk`](crate::ViewOps::chunk) gives.
@@ -253,18 +163,9 @@ impl ConcreteView {
     ///
     /// # Errors
     /// As [`ConcreteView::chunk_count`] and [`ConcreteView::split_piece`].
-    pub fn chunk_piece(&self, axis: usize, chunks: usize, piece: usize) -> Result<Self> {
+    pub(crate) fn chunk_piece(&self, axis: usize, chunks: usize, piece: usize) -> Result<Self> {
         let size = self.chunk_size(axis, chunks)?;
         self.split_piece(axis, size, i64::try_from(piece).unwrap_or(i64::MAX))
-    }
-
-    /// PyTorch's `select`: index `index` of `axis` (negative counts from the end),
-    /// with the axis removed.
-    ///
-    /// # Errors
-    /// As [`ConcreteView::index`].
-    pub fn select(&self, axis: usize, index: i64) -> Result<Self> {
-        self.apply(&Op::Select { axis, index })
     }
 
     /// Piece `piece` of PyTorch's `tensor_split` of `axis` into `sections` pieces: the
@@ -275,128 +176,15 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range,
     /// `sections` is 0 or `piece` is not below it.
-    pub fn tensor_split_piece(&self, axis: usize, sections: usize, piece: usize) -> Result<Self> {
-        self.check_axis("tensor_split", axis)?;
-        let d = self.shape()[axis];
-        let n = i64::try_from(sections).unwrap_or(i64::MAX);
-        if n == 0 {
-            return Err(invalid(
-                "tensor_split",
-                format!(
-                    "number of sections must be larger than 0, got 0, for axis {axis} of {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        check_piece("tensor_split", || self.ctx(), axis, piece, sections)?;
-        // piece < sections, so start <= d and nothing overflows.
-        let i = piece as i64;
-        let (q, r) = (d / n, d % n);
-        let start = i * q + i.min(r);
-        let len = q + i64::from(i < r);
-        self.narrow_checked("tensor_split", axis, start, len)
-    }
-
-    /// Piece `piece` of PyTorch's `tensor_split` of `axis` at `indices`: the slice
-    /// `indices[piece - 1]:indices[piece]` with Python's rules (a negative index
-    /// counts from the end, bounds clamp to the axis, a stop before the start gives
-    /// an empty piece); the first piece starts at 0, the last ends at the end.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
-    /// `piece > indices.len()`.
-    pub fn tensor_split_at_piece(
+    pub(crate) fn tensor_split_piece(
         &self,
         axis: usize,
-        indices: &[i64],
+        sections: usize,
         piece: usize,
     ) -> Result<Self> {
-        self.apply(&Op::TensorSplitAt {
-            axis,
-            indices: indices.to_vec(),
-            piece,
-        })
-    }
-
-    /// Every axis reversed (`T` in NumPy and PyTorch); a view of rank 0 or 1 is
-    /// unchanged.
-    ///
-    /// # Errors
-    /// None in practice; the result is checked as any permute.
-    pub fn reverse_axes(&self) -> Result<Self> {
-        self.apply(&Op::ReverseAxes)
-    }
-
-    /// The last two axes swapped (PyTorch's `mT`); a view of rank 0 is returned as it is.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) for a view of rank 1.
-    pub fn matrix_transpose(&self) -> Result<Self> {
-        self.apply(&Op::MatrixTranspose)
-    }
-
-    /// PyTorch's `t()`: axes 0 and 1 swapped on rank 2; ranks 0 and 1 are returned as they
-    /// are.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) above rank 2, with PyTorch's reason.
-    pub fn t(&self) -> Result<Self> {
-        self.apply(&Op::T)
-    }
-
-    /// PyTorch's `H` (the conjugate transpose of a matrix; views carry no values to
-    /// conjugate): axes 0 and 1 swapped on rank 2; rank 0 is returned as it is.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) for other ranks, with PyTorch's reason.
-    pub fn conj_transpose(&self) -> Result<Self> {
-        self.apply(&Op::ConjTranspose)
-    }
-
-    /// PyTorch's `mH` (and, with errors that name it, `adjoint()`): the view of
-    /// [`ConcreteView::matrix_transpose`].
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) for a view of rank 1.
-    pub fn matrix_conj_transpose(&self) -> Result<Self> {
-        self.apply(&Op::MatrixConjTranspose)
-    }
-
-    /// Narrow with a start already known to be in range, reported under `op`.
-    fn narrow_checked(&self, op: &'static str, axis: usize, start: i64, len: i64) -> Result<Self> {
-        let mut bounds: Vec<(i64, i64)> = self.shape().iter().map(|&x| (0, x)).collect();
-        bounds[axis] = (start, start + len);
-        self.shrink(&bounds).map_err(|e| match e {
-            crate::Error::Invalid { detail, .. } => invalid(op, detail),
-            other => other,
-        })
-    }
-
-    /// Checks the sizes of [`ViewOps::split_sizes`](crate::ViewOps::split_sizes).
-    pub(crate) fn check_split_sizes(&self, axis: usize, sizes: &[i64]) -> Result<()> {
-        self.check_axis("split_sizes", axis)?;
-        let d = self.shape()[axis];
-        let total = sizes.iter().try_fold(
-            0i64,
-            |acc, &s| {
-                if s < 0 {
-                    None
-                } else {
-                    acc.checked_add(s)
-                }
-            },
-        );
-        if total != Some(d) {
-            return Err(invalid(
-                "split_sizes",
-                format!(
-                    "sizes {} do not add up to size {d} of axis {axis} of {}",
-                    super::fmt_list(sizes),
-                    self.ctx()
-                ),
-            ));
-        }
-        Ok(())
+        let mut f = self.to_fields();
+        f.tensor_split_piece(&Exact, (axis, sections, piece), &|| self.ctx())?;
+        Self::build("tensor_split", f.shape, f.strides, f.offset, f.mask)
     }
 }
 

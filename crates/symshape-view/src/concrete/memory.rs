@@ -153,7 +153,7 @@ impl ConcreteView {
     /// reshape to `[numel]`; otherwise, masked views included, a copy: the view with a
     /// row-major `[numel]` view stacked on top. NumPy copies in exactly these cases,
     /// even where one strided view could express the result (`x[::2]`), which is
-    /// what [`ConcreteView::reshape`] to `[numel]` gives.
+    /// what [`ViewOps::reshape`](crate::ViewOps::reshape) to `[numel]` gives.
     ///
     /// # Errors
     /// None in practice (both results are checked as any reshape or stack).
@@ -243,7 +243,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a masked view;
     /// [`Error::Overflow`](crate::Error::Overflow) when a doubled field leaves `i64`.
-    pub fn view_as_real(&self) -> Result<Self> {
+    pub(crate) fn view_as_real(&self) -> Result<Self> {
         const OP: &str = "view_as_real";
         let (mut strides, offset) = self.in_reals(OP)?;
         strides.push(1);
@@ -278,7 +278,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reason, or for a
     /// masked view.
-    pub fn view_as_complex(&self) -> Result<Self> {
+    pub(crate) fn view_as_complex(&self) -> Result<Self> {
         const OP: &str = "view_as_complex";
         self.unmasked(OP, COMPLEX)?;
         let fail = |why: String| Err(invalid(OP, format!("{why}, in {}", self.ctx())));
@@ -323,7 +323,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// As [`ConcreteView::view_as_real`].
-    pub fn real(&self) -> Result<Self> {
+    pub(crate) fn real(&self) -> Result<Self> {
         self.complex_part(0)
     }
 
@@ -332,7 +332,7 @@ impl ConcreteView {
     ///
     /// # Errors
     /// As [`ConcreteView::view_as_real`].
-    pub fn imag(&self) -> Result<Self> {
+    pub(crate) fn imag(&self) -> Result<Self> {
         self.complex_part(1)
     }
 
@@ -364,7 +364,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) naming the broken rule;
     /// [`Error::Overflow`](crate::Error::Overflow) when a field leaves `i64`.
-    pub fn reinterpret(&self, from: usize, to: usize) -> Result<Self> {
+    pub(crate) fn reinterpret(&self, from: usize, to: usize) -> Result<Self> {
         const OP: &str = "reinterpret";
         let ctx = || self.ctx();
         if from == 0 || to == 0 {

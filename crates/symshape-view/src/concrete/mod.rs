@@ -4,8 +4,8 @@
 //! [`ConcreteView`] is what the public [`View`](crate::View) stores when all of its
 //! fields are constants; its invariants are listed in `view.rs`. The core ops are
 //! written here: in `core.rs`, reshape in `reshape.rs`; the derived ones are lowered
-//! to them by `lower_op.rs` (their named methods and the pieces of an axis cut into
-//! several are in `derived.rs`); the
+//! to them by `lower_op.rs` (`as_strided`, `view(shape)` and the pieces of an axis cut
+//! into several are in `derived.rs`); the named ops are [`ViewOps`](crate::ViewOps)'s; the
 //! memory models (element-size reinterpretation, complex views, byte strides,
 //! NumPy's flags and `ravel`) in `memory.rs`, NumPy's `shares_memory` in
 //! `overlap.rs`, and [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.

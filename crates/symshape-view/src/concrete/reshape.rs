@@ -22,7 +22,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the element counts differ or a
     /// size is negative; [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// when no single view has the reshaped element mapping.
-    pub fn reshape(&self, new_shape: &[i64]) -> Result<Self> {
+    pub(crate) fn reshape(&self, new_shape: &[i64]) -> Result<Self> {
         self.check_result_rank("reshape", new_shape.len())?;
         let numel = check_shape("reshape", new_shape)?;
         if numel != self.numel() {

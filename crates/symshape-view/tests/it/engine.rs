@@ -1,7 +1,9 @@
 //! Property tests of the exact engine against the naive model and the brute-force oracle.
 
 use proptest::prelude::*;
+use symshape::Scope;
 use symshape_view::concrete::{merge, ConcreteView};
+use symshape_view::ViewOps;
 
 use crate::model::Model;
 use crate::strategy::{arb_raw, factor_shape, Raw};
@@ -16,10 +18,11 @@ pub fn model_of_view(v: &ConcreteView) -> Model {
 
 /// Reshape succeeds iff the oracle finds one view, and then agrees with the model.
 fn check_reshape(raw: &Raw, target: &[i64]) -> Result<(), TestCaseError> {
+    let cx = Scope::new();
     let v = raw.concrete_view().expect("valid raw view");
     let want = model_of(raw).reshape(target);
     let oracle = want.one_view();
-    match v.reshape(target) {
+    match v.reshape(&cx, target) {
         Ok(r) => {
             prop_assert!(
                 oracle.is_some(),

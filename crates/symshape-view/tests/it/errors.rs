@@ -2,7 +2,7 @@
 
 use symshape::{Bindings, Expr, Scope};
 use symshape_view::concrete::{broadcast_shapes, merge};
-use symshape_view::{parse_index, ConcreteView, IndexItem, View, ViewOps, ViewStack};
+use symshape_view::{parse_index, ConcreteView, IndexItem, Op, View, ViewOps, ViewStack};
 
 use crate::scope_with;
 
@@ -258,13 +258,78 @@ fn symbolic_op_errors() {
 
 #[test]
 fn flip_refuses_a_stride_that_does_not_negate() {
+    let cx = Scope::new();
     // Only a zero-size view may have such a stride.
     let c = ConcreteView::create(&[0, 2], Some(&[1, i64::MIN]), 0, None).expect("create");
     insta::assert_snapshot!(
-        line("flip", c.flip(&[false, true])),
+        line("flip", c.flip(&cx, &[1])),
         @"flip: flip: overflow: negating stride -9223372036854775808 of view [0, 2] with strides [1, -9223372036854775808]"
     );
     // An axis of one index is not reversed, so its stride is kept.
     let one = ConcreteView::create(&[0, 1], Some(&[1, i64::MIN]), 0, None).expect("create");
-    assert_eq!(one.flip(&[false, true]).expect("flip"), one);
+    assert_eq!(one.flip(&cx, &[1]).expect("flip"), one);
+}
+
+#[test]
+fn split_sizes_reports_bad_sizes_before_a_bad_piece_on_both_engines() {
+    // Sizes that do not add up and a piece past the last: the one rule (fields.rs)
+    // checks the sizes first, for constant and symbolic views alike.
+    let (cx, [n]) = scope_with(["n 5..=10"]);
+    let op = |sizes: Vec<Expr>| Op::SplitSizes {
+        axis: 0,
+        sizes,
+        piece: 5,
+    };
+    let constant = ConcreteView::contiguous(&[6]).expect("view");
+    insta::assert_snapshot!(
+        line("exact", constant.apply(&Op::SplitSizes { axis: 0, sizes: vec![2, 2], piece: 5 })),
+        @"exact: split_sizes: sizes [2, 2] do not add up to size 6 of axis 0 of view [6] with strides [1]"
+    );
+    let sym = View::row_major(&cx, &[n]).expect("view");
+    insta::assert_snapshot!(
+        line("symbolic", sym.apply(&cx, &op(vec![Expr::from(2), Expr::from(2)]))),
+        @"symbolic: split_sizes: guard 4 == n (sizes [2, 2] add up to the size of axis 0) fails: it is false for every value of the symbols, for view [n] with strides [1]"
+    );
+}
+
+#[test]
+fn a_concrete_view_refuses_symbolic_arguments_through_view_ops() {
+    let (cx, [n]) = scope_with(["n 1..=8"]);
+    let c = ConcreteView::contiguous(&[4, 2]).expect("view");
+    insta::assert_snapshot!(
+        line("reshape", c.reshape(&cx, &[n])),
+        @"reshape: reshape: an argument is symbolic (reshape [n]); bind the symbols first"
+    );
+    // Expressions that are constants run on the exact engine.
+    assert_eq!(
+        c.reshape(&cx, &[Expr::from(8)]).expect("reshape"),
+        c.reshape(&cx, &[8i64]).expect("reshape")
+    );
+}
+
+#[test]
+fn view_ops_on_a_concrete_view_agree_with_the_view() {
+    let cx = Scope::new();
+    let c = ConcreteView::contiguous(&[5, 3]).expect("view");
+    let v = View::from(c.clone());
+    let concrete = |r: Vec<ConcreteView>| r.into_iter().map(View::from).collect::<Vec<_>>();
+    assert_eq!(
+        concrete(c.split(&cx, 0, 2i64).expect("split")),
+        v.split(&cx, 0, 2i64).expect("split")
+    );
+    assert_eq!(
+        concrete(c.chunk(&cx, 1, 2).expect("chunk")),
+        v.chunk(&cx, 1, 2).expect("chunk")
+    );
+    assert_eq!(
+        View::from(
+            c.expand_as(&cx, &View::contiguous(&[5, 3]).expect("view"))
+                .expect("expand_as")
+        ),
+        v.expand_as(&cx, &c).expect("expand_as")
+    );
+    assert_eq!(
+        View::from(c.transpose(&cx, 0, 1).expect("transpose")),
+        v.transpose(&cx, 0, 1).expect("transpose")
+    );
 }

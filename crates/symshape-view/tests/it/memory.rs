@@ -69,8 +69,9 @@ proptest! {
         raw in arb_raw(3, 0, 6),
         (from, to) in prop::sample::select(vec![(4i64, 2i64), (2, 4), (8, 2), (2, 8), (4, 4), (3, 2)]),
     ) {
+        let cx = Scope::new();
         let Some(c) = raw.concrete_view() else { return Ok(()) };
-        let got = c.reinterpret(from as usize, to as usize);
+        let got = c.reinterpret(&cx, from as usize, to as usize);
         if from == to {
             prop_assert_eq!(got.ok(), Some(c));
             return Ok(());
@@ -166,11 +167,11 @@ fn symbolic_reinterpret_agrees_with_concrete() {
         let c = ConcreteView::contiguous(&[3, value]).expect("c");
         assert_eq!(
             half.bind(&cx, &b).ok(),
-            c.reinterpret(4, 2).ok(),
+            c.reinterpret(&cx, 4, 2).ok(),
             "n={value}"
         );
         let got = double.bind(&cx, &b);
-        match c.reinterpret(2, 4) {
+        match c.reinterpret(&cx, 2, 4) {
             Ok(want) => assert_eq!(got.ok(), Some(want), "n={value}"),
             Err(_) => assert!(got.is_err(), "n={value}"),
         }
@@ -187,10 +188,10 @@ fn reinterpret_names_ratios_beyond_i64() {
     let sym = View::row_major(&cx, &[Expr::from(3), n]).expect("view");
     let lines = [
         concrete
-            .reinterpret(1, big)
+            .reinterpret(&cx, 1, big)
             .map_or_else(|e| e.to_string(), |v| v.to_string()),
         concrete
-            .reinterpret(big, 1)
+            .reinterpret(&cx, big, 1)
             .map_or_else(|e| e.to_string(), |v| v.to_string()),
         sym.reinterpret(&cx, 1, big)
             .map_or_else(|e| e.to_string(), |v| v.guards()[0].to_string()),
@@ -234,7 +235,7 @@ fn memory_model_errors() {
         ConcreteView::from_byte_strides(&[2, 3], &[12, 4], 2, 4)
             .map_or_else(|e| e.to_string(), |v| v.to_string()),
         c(&[2, 3])
-            .pad(&[(0, 1), (0, 0)])
+            .pad(&cx, &[(0, 1), (0, 0)])
             .and_then(|p| p.numpy_flags())
             .map_or_else(|e| e.to_string(), |f| f.to_string()),
     ];
@@ -405,8 +406,9 @@ proptest! {
     /// undoes `view_as_real` exactly.
     #[test]
     fn complex_views_match_the_pair_model(raw in arb_raw(3, 0, 5)) {
+        let cx = Scope::new();
         let Some(c) = raw.concrete_view() else { return Ok(()) };
-        let got = c.view_as_real();
+        let got = c.view_as_real(&cx);
         if c.mask().is_some() {
             prop_assert!(matches!(got, Err(Error::Invalid { .. })), "{:?}", got);
             return Ok(());
@@ -414,14 +416,14 @@ proptest! {
         let pairs = got.expect("view_as_real");
         let want = as_real_model(&model_of_view(&c));
         prop_assert_eq!(model_of_view(&pairs), want.clone(), "{}", c);
-        for (part, got) in [(0, c.real()), (1, c.imag())] {
+        for (part, got) in [(0, c.real(&cx)), (1, c.imag(&cx))] {
             let got = got.expect("part");
             let m = model_of_view(&got);
             prop_assert_eq!(&m.shape[..], c.shape());
             let want_part: Vec<Option<i64>> = want.table.iter().skip(part).step_by(2).copied().collect();
             prop_assert_eq!(m.table, want_part, "{} part {}", c, part);
         }
-        prop_assert_eq!(pairs.view_as_complex().expect("back"), c);
+        prop_assert_eq!(pairs.view_as_complex(&cx).expect("back"), c);
     }
 
     /// On a non-empty unmasked view, `view_as_complex` succeeds exactly when the
@@ -429,6 +431,7 @@ proptest! {
     /// even offset, and then equals that table.
     #[test]
     fn view_as_complex_matches_the_pair_model(raw in arb_raw(3, 1, 3), two in any::<bool>()) {
+        let cx = Scope::new();
         let mut raw = raw;
         if two && !raw.shape.is_empty() {
             let last = raw.shape.len() - 1;
@@ -436,7 +439,7 @@ proptest! {
             if let Some(m) = &mut raw.mask { m[last] = (0, 2); }
         }
         let Some(c) = raw.concrete_view() else { return Ok(()) };
-        let got = c.view_as_complex();
+        let got = c.view_as_complex(&cx);
         if c.mask().is_some() || c.ndim() == 0 {
             prop_assert!(matches!(got, Err(Error::Invalid { .. })), "{:?}", got);
             return Ok(());
@@ -485,12 +488,12 @@ fn symbolic_complex_views_agree_with_concrete() {
         let table = |r: Result<ConcreteView, Error>| r.ok().map(|v| model_of_view(&v));
         assert_eq!(
             table(pairs.bind(&cx, &b)),
-            table(c.view_as_real()),
+            table(c.view_as_real(&cx)),
             "n={value}"
         );
-        assert_eq!(table(re.bind(&cx, &b)), table(c.real()), "n={value}");
-        assert_eq!(table(im.bind(&cx, &b)), table(c.imag()), "n={value}");
-        match c.view_as_complex() {
+        assert_eq!(table(re.bind(&cx, &b)), table(c.real(&cx)), "n={value}");
+        assert_eq!(table(im.bind(&cx, &b)), table(c.imag(&cx)), "n={value}");
+        match c.view_as_complex(&cx) {
             Ok(want) => assert_eq!(back.bind(&cx, &b).ok(), Some(want), "n={value}"),
             Err(_) => assert!(back.bind(&cx, &b).is_err(), "n={value}"),
         }
@@ -506,22 +509,23 @@ fn symbolic_complex_views_agree_with_concrete() {
 
 #[test]
 fn complex_view_errors() {
+    let cx = Scope::new();
     let msg = |r: Result<ConcreteView, Error>| r.map_or_else(|e| e.to_string(), |v| v.to_string());
     let v = |shape: &[i64], strides: &[i64], offset: i64| {
         ConcreteView::create(shape, Some(strides), offset, None).expect("v")
     };
     let masked = ConcreteView::create(&[2, 2], None, 0, Some(&[(0, 1), (0, 2)])).expect("m");
     insta::assert_snapshot!([
-        msg(v(&[], &[], 3).view_as_real()),
-        msg(v(&[], &[], 4).view_as_complex()),
-        msg(v(&[3, 3], &[3, 1], 0).view_as_complex()),
-        msg(v(&[3, 2], &[1, 3], 0).view_as_complex()),
-        msg(v(&[3, 2], &[3, 1], 0).view_as_complex()),
-        msg(v(&[3, 2], &[4, 1], 1).view_as_complex()),
-        msg(v(&[1, 2], &[3, 1], 2).view_as_complex()),
-        msg(masked.view_as_real()),
-        msg(masked.view_as_complex()),
-        msg(v(&[2], &[1], 3).imag()),
+        msg(v(&[], &[], 3).view_as_real(&cx)),
+        msg(v(&[], &[], 4).view_as_complex(&cx)),
+        msg(v(&[3, 3], &[3, 1], 0).view_as_complex(&cx)),
+        msg(v(&[3, 2], &[1, 3], 0).view_as_complex(&cx)),
+        msg(v(&[3, 2], &[3, 1], 0).view_as_complex(&cx)),
+        msg(v(&[3, 2], &[4, 1], 1).view_as_complex(&cx)),
+        msg(v(&[1, 2], &[3, 1], 2).view_as_complex(&cx)),
+        msg(masked.view_as_real(&cx)),
+        msg(masked.view_as_complex(&cx)),
+        msg(v(&[2], &[1], 3).imag(&cx)),
     ].join("\n"), @"
     view shape=[2] strides=[1] offset=6 mask=none
     view_as_complex: Input tensor must have one or more dimensions, in view [] with strides [], offset 4

@@ -3,6 +3,7 @@
 //! Merge must agree with the brute-force oracle, as on small cases.
 
 use proptest::prelude::*;
+use symshape::Scope;
 use symshape_view::concrete::{merge, ConcreteView};
 use symshape_view::{ConcreteStack, View, ViewOps, ViewStack};
 
@@ -60,6 +61,7 @@ fn arb_case() -> impl Strategy<Value = Case> {
 }
 
 fn lower_of(case: &Case) -> ConcreteView {
+    let cx = Scope::new();
     let (r, c) = (case.r, case.c);
     let base = match case.lower_kind {
         // Column-major: not mergeable with any reshape of its rows.
@@ -72,8 +74,8 @@ fn lower_of(case: &Case) -> ConcreteView {
     .expect("lower");
     match case.mask {
         Some((x, y)) => base
-            .shrink(&[(x, r), (0, c - y)])
-            .and_then(|v| v.pad(&[(x, 0), (0, y)]))
+            .shrink(&cx, &[(x, r), (0, c - y)])
+            .and_then(|v| v.pad(&cx, &[(x, 0), (0, y)]))
             .expect("masked lower"),
         None => base,
     }
@@ -246,16 +248,26 @@ fn arb_many_axes() -> impl Strategy<Value = ManyAxes> {
     })
 }
 
+/// The axes whose flag is set.
+fn flagged(flags: &[bool]) -> Vec<usize> {
+    (0..flags.len()).filter(|&a| flags[a]).collect()
+}
+
 fn many_axes_views(case: &ManyAxes) -> Option<(ConcreteView, ConcreteView)> {
+    let cx = Scope::new();
     let base = ConcreteView::contiguous(&case.shape).ok()?;
-    let mut lower = base.permute(&case.perm).ok()?.flip(&case.flip).ok()?;
+    let mut lower = base
+        .permute(&cx, &case.perm)
+        .ok()?
+        .flip(&cx, &flagged(&case.flip))
+        .ok()?;
     if let Some((axis, width)) = case.pad {
         let d = lower.shape()[axis];
         let mut bounds: Vec<(i64, i64)> = lower.shape().iter().map(|&d| (0, d)).collect();
         bounds[axis] = (width.min(d - 1), d);
         let mut padding = vec![(0, 0); lower.ndim()];
         padding[axis] = (width.min(d - 1), 0);
-        lower = lower.shrink(&bounds).ok()?.pad(&padding).ok()?;
+        lower = lower.shrink(&cx, &bounds).ok()?.pad(&cx, &padding).ok()?;
     }
     let n = lower.numel();
     let (lo, span) = reach(&case.upper_shape, &case.upper_strides);

@@ -10,15 +10,22 @@ use crate::strategy::{arb_raw, factor_shape};
 
 /// The pieces of `split(axis, size)`, one piece op each.
 fn split_pieces(v: &ConcreteView, axis: usize, size: i64) -> Result<Vec<ConcreteView>, Error> {
+    let cx = Scope::new();
     (0..v.split_count(axis, size)?)
-        .map(|i| v.split_piece(axis, size, i))
+        .map(|i| v.split_piece(&cx, axis, size, i))
         .collect()
 }
 
 /// The pieces of `chunk(axis, n)`, one piece op each.
 fn chunk_pieces(v: &ConcreteView, axis: usize, n: usize) -> Result<Vec<ConcreteView>, Error> {
     (0..v.chunk_count(axis, n)?)
-        .map(|i| v.chunk_piece(axis, n, i as usize))
+        .map(|i| {
+            v.apply(&Op::Chunk {
+                axis,
+                chunks: n,
+                piece: i as usize,
+            })
+        })
         .collect()
 }
 
@@ -37,28 +44,29 @@ fn agree(got: Result<ConcreteView, Error>, want: &Model) -> Result<(), TestCaseE
 proptest! {
     #[test]
     fn other_ops_match_the_model(raw in arb_raw(4, 0, 4), p in prop::collection::vec(0i64..1000, 8)) {
+        let cx = Scope::new();
         let Some(v) = raw.concrete_view() else { return Ok(()) };
         let m = Model::of(&raw.shape, &raw.strides, raw.offset, raw.mask.as_deref());
         let rank = raw.shape.len();
         let shape = raw.shape.clone();
         let no_ones: Vec<i64> = shape.iter().copied().filter(|&d| d != 1).collect();
-        agree(v.squeeze(None), &m.reshape(&no_ones))?;
+        agree(v.squeeze(&cx, None), &m.reshape(&no_ones))?;
         let at = (p[0] as usize) % (rank + 1);
         let mut with_one = shape.clone();
         with_one.insert(at, 1);
-        agree(v.unsqueeze(at), &m.reshape(&with_one))?;
+        agree(v.unsqueeze(&cx, at), &m.reshape(&with_one))?;
         if rank == 0 {
             let t = vec![p[1] % 3, p[2] % 3];
-            agree(v.broadcast_to(&t), &m.expand(&t))?;
+            agree(v.broadcast_to(&cx, &t), &m.expand(&t))?;
             return Ok(());
         }
         let (a, b) = ((p[1] as usize) % rank, (p[2] as usize) % rank);
         let mut axes: Vec<usize> = (0..rank).collect();
         axes.swap(a, b);
-        agree(v.transpose(a, b), &m.permute(&axes))?;
+        agree(v.transpose(&cx, a, b), &m.permute(&axes))?;
         let mut axes: Vec<usize> = (0..rank).filter(|&x| x != a).collect();
         axes.insert(b, a);
-        agree(v.movedim(a, b), &m.permute(&axes))?;
+        agree(v.movedim(&cx, a, b), &m.permute(&axes))?;
         // broadcast_to: one new leading axis, size-1 axes grow.
         let lead = p[3] % 3;
         let target: Vec<i64> = std::iter::once(lead)
@@ -66,14 +74,14 @@ proptest! {
             .collect();
         let mut ones = vec![1];
         ones.extend_from_slice(&shape);
-        agree(v.broadcast_to(&target), &m.reshape(&ones).expand(&target))?;
+        agree(v.broadcast_to(&cx, &target), &m.reshape(&ones).expand(&target))?;
         // narrow, split, chunk, unbind along axis a.
         let d = shape[a];
         let start = p[4] % (d + 1);
         let len = p[5] % (d - start + 1);
         let mut bounds: Vec<(i64, i64)> = shape.iter().map(|&x| (0, x)).collect();
         bounds[a] = (start, start + len);
-        agree(v.narrow(a, start, len), &m.shrink(&bounds))?;
+        agree(v.narrow(&cx, a, start, len), &m.shrink(&bounds))?;
         let size = 1 + p[6] % 3;
         let pieces = split_pieces(&v, a, size).expect("split");
         let mut lo = 0;
@@ -90,7 +98,7 @@ proptest! {
         prop_assert!(chunks.len() as i64 <= n.max(1));
         prop_assert!(chunks.iter().all(|c| c.shape()[a] <= want.max(1)));
         prop_assert_eq!(chunks.iter().map(|c| c.shape()[a]).sum::<i64>(), d);
-        match (0..d).map(|i| v.select(a, i)).collect::<Result<Vec<_>, _>>() {
+        match (0..d).map(|i| v.select(&cx, a, i)).collect::<Result<Vec<_>, _>>() {
             Ok(parts) => {
                 prop_assert_eq!(parts.len() as i64, d);
                 for (i, part) in parts.iter().enumerate() {
@@ -119,24 +127,24 @@ proptest! {
             src[a] = idx[a] * step + idx[rank];
             Some(src)
         });
-        agree(v.unfold(a, win, step), &want)?;
+        agree(v.unfold(&cx, a, win, step), &want)?;
         // diagonal of a and another axis.
         if rank >= 2 {
             let b2 = (a + 1 + (p[3] as usize) % (rank - 1)) % rank;
             let off = p[4] % 7 - 3;
-            agree(v.diagonal(off, a, b2), &m.diagonal(off, a, b2))?;
+            agree(v.diagonal(&cx, off, a, b2), &m.diagonal(off, a, b2))?;
         }
         // flatten and unflatten.
         let (s, e) = (a.min(b), a.max(b));
         let mut fshape = shape[..s].to_vec();
         fshape.push(shape[s..=e].iter().product());
         fshape.extend_from_slice(&shape[e + 1..]);
-        agree(v.flatten(s, e), &m.reshape(&fshape))?;
+        agree(v.flatten(&cx, s, e), &m.reshape(&fshape))?;
         let parts = factor_shape(d, &[p[0] as u32, p[1] as u32, p[2] as u32]);
         let mut ushape = shape[..a].to_vec();
         ushape.extend_from_slice(&parts);
         ushape.extend_from_slice(&shape[a + 1..]);
-        agree(v.unflatten(a, &parts), &m.reshape(&ushape))?;
+        agree(v.unflatten(&cx, a, &parts), &m.reshape(&ushape))?;
     }
 
     #[test]
@@ -303,7 +311,8 @@ proptest! {
         let pieces = st.split_sizes(&cx, axis, &sizes);
         if !ok {
             prop_assert!(pieces.is_err());
-            prop_assert!(v.split_sizes_piece(axis, &sizes, 0).is_err());
+            let first = v.apply(&Op::SplitSizes { axis, sizes: sizes.clone(), piece: 0 });
+            prop_assert!(first.is_err());
             return Ok(());
         }
         let pieces = pieces.map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -317,7 +326,7 @@ proptest! {
             let want = along(&m, axis, lo, lo + sizes[k]);
             let got = piece.to_concrete("test").and_then(|c| c.offsets()).expect("offsets");
             prop_assert_eq!(&got, &want.table);
-            agree(v.split_sizes_piece(axis, &sizes, k), &want)?;
+            agree(v.apply(&Op::SplitSizes { axis, sizes: sizes.clone(), piece: k }), &want)?;
             let op = Op::SplitSizes { axis, sizes: sym.clone(), piece: k };
             let bound = st.apply(&scx, &op).and_then(|s| s.bind(&scx, &b)).and_then(|c| c.offsets());
             prop_assert_eq!(bound.ok(), Some(want.table), "{}", op);
@@ -342,7 +351,7 @@ proptest! {
             let want = along(&m, axis, lo, hi);
             let got = piece.to_concrete("test").and_then(|c| c.offsets()).expect("offsets");
             prop_assert_eq!(&got, &want.table, "chunk {} of {:?}", k, ranges);
-            agree(v.chunk_piece(axis, n, k), &want)?;
+            agree(v.apply(&Op::Chunk { axis, chunks: n, piece: k }), &want)?;
         }
     }
 
@@ -366,14 +375,14 @@ proptest! {
         let st = ViewStack::new(View::from(&v));
         let got = st.squeeze(&cx, Some(&list));
         if !ok {
-            prop_assert!(got.is_err() && v.squeeze(Some(&list)).is_err(), "{:?} of {:?}", list, v.shape());
+            prop_assert!(got.is_err() && v.squeeze(&cx, Some(&list)).is_err(), "{:?} of {:?}", list, v.shape());
             return Ok(());
         }
         let shape: Vec<i64> = (0..rank).filter(|a| !list.contains(a)).map(|a| v.shape()[a]).collect();
         let want = m.reshape(&shape);
         let got = got.map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(got.to_concrete("test").and_then(|c| c.offsets()).expect("offsets"), want.table.clone());
-        agree(v.squeeze(Some(&list)), &want)?;
+        agree(v.squeeze(&cx, Some(&list)), &want)?;
         // A symbolic view whose listed axes are provably 1 squeezes them alike.
         let (scx, [one]) = crate::scope_with(["one 1..=1"]);
         let sym: Vec<Expr> = v.shape().iter().map(|&d| if d == 1 { one } else { Expr::from(d) }).collect();

@@ -4,7 +4,7 @@
 
 use symshape::{Expr, Scope};
 use symshape_view::{
-    broadcast_shapes, ConcreteView, Error, IndexItem, Op, View, ViewStack, MAX_RANK,
+    broadcast_shapes, ConcreteView, Error, IndexItem, Op, View, ViewOps, ViewStack, MAX_RANK,
 };
 
 /// Whether `e` is the rank limit's refusal on behalf of `op`.
@@ -140,29 +140,36 @@ fn ops_that_add_axes_refuse_past_the_limit_on_every_engine() {
 
 #[test]
 fn the_named_methods_of_the_exact_engine_refuse_too() {
+    let cx = Scope::new();
     let v = ConcreteView::contiguous(&vec![1i64; MAX_RANK]).expect("view");
     let over = vec![1i64; MAX_RANK + 1];
     let zeros = vec![0i64; MAX_RANK + 1];
     // A dense row-major reshape takes a shortcut that builds no view through `create`.
-    assert!(is_rank_limit(&v.reshape(&over), "reshape"));
-    assert!(is_rank_limit(&v.view_shape(&over), "view_shape"));
-    assert!(is_rank_limit(&v.expand(&over), "expand"));
-    assert!(is_rank_limit(&v.broadcast_to(&over), "broadcast_to"));
-    assert!(is_rank_limit(&v.unsqueeze(0), "unsqueeze"));
-    assert!(is_rank_limit(&v.index(&[IndexItem::NewAxis]), "index"));
-    assert!(is_rank_limit(&v.unfold(0, 1, 1), "unfold"));
-    assert!(is_rank_limit(&v.unflatten(0, &[1, 1]), "unflatten"));
+    assert!(is_rank_limit(&v.reshape(&cx, &over), "reshape"));
+    assert!(is_rank_limit(&v.view_shape(&cx, &over), "view_shape"));
+    assert!(is_rank_limit(&v.expand(&cx, &over), "expand"));
+    assert!(is_rank_limit(&v.broadcast_to(&cx, &over), "broadcast_to"));
+    assert!(is_rank_limit(&v.unsqueeze(&cx, 0), "unsqueeze"));
     assert!(is_rank_limit(
-        &v.torch_as_strided(&over, &zeros, 0),
+        &v.index(&cx, &[IndexItem::<i64>::NewAxis]),
+        "index"
+    ));
+    assert!(is_rank_limit(&v.unfold(&cx, 0, 1, 1), "unfold"));
+    assert!(is_rank_limit(&v.unflatten(&cx, 0, &[1, 1]), "unflatten"));
+    assert!(is_rank_limit(
+        &v.torch_as_strided(&cx, &over, &zeros, 0),
         "as_strided"
     ));
     assert!(is_rank_limit(
-        &v.sliding_window_view(&[1], Some(&[0])),
+        &v.sliding_window_view(&cx, &[1], Some(&[0])),
         "sliding_window_view"
     ));
-    assert!(is_rank_limit(&v.view_as_real(), "view_as_real"));
+    assert!(is_rank_limit(&v.view_as_real(&cx), "view_as_real"));
     let row = ConcreteView::contiguous(&[2]).expect("row");
-    assert!(is_rank_limit(&row.reshape(&vec![1i64; 100_000]), "reshape"));
+    assert!(is_rank_limit(
+        &row.reshape(&cx, &vec![1i64; 100_000]),
+        "reshape"
+    ));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use symshape::Scope;
 use symshape_view::concrete::merge;
-use symshape_view::{ConcreteView, IndexItem, View, ViewOps, ViewStack};
+use symshape_view::{ConcreteView, IndexItem, Op, View, ViewOps, ViewStack};
 
 fn extreme() -> impl Strategy<Value = i64> {
     prop_oneof![
@@ -29,48 +29,49 @@ proptest! {
         offset in extreme(),
         args in prop::collection::vec(extreme(), 12),
     ) {
+        let cx = Scope::new();
         let strides: Vec<i64> = strides.into_iter().chain(std::iter::repeat(1)).take(shape.len()).collect();
         let Ok(v) = ConcreteView::create(&shape, Some(&strides), offset, None) else { return Ok(()) };
         let n = v.ndim();
         let a = |i: usize| args[i % args.len()];
         let axis = |i: usize| (a(i).unsigned_abs() % (n as u64 + 2)) as usize;
         let pairs: Vec<(i64, i64)> = (0..n).map(|i| (a(2 * i), a(2 * i + 1))).collect();
-        let _ = v.reshape(&[a(0), a(1)]);
-        let _ = v.reshape(&[v.numel()]);
-        let _ = v.expand(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
-        let _ = v.shrink(&pairs);
-        let _ = v.pad(&pairs);
-        let _ = v.pad(&pairs.iter().map(|&(x, y)| (x.rem_euclid(3), y.rem_euclid(3))).collect::<Vec<_>>());
-        let _ = v.flip(&vec![true; n]);
-        let _ = v.permute(&(0..n).rev().collect::<Vec<_>>());
+        let _ = v.reshape(&cx, &[a(0), a(1)]);
+        let _ = v.reshape(&cx, &[v.numel()]);
+        let _ = v.expand(&cx, &pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        let _ = v.shrink(&cx, &pairs);
+        let _ = v.pad(&cx, &pairs);
+        let _ = v.pad(&cx, &pairs.iter().map(|&(x, y)| (x.rem_euclid(3), y.rem_euclid(3))).collect::<Vec<_>>());
+        let _ = v.flip(&cx, &(0..n).collect::<Vec<_>>());
+        let _ = v.permute(&cx, &(0..n).rev().collect::<Vec<_>>());
         let items = [
             IndexItem::Int(a(3)),
             IndexItem::Slice { start: Some(a(4)), stop: Some(a(5)), step: Some(a(6)) },
             IndexItem::NewAxis,
             IndexItem::Ellipsis,
         ];
-        let _ = v.index(&items);
-        let _ = v.index(&items[1..2]);
+        let _ = v.index(&cx, &items);
+        let _ = v.index(&cx, &items[1..2]);
         let _ = v.linear_index(&vec![a(7); n]);
         let _ = v.offset_of(&vec![0; n]);
-        let _ = v.narrow(axis(0), a(1), a(2));
+        let _ = v.narrow(&cx, axis(0), a(1), a(2));
         let _ = v.split_count(axis(3), a(4));
-        let _ = v.split_piece(axis(3), a(4), a(5));
-        let _ = v.chunk_piece(axis(5), a(6).unsigned_abs() as usize, a(7).unsigned_abs() as usize);
-        let _ = v.select(axis(6), a(7));
-        let _ = v.unfold(axis(7), a(8), a(9));
-        let _ = v.diagonal(a(10), axis(11), axis(0));
-        let _ = v.unsqueeze(axis(1));
-        let _ = v.squeeze(None);
-        let _ = v.movedim(axis(2), axis(3));
-        let _ = v.broadcast_to(&[a(4), a(5)]);
-        let _ = v.flatten(axis(6), axis(7));
-        let _ = v.unflatten(axis(8), &[a(9), a(10)]);
+        let _ = v.split_piece(&cx, axis(3), a(4), a(5));
+        let _ = v.apply(&Op::Chunk { axis: axis(5), chunks: a(6).unsigned_abs() as usize, piece: a(7).unsigned_abs() as usize });
+        let _ = v.select(&cx, axis(6), a(7));
+        let _ = v.unfold(&cx, axis(7), a(8), a(9));
+        let _ = v.diagonal(&cx, a(10), axis(11), axis(0));
+        let _ = v.unsqueeze(&cx, axis(1));
+        let _ = v.squeeze(&cx, None);
+        let _ = v.movedim(&cx, axis(2), axis(3));
+        let _ = v.broadcast_to(&cx, &[a(4), a(5)]);
+        let _ = v.flatten(&cx, axis(6), axis(7));
+        let _ = v.unflatten(&cx, axis(8), &[a(9), a(10)]);
         let _ = ConcreteView::as_strided(&shape, &strides, offset, a(11));
         let _ = v.canonical();
-        if let Ok(p) = v.pad(&vec![(1, 1); n]) {
-            let _ = p.reshape(&[p.numel()]);
-            let _ = p.unfold(axis(0), 2, 1);
+        if let Ok(p) = v.pad(&cx, &vec![(1, 1); n]) {
+            let _ = p.reshape(&cx, &[p.numel()]);
+            let _ = p.unfold(&cx, axis(0), 2, 1);
         }
         if v.numel() < 1000 {
             let _ = v.offsets();
@@ -122,7 +123,10 @@ fn zero_size_views_of_huge_sizes_are_valid() {
     // An empty reshape keeps the same rule.
     let empty = ConcreteView::contiguous(&[0]).expect("view");
     assert_eq!(
-        empty.reshape(&[1 << 62, 2, 0]).expect("reshape").strides(),
+        empty
+            .reshape(&cx, &[1 << 62, 2, 0])
+            .expect("reshape")
+            .strides(),
         &[2, 1, 1]
     );
 }

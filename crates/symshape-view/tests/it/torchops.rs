@@ -55,11 +55,11 @@ proptest! {
                 _ => v.adjoint(&cx),
             };
             let concrete = match name {
-                "T" => c.reverse_axes(),
-                "mT" => c.matrix_transpose(),
-                "t" => c.t(),
-                "H" => c.conj_transpose(),
-                "mH" => c.matrix_conj_transpose(),
+                "T" => c.reverse_axes(&cx),
+                "mT" => c.matrix_transpose(&cx),
+                "t" => c.t(&cx),
+                "H" => c.conj_transpose(&cx),
+                "mH" => c.matrix_conj_transpose(&cx),
                 _ => c.apply(&op),
             };
             match torch_axes(name, rank) {
@@ -101,11 +101,11 @@ proptest! {
             (Ok(r), Some(_)) => {
                 prop_assert_eq!(r.views().len(), 1);
                 prop_assert_eq!(table(&r), want.table.clone());
-                prop_assert_eq!(&model_of_view(&c.view_shape(&target).expect("concrete")), &want);
+                prop_assert_eq!(&model_of_view(&c.view_shape(&cx, &target).expect("concrete")), &want);
             }
             (Err(Error::NotRepresentable { op, .. }), None) => {
                 prop_assert_eq!(op, "view_shape");
-                prop_assert!(c.view_shape(&target).is_err());
+                prop_assert!(c.view_shape(&cx, &target).is_err());
                 // `reshape` pushes a view instead.
                 let pushed = st.reshape(&cx, &target).expect("reshape");
                 prop_assert_eq!(table(&pushed), want.table);
@@ -210,7 +210,7 @@ proptest! {
         });
         let got = got.map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(table(&got), want.table.clone());
-        match c.sliding_window_view(&window, axes.as_deref()) {
+        match c.sliding_window_view(&cx, &window, axes.as_deref()) {
             Ok(v) => prop_assert_eq!(model_of_view(&v), want),
             Err(e) => prop_assert!(matches!(e, Error::NotRepresentable { .. }) && c.mask().is_some(), "{}", e),
         }

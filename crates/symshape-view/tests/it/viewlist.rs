@@ -131,12 +131,13 @@ proptest! {
 
     #[test]
     fn axis_reversals_match_the_model(raw in arb_raw(4, 0, 4)) {
+        let cx = Scope::new();
         let Some(c) = raw.concrete_view() else { return Ok(()) };
         let m = model_of_view(&c);
         let rank = c.ndim();
         let rev: Vec<usize> = (0..rank).rev().collect();
-        prop_assert_eq!(model_of_view(&c.reverse_axes().expect("T")), m.permute(&rev));
-        match c.matrix_transpose() {
+        prop_assert_eq!(model_of_view(&c.reverse_axes(&cx).expect("T")), m.permute(&rev));
+        match c.matrix_transpose(&cx) {
             Ok(t) => {
                 // PyTorch returns a tensor of rank 0 as it is.
                 let mut axes: Vec<usize> = (0..rank).collect();
@@ -150,8 +151,8 @@ proptest! {
         // The same ops through `ViewOps` on a `View`.
         let cx = Scope::new();
         let v = View::from(&c);
-        prop_assert_eq!(v.reverse_axes(&cx).expect("T").as_concrete().cloned(), c.reverse_axes().ok());
-        prop_assert_eq!(v.adjoint(&cx).ok().and_then(|t| t.as_concrete().cloned()), c.matrix_transpose().ok());
+        prop_assert_eq!(v.reverse_axes(&cx).expect("T").as_concrete().cloned(), c.reverse_axes(&cx).ok());
+        prop_assert_eq!(v.adjoint(&cx).ok().and_then(|t| t.as_concrete().cloned()), c.matrix_transpose(&cx).ok());
     }
 
     #[test]
@@ -200,7 +201,13 @@ fn symbolic_sections_agree_with_concrete_pieces() {
             b.set(n, value).expect("n");
             let c = ConcreteView::contiguous(&[value, 2]).expect("c");
             for (k, p) in pieces.iter().enumerate() {
-                let want = c.tensor_split_piece(0, sections, k).expect("piece");
+                let want = c
+                    .apply(&Op::TensorSplit {
+                        axis: 0,
+                        sections,
+                        piece: k,
+                    })
+                    .expect("piece");
                 assert_eq!(p.bind(&cx, &b).expect("bind"), want, "n={value} piece {k}");
             }
         }
