@@ -608,13 +608,7 @@ fn per_output<T: Element, F: Fold<T>>(
     out: &mut [F::Acc],
     parallel: bool,
 ) -> Result<()> {
-    let Job {
-        fold,
-        sp,
-        base,
-        kept,
-        red,
-    } = job;
+    let (fold, sp, base, kept, red) = (job.fold, job.sp, job.base, job.kept, job.red);
     let kept_offs = offsets_of(kept)?;
     let (n_in, s_in) = red.last().copied().unwrap_or((1, 0));
     let mid = red.len().saturating_sub(1);
