@@ -325,6 +325,23 @@ fn workloads() -> Vec<Workload> {
             (run, String::new())
         }),
     });
+    // Every second column of a [4096, 8192] buffer: the strided sums (first axis: rows of
+    // strided elements; last axis: strided runs).
+    let cols2 = view(&[n, n], &[2 * n, 2], 0);
+    for (axis, label) in [(1usize, "last/step2"), (0, "first/step2")] {
+        res.push(sum_workload::<f32>(
+            &cols2,
+            axis,
+            format!("{N}x{N}/{label}"),
+            1.5,
+        ));
+        res.push(sum_workload::<f16>(
+            &cols2,
+            axis,
+            format!("{N}x{N}/{label}/f16"),
+            1.5,
+        ));
+    }
     for (axis, label) in [(1usize, "last"), (0, "first")] {
         res.push(sum_workload::<f32>(
             &c2,
@@ -387,18 +404,7 @@ fn cliffs(res: &mut Vec<Workload>) {
     });
     // A causal conv1d's windows: x [8, 512, 768] channels first, 3 zeros before the first
     // token, windows of 4: [8, 768, 512, 4].
-    let im2col = ops_stack(
-        &x,
-        &[
-            Op::Permute(vec![0, 2, 1]),
-            Op::Pad(vec![(0, 0), (0, 0), (3, 0)]),
-            Op::Unfold {
-                axis: 2,
-                size: 4,
-                step: 1,
-            },
-        ],
-    );
+    let im2col = ops_stack(&x, &benches::im2col_pad3_ops());
     res.push(materialize_workload::<f32>(
         "cliff",
         "im2col_pad3/8x768x512x4".to_string(),
@@ -419,8 +425,8 @@ fn cliffs(res: &mut Vec<Workload>) {
     ));
 }
 
-/// The sum of the contiguous `l` over `axis`, elements of type `T`; the baseline copies the
-/// input's bytes.
+/// The sum of `l` (over a buffer that ends at its last element) over `axis`, elements of
+/// type `T`; the baseline copies the bytes of the elements summed.
 fn sum_workload<T: Element + From<u8>>(
     l: &ConcreteView,
     axis: usize,
@@ -429,13 +435,14 @@ fn sum_workload<T: Element + From<u8>>(
 ) -> Workload {
     let l = l.clone();
     let n = l.numel() as usize;
+    let len = l.extent().map_or(0, |(_, hi)| hi as usize + 1);
     Workload {
         group: "sum",
         name,
         target,
         bytes: n * std::mem::size_of::<T>(),
         setup: Box::new(move || {
-            let buf = ramp_of::<T>(n);
+            let buf = ramp_of::<T>(len);
             let run: Run = Box::new(move || {
                 black_box(
                     reduce(
@@ -621,11 +628,5 @@ fn main() {
     if std::env::var("KERNELS_BENCH").is_ok_and(|v| v == "table") {
         return;
     }
-    let mut c = Criterion::default()
-        .configure_from_args()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
-    criterion_benches(&mut c);
-    c.final_summary();
+    benches::quick_criterion(criterion_benches);
 }

@@ -430,11 +430,5 @@ fn main() {
     if mode == "table" {
         return;
     }
-    let mut c = Criterion::default()
-        .configure_from_args()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
-    criterion_benches(&mut c);
-    c.final_summary();
+    benches::quick_criterion(criterion_benches);
 }

@@ -1,7 +1,7 @@
 //! Benchmarks of view: complete reshape and merge decisions on realistic sizes, op latency on
 //! constant and symbolic stacks, prepared binding.
 use criterion::{black_box, criterion_main, Criterion};
-use symshape::{Bindings, Expr, Scope, SymbolSpec};
+use symshape::{Bindings, Expr, Scope};
 use symshape_view::concrete::merge;
 use symshape_view::{ConcreteView, Op, PreparedStack, PreparedView, View, ViewOps, ViewStack};
 
@@ -186,19 +186,7 @@ fn bench_symbolic_latency(c: &mut Criterion) {
 
 /// A rank-4 view over three symbols with a pad, prepared once and bound many times.
 fn bench_bind(c: &mut Criterion) {
-    let mut cx = Scope::new();
-    let b = cx.declare(&SymbolSpec::new("b").range(1, 64)).expect("b");
-    let h = cx.declare(&SymbolSpec::new("h").range(1, 1024)).expect("h");
-    let w = cx.declare(&SymbolSpec::new("w").range(1, 1024)).expect("w");
-    let z = Expr::from(0);
-    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
-        .and_then(|v| {
-            v.pad(
-                &cx,
-                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
-            )
-        })
-        .expect("padded view");
+    let (cx, v) = benches::rank4_pad();
     let prepared = PreparedView::new(&cx, &v).expect("prepare");
     let mut cache = prepared.cache();
     c.bench_function("view/bind/prepared_rank4_pad", |bn| {
@@ -213,14 +201,7 @@ fn bench_bind(c: &mut Criterion) {
     let w = cx.declare_str("w h..=2*h").expect("w");
     cx.assume_str("h % 8 == 0 or b == 1").expect("assume");
     cx.assume_str("w != h + 3").expect("assume");
-    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
-        .and_then(|v| {
-            v.pad(
-                &cx,
-                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
-            )
-        })
-        .expect("padded view");
+    let v = benches::padded_rank4(&cx, b, h, w);
     let prepared = PreparedView::new(&cx, &v).expect("prepare");
     let mut cache = prepared.cache();
     c.bench_function("view/bind/prepared_exact_checks", |bn| {
@@ -282,15 +263,7 @@ fn bench_prepared_stack(c: &mut Criterion) {
     let b = cx.declare_str("b 1..=64").expect("b");
     let h = cx.declare_str("h 1..=1024").expect("h");
     let w = cx.declare_str("w 1..=1024").expect("w");
-    let z = Expr::from(0);
-    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
-        .and_then(|v| {
-            v.pad(
-                &cx,
-                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
-            )
-        })
-        .expect("padded view");
+    let v = benches::padded_rank4(&cx, b, h, w);
     let prepared = PreparedStack::new(&cx, &ViewStack::new(v)).expect("prepare");
     let mut cache = prepared.cache();
     let values = [[8, 224, 224], [4, 224, 224], [2, 224, 224], [1, 224, 224]];

@@ -60,6 +60,13 @@ def ramp(n):
     return np.arange(n, dtype=np.int64).astype(np.float32)
 
 
+def causal_row(s, length):
+    """The buffer of the causal mask: `ramp(length)`, then `s - 1` minus infinities."""
+    z = np.full(length + s - 1, -np.inf, np.float32)
+    z[:length] = ramp(length)
+    return z
+
+
 def numpy_workloads():
     """Name -> setup() returning (run, out): `run()` writes `out` in full."""
     w = {}
@@ -127,9 +134,7 @@ def numpy_workloads():
     def causal_mask():
         # Row i is the window at s - 1 - i of the buffer followed by minus infinity.
         s, length = 512, 640
-        z = np.full(length + s - 1, -np.inf, np.float32)
-        z[:length] = ramp(length)
-        view = np.lib.stride_tricks.sliding_window_view(z, length)[::-1]
+        view = np.lib.stride_tricks.sliding_window_view(causal_row(s, length), length)[::-1]
         out = np.zeros((s, length), np.float32)
         return (lambda: np.copyto(out, view)), out
     w["causal_mask_s512_p128"] = causal_mask
@@ -202,9 +207,7 @@ def torch_workloads():
     def causal_mask():
         # PyTorch has no negative strides: the rows of the windows are gathered in reverse.
         s, length = 512, 640
-        z = np.full(length + s - 1, -np.inf, np.float32)
-        z[:length] = ramp(length)
-        windows = t(z).unfold(0, length, 1)
+        windows = t(causal_row(s, length)).unfold(0, length, 1)
         rev = torch.arange(s - 1, -1, -1)
         out = torch.zeros((s, length), dtype=torch.float32)
         return (lambda: torch.index_select(windows, 0, rev, out=out)), out

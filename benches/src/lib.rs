@@ -9,26 +9,39 @@
 #![forbid(unsafe_code)]
 
 pub mod gpu_workloads;
+mod shared_views;
+
+pub use shared_views::{causal_mask_ops, padded_rank4, rank4_pad};
 
 use symshape_view::Op;
 
-/// The ops that build the causal mask of `s` new tokens after `p` cached ones, `[s, p + s]`,
-/// from a row of `p + s` elements (true for the positions a token may attend to): pad,
-/// reshape, expand, shrink and flip, as the attention example builds it. The kernel
-/// table's cliff row and the comparison with NumPy and PyTorch run the same stack.
+/// The ops of a causal conv1d's windows over `[8, 512, 768]`: channels first, 3 zeros before
+/// the first token, windows of 4 (`[8, 768, 512, 4]`); the kernel table's im2col row and the
+/// comparison run the same stack.
 #[must_use]
-pub fn causal_mask_ops(s: i64, p: i64) -> Vec<Op<i64>> {
-    let len = p + s;
+pub fn im2col_pad3_ops() -> Vec<Op<i64>> {
     vec![
-        Op::Pad(vec![(0, s)]),
-        Op::Reshape(vec![1, len + s]),
-        Op::Expand(vec![s, len + s]),
-        Op::Reshape(vec![s * (len + s)]),
-        Op::Pad(vec![(0, s)]),
-        Op::Reshape(vec![s, len + s + 1]),
-        Op::Shrink(vec![(0, s), (0, len)]),
-        Op::Flip(vec![0]),
+        Op::Permute(vec![0, 2, 1]),
+        Op::Pad(vec![(0, 0), (0, 0), (3, 0)]),
+        Op::Unfold {
+            axis: 2,
+            size: 4,
+            step: 1,
+        },
     ]
+}
+
+/// Runs `benches` under criterion in a short configuration (10 samples, 0.3 s warm-up, 1 s
+/// of measurement, then the command line's options), then prints the summary: the table
+/// benchmarks' criterion half.
+pub fn quick_criterion(benches: impl FnOnce(&mut criterion::Criterion)) {
+    let mut c = criterion::Criterion::default()
+        .configure_from_args()
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_millis(300))
+        .measurement_time(std::time::Duration::from_secs(1));
+    benches(&mut c);
+    c.final_summary();
 }
 
 /// The distinct kernels of a plan's boxes, in order, `+`-separated (`table` for an

@@ -90,145 +90,82 @@ fn main() -> ExitCode {
 
 /// One step of a task: a cargo invocation with optional extra environment.
 struct Step {
-    name: &'static str,
-    args: &'static [&'static str],
+    name: String,
+    args: Vec<&'static str>,
     env: &'static [(&'static str, &'static str)],
 }
 
-const CI_STEPS: &[Step] = &[
-    Step {
-        name: "format",
-        args: &["fmt", "--all", "--", "--check"],
-        env: &[],
-    },
-    Step {
-        name: "clippy",
-        args: &[
+impl Step {
+    /// The step `name` running `cargo` with the arguments `parts` joined, and no extra
+    /// environment.
+    fn new(name: &str, parts: &[&[&'static str]]) -> Step {
+        Step {
+            name: name.to_string(),
+            args: parts.concat(),
+            env: &[],
+        }
+    }
+}
+
+/// What follows clippy's own arguments: every warning an error.
+const DENY_WARNINGS: &[&str] = &["--", "-D", "warnings"];
+
+/// Clippy and the tests of `package` with `features`, the steps named after `what`.
+fn feature_steps(what: &str, package: &'static str, features: &'static str) -> [Step; 2] {
+    let opts = ["--package", package, "--features", features, "--locked"];
+    [
+        Step::new(
+            &format!("clippy ({what})"),
+            &[&["clippy", "--all-targets"], &opts, DENY_WARNINGS],
+        ),
+        Step::new(&format!("tests ({what})"), &[&["test"], &opts]),
+    ]
+}
+
+/// The steps of `cargo xtask ci`, in order.
+fn ci_steps() -> Vec<Step> {
+    let mut steps = vec![
+        Step::new("format", &[&["fmt", "--all", "--", "--check"]]),
+        Step::new(
             "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "tests",
-        args: &["test", "--workspace", "--locked"],
-        env: &[],
-    },
-    // Both optional features at once: they are independent and additive.
-    Step {
-        name: "clippy (kernels with ndarray and dlpack)",
-        args: &[
-            "clippy",
-            "--package",
-            "symshape-kernels",
-            "--all-targets",
-            "--features",
-            "ndarray,dlpack",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "tests (kernels with ndarray and dlpack)",
-        args: &[
-            "test",
-            "--package",
-            "symshape-kernels",
-            "--features",
-            "ndarray,dlpack",
-            "--locked",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "clippy (symshape with serde)",
-        args: &[
-            "clippy",
-            "--package",
-            "symshape",
-            "--all-targets",
-            "--features",
-            "serde",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "tests (symshape with serde)",
-        args: &[
-            "test",
-            "--package",
-            "symshape",
-            "--features",
-            "serde",
-            "--locked",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "clippy (view with serde)",
-        args: &[
-            "clippy",
-            "--package",
-            "symshape-view",
-            "--all-targets",
-            "--features",
-            "serde",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "tests (view with serde)",
-        args: &[
-            "test",
-            "--package",
-            "symshape-view",
-            "--features",
-            "serde",
-            "--locked",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "docs",
-        args: &["doc", "--workspace", "--no-deps", "--locked"],
+            &[
+                &["clippy", "--workspace", "--all-targets", "--locked"],
+                DENY_WARNINGS,
+            ],
+        ),
+        Step::new("tests", &[&["test", "--workspace", "--locked"]]),
+    ];
+    // Both optional features of the kernels at once: they are independent and additive.
+    steps.extend(feature_steps(
+        "kernels with ndarray and dlpack",
+        "symshape-kernels",
+        "ndarray,dlpack",
+    ));
+    steps.extend(feature_steps("symshape with serde", "symshape", "serde"));
+    steps.extend(feature_steps("view with serde", "symshape-view", "serde"));
+    steps.push(Step {
         env: &[("RUSTDOCFLAGS", "-D warnings")],
-    },
-    Step {
-        name: "benches compile",
-        args: &[
+        ..Step::new("docs", &[&["doc", "--workspace", "--no-deps", "--locked"]])
+    });
+    steps.push(Step::new(
+        "benches compile",
+        &[&[
             "test",
             "--package",
             "benches",
             "--benches",
             "--no-run",
             "--locked",
-        ],
-        env: &[],
-    },
-    Step {
-        name: "package",
-        args: &["package", "--workspace", "--locked"],
+        ]],
+    ));
+    steps.push(Step {
         // A target directory of its own, emptied first: cargo takes a packaged crate of an
         // unchanged version for unchanged, and would reuse a stale build of it.
         env: &[("CARGO_TARGET_DIR", PACKAGE_TARGET)],
-    },
-];
+        ..Step::new("package", &[&["package", "--workspace", "--locked"]])
+    });
+    steps
+}
 
 /// The target directory of the package step, relative to the workspace root.
 const PACKAGE_TARGET: &str = "target/package-check";
@@ -238,7 +175,7 @@ fn ci() -> Result<(), String> {
     let started = Instant::now();
     layering::check(&root)?;
     opencl::ensure()?;
-    for step in CI_STEPS {
+    for step in ci_steps() {
         if step
             .env
             .iter()
@@ -253,7 +190,7 @@ fn ci() -> Result<(), String> {
         }
         let t = Instant::now();
         eprintln!("xtask ci: {} (cargo {})", step.name, step.args.join(" "));
-        run_cargo(&root, step.args, step.env)?;
+        run_cargo(&root, &step.args, step.env)?;
         eprintln!("xtask ci: {} ok in {:.1?}", step.name, t.elapsed());
     }
     cross_check(&root)?;

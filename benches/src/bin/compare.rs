@@ -131,19 +131,7 @@ fn workload(name: &str) -> Res<Workload> {
         }
         // A causal conv1d's windows: x [8, 512, 768] channels first, 3 zeros before the first
         // token, windows of 4: [8, 768, 512, 4].
-        "im2col_pad3_8x768x512x4" => materialize(
-            &[8, 512, 768],
-            &[
-                Op::Permute(vec![0, 2, 1]),
-                Op::Pad(vec![(0, 0), (0, 0), (3, 0)]),
-                Op::Unfold {
-                    axis: 2,
-                    size: 4,
-                    step: 1,
-                },
-            ],
-            0.0,
-        ),
+        "im2col_pad3_8x768x512x4" => materialize(&[8, 512, 768], &benches::im2col_pad3_ops(), 0.0),
         // The causal mask of s = 512 new tokens after p = 128 cached ones, [512, 640]: element
         // (i, j) reads position s - 1 - i + j of the buffer when j <= p + i, else minus
         // infinity (pad, reshape, shrink and flip, as in the attention example).

@@ -1,6 +1,5 @@
 //! The sealed trait of plain element types the kernels run on.
 
-use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use std::fmt::Debug;
 
@@ -52,7 +51,7 @@ pub trait Element: Copy + Send + Sync + PartialEq + Debug + 'static + sealed::Se
     #[must_use]
     fn from_acc(acc: Self::Acc) -> Self;
     /// [`to_acc`](Element::to_acc) of each of `src` into `dst`, as far as the shorter of the
-    /// two goes (one vectorized conversion for `f16` where the CPU has F16C).
+    /// two goes (whole registers at a time: F16C or AVX-512F for `f16`, integer shifts for `bf16`).
     fn to_acc_slice(src: &[Self], dst: &mut [Self::Acc]);
 }
 
@@ -133,25 +132,8 @@ element!(bool, zero false, one true, lowest false, highest true,
 // the correctly rounded result: `f32` carries more than twice the significand bits plus two.
 element!(f16, zero f16::ZERO, one f16::ONE, lowest f16::NEG_INFINITY, highest f16::INFINITY,
     add |a: f16, b| a + b, mul |a: f16, b| a * b, min f16::min, max f16::max,
-    acc f32, to f16::to_f32, from f16::from_f32, slice f16_slice_to_f32);
+    acc f32, to f16::to_f32, from f16::from_f32, slice crate::simd::widen::f16_to_f32);
 element!(bf16, zero bf16::ZERO, one bf16::ONE, lowest bf16::NEG_INFINITY,
     highest bf16::INFINITY, add |a: bf16, b| a + b, mul |a: bf16, b| a * b, min bf16::min,
-    max bf16::max, acc f32, to bf16_to_f32, from bf16::from_f32);
-
-/// A `bf16` as the `f32` of the same sign, exponent and leading significand bits: exact, NaN
-/// payloads kept (the `half` crate's `to_f32` also sets a NaN's quiet bit, a branch that
-/// keeps the conversion of a slice from vectorizing).
-#[inline(always)]
-fn bf16_to_f32(x: bf16) -> f32 {
-    f32::from_bits(u32::from(x.to_bits()) << 16)
-}
-
-/// `f16`s as `f32`s, as far as the shorter slice goes: the `half` crate's slice conversion,
-/// eight at a time with F16C where the CPU has it (detected once per call).
-#[inline]
-fn f16_slice_to_f32(src: &[f16], dst: &mut [f32]) {
-    let n = src.len().min(dst.len());
-    if let (Some(src), Some(dst)) = (src.get(..n), dst.get_mut(..n)) {
-        src.convert_to_f32_slice(dst);
-    }
-}
+    max bf16::max, acc f32, to crate::simd::widen::bf16_bits_to_f32, from bf16::from_f32,
+    slice crate::simd::widen::bf16_to_f32);

@@ -296,9 +296,18 @@ fn reduce_impl<T: Element, F: Fold<T>>(
         kept: &kept,
         red: &red,
     };
-    if kept.last().is_some_and(|a| a.1.unsigned_abs() == 1)
-        && !matches!(red.last(), Some(a) if a.1.unsigned_abs() == 1)
-    {
+    // Rows of outputs at a time when the kept axis is the innermost in memory: at unit stride
+    // whatever the reduced axes (unless one is unit-stride too), at other strides where the
+    // per-output fold would not cut the reduction into blocks (the same order either way).
+    let by_columns = match (kept.last(), red.last()) {
+        (Some(k), Some(r)) => {
+            let (k, r) = (k.1.unsigned_abs(), r.1.unsigned_abs());
+            (k == 1 && r != 1) || (k < r && (n_out >= 16 || !parallel))
+        }
+        (Some(k), None) => k.1.unsigned_abs() == 1,
+        (None, _) => false,
+    };
+    if by_columns {
         columns(job, &mut acc, parallel)?;
     } else {
         per_output(job, &mut acc, parallel)?;
@@ -433,7 +442,7 @@ fn columns<T: Element, F: Fold<T>>(
                                 *o = fold.step(*o, x);
                             }
                         }
-                    } else {
+                    } else if col_stride == -1 && !widens::<T, F>() {
                         let s = std::slice::from_raw_parts(
                             sp.get().offset(start - chunk.len() as isize + 1) as *const T,
                             chunk.len(),
@@ -441,6 +450,8 @@ fn columns<T: Element, F: Fold<T>>(
                         for (o, &x) in chunk.iter_mut().zip(s.iter().rev()) {
                             *o = fold.step(*o, x);
                         }
+                    } else {
+                        fold_strided_row(fold, chunk, sp.get().offset(start), col_stride);
                     }
                 }
             }
@@ -502,19 +513,102 @@ fn fold_wide_rows<T: Element, F: Fold<T>, const R: usize>(
     }
 }
 
+/// Folds the `out.len()` elements `stride` apart from `p` into `out`, one each. A fold that
+/// widens gathers blocks of them and widens each block at once (whole registers for `f16`
+/// and `bf16`), with the rounding of `step`.
+///
+/// # Safety
+/// The elements `p + j * stride` for `j < out.len()` are readable.
+#[inline(always)]
+unsafe fn fold_strided_row<T: Element, F: Fold<T>>(
+    fold: &F,
+    out: &mut [F::Acc],
+    p: *const T,
+    stride: isize,
+) {
+    if widens::<T, F>() {
+        let mut wide = [fold.identity(); WIDE_BLOCK];
+        for (b, out) in out.chunks_mut(WIDE_BLOCK).enumerate() {
+            let lo = (b * WIDE_BLOCK) as isize;
+            // SAFETY: elements `lo..lo + out.len()` of the row, readable by the contract.
+            let block =
+                unsafe { gather_wide(fold, p.offset(lo * stride), stride, out.len(), &mut wide) };
+            for (o, &x) in out.iter_mut().zip(block) {
+                *o = fold.combine(*o, x);
+            }
+        }
+    } else {
+        for (j, o) in out.iter_mut().enumerate() {
+            // SAFETY: element `j < out.len()`, readable by the contract.
+            *o = fold.step(*o, unsafe { *p.offset(j as isize * stride) });
+        }
+    }
+}
+
+/// Folds the `n` elements `stride` apart from `p` into `acc`, in order; a fold that widens
+/// widens them by blocks, as [`fold_strided_row`].
+///
+/// # Safety
+/// The elements `p + i * stride` for `i < n` are readable.
+#[inline(always)]
+unsafe fn fold_strided<T: Element, F: Fold<T>>(
+    fold: &F,
+    acc: F::Acc,
+    p: *const T,
+    stride: isize,
+    n: usize,
+) -> F::Acc {
+    let mut acc = acc;
+    if widens::<T, F>() {
+        let mut wide = [fold.identity(); WIDE_BLOCK];
+        let mut i = 0;
+        while i < n {
+            let len = WIDE_BLOCK.min(n - i);
+            // SAFETY: elements `i..i + len`, with `i + len <= n`, readable by the contract.
+            let block =
+                unsafe { gather_wide(fold, p.offset(i as isize * stride), stride, len, &mut wide) };
+            acc = block.iter().fold(acc, |a, &x| fold.combine(a, x));
+            i += len;
+        }
+    } else {
+        for i in 0..n as isize {
+            // SAFETY: element `i < n`, readable by the contract.
+            acc = fold.step(acc, unsafe { *p.offset(i * stride) });
+        }
+    }
+    acc
+}
+
+/// The `len` (at most `WIDE_BLOCK`) elements `stride` apart from `p`, gathered and widened
+/// into the start of `wide`, which is returned.
+///
+/// # Safety
+/// The elements `p + j * stride` for `j < len` are readable.
+#[inline(always)]
+unsafe fn gather_wide<'w, T: Element, F: Fold<T>>(
+    fold: &F,
+    p: *const T,
+    stride: isize,
+    len: usize,
+    wide: &'w mut [F::Acc; WIDE_BLOCK],
+) -> &'w [F::Acc] {
+    let mut gathered = [T::ZERO; WIDE_BLOCK];
+    let gathered = gathered.get_mut(..len).unwrap_or(&mut []);
+    for (j, g) in gathered.iter_mut().enumerate() {
+        // SAFETY: element `j < len`, readable by the contract.
+        *g = unsafe { *p.offset(j as isize * stride) };
+    }
+    fold.widen(gathered, wide);
+    wide.get(..gathered.len()).unwrap_or(&[])
+}
+
 /// One fold per output over all reduced indices.
 fn per_output<T: Element, F: Fold<T>>(
     job: Job<'_, T, F>,
     out: &mut [F::Acc],
     parallel: bool,
 ) -> Result<()> {
-    let Job {
-        fold,
-        sp,
-        base,
-        kept,
-        red,
-    } = job;
+    let (fold, sp, base, kept, red) = (job.fold, job.sp, job.base, job.kept, job.red);
     let kept_offs = offsets_of(kept)?;
     let (n_in, s_in) = red.last().copied().unwrap_or((1, 0));
     let mid = red.len().saturating_sub(1);
@@ -533,11 +627,7 @@ fn per_output<T: Element, F: Fold<T>>(
                         std::slice::from_raw_parts(sp.get().offset(start) as *const T, n_in),
                     )
                 } else {
-                    let mut a = acc;
-                    for i in 0..n_in as isize {
-                        a = fold.step(a, *sp.get().offset(start + i * s_in));
-                    }
-                    a
+                    fold_strided(fold, acc, sp.get().offset(start), s_in, n_in)
                 };
             }
         }
@@ -581,9 +671,7 @@ fn per_output<T: Element, F: Fold<T>>(
                                 std::slice::from_raw_parts(sp.get().offset(start) as *const T, len),
                             );
                         } else {
-                            for i in 0..len as isize {
-                                acc = fold.step(acc, *sp.get().offset(start + i * s_in));
-                            }
+                            acc = fold_strided(fold, acc, sp.get().offset(start), s_in, len);
                         }
                     }
                     acc

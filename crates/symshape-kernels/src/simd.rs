@@ -1798,3 +1798,6 @@ mod tests {
         assert!(supported().contains(&Level::Portable));
     }
 }
+
+// `f16` and `bf16` widened to `f32` in whole registers (the reductions' inner loops).
+pub(crate) mod widen;

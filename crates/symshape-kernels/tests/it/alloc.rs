@@ -7,8 +7,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use symshape::{Expr, Scope, SymbolSpec};
-use symshape_view::{Op, PreparedStack, PreparedView, View, ViewOps, ViewStack};
+use symshape::{Expr, Scope};
+use symshape_view::{Op, PreparedStack, PreparedView, View, ViewStack};
 
 /// The system allocator, counting allocations of threads inside [`count`].
 pub struct Counting;
@@ -67,24 +67,6 @@ fn count<T>(f: impl FnOnce() -> T) -> (T, u64) {
     (res, ALLOCS.with(Cell::get))
 }
 
-/// The view of `view/bind/prepared_rank4_pad`: `[b, h, w, 3]` padded on two axes.
-fn rank4_pad() -> (Scope, View) {
-    let mut cx = Scope::new();
-    let b = cx.declare(&SymbolSpec::new("b").range(1, 64)).expect("b");
-    let h = cx.declare(&SymbolSpec::new("h").range(1, 1024)).expect("h");
-    let w = cx.declare(&SymbolSpec::new("w").range(1, 1024)).expect("w");
-    let z = Expr::from(0);
-    let v = View::row_major(&cx, &[b, h, w, Expr::from(3)])
-        .and_then(|v| {
-            v.pad(
-                &cx,
-                &[(z, z), (1.into(), 1.into()), (2.into(), 2.into()), (z, z)],
-            )
-        })
-        .expect("padded view");
-    (cx, v)
-}
-
 #[test]
 fn counter_sees_allocations() {
     let (v, n) = count(|| vec![1u8; 3]);
@@ -95,7 +77,7 @@ fn counter_sees_allocations() {
 
 #[test]
 fn prepared_view_bind_allocates_only_its_result() {
-    let (cx, v) = rank4_pad();
+    let (cx, v) = crate::shared_views::rank4_pad();
     let p = PreparedView::new(&cx, &v).expect("prepare");
     let mut cache = p.cache();
     p.bind(&mut cache, &[8, 224, 224]).expect("warm-up bind");
@@ -144,7 +126,7 @@ fn exact_checks_allocate_nothing() {
 
 #[test]
 fn prepared_stack_bind_allocates_only_its_result() {
-    let (cx, v) = rank4_pad();
+    let (cx, v) = crate::shared_views::rank4_pad();
     let p = PreparedStack::new(&cx, &ViewStack::new(v)).expect("prepare");
     let mut cache = p.cache();
     p.bind(&mut cache, &[8, 224, 226]).expect("warm-up bind");

@@ -24,14 +24,21 @@ const LEN: usize = 40;
 
 /// The conversions of a half-precision element type to and from `f32`.
 trait Half: Element {
+    /// The exponent field's bits.
+    const EXPONENT: u16;
     fn of(x: f32) -> Self;
+    fn from_bits(b: u16) -> Self;
     fn f32(self) -> f32;
     fn bits(self) -> u16;
 }
 
 impl Half for f16 {
+    const EXPONENT: u16 = 0x7C00;
     fn of(x: f32) -> Self {
         f16::from_f32(x)
+    }
+    fn from_bits(b: u16) -> Self {
+        f16::from_bits(b)
     }
     fn f32(self) -> f32 {
         self.to_f32()
@@ -42,8 +49,12 @@ impl Half for f16 {
 }
 
 impl Half for bf16 {
+    const EXPONENT: u16 = 0x7F80;
     fn of(x: f32) -> Self {
         bf16::from_f32(x)
+    }
+    fn from_bits(b: u16) -> Self {
+        bf16::from_bits(b)
     }
     fn f32(self) -> f32 {
         self.to_f32()
@@ -257,6 +268,102 @@ proptest! {
         let s = ConcreteStack::from(l);
         check_reduce::<f16>(&s, &seed, axes_bits, op, pad)?;
         check_reduce::<bf16>(&s, &seed, axes_bits, op, pad)?;
+    }
+}
+
+/// Finite `T`s from 16-bit patterns (an all-ones exponent loses its top bit): values of every
+/// magnitude, whose sums round differently in every order.
+fn finite<T: Half>(patterns: &[u16]) -> Vec<T> {
+    patterns
+        .iter()
+        .map(|&b| {
+            T::from_bits(if b & T::EXPONENT == T::EXPONENT {
+                b ^ 0x4000
+            } else {
+                b
+            })
+        })
+        .collect()
+}
+
+/// The sum of `xs` as the kernels fold a run of them from the accumulator 0: in order, or,
+/// for a unit-stride run of 32 or more, in 16 lanes (element `i` in lane `i % 16`) combined
+/// pairwise.
+fn f32_sum(xs: &[f32], lanes: bool) -> f32 {
+    if !lanes || xs.len() < 32 {
+        return xs.iter().fold(0.0, |a, &x| a + x);
+    }
+    let mut l = [0.0f32; 16];
+    for (i, &x) in xs.iter().enumerate() {
+        l[i % 16] += x;
+    }
+    let mut width = 16;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            l[i] += l[i + width];
+        }
+    }
+    0.0 + l[0]
+}
+
+/// Sums over either axis of a `rows` x `cols` view whose columns are `step` apart (negative:
+/// read backwards), rows `cols * |step| + gap` apart, from `off` elements into the buffer,
+/// against the f32 fold of the elements' exact values in the kernels' order, rounded once.
+fn check_strided_sum<T: Half>(
+    patterns: &[u16],
+    (rows, cols, step, gap, off): (usize, usize, i64, usize, usize),
+) -> Result<(), TestCaseError> {
+    let a = step.unsigned_abs() as usize;
+    let row_stride = cols * a + gap;
+    let buf: Vec<T> = finite(&patterns[..off + rows * row_stride]);
+    let at = |r: usize, c: usize| {
+        let c = if step < 0 { cols - 1 - c } else { c };
+        buf[off + r * row_stride + c * a].f32()
+    };
+    let first = off + if step < 0 { (cols - 1) * a } else { 0 };
+    let v = ConcreteView::as_strided(
+        &[rows as i64, cols as i64],
+        &[row_stride as i64, step],
+        first as i64,
+        buf.len() as i64,
+    )
+    .unwrap();
+    let cfg = ReduceConfig::default();
+    let by_col: Vec<T> = (0..cols)
+        .map(|c| T::of((0..rows).fold(0.0, |acc, r| acc + at(r, c))))
+        .collect();
+    let got = reduce(Input::new(&buf, &v), &[0], ReduceOp::Sum, cfg).unwrap();
+    prop_assert_eq!(bits(&got.values), bits(&by_col), "first axis");
+    let by_row: Vec<T> = (0..rows)
+        .map(|r| {
+            let xs: Vec<f32> = (0..cols).map(|c| at(r, c)).collect();
+            T::of(f32_sum(&xs, step == 1))
+        })
+        .collect();
+    let got = reduce(Input::new(&buf, &v), &[1], ReduceOp::Sum, cfg).unwrap();
+    prop_assert_eq!(bits(&got.values), bits(&by_row), "last axis");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Sums of values of every magnitude (so that each order rounds differently) over either
+    /// axis of contiguous and strided views, at lengths around the register widths (8 and
+    /// 16 lanes) and the widened blocks (256), from odd offsets: the widening (F16C, AVX-512,
+    /// integer shifts) must give each element's exact value, in the fold's order.
+    #[test]
+    fn f16_and_bf16_sums_equal_the_f32_fold_bit_for_bit(
+        patterns in prop::collection::vec(any::<u16>(), 12 * (270 * 3 + 3) + 8),
+        rows in 1usize..=12,
+        cols in prop_oneof![1usize..=40, 250usize..=270],
+        step in prop::sample::select(vec![1i64, 1, -1, 2, -2, 3]),
+        gap in 0usize..=3,
+        off in 0usize..8,
+    ) {
+        check_strided_sum::<f16>(&patterns, (rows, cols, step, gap, off))?;
+        check_strided_sum::<bf16>(&patterns, (rows, cols, step, gap, off))?;
     }
 }
 

@@ -17,6 +17,9 @@ mod plans;
 mod pool;
 mod props;
 mod reference;
+// The views the benchmarks time, shared with the benches crate.
+#[path = "../../../../benches/src/shared_views.rs"]
+mod shared_views;
 mod units;
 
 /// Counts allocations per thread for the `alloc` tests; otherwise the system allocator.

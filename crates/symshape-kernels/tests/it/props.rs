@@ -480,17 +480,9 @@ pub fn causal_mask(s: i64, p: i64, flip: bool, batch: i64) -> ConcreteStack {
     use symshape_view::{Op, View, ViewStack};
     let cx = symshape::Scope::new();
     let len = p + s;
-    let mut ops = vec![
-        Op::Pad(vec![(0, s)]),
-        Op::Reshape(vec![1, len + s]),
-        Op::Expand(vec![s, len + s]),
-        Op::Reshape(vec![s * (len + s)]),
-        Op::Pad(vec![(0, s)]),
-        Op::Reshape(vec![s, len + s + 1]),
-        Op::Shrink(vec![(0, s), (0, len)]),
-    ];
-    if flip {
-        ops.push(Op::Flip(vec![0]));
+    let mut ops = crate::shared_views::causal_mask_ops(s, p);
+    if !flip {
+        ops.pop();
     }
     if batch > 1 {
         ops.push(Op::Reshape(vec![1, s, len]));

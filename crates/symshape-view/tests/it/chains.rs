@@ -154,14 +154,7 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
             Applied::both(model.expand(&t), v.expand(&cx, &t), s.expand(&cx, &t))
         }
         3 => {
-            let b: Vec<(i64, i64)> = shape
-                .iter()
-                .enumerate()
-                .map(|(i, &d)| {
-                    let (x, y) = (q(2 * i, d + 1), q(2 * i + 1, d + 1));
-                    (x.min(y), x.max(y))
-                })
-                .collect();
+            let b = shrink_bounds(&shape, p);
             Applied::both(model.shrink(&b), v.shrink(&cx, &b), s.shrink(&cx, &b))
         }
         4 => {
@@ -185,6 +178,20 @@ fn apply(model: &Model, v: &View, s: &ViewStack, step: &Step) -> Applied {
             )
         }
     }
+}
+
+/// Random bounds of a shrink of `shape` from the draws `p`: two draws per axis, each modulo
+/// the axis' size plus one, in order.
+pub fn shrink_bounds(shape: &[i64], p: &[u32]) -> Vec<(i64, i64)> {
+    let q = |i: usize, m: i64| (p[i % p.len()] as i64) % m.max(1);
+    shape
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let (x, y) = (q(2 * i, d + 1), q(2 * i + 1, d + 1));
+            (x.min(y), x.max(y))
+        })
+        .collect()
 }
 
 /// The bound offsets of a concrete stack, row-major.

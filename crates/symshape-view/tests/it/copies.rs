@@ -506,20 +506,18 @@ fn a_chain_of_copies_keeps_the_stack_short() {
     let cx = Scope::new();
     let start = ViewStack::new(View::contiguous(&[64, 32]).expect("view"));
     let mut st = start.clone();
-    for round in 0..50 {
-        st = st
-            .permute(&cx, &[1, 0])
+    let transposed_copy = |st: &ViewStack| {
+        st.permute(&cx, &[1, 0])
             .expect("permute")
             .copy(&cx)
-            .expect("copy");
+            .expect("copy")
+    };
+    for round in 0..50 {
+        st = transposed_copy(&st);
         assert_eq!(st.views().len(), 2, "round {round}:\n{st}");
         assert_eq!(st.storage_level(), 1);
         // Two transposes read the input itself: the level below the copy merged.
-        st = st
-            .permute(&cx, &[1, 0])
-            .expect("permute")
-            .copy(&cx)
-            .expect("copy");
+        st = transposed_copy(&st);
         assert_eq!(st.views().len(), 2, "round {round}:\n{st}");
         assert_eq!(st.views()[0], start.views()[0], "round {round}:\n{st}");
     }

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use symshape::Scope;
 use symshape_view::{ConcreteView, DType, MemoryOverlap, Op, View, ViewOps, ViewStack};
 
-use crate::chains::{random_index, stack_table};
+use crate::chains::{random_index, shrink_bounds, stack_table};
 use crate::model::{indices, Model, Pick};
 use crate::strategy::{arb_raw, factor_shape};
 
@@ -130,14 +130,7 @@ fn view_op(t: &Tensor, kind: u8, p: &[u32]) -> Option<(Model, Op<i64>)> {
             (m.expand(&s), Op::Expand(s))
         }
         3 => {
-            let b: Vec<(i64, i64)> = shape
-                .iter()
-                .enumerate()
-                .map(|(i, &d)| {
-                    let (x, y) = (q(2 * i, d + 1), q(2 * i + 1, d + 1));
-                    (x.min(y), x.max(y))
-                })
-                .collect();
+            let b = shrink_bounds(&shape, p);
             (m.shrink(&b), Op::Shrink(b))
         }
         4 if numel <= 200 => {
