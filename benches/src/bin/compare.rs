@@ -301,7 +301,9 @@ fn show_plan(args: &[String]) -> Res<()> {
     };
     let w = workload(name)?;
     let [d] = w.dst.levels() else {
-        return Err(format!("plan: `{name}` writes a destination of several views"));
+        return Err(format!(
+            "plan: `{name}` writes a destination of several views"
+        ));
     };
     let plan = plan_copy_into::<f32>(&w.src, d).map_err(|e| e.to_string())?;
     print!("{plan}{}", plan.partition(threads));
