@@ -6,6 +6,7 @@
 //! Every row of the top is evaluated once, exactly (`i128`): its run of valid elements and
 //! the source offset of its first element. A box is kept only where its affine runs and
 //! offsets reproduce every row it covers, so the loops read exactly what a table would.
+//! Plans are remembered per thread: a stack copied again is not evaluated again.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
