@@ -521,7 +521,9 @@ unsafe fn staged_windows<T: Element>(
     b: (usize, usize),
     (nr, sa, db): (usize, isize, isize),
 ) {
-    let mut buf = [0u64; STAGE_ELEMS_BYTES / 8];
+    // Only elements written by `tiled` are read back, so the buffer is left uninitialized
+    // (a unit would otherwise clear 5 KiB for about 64 KiB it writes).
+    let mut buf = std::mem::MaybeUninit::<[u64; STAGE_ELEMS_BYTES / 8]>::uninit();
     let stage = buf.as_mut_ptr() as *mut T;
     const CHUNK: usize = STAGE_W - 16;
     let mut a0 = a.0;
