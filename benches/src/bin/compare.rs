@@ -7,7 +7,12 @@
 //! elements), copies it once into a preallocated zeroed destination (writing that buffer, raw
 //! little-endian `f32`, to FILE when given, for the driver to compare with NumPy's), then
 //! times `R` more copies (planning included, as a framework calls `copy`) and prints one line
-//! `NAME median_ns=.. min_ns=.. runs=R threads=T bytes=B kernels=K`.
+//! `NAME median_ns=.. min_ns=.. plan_ns=.. run_ns=.. runs=R threads=T bytes=B kernels=K`,
+//! where `plan_ns` and `run_ns` are the medians of `R` plans alone (`plan_copy_into`) and of
+//! `R` runs of one plan (`LoopPlan::run_copy`), the two parts of `copy` (0 for a destination
+//! of several views, which has no copy plan).
+//! `symshape-compare plan NAME [--threads N]` prints the workload's plan and how it splits
+//! its work on `N` threads (default: the pool's size).
 //!
 //! `--threads N` builds rayon's global pool, which the kernels run on, with `N` threads
 //! (default: rayon's own choice, which honours `RAYON_NUM_THREADS`); `threads=` prints the
@@ -17,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use symshape::Scope;
-use symshape_kernels::{copy, plan_materialize, ConcreteStack, Input, Output};
+use symshape_kernels::{copy, plan_copy_into, plan_materialize, ConcreteStack, Input, Output};
 use symshape_view::{Op, View, ViewStack};
 
 /// One workload: a source view over a buffer of `src_len` elements copied through a
@@ -228,8 +233,9 @@ fn run(args: &RunArgs) -> Res<()> {
         times.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
     }
     times.sort_unstable();
+    let (plan_ns, run_ns) = split_times(&w, &src, &mut dst, args.runs)?;
     println!(
-        "{} median_ns={} min_ns={} runs={} threads={} bytes={} kernels={}",
+        "{} median_ns={} min_ns={} plan_ns={plan_ns} run_ns={run_ns} runs={} threads={} bytes={} kernels={}",
         args.name,
         times[times.len() / 2],
         times[0],
@@ -241,9 +247,61 @@ fn run(args: &RunArgs) -> Res<()> {
     Ok(())
 }
 
+/// The medians of `runs` plans of `w` alone and of `runs` runs of one plan (0 and 0 for a
+/// destination of several views, which has no copy plan).
+fn split_times(w: &Workload, src: &[f32], dst: &mut [f32], runs: usize) -> Res<(u64, u64)> {
+    let [d] = w.dst.levels() else {
+        return Ok((0, 0));
+    };
+    let median = |mut t: Vec<u64>| {
+        t.sort_unstable();
+        t[t.len() / 2]
+    };
+    let ns = |t: Instant| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let mut plans = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let plan = plan_copy_into::<f32>(&w.src, d).map_err(|e| e.to_string())?;
+        plans.push(ns(t));
+        drop(plan);
+    }
+    let plan = plan_copy_into::<f32>(&w.src, d).map_err(|e| e.to_string())?;
+    let mut execs = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        plan.run_copy(src, dst, w.pad).map_err(|e| e.to_string())?;
+        execs.push(ns(t));
+    }
+    Ok((median(plans), median(execs)))
+}
+
+/// `plan NAME [--threads N]`: the workload's copy plan and its split on `N` threads.
+fn show_plan(args: &[String]) -> Res<()> {
+    let name = args.first().ok_or("plan: missing workload name")?;
+    let threads = match args.get(1..) {
+        Some([flag, n]) if flag == "--threads" => n
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("plan: `--threads` takes a positive integer, not `{n}`"))?,
+        Some([]) | None => rayon::current_num_threads(),
+        Some(_) => return Err("plan: expected `NAME [--threads N]`".to_string()),
+    };
+    let w = workload(name)?;
+    let [d] = w.dst.levels() else {
+        return Err(format!(
+            "plan: `{name}` writes a destination of several views"
+        ));
+    };
+    let plan = plan_copy_into::<f32>(&w.src, d).map_err(|e| e.to_string())?;
+    print!("{plan}{}", plan.partition(threads));
+    Ok(())
+}
+
 const HELP: &str = "\
 usage: symshape-compare list
        symshape-compare run NAME [--threads N] [--runs R] [--out FILE]
+       symshape-compare plan NAME [--threads N]
 ";
 
 fn main() -> ExitCode {
@@ -256,11 +314,12 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some("run") => parse_run(&args[1..]).and_then(|a| run(&a)),
+        Some("plan") => show_plan(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{HELP}");
             Ok(())
         }
-        _ => Err(format!("expected `list` or `run`\n{HELP}")),
+        _ => Err(format!("expected `list`, `run` or `plan`\n{HELP}")),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -21,7 +21,9 @@
 //!    buffer is known, wraps (the results are offsets of elements, which fit) or is checked.
 
 use crate::element::Element;
-use crate::plan::{tile_rows, Axis, BoxPartition, Kernel, LoopPlan, Partition, TILE};
+use crate::plan::{
+    tile_rows, Axis, BoxPartition, Kernel, LoopPlan, Partition, PARALLEL_BYTES, ROWS_RUN, TILE,
+};
 use crate::simd::{self, Level};
 use rayon::prelude::*;
 
@@ -178,21 +180,22 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
         let Some((&(na, [da, sa]), outer)) = axes.split_last() else {
             continue;
         };
+        let parallel = box_parallel(plan, &b.region);
         if kernel == Kernel::MaskedRows {
             if let Some(run) = &b.nest.run {
                 // SAFETY: the caller's contract, for this box.
-                unsafe { masked_rows_box(d, s, axes, base, run, pad, plan.parallel) };
+                unsafe { masked_rows_box(d, s, axes, base, run, pad, parallel) };
             }
             continue;
         }
         if kernel == Kernel::Tiled {
             // SAFETY: the caller's contract, for this box; `level` is the detected one.
-            unsafe { tiled_box(level, d, s, outer, base, (na, sa), plan.parallel, stream) };
+            unsafe { tiled_box(level, d, s, outer, base, (na, sa), parallel, stream) };
             continue;
         }
         if kernel == Kernel::TiledRows {
             // SAFETY: the caller's contract, for this box.
-            unsafe { tiled_rows_box(d, s, outer, base, (na, sa), plan.parallel) };
+            unsafe { tiled_rows_box(level, d, s, outer, base, (na, sa), parallel) };
             continue;
         }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
@@ -201,7 +204,7 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
             // rather than a call per row.
             if let Some(k) = outer.iter().position(|a| a.1[0] == na as isize) {
                 // SAFETY: the caller's contract, for this box.
-                unsafe { short_row_runs(d, s, outer, k, base, na, plan.parallel) };
+                unsafe { short_row_runs(d, s, outer, k, base, na, parallel) };
                 continue;
             }
         }
@@ -266,7 +269,7 @@ pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *co
                 }
             }
         };
-        drive(outer, base, na, SEG, plan.parallel, &row);
+        drive(outer, base, na, SEG, parallel, &row);
     }
 }
 
@@ -361,6 +364,7 @@ unsafe fn masked_rows_box<T: Element>(
         .map(|(&(e, [da, sa]), st)| (e, [da, sa, st[0], st[1]]))
         .collect();
     let base4 = [base[0], base[1], run.base[0], run.base[1]];
+    let level = simd::level();
     let row = move |off: [isize; 4], _: usize, _: usize| {
         let n_i = n as isize;
         let lo = off[2].clamp(0, n_i);
@@ -370,7 +374,7 @@ unsafe fn masked_rows_box<T: Element>(
         // distinct rows write distinct destination elements.
         unsafe {
             let dp = d.get().offset(off[0]);
-            fill_row(dp, dn, lo as usize, pad);
+            fill_wide(level, dp, dn, lo as usize, pad);
             if hi > lo {
                 // The offset of element 0 may lie outside the source when the run starts
                 // later: only the run's first offset is formed into a pointer.
@@ -384,7 +388,7 @@ unsafe fn masked_rows_box<T: Element>(
                 }
             }
             if hi < n_i {
-                fill_row(dp.offset(hi * dn), dn, (n_i - hi) as usize, pad);
+                fill_wide(level, dp.offset(hi * dn), dn, (n_i - hi) as usize, pad);
             }
         }
     };
@@ -464,14 +468,17 @@ unsafe fn tiled_box<T: Element>(
 }
 
 /// A [`Kernel::TiledRows`] box: `outer` ends with the source's unit axis `b` and the tiled
-/// axis `a`; each unit copies `tile_rows` of `a` by [`TILE`] of `b`, every row of `na`
-/// elements (destination unit-stride, source stride `sa`) whole, `b` outermost, so the source
-/// lines of the tile's `a` rows are read while they are in the cache.
+/// axis `a`; each unit copies [`ROWS_RUN`] of `a` by `tile_rows` of `b` (one source cache
+/// line), every row of `na` elements (destination unit-stride, source stride `sa`) whole,
+/// `a` innermost: each `b` index writes its rows of the unit as one contiguous run of the
+/// destination, and the unit's source lines (one per `a` index) stay in the L1 cache while
+/// the line's `b` indices read them in turn.
 ///
 /// # Safety
 /// As [`run_copy`], for the box.
 #[inline(never)]
 unsafe fn tiled_rows_box<T: Element>(
+    level: Level,
     d: Ptr<T>,
     s: Ptr<T>,
     outer: &[Axis<2>],
@@ -486,33 +493,51 @@ unsafe fn tiled_rows_box<T: Element>(
         return;
     };
     let size = std::mem::size_of::<T>();
+    // Windows laid end to end in the destination over a unit-stride source axis `b` (an
+    // im2col): each chunk of a unit's source block goes through register transposes into a
+    // staging buffer, one row of it per `b` index, and every window is then one short copy
+    // out of that row.
+    let staged = sr == sa && (2..=7).contains(&nr) && da == nr as isize && sb == 1 && {
+        let rows = STAGE_ELEMS_BYTES / (STAGE_W * size.max(1));
+        tile_rows(size) <= rows && size <= 8
+    };
     let tile = move |off: [isize; 2], a: (usize, usize), b: (usize, usize)| {
+        if staged {
+            // SAFETY: the unit's rows, inside the checked extents (caller).
+            unsafe { staged_windows(level, d, s, off, a, b, (nr, sa, db)) };
+            return;
+        }
         // Rows that step through the source as `a` does (overlapping windows): the
-        // `a.1 + nr - 1` elements a tile's rows read at one `b` are loaded once.
-        let shifted = sr == sa && (2..=7).contains(&nr) && a.1 + nr - 1 <= WINDOW_BUF;
+        // `len + nr - 1` elements a chunk of `len` rows reads at one `b` are loaded once.
+        let shifted = sr == sa && (2..=7).contains(&nr);
         for ib in b.0..b.0 + b.1 {
             let ib = ib as isize;
             let (d0, s0) = (off[0] + ib * db, off[1] + ib * sb);
             if shifted {
-                let first = s0 + a.0 as isize * sa;
-                // SAFETY: elements `a.0..a.0 + a.1` of `a` and `0..nr` of the row, at
-                // this `b`: inside the checked extents (the row's `k` reads the element
-                // of `a` index `ia + k`'s offset, the same address).
-                unsafe {
-                    let sp = s.get().offset(first) as *const T;
-                    let mut v = [*sp; WINDOW_BUF];
-                    for (k, x) in v.iter_mut().enumerate().take(a.1 + nr - 1) {
-                        *x = *sp.offset(k as isize * sa);
+                let mut a0 = a.0;
+                while a0 < a.0 + a.1 {
+                    let len = (a.0 + a.1 - a0).min(WINDOW_BUF + 1 - nr);
+                    let first = s0 + a0 as isize * sa;
+                    // SAFETY: elements `a0..a0 + len` of `a` and `0..nr` of the row, at
+                    // this `b`: inside the checked extents (the row's `k` reads the element
+                    // of `a` index `ia + k`'s offset, the same address).
+                    unsafe {
+                        let sp = s.get().offset(first) as *const T;
+                        let mut v = [*sp; WINDOW_BUF];
+                        for (k, x) in v.iter_mut().enumerate().take(len + nr - 1) {
+                            *x = *sp.offset(k as isize * sa);
+                        }
+                        let dp = d.get().offset(d0 + a0 as isize * da);
+                        match nr {
+                            2 => shifted_rows::<T, 2>(dp, da, &v, len),
+                            3 => shifted_rows::<T, 3>(dp, da, &v, len),
+                            4 => shifted_rows::<T, 4>(dp, da, &v, len),
+                            5 => shifted_rows::<T, 5>(dp, da, &v, len),
+                            6 => shifted_rows::<T, 6>(dp, da, &v, len),
+                            _ => shifted_rows::<T, 7>(dp, da, &v, len),
+                        }
                     }
-                    let dp = d.get().offset(d0 + a.0 as isize * da);
-                    match nr {
-                        2 => shifted_rows::<T, 2>(dp, da, &v, a.1),
-                        3 => shifted_rows::<T, 3>(dp, da, &v, a.1),
-                        4 => shifted_rows::<T, 4>(dp, da, &v, a.1),
-                        5 => shifted_rows::<T, 5>(dp, da, &v, a.1),
-                        6 => shifted_rows::<T, 6>(dp, da, &v, a.1),
-                        _ => shifted_rows::<T, 7>(dp, da, &v, a.1),
-                    }
+                    a0 += len;
                 }
                 continue;
             }
@@ -531,15 +556,108 @@ unsafe fn tiled_rows_box<T: Element>(
         }
     };
     let (a, b) = (
-        Blocks::new(na, tile_rows(size), 0),
-        Blocks::new(nb, TILE, 0),
+        Blocks::new(na, ROWS_RUN, 0),
+        Blocks::new(nb, tile_rows(size), 0),
     );
     drive_tiles(outer, base, a, b, parallel, &tile);
 }
 
-/// Elements of `a` a [`Kernel::TiledRows`] tile of shifted rows loads at once: a tile's
-/// `tile_rows` (64 for 1-byte elements) and the 7 more its last rows reach.
+/// Elements of `a` a [`Kernel::TiledRows`] chunk of shifted rows loads at once: 64 rows and
+/// the 7 more the last ones reach, at most.
 const WINDOW_BUF: usize = 72;
+
+/// Elements per row of the staging buffer of [`staged_windows`]: a chunk of 64 windows and
+/// the 6 more elements its last windows reach, rounded up to whole 16-byte groups.
+const STAGE_W: usize = 80;
+
+/// Bytes of the staging buffer of [`staged_windows`]: one row of [`STAGE_W`] elements per
+/// `b` index of a unit (`tile_rows` of them, one source line), 5 KiB.
+const STAGE_ELEMS_BYTES: usize = 5120;
+
+/// The windows of one [`Kernel::TiledRows`] unit whose rows of `nr` elements lie end to end
+/// in the destination (`da == nr`), each window `k` reading the element of `a` index
+/// `ia + k` (`sr == sa`), over a unit-stride source axis `b`: chunks of up to 64 windows,
+/// their `len + nr - 1` source rows by the unit's `b` indices transposed through
+/// [`tiled`] into a staging buffer, then each window copied out of its `b` row.
+///
+/// # Safety
+/// As [`tiled_rows_box`], for the unit; `level` is supported by the CPU; `b.1` rows of
+/// [`STAGE_W`] elements fit [`STAGE_ELEMS_BYTES`].
+#[inline(never)]
+unsafe fn staged_windows<T: Element>(
+    level: Level,
+    d: Ptr<T>,
+    s: Ptr<T>,
+    off: [isize; 2],
+    a: (usize, usize),
+    b: (usize, usize),
+    (nr, sa, db): (usize, isize, isize),
+) {
+    // Only elements written by `tiled` are read back, so the buffer is left uninitialized
+    // (a unit would otherwise clear 5 KiB for about 64 KiB it writes).
+    let mut buf = std::mem::MaybeUninit::<[u64; STAGE_ELEMS_BYTES / 8]>::uninit();
+    let stage = buf.as_mut_ptr() as *mut T;
+    const CHUNK: usize = STAGE_W - 16;
+    let mut a0 = a.0;
+    while a0 < a.0 + a.1 {
+        let len = (a.0 + a.1 - a0).min(CHUNK);
+        let reach = len + nr - 1;
+        // SAFETY: source elements of `a` indices `a0..a0 + reach` (the windows' elements)
+        // at the unit's `b` indices, inside the checked extents (caller); staging rows
+        // `0..b.1` of `STAGE_W >= reach` elements, inside the buffer (caller).
+        unsafe {
+            tiled(
+                level,
+                stage,
+                s.get(),
+                [0, off[1] + a0 as isize * sa + b.0 as isize],
+                (0, reach),
+                (0, b.1),
+                sa,
+                STAGE_W as isize,
+                1,
+                [0, 0],
+                false,
+            );
+        }
+        for (row, ib) in (b.0..b.0 + b.1).enumerate() {
+            // SAFETY: staging row `row` holds the `reach` elements just written; the
+            // destination's windows `a0..a0 + len` at `b` index `ib` lie inside the checked
+            // extent and are this unit's.
+            unsafe {
+                let sp = stage.add(row * STAGE_W) as *const T;
+                let dp = d
+                    .get()
+                    .offset(off[0] + ib as isize * db + (a0 * nr) as isize);
+                match nr {
+                    2 => windows::<T, 2>(dp, sp, len),
+                    3 => windows::<T, 3>(dp, sp, len),
+                    4 => windows::<T, 4>(dp, sp, len),
+                    5 => windows::<T, 5>(dp, sp, len),
+                    6 => windows::<T, 6>(dp, sp, len),
+                    _ => windows::<T, 7>(dp, sp, len),
+                }
+            }
+        }
+        a0 += len;
+    }
+}
+
+/// Writes `n` windows of `N` elements end to end from `dp`, window `i` being elements
+/// `i..i + N` of `sp`.
+///
+/// # Safety
+/// `dp..dp + n * N` writable, `sp..sp + n + N - 1` readable.
+#[inline(always)]
+unsafe fn windows<T: Element, const N: usize>(dp: *mut T, sp: *const T, n: usize) {
+    for i in 0..n {
+        // SAFETY: window `i` of the caller's windows.
+        unsafe {
+            let w = std::ptr::read_unaligned(sp.add(i) as *const [T; N]);
+            std::ptr::write_unaligned(dp.add(i * N) as *mut [T; N], w);
+        }
+    }
+}
 
 /// Writes `n` rows of `N` elements (row `i` at `dp + i * da`), row `i` being elements
 /// `i..i + N` of `v` (`n + N - 1 <= v.len()`).
@@ -739,6 +857,68 @@ unsafe fn fill_row<T: Element>(dp: *mut T, ds: isize, len: usize, v: T) {
     for i in 0..len {
         // SAFETY: `i < len`, guaranteed writable by the caller.
         unsafe { *dp.offset(i as isize * ds) = v };
+    }
+}
+
+/// [`fill_row`], unit-stride runs of at least 64 bytes of 1-, 2-, 4- or 8-byte elements
+/// written 64 bytes at a time at the AVX2 and AVX-512 levels (the minus-infinity runs of a
+/// causal mask; the plain loop of `fill` is compiled for the x86_64 baseline, 16 bytes a
+/// store).
+///
+/// # Safety
+/// As [`fill_row`]; `level` is supported by the CPU.
+#[inline]
+unsafe fn fill_wide<T: Element>(level: Level, dp: *mut T, ds: isize, len: usize, v: T) {
+    let size = std::mem::size_of::<T>();
+    #[cfg(target_arch = "x86_64")]
+    if ds == 1 && matches!(size, 1 | 2 | 4 | 8) && len * size >= 64 && level >= Level::Avx2 {
+        let mut pattern = [0u8; 64];
+        for k in 0..64 / size {
+            // SAFETY: `size` bytes of `v` into the pattern's `k`-th element slot.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (&v as *const T).cast::<u8>(),
+                    pattern.as_mut_ptr().add(k * size),
+                    size,
+                )
+            };
+        }
+        // SAFETY: `len` writable elements from `dp` (caller); AVX2 is supported (`level`).
+        unsafe { fill_pattern_avx2(dp.cast::<u8>(), len * size, &pattern) };
+        return;
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { fill_row(dp, ds, len, v) }
+}
+
+/// Writes `bytes >= 64` bytes from `dp` with the 64-byte `pattern` repeated (whose period,
+/// an element's size, divides 64): two 32-byte stores per 64 bytes, the last 64 bytes stored
+/// at the end of the run, overlapping the one before.
+///
+/// # Safety
+/// `dp..dp + bytes` writable; the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fill_pattern_avx2(dp: *mut u8, bytes: usize, pattern: &[u8; 64]) {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
+    // SAFETY: the pattern is 64 bytes; every store lies inside `dp..dp + bytes` (`bytes >=
+    // 64`), and the last one starts a whole number of elements after `dp`, so it writes
+    // the pattern's elements in phase.
+    unsafe {
+        let lo = _mm256_loadu_si256(pattern.as_ptr().cast::<__m256i>());
+        let hi = _mm256_loadu_si256(pattern.as_ptr().add(32).cast::<__m256i>());
+        let mut o = 0;
+        while o + 64 <= bytes {
+            _mm256_storeu_si256(dp.add(o).cast::<__m256i>(), lo);
+            _mm256_storeu_si256(dp.add(o + 32).cast::<__m256i>(), hi);
+            o += 64;
+        }
+        if o < bytes {
+            let last = bytes - 64;
+            _mm256_storeu_si256(dp.add(last).cast::<__m256i>(), lo);
+            _mm256_storeu_si256(dp.add(last + 32).cast::<__m256i>(), hi);
+        }
     }
 }
 
@@ -1278,9 +1458,10 @@ impl LoopPlan<'_> {
             .boxes
             .iter()
             .map(|b| {
-                let threads = if self.parallel { threads } else { 1 };
+                let parallel = box_parallel(self, &b.region);
+                let threads = if parallel { threads } else { 1 };
                 let units = box_units(&b.nest.axes, b.nest.kernel, self.elem_size, threads);
-                let (tasks, _) = split(self.parallel, units, threads);
+                let (tasks, _) = split(parallel, units, threads);
                 let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
                 BoxPartition {
                     units,
@@ -1291,6 +1472,16 @@ impl LoopPlan<'_> {
             .collect();
         Partition { threads, boxes }
     }
+}
+
+/// Whether box `region` of `plan` runs on the pool: the plan does, and the box writes at
+/// least [`PARALLEL_BYTES`] (the pad and edge boxes of an im2col, a few KiB each, are not
+/// worth a fork and join on every thread).
+fn box_parallel(plan: &LoopPlan, region: &[(usize, usize)]) -> bool {
+    let elems = region
+        .iter()
+        .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo));
+    plan.parallel && elems.saturating_mul(plan.elem_size) >= PARALLEL_BYTES
 }
 
 /// How [`run_units`] splits `units` on a pool of `threads`: the number of tasks and the units
@@ -1324,8 +1515,8 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
                 return 0;
             };
             product(rest)
-                .saturating_mul(na.div_ceil(tile_rows(size)))
-                .saturating_mul(nb.div_ceil(TILE))
+                .saturating_mul(na.div_ceil(ROWS_RUN))
+                .saturating_mul(nb.div_ceil(tile_rows(size)))
         }
         Kernel::Tiled => {
             let Some((&(nb, [db, _]), rest)) = outer.split_last() else {
@@ -1371,4 +1562,41 @@ fn row_run_units(outer: &[Axis<2>], na: usize, size: usize) -> usize {
         .map(|a| a.0)
         .product::<usize>()
         .saturating_mul(nb.div_ceil(run_rows(na, nb, size)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fill_wide` at every supported level writes `v` to exactly its run: every length
+    /// from 0 to 300 elements, runs starting off a 64-byte boundary, guards around them.
+    fn fills_exactly<T: Element + std::fmt::Debug>(v: T, other: T) {
+        for level in simd::supported() {
+            for len in 0..300 {
+                for lead in 0..3 {
+                    let mut buf = vec![other; lead + len + 3];
+                    // SAFETY: `len` elements from `lead` lie inside `buf`; `level` is
+                    // supported.
+                    unsafe { fill_wide(level, buf.as_mut_ptr().add(lead), 1, len, v) };
+                    for (i, &x) in buf.iter().enumerate() {
+                        let want = if (lead..lead + len).contains(&i) {
+                            v
+                        } else {
+                            other
+                        };
+                        assert!(x == want, "{level:?} len {len} lead {lead} at {i}: {x:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wide_fills_write_exactly_their_run() {
+        fills_exactly::<u8>(0xab, 1);
+        fills_exactly::<u16>(0xabcd, 1);
+        fills_exactly::<f32>(f32::NEG_INFINITY, 0.5);
+        fills_exactly::<f64>(-3.25, 0.5);
+        fills_exactly::<i64>(-7, 9);
+    }
 }

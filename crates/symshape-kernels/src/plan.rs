@@ -28,6 +28,10 @@ pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
 /// Destination rows per tile of [`Kernel::Tiled`] (tiles are one cache line wide).
 pub(crate) const TILE: usize = 512;
 
+/// Rows of the tiled axis `a` per tile of [`Kernel::TiledRows`]: one source cache line per
+/// row, as many as fit the L1 cache with room to spare (16 KiB).
+pub(crate) const ROWS_RUN: usize = 256;
+
 /// Source rows per tile of [`Kernel::Tiled`]: one 64-byte destination cache line.
 #[inline(always)]
 pub(crate) const fn tile_rows(elem_size: usize) -> usize {
@@ -59,9 +63,9 @@ pub enum Kernel {
     Tiled,
     /// Short destination rows (fewer than 8 elements, unit-stride: the windows of an im2col)
     /// whose source is unit-stride on another axis `b`: tiles over `b` and the axis `a` of the
-    /// smallest other destination stride, `tile_rows` of `a` by 512 of `b`, each row whole
-    /// inside its tile, so that every source line read serves the whole tile (nest order
-    /// `[.., b, a, row]`).
+    /// smallest other destination stride, 256 of `a` by one source cache line of `b`, each row
+    /// whole inside its tile, so that every source line read serves the whole tile and each
+    /// `b` index writes one contiguous run of the destination (nest order `[.., b, a, row]`).
     TiledRows,
     /// Source offsets looked up in a table built from a stack that does not merge to one layout.
     OffsetTable,
@@ -536,8 +540,10 @@ impl fmt::Display for LoopPlan<'_> {
             }
             let n = &b.nest;
             write!(f, "]: {} ", n.kernel)?;
-            if matches!(n.kernel, Kernel::Tiled | Kernel::TiledRows) {
-                write!(f, "{}x{TILE} ", tile_rows(self.elem_size))?;
+            match n.kernel {
+                Kernel::Tiled => write!(f, "{}x{TILE} ", tile_rows(self.elem_size))?,
+                Kernel::TiledRows => write!(f, "{ROWS_RUN}x{} ", tile_rows(self.elem_size))?,
+                _ => {}
             }
             let column = |k: usize| {
                 n.axes
@@ -1007,7 +1013,7 @@ pub(crate) fn plan_copy<'a>(
         // planned as masked rows; other strides are left to a split into merged boxes first,
         // which may tile them.
         let d = Machine::of(op, dst_view)?;
-        let mut rows = rows::masked_rows(op, &d, lower, upper, true)?;
+        let mut rows = rows::masked_rows(op, dst_view, lower, upper, true)?;
         if rows.is_err() {
             if let Some(pieces) = split_merge(lower, upper)? {
                 let mut plan = LoopPlan {
@@ -1026,7 +1032,7 @@ pub(crate) fn plan_copy<'a>(
                 plan.boxes = boxes.into();
                 return Ok(plan.with_threads());
             }
-            rows = rows::masked_rows(op, &d, lower, upper, false)?;
+            rows = rows::masked_rows(op, dst_view, lower, upper, false)?;
         }
         match rows {
             Ok((boxes, read)) => {

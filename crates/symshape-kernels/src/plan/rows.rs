@@ -6,8 +6,11 @@
 //! Every row of the top is evaluated once, exactly (`i128`): its run of valid elements and
 //! the source offset of its first element. A box is kept only where its affine runs and
 //! offsets reproduce every row it covers, so the loops read exactly what a table would.
+//! Plans are remembered per thread: a stack copied again is not evaluated again.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use symshape_view::ConcreteView;
 
@@ -169,18 +172,58 @@ struct Flags {
 /// The boxes of a masked-row plan and the lowest and highest source offset they read.
 pub(crate) type RowPlan = (Vec<PlanBox>, Option<(i64, i64)>);
 
+/// A masked-row plan, or why there is none.
+type RowResult = std::result::Result<RowPlan, TableReason>;
+
+/// What a masked-row plan depends on: the destination, the two levels, `unit_only`.
+type RowKey = (ConcreteView, ConcreteView, ConcreteView, bool);
+
+/// Masked-row plans kept per thread before the memo is cleared (a plan holds at most
+/// [`MAX_BOXES`] boxes).
+const MEMO_CAPACITY: usize = 256;
+
+thread_local! {
+    // A masked-row plan evaluates every row of the top; it is a pure function of its
+    // inputs, so a stack copied again (a framework's mask at every step) is planned once.
+    static ROW_PLANS: RefCell<HashMap<RowKey, RowResult>> = RefCell::new(HashMap::new());
+}
+
 /// A masked-row plan of `upper` over `lower` into `dst` (of the top's shape), or why there is
 /// none: the destination is masked, a row of the top reads more than one row of the level
 /// below, rows are shorter than [`MIN_ROW`], or more than [`MAX_BOXES`] boxes would be
 /// needed. With `unit_only`, rows that read the source at a stride other than -1, 0 or 1 are
 /// refused too (as [`TableReason::Irregular`]: a split into merged boxes may tile them).
+/// Remembered per thread: the same inputs are planned once.
 pub(crate) fn masked_rows(
+    op: &'static str,
+    dst: &ConcreteView,
+    lower: &ConcreteView,
+    upper: &ConcreteView,
+    unit_only: bool,
+) -> Result<RowResult> {
+    let key = (dst.clone(), lower.clone(), upper.clone(), unit_only);
+    if let Some(hit) = ROW_PLANS.with(|m| m.borrow().get(&key).cloned()) {
+        return Ok(hit);
+    }
+    let res = plan_rows(op, &Machine::of(op, dst)?, lower, upper, unit_only)?;
+    ROW_PLANS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_CAPACITY {
+            m.clear();
+        }
+        m.insert(key, res.clone());
+    });
+    Ok(res)
+}
+
+/// [`masked_rows`], not remembered.
+fn plan_rows(
     op: &'static str,
     dst: &Machine,
     lower: &ConcreteView,
     upper: &ConcreteView,
     unit_only: bool,
-) -> Result<std::result::Result<RowPlan, TableReason>> {
+) -> Result<RowResult> {
     use TableReason::{Irregular, MaskedDestination, ShortRows};
     if dst.masked {
         return Ok(Err(MaskedDestination));
@@ -398,4 +441,42 @@ fn row_box(
         }
     };
     Some(PlanBox { region: full, nest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A causal mask of 8 new tokens after 2 cached ones, as its two levels.
+    fn causal_mask() -> (ConcreteView, ConcreteView, ConcreteView) {
+        let lower = ConcreteView::create(&[8, 18], Some(&[0, 1]), 0, Some(&[(0, 8), (0, 10)]));
+        let upper = ConcreteView::create(&[8, 10], Some(&[-19, 1]), 133, None);
+        let dst = ConcreteView::contiguous(&[8, 10]);
+        (dst.unwrap(), lower.unwrap(), upper.unwrap())
+    }
+
+    #[test]
+    fn masked_row_plans_are_remembered() {
+        let (dst, lower, upper) = causal_mask();
+        let first = masked_rows("copy", &dst, &lower, &upper, true).unwrap();
+        let (boxes, read) = first.clone().unwrap();
+        assert_eq!(boxes.len(), 1);
+        assert_eq!(boxes[0].nest.kernel, Kernel::MaskedRows);
+        assert_eq!(read, Some((0, 9)));
+        let key = (dst.clone(), lower.clone(), upper.clone(), true);
+        assert!(ROW_PLANS.with(|m| m.borrow().get(&key) == Some(&first)));
+        // What the memo returns is what planning again from scratch gives.
+        let fresh = plan_rows(
+            "copy",
+            &Machine::of("copy", &dst).unwrap(),
+            &lower,
+            &upper,
+            true,
+        );
+        assert_eq!(fresh.unwrap(), first);
+        assert_eq!(
+            masked_rows("copy", &dst, &lower, &upper, true).unwrap(),
+            first
+        );
+    }
 }

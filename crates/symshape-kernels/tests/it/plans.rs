@@ -124,7 +124,7 @@ fn a_causal_im2col_with_a_pad_of_three_is_cut_into_boxes() {
 /// `k - 1` zeros before the first token, windows of `k` every `step` tokens. The source's
 /// unit axis is the channel and the windows are short, so the boxes inside the padding tile
 /// channels by tokens, whole windows inside each tile (`tiled rows`).
-fn channels_last_im2col(b: usize, s: usize, c: usize, k: usize, step: usize) -> ConcreteStack {
+pub fn channels_last_im2col(b: usize, s: usize, c: usize, k: usize, step: usize) -> ConcreteStack {
     let (si, ci, ki) = (s as isize, c as isize, k as isize);
     let padded = si + ki - 1;
     ConcreteStack::unmerged(vec![

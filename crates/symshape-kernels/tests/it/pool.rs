@@ -47,7 +47,8 @@ fn kernels_run_on_the_installed_pool() {
 
 /// The split of a plan's work for pools of several sizes, as `LoopPlan::partition` prints
 /// it: one task on one thread or under the parallel threshold, else about 64 tasks (four
-/// per thread on larger pools), never more than the units of work.
+/// per thread on larger pools), never more than the units of work; a box under the
+/// threshold in a plan over it runs as one task.
 #[test]
 fn plans_report_their_partition() {
     let n = 4096;
@@ -78,6 +79,13 @@ fn plans_report_their_partition() {
     for threads in [1, 3] {
         text.push_str(&format!("causal mask 512x640: {}", plan.partition(threads)));
     }
+    // The pad and edge boxes of an im2col (a few KiB each) run on the calling thread; the
+    // windows' box splits into tasks of equal bytes.
+    let im2col = crate::plans::channels_last_im2col(8, 512, 768, 4, 1);
+    let plan = plan_materialize::<f32>(&im2col).unwrap();
+    for threads in [2, 16] {
+        text.push_str(&format!("im2col 8x768x512x4: {}", plan.partition(threads)));
+    }
     insta::assert_snapshot!(text, @r"
 contiguous 4096x4096: partition on 1 thread: 1 task in 1 box
   box 0: 1024 units in 1 task of 67108864 bytes
@@ -107,5 +115,23 @@ causal mask 512x640: partition on 1 thread: 1 task in 1 box
   box 0: 512 units in 1 task of 1310720 bytes
 causal mask 512x640: partition on 3 threads: 64 tasks in 1 box
   box 0: 512 units in 64 tasks of 20480 bytes
+im2col 8x768x512x4: partition on 2 threads: 71 tasks in 8 boxes
+  box 0: 6144 units in 1 task of 49152 bytes
+  box 1: 6144 units in 1 task of 49152 bytes
+  box 2: 1 unit in 1 task of 24576 bytes
+  box 3: 8 units in 1 task of 24576 bytes
+  box 4: 1 unit in 1 task of 24576 bytes
+  box 5: 8 units in 1 task of 24576 bytes
+  box 6: 12288 units in 1 task of 98304 bytes
+  box 7: 768 units in 64 tasks of 781824 bytes
+im2col 8x768x512x4: partition on 16 threads: 71 tasks in 8 boxes
+  box 0: 6144 units in 1 task of 49152 bytes
+  box 1: 6144 units in 1 task of 49152 bytes
+  box 2: 1 unit in 1 task of 24576 bytes
+  box 3: 8 units in 1 task of 24576 bytes
+  box 4: 1 unit in 1 task of 24576 bytes
+  box 5: 8 units in 1 task of 24576 bytes
+  box 6: 12288 units in 1 task of 98304 bytes
+  box 7: 768 units in 64 tasks of 781824 bytes
     ");
 }
