@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use symshape_view::concrete::{merge_memo, merge_refined};
-use symshape_view::{ConcreteView, Levels};
+use symshape_view::{nest, ConcreteView, Levels};
 
 use crate::alloc;
 use crate::element::Element;
@@ -567,7 +567,8 @@ impl fmt::Display for LoopPlan<'_> {
 pub(crate) type Axis<const K: usize> = (usize, [isize; K]);
 
 /// Drops unit axes, reverses axes with a negative destination stride, orders axes by
-/// decreasing destination stride and merges axes contiguous for every operand.
+/// decreasing destination stride and merges axes contiguous for every operand
+/// ([`nest::merge_contiguous`], decided at once).
 ///
 /// Returns `None` when the nest is empty. Reversal is legal because every destination element
 /// is written exactly once and the source is not modified (aliasing goes through a temporary).
@@ -590,72 +591,21 @@ pub(crate) fn simplify<const K: usize>(
         }
     }
     axes.sort_by(|x, y| y.1[0].cmp(&x.1[0]));
-    // Merge in place: `w` is the last kept axis.
-    let mut w = 0;
-    for k in 1..axes.len() {
-        let (n, s) = axes[k];
-        let last = &mut axes[w];
-        let contiguous = |op: usize| {
-            isize::try_from(n)
-                .ok()
-                .and_then(|n| s[op].checked_mul(n))
-                .is_some_and(|x| x == last.1[op])
-        };
-        if (0..K).all(contiguous) {
-            last.0 *= n;
-            last.1 = s;
-        } else {
-            w += 1;
-            axes[w] = (n, s);
-        }
-    }
-    axes.truncate(w + 1);
+    nest::merge_contiguous(&nest::Exact, &mut axes);
     if axes.is_empty() {
         axes.push((1, [0; K]));
     }
     Some(axes)
 }
 
-/// Breakpoints of the destination index space along each axis, from the masks of both sides.
-/// The list of cells is reserved within the allocation limit (its length is the product
-/// of the pieces of every axis).
+/// The cells of the destination index space of `shape` cut at every end of `boxes`
+/// ([`nest::cells`]), the list reserved within the allocation limit.
 fn cells(
     op: &'static str,
     shape: &[usize],
     boxes: &[&[(usize, usize)]],
 ) -> Result<Vec<Vec<(usize, usize)>>> {
-    let mut per_axis: Vec<Vec<(usize, usize)>> = Vec::with_capacity(shape.len());
-    for (k, &n) in shape.iter().enumerate() {
-        let mut cuts = vec![0, n];
-        for b in boxes {
-            if let Some(&(lo, hi)) = b.get(k) {
-                cuts.push(lo);
-                cuts.push(hi);
-            }
-        }
-        cuts.sort_unstable();
-        cuts.dedup();
-        per_axis.push(
-            cuts.windows(2)
-                .map(|w| (w[0], w[1]))
-                .filter(|(a, b)| a < b)
-                .collect(),
-        );
-    }
-    // Cartesian product in row-major order.
-    let mut res: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
-    for iv in per_axis {
-        let mut next = alloc::reserve(op, res.len().saturating_mul(iv.len()))?;
-        for r in &res {
-            for &i in &iv {
-                let mut c = r.clone();
-                c.push(i);
-                next.push(c);
-            }
-        }
-        res = next;
-    }
-    Ok(res)
+    nest::cells(shape, boxes, |n| alloc::reserve(op, n))
 }
 
 fn inside(cell: &[(usize, usize)], valid: &[(usize, usize)]) -> bool {
@@ -1251,8 +1201,12 @@ fn piece_boxes(
         .zip(&origin)
         .zip(&m.shape)
         .map(|((&(b, e), &o), &n)| {
-            let lo = b.saturating_sub(o).min(n);
-            (lo, e.saturating_sub(o).min(n).max(lo))
+            nest::valid_interval(
+                &nest::Exact,
+                n,
+                [b.saturating_sub(o)],
+                [e.saturating_sub(o)],
+            )
         })
         .collect();
     let src_box = if m.masked {
