@@ -21,6 +21,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::operand::{check_no_self_overlap, top, Machine};
 mod rows;
+mod run;
 
 /// Output bytes above which a plan runs on the rayon thread pool.
 pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
@@ -867,9 +868,10 @@ fn table_range(table: &[isize]) -> Option<(i64, i64)> {
     res
 }
 
-/// Plans copying `src` into the elements of `dst` (same shape; `None`: the row-major layout
-/// of the source's shape); `dst` is one level.
-pub(crate) fn plan_copy<'a>(
+/// The planner every copy goes through, for elements known by name and size only: plans
+/// copying the levels `src` into the elements of `dst` (same shape; `None`: the row-major
+/// layout of the source's shape); `dst` is one level.
+pub(crate) fn plan_copy_untyped<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
@@ -888,7 +890,7 @@ pub(crate) fn plan_copy<'a>(
     }
     if let [one] = src {
         if one.mask().is_none() && dst.as_ref().is_none_or(|d| d.mask().is_none()) {
-            return plan_single(op, elem, elem_size, dst, src, one);
+            return plan_single_view(op, elem, elem_size, dst, src, one);
         }
     }
     let dst = match dst {
@@ -1240,7 +1242,7 @@ fn piece_boxes(
 /// Plans a copy between two unmasked single views (`dst` `None`: the row-major layout of the
 /// source's shape): one box, no table, no temporaries beyond the plan's own fields (the
 /// common case, and the one small copies hit).
-fn plan_single<'a>(
+fn plan_single_view<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
@@ -1327,11 +1329,12 @@ fn plan_single<'a>(
 /// [`Error::Machine`] when a field does not fit this machine's integers; [`Error::Alloc`]
 /// when the offset table of a stack exceeds the allocation limit.
 pub fn plan_materialize<T: Element>(src: &impl Levels) -> Result<LoopPlan<'_>> {
-    materialize_plan::<T>(src.levels())
+    plan_materialize_levels::<T>(src.levels())
 }
 
-pub(crate) fn materialize_plan<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
-    plan_copy(
+/// [`plan_materialize`] of a stack's levels (bottom first), for the crate's operations.
+pub(crate) fn plan_materialize_levels<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
+    plan_copy_untyped(
         "materialize",
         T::NAME,
         std::mem::size_of::<T>(),
@@ -1350,15 +1353,16 @@ pub fn plan_copy_into<'a, T: Element>(
     src: &'a impl Levels,
     dst: &ConcreteView,
 ) -> Result<LoopPlan<'a>> {
-    copy_plan::<T>(src.levels(), dst)
+    plan_copy_into_levels::<T>(src.levels(), dst)
 }
 
-pub(crate) fn copy_plan<'a, T: Element>(
+/// [`plan_copy_into`] from a stack's levels (bottom first), for the crate's operations.
+pub(crate) fn plan_copy_into_levels<'a, T: Element>(
     src: &'a [ConcreteView],
     dst: &ConcreteView,
 ) -> Result<LoopPlan<'a>> {
     check_no_self_overlap("copy", std::slice::from_ref(dst))?;
-    plan_copy(
+    plan_copy_untyped(
         "copy",
         T::NAME,
         std::mem::size_of::<T>(),
