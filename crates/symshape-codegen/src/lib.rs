@@ -4,7 +4,8 @@
 //! - [`Plan`]: the loop nest of a kernel over symbolic extents. [`Plan::materialize`]
 //!   copies one [`symshape_view::ViewStack`] into a contiguous output;
 //!   [`Plan::elementwise`] reads several stacks broadcast to one shape. Adjacent axes
-//!   are merged where the merge is proven, masks that are boxes become loop bounds and
+//!   are merged where the merge is proven, masks that are boxes become loop bounds (both
+//!   by the rules of [`symshape_view::nest`], which the kernels' planner shares) and
 //!   the other masks predicates, index expressions are simplified with the loop
 //!   ranges, and every condition a binding must meet is collected in [`Plan::checks`].
 //! - [`render_c`]: one self-contained C99 translation unit with a guard function and the

@@ -20,8 +20,8 @@
 
 use std::fmt;
 
-use symshape::{BigInt, CmpOp, Cond, CondKind, Expr, ExprKind, Scope, SymbolSpec};
-use symshape_view::{View, ViewOps, ViewStack};
+use symshape::{BigInt, CmpOp, Cond, Expr, ExprKind, Scope, SymbolSpec};
+use symshape_view::{nest, View, ViewOps, ViewStack};
 
 use crate::error::{Error, Result};
 
@@ -284,32 +284,25 @@ impl Plan {
 
         // Bounds: only a single input's mask can narrow the loops.
         let n = groups.len();
-        let mut lo_cands: Vec<Vec<Expr>> = vec![Vec::new(); n];
-        let mut hi_cands: Vec<Vec<Expr>> = vec![Vec::new(); n];
-        let mut rest = Vec::new();
-        if kind == PlanKind::Materialize {
-            for atom in conjuncts(valids[0]) {
-                match box_bound(atom, &group_syms) {
-                    Some((k, Bound::Lo(e))) => lo_cands[k].push(e),
-                    Some((k, Bound::Hi(e))) => hi_cands[k].push(e),
-                    Some((k, Bound::At(e))) => {
-                        lo_cands[k].push(e);
-                        hi_cands[k].push(e + 1);
-                    }
-                    None => rest.push(atom),
-                }
-            }
+        let (ends, rest) = if kind == PlanKind::Materialize {
+            let bounds = nest::mask_bounds(valids[0], &group_syms);
             valids[0] = Cond::constant(true);
-        }
+            bounds
+        } else {
+            (vec![nest::Ends::default(); n], Vec::new())
+        };
 
         let mut loops = Vec::with_capacity(n);
         let mut renamed = Vec::with_capacity(n);
-        for (k, &(_, extent)) in groups.iter().enumerate() {
-            let zero = Expr::from(0);
-            let lo = lo_cands[k].iter().fold(zero, |a, &b| a.max(b));
-            let lo = cx.simplify(lo.min(extent)).check()?;
-            let hi = hi_cands[k].iter().fold(extent, |a, &b| a.min(b));
-            let hi = cx.simplify(hi.max(lo)).check()?;
+        for (&(_, extent), ends) in groups.iter().zip(&ends) {
+            let k = loops.len();
+            let (lo, hi) = nest::valid_interval(
+                &nest::Proven(cx),
+                extent,
+                ends.lows.iter().copied(),
+                ends.highs.iter().copied(),
+            );
+            let (lo, hi) = (lo.check()?, hi.check()?);
             let index = loop_symbol(k, lo, hi)?;
             renamed.push(index);
             loops.push(Loop {
@@ -635,12 +628,42 @@ fn scope_checks(cx: &Scope) -> Vec<Check> {
     res
 }
 
-/// Merges adjacent axes, outermost first, where the merge is proven for every binding:
-/// every offset is affine in both indices `a` and `b` (stepping either changes it by an
-/// amount free of both), the step of `a` is provably `d_b` times the step of `b`, and no
-/// validity condition mentions either. Then `offset(a, b) = offset(0, a*d_b + b)`, so the
-/// merged index `j` replaces `b` and `a` becomes 0. Returns each loop's index symbol and
-/// extent; `offsets` and `valids` are rewritten in them.
+/// A run of adjacent lowered axes `first..=last` as [`nest::merge_contiguous`] merges them:
+/// its extent, and the step of every read's offset along it (`None` when some read does
+/// not move by a step free of every index, or a validity condition mentions the axis).
+struct Run {
+    first: usize,
+    last: usize,
+    extent: Expr,
+    steps: Option<Vec<Expr>>,
+}
+
+impl nest::NestAxis for Run {
+    type Extent = Expr;
+    type Step = Expr;
+
+    fn extent(&self) -> &Expr {
+        &self.extent
+    }
+
+    fn steps(&self) -> Option<&[Expr]> {
+        self.steps.as_deref()
+    }
+
+    fn absorb(&mut self, inner: &Run, extent: Expr) {
+        self.last = inner.last;
+        self.extent = extent;
+        self.steps.clone_from(&inner.steps);
+    }
+}
+
+/// Merges adjacent axes where [`nest::merge_contiguous`] proves every read contiguous
+/// across them, for every binding: an axis steps a read by `offset(i + 1) - offset(i)`
+/// when that is free of every index, and an axis that a validity condition mentions is
+/// left alone. A merged run of axes becomes one index `j` over the product of their
+/// extents; `offset(a, b) = offset(0, a*d_b + b)`, so `j` replaces the run's last index and
+/// the others become 0. Returns each loop's index symbol and extent; `offsets` are
+/// rewritten in them.
 fn merge_axes(
     cx: &Scope,
     index: &[Expr],
@@ -648,53 +671,50 @@ fn merge_axes(
     offsets: &mut [Expr],
     valids: &[Cond],
 ) -> Result<Vec<(Expr, Expr)>> {
-    let mut groups: Vec<(Expr, Expr)> = Vec::new();
-    for (&b, &db) in index.iter().zip(shape) {
-        let Some(&(a, da)) = groups.last() else {
-            groups.push((b, db));
-            continue;
-        };
-        if !mergeable(cx, offsets, valids, a, b, db) {
-            groups.push((b, db));
+    let in_valid = |s: &Expr| valids.iter().any(|v| v.symbols().contains(s));
+    let step = |o: Expr, s: Expr| {
+        let moved = o.substitute(|x| (x == s).then_some(s + 1));
+        let d = cx.simplify(moved - o);
+        let free = !d.symbols().iter().any(|x| index.contains(x));
+        (free && d.check().is_ok()).then_some(d)
+    };
+    let mut runs: Vec<Run> = index
+        .iter()
+        .zip(shape)
+        .enumerate()
+        .map(|(k, (&i, &extent))| Run {
+            first: k,
+            last: k,
+            extent,
+            steps: if in_valid(&i) {
+                None
+            } else {
+                offsets.iter().map(|&o| step(o, i)).collect()
+            },
+        })
+        .collect();
+    nest::merge_contiguous(&nest::Proven(cx), &mut runs);
+    let mut groups = Vec::with_capacity(runs.len());
+    for (k, r) in runs.iter().enumerate() {
+        if r.first == r.last {
+            groups.push((index[r.first], r.extent));
             continue;
         }
-        let extent = cx.simplify(da * db).check()?;
-        let j = merge_symbol(groups.len(), extent)?;
+        let j = merge_symbol(k, r.extent)?;
+        let span = &index[r.first..=r.last];
         let map = |s: Expr| {
-            if s == a {
-                Some(Expr::from(0))
-            } else if s == b {
+            if s == index[r.last] {
                 Some(j)
             } else {
-                None
+                span.contains(&s).then(|| Expr::from(0))
             }
         };
         for o in offsets.iter_mut() {
             *o = cx.simplify(o.substitute(map)).check()?;
         }
-        if let Some(g) = groups.last_mut() {
-            *g = (j, extent);
-        }
+        groups.push((j, r.extent));
     }
     Ok(groups)
-}
-
-fn mergeable(cx: &Scope, offsets: &[Expr], valids: &[Cond], a: Expr, b: Expr, db: Expr) -> bool {
-    let free = |e: Expr| {
-        let syms = e.symbols();
-        !syms.contains(&a) && !syms.contains(&b) && e.check().is_ok()
-    };
-    let step = |o: Expr, s: Expr| {
-        let moved = o.substitute(|x| (x == s).then_some(s + 1));
-        cx.simplify(moved - o)
-    };
-    valids.iter().all(|v| {
-        let syms = v.symbols();
-        !syms.contains(&a) && !syms.contains(&b)
-    }) && offsets.iter().all(|&o| {
-        let (sa, sb) = (step(o, a), step(o, b));
-        free(sa) && free(sb) && cx.prove_eq(sa, sb * db).is_true()
-    })
 }
 
 /// The symbol of a merged axis: `__m{k}` over `0..extent`.
@@ -712,58 +732,5 @@ fn loop_symbol(k: usize, lo: Expr, hi: Expr) -> Result<Expr> {
     match SymbolSpec::new(&name).range(lo, hi - 1).build() {
         Ok(s) => Ok(s),
         Err(_) => Ok(SymbolSpec::new(&name).range(lo, lo).build()?),
-    }
-}
-
-enum Bound {
-    /// `index >= e`.
-    Lo(Expr),
-    /// `index < e`.
-    Hi(Expr),
-    /// `index == e`.
-    At(Expr),
-}
-
-/// `Some((k, bound))` when `atom` bounds the loop symbol `syms[k]` alone: `±i + r`
-/// compared with 0, `r` free of every loop symbol.
-fn box_bound(atom: Cond, syms: &[Expr]) -> Option<(usize, Bound)> {
-    let CondKind::Compare(d, op) = atom.kind() else {
-        return None;
-    };
-    let used = d.symbols();
-    let mut found = syms.iter().enumerate().filter(|(_, s)| used.contains(s));
-    let (k, &s) = found.next()?;
-    if found.next().is_some() {
-        return None;
-    }
-    let c = d.coefficient_of(s);
-    let sign: i64 = if c == 1.into() {
-        1
-    } else if c == (-1).into() {
-        -1
-    } else {
-        return None;
-    };
-    let r = d - s * sign;
-    if r.symbols().iter().any(|x| syms.contains(x)) {
-        return None;
-    }
-    // `sign*i + r OP 0`.
-    let bound = match (op, sign) {
-        (CmpOp::Le, 1) => Bound::Hi(1 - r),
-        (CmpOp::Le, _) => Bound::Lo(r),
-        (CmpOp::Eq, 1) => Bound::At(-r),
-        (CmpOp::Eq, _) => Bound::At(r),
-        _ => return None,
-    };
-    Some((k, bound))
-}
-
-/// The conjuncts of `c` (itself when it is not an `and`).
-fn conjuncts(c: Cond) -> Vec<Cond> {
-    match c.kind() {
-        CondKind::And(args) => args,
-        CondKind::Const(true) => Vec::new(),
-        _ => vec![c],
     }
 }

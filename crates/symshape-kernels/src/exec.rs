@@ -160,14 +160,15 @@ pub(crate) fn drive<const K: usize, F>(
     run_units(parallel, units, run);
 }
 
-/// Runs a copy plan.
+/// Runs every box of a copy plan through its kernel: the unchecked core of
+/// `LoopPlan::run_copy` and `LoopPlan::run_materialize`.
 ///
 /// # Safety
 /// `dst` and `src` (which may point into one buffer only if the plan's destination and source
 /// reach disjoint offsets) must be valid for writes and reads at every offset the plan reaches:
 /// the destination and source extents were checked against the buffer lengths, and for an
 /// offset-table plan every non-negative table entry was checked against the source length.
-pub(crate) unsafe fn run_copy<T: Element>(plan: &LoopPlan, dst: *mut T, src: *const T, pad: T) {
+pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *const T, pad: T) {
     let (d, s) = (Ptr(dst), Ptr(src as *mut T));
     let table = Ptr(plan.table.as_ptr() as *mut isize);
     let level = simd::level();
@@ -1447,7 +1448,7 @@ fn run_units(parallel: bool, units: usize, run: impl Fn(usize, usize) + Sync) {
 }
 
 impl LoopPlan<'_> {
-    // Written beside the execution it predicts: the units are the ones `run_copy` cuts.
+    // Written beside the execution it predicts: the units are the ones `run_boxes` cuts.
     /// How the plan would split its work on a pool of `threads` threads (the pool a caller
     /// installs, or rayon's global one): per box, the units of work its kernel cuts it into,
     /// the rayon tasks those go to, and the bytes each task writes. A plan under the

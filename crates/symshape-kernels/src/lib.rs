@@ -26,7 +26,8 @@
 //!   buffer a gather's new `ViewStack` is a view of).
 //! - [`LoopPlan`]: the inspectable plan of a copy or materialize ([`plan_materialize`],
 //!   [`plan_copy_into`]): boxes of the destination (an interior without mask checks, border
-//!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`]. A stack whose
+//!   boxes of pad value), each a simplified loop nest with a chosen [`Kernel`] (boxes cut and
+//!   axes merged by the rules of [`symshape_view::nest`], which code generation shares). A stack whose
 //!   levels do not compose into one view is cut into boxes that do (the padded ends of the
 //!   unfold windows of an im2col), or into boxes of masked rows (a causal mask), before it
 //!   falls back to an offset table; [`LoopPlan::table`] says whether a plan reads one and

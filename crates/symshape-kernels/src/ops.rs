@@ -11,12 +11,12 @@ use symshape_view::{ConcreteStack, ConcreteView, Levels};
 use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::exec::{drive, run_copy, streams, tiled, write_row, Ptr};
+use crate::exec::{drive, run_boxes, streams, tiled, write_row, Ptr};
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
 use crate::plan::{
-    copy_plan, materialize_plan, simplify, stack_offsets, Axis, LoopPlan, PARALLEL_BYTES,
+    plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Axis, PARALLEL_BYTES,
 };
 use crate::simd;
 use std::mem::size_of;
@@ -28,64 +28,6 @@ pub struct Dense<T> {
     pub shape: Vec<usize>,
     /// The values, row-major.
     pub values: Vec<T>,
-}
-
-impl LoopPlan<'_> {
-    fn check_elem<T: Element>(&self) -> Result<()> {
-        if std::mem::size_of::<T>() != self.elem_size || T::NAME != self.elem {
-            return Err(Error::ElementMismatch {
-                op: self.op,
-                planned: self.elem,
-                got: T::NAME,
-            });
-        }
-        Ok(())
-    }
-
-    /// Checks the source and destination buffers against everything the plan reaches: the
-    /// source's extent (or the range of its offset table) and the destination's extent.
-    fn check_buffers(&self, src_len: usize, dst_len: usize) -> Result<()> {
-        check_extent(self.op, "source", self.read, src_len)?;
-        check_extent(self.op, "destination", self.dst_extent(), dst_len)
-    }
-
-    /// Runs a materialize plan: reads `src_buf` through the planned view and writes every
-    /// element of `out` (row-major), masked elements taking `pad`.
-    ///
-    /// # Errors
-    /// [`Error::ElementMismatch`], [`Error::OutputLength`], [`Error::OutOfBuffer`].
-    pub fn run_materialize<T: Element>(&self, src_buf: &[T], out: &mut [T], pad: T) -> Result<()> {
-        self.check_elem::<T>()?;
-        if out.len() != self.dst_numel {
-            return Err(Error::OutputLength {
-                op: self.op,
-                shape: self.dst_shape().iter().map(|&d| d as usize).collect(),
-                expected: self.dst_numel,
-                got: out.len(),
-            });
-        }
-        self.check_buffers(src_buf.len(), out.len())?;
-        // SAFETY: both extents (the table's entries included) were checked against the buffer
-        // lengths just above; `out` and `src_buf` are distinct borrows; a row-major
-        // destination has no self-overlap.
-        unsafe { run_copy(self, out.as_mut_ptr(), src_buf.as_ptr(), pad) };
-        Ok(())
-    }
-
-    /// Runs a copy plan (or a materialize plan into a buffer of the planned view): reads
-    /// `src_buf` through the planned source view and writes the planned destination elements
-    /// of `dst_buf`, masked source elements taking `pad`.
-    ///
-    /// # Errors
-    /// [`Error::ElementMismatch`], [`Error::OutOfBuffer`].
-    pub fn run_copy<T: Element>(&self, src_buf: &[T], dst_buf: &mut [T], pad: T) -> Result<()> {
-        self.check_elem::<T>()?;
-        self.check_buffers(src_buf.len(), dst_buf.len())?;
-        // SAFETY: extents checked above; distinct borrows; destination free of self-overlap
-        // (checked when the copy plan was made).
-        unsafe { run_copy(self, dst_buf.as_mut_ptr(), src_buf.as_ptr(), pad) };
-        Ok(())
-    }
 }
 
 /// Largest view materialized without building a [`LoopPlan`].
@@ -111,7 +53,7 @@ pub fn materialize<T: Element>(src: Input<'_, T>) -> Result<Dense<T>> {
     let n = alloc::count("materialize", &shape, std::mem::size_of::<T>())?;
     let mut values = alloc::filled_vec("materialize", n, src.pad)?;
     if !small_gather("materialize", src, None, &mut values)? {
-        let plan = materialize_plan::<T>(src.levels)?;
+        let plan = plan_materialize_levels::<T>(src.levels)?;
         plan.run_materialize(src.buf, &mut values, src.pad)?;
     }
     Ok(Dense { shape, values })
@@ -283,7 +225,7 @@ pub fn copy<T: Element>(src: Input<'_, T>, dst: Output<'_, T>) -> Result<()> {
         }
     }
     match dst.levels {
-        [one] => copy_plan::<T>(src.levels, one)?.run_copy(src.buf, dst.buf, src.pad),
+        [one] => plan_copy_into_levels::<T>(src.levels, one)?.run_copy(src.buf, dst.buf, src.pad),
         levels => {
             check_same_shape("copy", src.levels, levels)?;
             let values = materialize(src)?.values;
@@ -359,7 +301,7 @@ pub fn copy_within<T: Element>(
 ) -> Result<()> {
     let (src, dst) = (src.levels(), dst.levels());
     if let [one] = dst {
-        let plan = copy_plan::<T>(src, one)?;
+        let plan = plan_copy_into_levels::<T>(src, one)?;
         check_extent("copy_within", "source", plan.read, buf.len())?;
         let dst_extent = one.extent();
         check_extent("copy_within", "destination", dst_extent, buf.len())?;
@@ -371,7 +313,7 @@ pub fn copy_within<T: Element>(
             let p = buf.as_mut_ptr();
             // SAFETY: extents checked above and disjoint, so no element is both read and
             // written; destination free of self-overlap (checked by `plan_copy_into`).
-            unsafe { run_copy(&plan, p, p, pad) };
+            unsafe { run_boxes(&plan, p, p, pad) };
             return Ok(());
         }
     }
@@ -797,7 +739,7 @@ mod tests {
         let below = unflattened(dst.levels());
         let read = reshaped(std::slice::from_ref(&src), top(below).shape()).unwrap();
         assert_eq!(read.levels().len(), 1);
-        let plan = copy_plan::<f32>(read.levels(), &below[0]).unwrap();
+        let plan = plan_copy_into_levels::<f32>(read.levels(), &below[0]).unwrap();
         assert!(!plan.to_string().contains("table"), "{plan}");
     }
 

@@ -14,13 +14,14 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use symshape_view::concrete::{merge_memo, merge_refined};
-use symshape_view::{ConcreteView, Levels, Op};
+use symshape_view::{nest, ConcreteView, Levels, Op};
 
 use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::operand::{check_no_self_overlap, top, Machine};
 mod rows;
+mod run;
 
 /// Output bytes above which a plan runs on the rayon thread pool.
 pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
@@ -573,7 +574,8 @@ impl fmt::Display for LoopPlan<'_> {
 pub(crate) type Axis<const K: usize> = (usize, [isize; K]);
 
 /// Drops unit axes, reverses axes with a negative destination stride, orders axes by
-/// decreasing destination stride and merges axes contiguous for every operand.
+/// decreasing destination stride and merges axes contiguous for every operand
+/// ([`nest::merge_contiguous`], decided at once).
 ///
 /// Returns `None` when the nest is empty. Reversal is legal because every destination element
 /// is written exactly once and the source is not modified (aliasing goes through a temporary).
@@ -596,72 +598,21 @@ pub(crate) fn simplify<const K: usize>(
         }
     }
     axes.sort_by(|x, y| y.1[0].cmp(&x.1[0]));
-    // Merge in place: `w` is the last kept axis.
-    let mut w = 0;
-    for k in 1..axes.len() {
-        let (n, s) = axes[k];
-        let last = &mut axes[w];
-        let contiguous = |op: usize| {
-            isize::try_from(n)
-                .ok()
-                .and_then(|n| s[op].checked_mul(n))
-                .is_some_and(|x| x == last.1[op])
-        };
-        if (0..K).all(contiguous) {
-            last.0 *= n;
-            last.1 = s;
-        } else {
-            w += 1;
-            axes[w] = (n, s);
-        }
-    }
-    axes.truncate(w + 1);
+    nest::merge_contiguous(&nest::Exact, &mut axes);
     if axes.is_empty() {
         axes.push((1, [0; K]));
     }
     Some(axes)
 }
 
-/// Breakpoints of the destination index space along each axis, from the masks of both sides.
-/// The list of cells is reserved within the allocation limit (its length is the product
-/// of the pieces of every axis).
+/// The cells of the destination index space of `shape` cut at every end of `boxes`
+/// ([`nest::cells`]), the list reserved within the allocation limit.
 fn cells(
     op: &'static str,
     shape: &[usize],
     boxes: &[&[(usize, usize)]],
 ) -> Result<Vec<Vec<(usize, usize)>>> {
-    let mut per_axis: Vec<Vec<(usize, usize)>> = Vec::with_capacity(shape.len());
-    for (k, &n) in shape.iter().enumerate() {
-        let mut cuts = vec![0, n];
-        for b in boxes {
-            if let Some(&(lo, hi)) = b.get(k) {
-                cuts.push(lo);
-                cuts.push(hi);
-            }
-        }
-        cuts.sort_unstable();
-        cuts.dedup();
-        per_axis.push(
-            cuts.windows(2)
-                .map(|w| (w[0], w[1]))
-                .filter(|(a, b)| a < b)
-                .collect(),
-        );
-    }
-    // Cartesian product in row-major order.
-    let mut res: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
-    for iv in per_axis {
-        let mut next = alloc::reserve(op, res.len().saturating_mul(iv.len()))?;
-        for r in &res {
-            for &i in &iv {
-                let mut c = r.clone();
-                c.push(i);
-                next.push(c);
-            }
-        }
-        res = next;
-    }
-    Ok(res)
+    nest::cells(shape, boxes, |n| alloc::reserve(op, n))
 }
 
 fn inside(cell: &[(usize, usize)], valid: &[(usize, usize)]) -> bool {
@@ -949,9 +900,10 @@ fn table_range(table: &[isize]) -> Option<(i64, i64)> {
     res
 }
 
-/// Plans copying `src` into the elements of `dst` (same shape; `None`: the row-major layout
-/// of the source's shape); `dst` is one level.
-pub(crate) fn plan_copy<'a>(
+/// The planner every copy goes through, for elements known by name and size only: plans
+/// copying the levels `src` into the elements of `dst` (same shape; `None`: the row-major
+/// layout of the source's shape); `dst` is one level.
+pub(crate) fn plan_copy_untyped<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
@@ -970,7 +922,7 @@ pub(crate) fn plan_copy<'a>(
     }
     if let [one] = src {
         if one.mask().is_none() && dst.as_ref().is_none_or(|d| d.mask().is_none()) {
-            return plan_single(op, elem, elem_size, dst, src, one);
+            return plan_single_view(op, elem, elem_size, dst, src, one);
         }
     }
     let dst = match dst {
@@ -1286,8 +1238,12 @@ fn piece_boxes(
         .zip(&origin)
         .zip(&m.shape)
         .map(|((&(b, e), &o), &n)| {
-            let lo = b.saturating_sub(o).min(n);
-            (lo, e.saturating_sub(o).min(n).max(lo))
+            nest::valid_interval(
+                &nest::Exact,
+                n,
+                [b.saturating_sub(o)],
+                [e.saturating_sub(o)],
+            )
         })
         .collect();
     let src_box = if m.masked {
@@ -1321,7 +1277,7 @@ fn piece_boxes(
 /// Plans a copy between two unmasked single views (`dst` `None`: the row-major layout of the
 /// source's shape): one box, no table, no temporaries beyond the plan's own fields (the
 /// common case, and the one small copies hit).
-fn plan_single<'a>(
+fn plan_single_view<'a>(
     op: &'static str,
     elem: &'static str,
     elem_size: usize,
@@ -1408,11 +1364,12 @@ fn plan_single<'a>(
 /// [`Error::Machine`] when a field does not fit this machine's integers; [`Error::Alloc`]
 /// when the offset table of a stack exceeds the allocation limit.
 pub fn plan_materialize<T: Element>(src: &impl Levels) -> Result<LoopPlan<'_>> {
-    materialize_plan::<T>(src.levels())
+    plan_materialize_levels::<T>(src.levels())
 }
 
-pub(crate) fn materialize_plan<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
-    plan_copy(
+/// [`plan_materialize`] of a stack's levels (bottom first), for the crate's operations.
+pub(crate) fn plan_materialize_levels<T: Element>(levels: &[ConcreteView]) -> Result<LoopPlan<'_>> {
+    plan_copy_untyped(
         "materialize",
         T::NAME,
         std::mem::size_of::<T>(),
@@ -1431,15 +1388,16 @@ pub fn plan_copy_into<'a, T: Element>(
     src: &'a impl Levels,
     dst: &ConcreteView,
 ) -> Result<LoopPlan<'a>> {
-    copy_plan::<T>(src.levels(), dst)
+    plan_copy_into_levels::<T>(src.levels(), dst)
 }
 
-pub(crate) fn copy_plan<'a, T: Element>(
+/// [`plan_copy_into`] from a stack's levels (bottom first), for the crate's operations.
+pub(crate) fn plan_copy_into_levels<'a, T: Element>(
     src: &'a [ConcreteView],
     dst: &ConcreteView,
 ) -> Result<LoopPlan<'a>> {
     check_no_self_overlap("copy", std::slice::from_ref(dst))?;
-    plan_copy(
+    plan_copy_untyped(
         "copy",
         T::NAME,
         std::mem::size_of::<T>(),

@@ -45,6 +45,9 @@
 //!   space ([`BindCache`]); [`infer`] finds symbol values from a concrete shape.
 //! - [`Lowered`] ([`ViewStack::lower`]): `(offset, valid)` as expressions in loop
 //!   indices, for code generators.
+//! - [`nest`]: the loop-nest rules both loop planners use (the kernels' over bound
+//!   views, the code generator's over symbolic ones): axis merging, mask intervals,
+//!   cells.
 //! - [`Trace`]: each op with its resulting stack and new guards, printed stably
 //!   for snapshot tests.
 //!
@@ -126,6 +129,7 @@ mod index;
 mod lower;
 mod lower_op;
 mod memory;
+pub mod nest;
 mod op;
 #[cfg(feature = "serde")]
 mod serde_impl;

@@ -9,6 +9,7 @@ mod errors;
 mod memory;
 mod midsize;
 mod model;
+mod nest;
 mod ops;
 mod overlap;
 mod pinned;
