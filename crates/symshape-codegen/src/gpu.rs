@@ -36,7 +36,9 @@
 //!    values are proven to fit in `i64`, or the renderer refuses).
 //! 5. Counters never overflow: a grid-stride step is taken only while it stays below
 //!    the count, and tile corners are compared as `lx < ea - a0`.
-//! 6. Every grid dimension is between 1 and 65535 for every binding.
+//! 6. Every grid dimension is at least 1 and at most 65535 for every binding, except
+//!    a tiled kernel's rest counter, which runs along x first (up to `2^31 - 1`
+//!    groups), the tiles along `b` and `a` on y and z.
 
 use std::fmt::Write as _;
 
@@ -55,12 +57,15 @@ const ROWS: u32 = 8;
 const BLOCK: u32 = 256;
 /// The most groups along one grid dimension (CUDA's limit for y and z).
 const MAX_GROUPS: i64 = 65535;
+/// The most groups along grid dimension x (CUDA's limit for x, `2^31 - 1`).
+const MAX_GROUPS_X: i64 = 2_147_483_647;
 
 /// How a kernel is launched.
 ///
 /// `grid[k]` is the number of work-groups (OpenCL) or blocks (CUDA) along `k`, an
-/// expression over the declared symbols, between 1 and 65535 for every binding that
-/// passes the plan's checks; `block[k]` is the number of work-items (threads) per group
+/// expression over the declared symbols, at least 1 for every binding that passes the
+/// plan's checks, and at most 65535 along y and z and `2^31 - 1` along x (CUDA's
+/// limits); `block[k]` is the number of work-items (threads) per group
 /// along `k`. OpenCL's global size along `k` is `grid[k] * block[k]`. `shared_bytes` is
 /// the local (shared) memory the kernel declares statically: nothing needs to be
 /// passed for it at launch.
@@ -372,11 +377,14 @@ impl Desc {
             .map(|(l, &w)| w * l.dst_stride)
             .sum();
         let tiles = |e: Expr| cx.simplify(e.ceil_div(i64::from(TILE)).min(MAX_GROUPS).max(1));
-        let grid = [
-            tiles(loops[b].extent),
-            tiles(loops[a].extent),
-            cx.simplify(count.min(MAX_GROUPS).max(1)),
-        ];
+        let (tb, ta) = (tiles(loops[b].extent), tiles(loops[a].extent));
+        let grid = if rest.is_empty() {
+            [tb, ta, Expr::from(1)]
+        } else {
+            // Consecutive groups walk the rest counter first: groups launched together
+            // then move neighbouring pieces of the same tile rows (see `tile_dims`).
+            [cx.simplify(count.min(MAX_GROUPS_X).max(1)), tb, ta]
+        };
         let cols = u64::from(TILE) + 1;
         Ok(Desc {
             form: Form::Tiled { a, b, rest },
@@ -713,12 +721,13 @@ impl Desc {
                 dialect.groups(k)
             )
         };
+        let [gz, gb, ga] = tile_dims(!rest.is_empty());
         let mut depth = 1;
         let ind = |d: usize| "    ".repeat(d);
         if !rest.is_empty() {
             let count = bare(&em.value(self.count)?);
             let _ = writeln!(out, "    const {it} count = {count};");
-            let _ = writeln!(out, "    {} {{", stride("z", "count", 2));
+            let _ = writeln!(out, "    {} {{", stride("z", "count", gz));
             depth += 1;
             for (k, e) in &self.indices {
                 let v = bare(&em.value(*e)?);
@@ -732,8 +741,8 @@ impl Desc {
             let _ = writeln!(out, "{}const int ok = {};", ind(depth), tests.join(" && "));
             Some("ok")
         };
-        let _ = writeln!(out, "{}{} {{", ind(depth), stride("ta", "na", 1));
-        let _ = writeln!(out, "{}{} {{", ind(depth + 1), stride("tb", "nb", 0));
+        let _ = writeln!(out, "{}{} {{", ind(depth), stride("ta", "na", ga));
+        let _ = writeln!(out, "{}{} {{", ind(depth + 1), stride("tb", "nb", gb));
         let d = depth + 2;
         let _ = writeln!(
             out,
@@ -812,6 +821,22 @@ impl Desc {
             let _ = writeln!(out, "    }}");
         }
         Ok(())
+    }
+}
+
+/// The grid dimensions of a tiled kernel's rest counter, tiles along `b` and tiles
+/// along `a`: `[0, 1, 2]` with a rest counter, else `[2, 0, 1]` (dimension 2 unused).
+///
+/// With a rest counter, consecutive groups take consecutive counter values: groups
+/// resident together then read and write neighbouring pieces of the same source and
+/// output rows (in a `(2, 1, 0)` permute the middle loop's step is small in both),
+/// where walking the tiles first would have them touch rows a whole plane apart. The
+/// counter may need more groups than the tiles, and dimension x allows `2^31 - 1`.
+fn tile_dims(batched: bool) -> [usize; 3] {
+    if batched {
+        [0, 1, 2]
+    } else {
+        [2, 0, 1]
     }
 }
 
