@@ -385,7 +385,10 @@ impl Desc {
         let grid = if rest.is_empty() {
             [tb, ta, Expr::from(1)]
         } else if rest_first {
-            [cx.simplify(count.min(MAX_GROUPS_X).max(1)), tb, ta]
+            // One group where a tile axis is empty: the output is, and the counter may
+            // still be large.
+            let full = count * loops[a].extent.min(1) * loops[b].extent.min(1);
+            [cx.simplify(full.min(MAX_GROUPS_X).max(1)), tb, ta]
         } else {
             [tb, ta, cx.simplify(count.min(MAX_GROUPS).max(1))]
         };
@@ -541,7 +544,7 @@ impl Desc {
                 rest_first,
             } => {
                 let dims = tile_dims(*rest_first);
-                self.tiled_body(&mut em, plan, dialect, (*a, *b, rest), dims, t, &mut body)?;
+                self.tiled_body(&mut em, plan, dialect, (*a, *b, rest, dims), t, &mut body)?;
             }
         }
         let mut out = String::new();
@@ -693,8 +696,7 @@ impl Desc {
         em: &mut Emitter<'_>,
         plan: &Plan,
         dialect: Dialect,
-        (a, b, rest): (usize, usize, &[usize]),
-        [gz, gb, ga]: [usize; 3],
+        (a, b, rest, [gz, gb, ga]): (usize, usize, &[usize], [usize; 3]),
         t: &str,
         out: &mut String,
     ) -> Result<()> {

@@ -86,6 +86,8 @@ fn grids_stay_within_the_device_limits() {
     assert_snapshot!(check(&["b 1..=16777216"], "[8, b, 8]", &["permute [2, 1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [b, 1, 1] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&["b 1..=1048576"], "[64, b, 64]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [b, 2, 2] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&["b 1..=1099511627776"], "[32, b, 32]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [min(2147483647, b), 1, 1] block [32, 8, 1] shared 4224");
+    // An empty tile axis empties the output: one group, however large the counter.
+    assert_snapshot!(check(&["n 0..=64", "b 1..=1048576"], "[n, b, 64]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [max(1, b*min(1, n)), max(1, (n + 31) // 32), 2] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&["b 1..=1048576"], "[64, b, 64]", &["flip [1]", "permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [b, 2, 2] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&["b 1..=1048576", "n 1..=4096"], "[b, n, 100]", &["permute [0, 2, 1]"], "f32"), @"i64 x1 f32, loops 1 and 2 in 32x32 tiles through local memory. | grid [(n + 31) // 32, 4, min(65535, b)] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&["n 0..=4096"], "[n, n]", &["flip [1]"], "f32"), @"i32 x4 f32, one work-item per 4 elements read one by one where n % 4 == 0, else one work-item per element. | grid [max(1, (n*n + 1020) // 1024), 1, 1] block [256, 1, 1] shared 0");
