@@ -13,7 +13,8 @@
 //!    32x8 work-items reads a tile along `a` (coalesced source) into local memory and
 //!    writes it along `b` (coalesced output), testing the bounds of both loops per
 //!    element. The other loops are flattened into one counter over the third grid
-//!    dimension, their bounds and predicates decided once per counter value. The output
+//!    dimension (the first where rule 6 puts it there), their bounds and predicates
+//!    decided once per counter value. The output
 //!    offset is written over symbols that run each loop's whole axis, since masked
 //!    elements are written too.
 //! 3. Otherwise one work-item writes `w` consecutive output elements, in a grid-stride
@@ -36,7 +37,10 @@
 //!    values are proven to fit in `i64`, or the renderer refuses).
 //! 5. Counters never overflow: a grid-stride step is taken only while it stays below
 //!    the count, and tile corners are compared as `lx < ea - a0`.
-//! 6. Every grid dimension is between 1 and 65535 for every binding.
+//! 6. Every grid dimension is at least 1 and at most 65535 for every binding, except
+//!    a tiled kernel's rest counter where it runs along x, first (up to `2^31 - 1`
+//!    groups, the tiles along `b` and `a` on y and z): where its unit step is proven
+//!    to step no further than `b` in the source and `a` in the output.
 
 use std::fmt::Write as _;
 
@@ -55,12 +59,15 @@ const ROWS: u32 = 8;
 const BLOCK: u32 = 256;
 /// The most groups along one grid dimension (CUDA's limit for y and z).
 const MAX_GROUPS: i64 = 65535;
+/// The most groups along grid dimension x (CUDA's limit for x, `2^31 - 1`).
+const MAX_GROUPS_X: i64 = 2_147_483_647;
 
 /// How a kernel is launched.
 ///
 /// `grid[k]` is the number of work-groups (OpenCL) or blocks (CUDA) along `k`, an
-/// expression over the declared symbols, between 1 and 65535 for every binding that
-/// passes the plan's checks; `block[k]` is the number of work-items (threads) per group
+/// expression over the declared symbols, at least 1 for every binding that passes the
+/// plan's checks, and at most 65535 along y and z and `2^31 - 1` along x (CUDA's
+/// limits); `block[k]` is the number of work-items (threads) per group
 /// along `k`. OpenCL's global size along `k` is `grid[k] * block[k]`. `shared_bytes` is
 /// the local (shared) memory the kernel declares statically: nothing needs to be
 /// passed for it at launch.
@@ -241,11 +248,12 @@ enum Form {
         guard: Vec<Cond>,
     },
     /// Loops `a` (unit source step) and `b` (innermost) in tiles; `rest` the other loops,
-    /// in order, indexed by `counter`.
+    /// in order, indexed by `counter`, which runs along grid x where `rest_first`.
     Tiled {
         a: usize,
         b: usize,
         rest: Vec<usize>,
+        rest_first: bool,
     },
 }
 
@@ -372,14 +380,26 @@ impl Desc {
             .map(|(l, &w)| w * l.dst_stride)
             .sum();
         let tiles = |e: Expr| cx.simplify(e.ceil_div(i64::from(TILE)).min(MAX_GROUPS).max(1));
-        let grid = [
-            tiles(loops[b].extent),
-            tiles(loops[a].extent),
-            cx.simplify(count.min(MAX_GROUPS).max(1)),
-        ];
+        let (tb, ta) = (tiles(loops[b].extent), tiles(loops[a].extent));
+        let rest_first = rest_first(cx, plan, a, b, &rest);
+        let grid = if rest.is_empty() {
+            [tb, ta, Expr::from(1)]
+        } else if rest_first {
+            // One group where a tile axis is empty: the output is, and the counter may
+            // still be large.
+            let full = count * loops[a].extent.min(1) * loops[b].extent.min(1);
+            [cx.simplify(full.min(MAX_GROUPS_X).max(1)), tb, ta]
+        } else {
+            [tb, ta, cx.simplify(count.min(MAX_GROUPS).max(1))]
+        };
         let cols = u64::from(TILE) + 1;
         Ok(Desc {
-            form: Form::Tiled { a, b, rest },
+            form: Form::Tiled {
+                a,
+                b,
+                rest,
+                rest_first,
+            },
             launch: Launch {
                 grid,
                 block: [TILE, ROWS, 1],
@@ -517,8 +537,14 @@ impl Desc {
                     body.push_str("    }\n");
                 }
             },
-            Form::Tiled { a, b, rest } => {
-                self.tiled_body(&mut em, plan, dialect, (*a, *b, rest), t, &mut body)?;
+            Form::Tiled {
+                a,
+                b,
+                rest,
+                rest_first,
+            } => {
+                let dims = tile_dims(*rest_first);
+                self.tiled_body(&mut em, plan, dialect, (*a, *b, rest, dims), t, &mut body)?;
             }
         }
         let mut out = String::new();
@@ -670,7 +696,7 @@ impl Desc {
         em: &mut Emitter<'_>,
         plan: &Plan,
         dialect: Dialect,
-        (a, b, rest): (usize, usize, &[usize]),
+        (a, b, rest, [gz, gb, ga]): (usize, usize, &[usize], [usize; 3]),
         t: &str,
         out: &mut String,
     ) -> Result<()> {
@@ -718,7 +744,7 @@ impl Desc {
         if !rest.is_empty() {
             let count = bare(&em.value(self.count)?);
             let _ = writeln!(out, "    const {it} count = {count};");
-            let _ = writeln!(out, "    {} {{", stride("z", "count", 2));
+            let _ = writeln!(out, "    {} {{", stride("z", "count", gz));
             depth += 1;
             for (k, e) in &self.indices {
                 let v = bare(&em.value(*e)?);
@@ -732,8 +758,8 @@ impl Desc {
             let _ = writeln!(out, "{}const int ok = {};", ind(depth), tests.join(" && "));
             Some("ok")
         };
-        let _ = writeln!(out, "{}{} {{", ind(depth), stride("ta", "na", 1));
-        let _ = writeln!(out, "{}{} {{", ind(depth + 1), stride("tb", "nb", 0));
+        let _ = writeln!(out, "{}{} {{", ind(depth), stride("ta", "na", ga));
+        let _ = writeln!(out, "{}{} {{", ind(depth + 1), stride("tb", "nb", gb));
         let d = depth + 2;
         let _ = writeln!(
             out,
@@ -813,6 +839,49 @@ impl Desc {
         }
         Ok(())
     }
+}
+
+/// The grid dimensions of a tiled kernel's rest counter, tiles along `b` and tiles
+/// along `a`: `[0, 1, 2]` where the counter runs first, else `[2, 0, 1]`.
+fn tile_dims(rest_first: bool) -> [usize; 3] {
+    if rest_first {
+        [0, 1, 2]
+    } else {
+        [2, 0, 1]
+    }
+}
+
+/// Whether the rest counter of a tiled kernel runs along grid x, before the tiles: where
+/// the innermost rest loop (the counter's unit step) is proven to step no further than
+/// loop `b` in the source and loop `a` in the output, as the middle loop of a
+/// `(2, 1, 0)` permute does. Groups of consecutive counter values, resident together,
+/// then read and write neighbouring pieces of the same rows, where groups of consecutive
+/// tiles would touch rows a whole plane apart; elsewhere (the outer loop of a
+/// `(0, 2, 1)` permute) consecutive tiles are the nearer ones and the tiles stay first.
+/// The counter may then need more groups than the tiles: dimension x allows `2^31 - 1`.
+fn rest_first(cx: &Scope, plan: &Plan, a: usize, b: usize, rest: &[usize]) -> bool {
+    let Some(&r) = rest.last() else {
+        return false;
+    };
+    let loops = plan.loops();
+    let off = plan.accesses()[0].offset;
+    let zero = Expr::from(0);
+    // The magnitude of `e`, where its sign is proven.
+    let magnitude = |e: Expr| {
+        if cx.prove(e, CmpOp::Ge, zero).is_true() {
+            Some(e)
+        } else if cx.prove(e, CmpOp::Le, zero).is_true() {
+            Some(cx.simplify(-e))
+        } else {
+            None
+        }
+    };
+    let le = |x: Expr, y: Expr| match (magnitude(x), magnitude(y)) {
+        (Some(x), Some(y)) => cx.prove(x, CmpOp::Le, y).is_true(),
+        _ => false,
+    };
+    le(step(cx, off, loops[r].index), step(cx, off, loops[b].index))
+        && le(loops[r].dst_stride, loops[a].dst_stride)
 }
 
 /// `text` indented by one more level (four spaces a non-empty line).

@@ -68,6 +68,16 @@ const TRANSPOSE: &str = "
     permute [1, 0]
 ";
 
+/// A 3-D permute that reverses the axes: tiles over the outer axes, the middle axis's
+/// counter along grid x.
+const REVERSE3: &str = "
+    sym a 1..=1024
+    sym b 1..=1024
+    sym c 1..=1024
+    view [a, b, c]
+    permute [2, 1, 0]
+";
+
 /// A masked pad: one work-item per element, the bounds tested before the read.
 const PAD: &str = "
     sym h 3..=4094
@@ -93,6 +103,16 @@ fn emit_opencl_f32_tiles_a_transpose() {
 #[test]
 fn emit_cuda_f32_tiles_a_transpose() {
     assert_snapshot!(trace(&format!("{TRANSPOSE}emit cuda f32")));
+}
+
+#[test]
+fn emit_opencl_f32_tiles_a_reversing_permute() {
+    assert_snapshot!(trace(&format!("{REVERSE3}emit opencl f32")));
+}
+
+#[test]
+fn emit_cuda_f32_tiles_a_reversing_permute() {
+    assert_snapshot!(trace(&format!("{REVERSE3}emit cuda f32")));
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn width(decls: &[&str], shape: &str, ops: &[&str]) -> IndexWidth {
 fn transposes_and_permutes_are_tiled() {
     assert_snapshot!(check(&["n 1..=4096", "m 1..=4096"], "[n, m]", &["permute [1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 1 in 32x32 tiles through local memory. | grid [(n + 31) // 32, (m + 31) // 32, 1] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&[], "[4096, 4096]", &["permute [1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 1 in 32x32 tiles through local memory. | grid [128, 128, 1] block [32, 8, 1] shared 4224");
-    assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [2, 1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [8, 8, 256] block [32, 8, 1] shared 4224");
+    assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [2, 1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [256, 8, 8] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [0, 2, 1]"], "f64"), @"i32 x1 f64, loops 1 and 2 in 32x32 tiles through local memory. | grid [8, 8, 256] block [32, 8, 1] shared 8448");
     assert_snapshot!(check(&[], "[256, 256, 256]", &["permute [1, 2, 0]"], "u8"), @"i32 x1 u8, loops 0 and 1 in 32x32 tiles through local memory. | grid [8, 2048, 1] block [32, 8, 1] shared 1056");
     // A padded transpose tests the pad's bounds per element inside the tiles.
@@ -78,7 +78,18 @@ fn transposes_and_permutes_are_tiled() {
 #[test]
 fn grids_stay_within_the_device_limits() {
     // 2^20 tiles along each axis: the grid is capped and the kernel strides over the rest.
-    assert_snapshot!(check(&["n 1..=33554432"], "[n, 3, n]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [min(65535, (n + 31) // 32), min(65535, (n + 31) // 32), 3] block [32, 8, 1] shared 4224");
+    assert_snapshot!(check(&["n 1..=33554432"], "[n, 3, n]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [3, min(65535, (n + 31) // 32), min(65535, (n + 31) // 32)] block [32, 8, 1] shared 4224");
+    // The middle loop of a (2, 1, 0) permute runs along x first: past 65535 groups and
+    // past the tile grid, capped at 2^31 - 1 and strided over beyond. The outer loop of
+    // a (0, 2, 1) permute steps further than the tiles: it stays on z, capped at 65535.
+    // A flipped middle axis steps backwards, no further.
+    assert_snapshot!(check(&["b 1..=16777216"], "[8, b, 8]", &["permute [2, 1, 0]"], "f32"), @"i32 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [b, 1, 1] block [32, 8, 1] shared 4224");
+    assert_snapshot!(check(&["b 1..=1048576"], "[64, b, 64]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [b, 2, 2] block [32, 8, 1] shared 4224");
+    assert_snapshot!(check(&["b 1..=1099511627776"], "[32, b, 32]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [min(2147483647, b), 1, 1] block [32, 8, 1] shared 4224");
+    // An empty tile axis empties the output: one group, however large the counter.
+    assert_snapshot!(check(&["n 0..=64", "b 1..=1048576"], "[n, b, 64]", &["permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [max(1, b*min(1, n)), max(1, (n + 31) // 32), 2] block [32, 8, 1] shared 4224");
+    assert_snapshot!(check(&["b 1..=1048576"], "[64, b, 64]", &["flip [1]", "permute [2, 1, 0]"], "f32"), @"i64 x1 f32, loops 0 and 2 in 32x32 tiles through local memory. | grid [b, 2, 2] block [32, 8, 1] shared 4224");
+    assert_snapshot!(check(&["b 1..=1048576", "n 1..=4096"], "[b, n, 100]", &["permute [0, 2, 1]"], "f32"), @"i64 x1 f32, loops 1 and 2 in 32x32 tiles through local memory. | grid [(n + 31) // 32, 4, min(65535, b)] block [32, 8, 1] shared 4224");
     assert_snapshot!(check(&["n 0..=4096"], "[n, n]", &["flip [1]"], "f32"), @"i32 x4 f32, one work-item per 4 elements read one by one where n % 4 == 0, else one work-item per element. | grid [max(1, (n*n + 1020) // 1024), 1, 1] block [256, 1, 1] shared 0");
 }
 
