@@ -30,74 +30,16 @@ use rayon::prelude::*;
 /// Inner-axis elements handled by one unit of work (rows longer than this are split).
 const SEG: usize = 1 << 14;
 
-/// The least destination size (bytes) from which whole-row copies use non-temporal stores:
-/// the Zen 4's last-level cache, measured there (docs/performance.md).
+/// Destination bytes from which whole-row copies use non-temporal stores (above the
+/// last-level cache of the machines measured; see docs/performance.md).
 const STREAM_BYTES: usize = 1 << 25;
 
-/// Destination bytes from which whole-row copies use non-temporal stores: the environment
-/// variable `SYMSHAPE_STREAM_BYTES` (a byte count) where it is set and valid, else the size
-/// of this CPU's last-level cache and at least [`STREAM_BYTES`], so an output that fits the
-/// cache stays in it (read once at the first copy).
 fn stream_bytes() -> usize {
     #[cfg(test)]
     if simd::FORCE_STREAM.load(std::sync::atomic::Ordering::Relaxed) {
         return 0;
     }
-    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| {
-        stream_threshold(
-            std::env::var("SYMSHAPE_STREAM_BYTES").ok().as_deref(),
-            last_level_cache(),
-        )
-    })
-}
-
-/// The streaming threshold from the environment's setting and the last-level cache's size.
-fn stream_threshold(setting: Option<&str>, cache: Option<usize>) -> usize {
-    match setting.and_then(|s| s.trim().parse::<usize>().ok()) {
-        Some(bytes) => bytes,
-        None => cache.map_or(STREAM_BYTES, |c| c.max(STREAM_BYTES)),
-    }
-}
-
-/// The size of the highest-level data or unified cache of CPU 0, from Linux's sysfs.
-fn last_level_cache() -> Option<usize> {
-    let mut best: Option<(u32, usize)> = None;
-    for index in 0..16 {
-        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{index}");
-        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
-        let Some(level) = read("level").and_then(|l| l.trim().parse::<u32>().ok()) else {
-            continue;
-        };
-        if read("type").is_some_and(|t| t.trim() == "Instruction") {
-            continue;
-        }
-        let Some(size) = read("size").and_then(|s| cache_size(&s)) else {
-            continue;
-        };
-        if best.is_none_or(|(l, _)| level > l) {
-            best = Some((level, size));
-        }
-    }
-    best.map(|(_, size)| size)
-}
-
-/// A sysfs cache size (`32768K`, `300M`, `1G` or bytes) in bytes.
-fn cache_size(text: &str) -> Option<usize> {
-    let t = text.trim();
-    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => t.split_at(i),
-        None => (t, ""),
-    };
-    let n: usize = digits.parse().ok()?;
-    let scale: usize = match unit {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(scale)
+    STREAM_BYTES
 }
 
 /// Rows shorter than this (bytes) are written with ordinary stores even when streaming. On a
@@ -1648,23 +1590,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn the_streaming_threshold_follows_the_setting_then_the_cache() {
-        assert_eq!(cache_size("32768K\n"), Some(32 << 20));
-        assert_eq!(cache_size("300M"), Some(300 << 20));
-        assert_eq!(cache_size("1G"), Some(1 << 30));
-        assert_eq!(cache_size("4096"), Some(4096));
-        assert_eq!(cache_size("12Q"), None);
-        assert_eq!(cache_size(""), None);
-        assert_eq!(cache_size("99999999999999999999G"), None);
-        assert_eq!(stream_threshold(None, None), STREAM_BYTES);
-        assert_eq!(stream_threshold(None, Some(1 << 20)), STREAM_BYTES);
-        assert_eq!(stream_threshold(None, Some(300 << 20)), 300 << 20);
-        assert_eq!(stream_threshold(Some("0"), Some(300 << 20)), 0);
-        assert_eq!(stream_threshold(Some(" 65536 "), None), 65536);
-        assert_eq!(stream_threshold(Some("lots"), Some(300 << 20)), 300 << 20);
     }
 
     #[test]

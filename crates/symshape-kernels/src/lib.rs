@@ -86,10 +86,9 @@
 //! CPU supports, the portable one included. The environment variable `SYMSHAPE_SIMD`
 //! (`avx2`, `sse2` or `portable`) caps the level, to compare levels or to rule one out.
 //!
-//! Destinations at least as large as the last-level cache (and at least 32 MiB; the
-//! environment variable `SYMSHAPE_STREAM_BYTES`, a byte count, sets another threshold) are
-//! written with non-temporal stores, which skip reading each destination line before writing
-//! it and leave the caches to the source; smaller ones stay in the cache for the next op: row copies of 1 KiB or more, the
+//! Destinations of 32 MiB or more (larger than the last-level cache of the machines
+//! measured) are written with non-temporal stores, which skip reading each destination line
+//! before writing it and leave the caches to the source: row copies of 1 KiB or more, the
 //! whole-line tiles, and every other row a kernel writes (fills, pads, broadcasts, reversed and
 //! strided rows, offset-table gathers, `map` and `zip`), which go through a 4 KiB buffer on
 //! the stack. docs/performance.md has the measurements behind each of these choices.
