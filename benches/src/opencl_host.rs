@@ -91,6 +91,16 @@ impl Host {
                     }
                     log.push(l.to_string());
                 }
+                // The host program still answers each run (`err 0 no-program`): those
+                // lines belong to this program, not to the next.
+                for _ in &p.runs {
+                    lines.next().ok_or_else(|| {
+                        format!(
+                            "the OpenCL host program stopped early after a failed build:\n{}",
+                            log.join("\n")
+                        )
+                    })?;
+                }
                 res.push(Err(log.join("\n")));
                 continue;
             }

@@ -573,26 +573,75 @@ impl Desc {
     /// The validity of element `(i0, i1, ...)` as `&&`-joined tests, bounds of each loop
     /// before its predicates, so that each test is evaluated only within the ranges the
     /// plan simplified it with; `skip` loops are known whole and free of predicates.
-    fn valid(em: &mut Emitter<'_>, plan: &Plan, skip: &[usize]) -> Result<Vec<String>> {
-        let mut tests = Vec::new();
+    ///
+    /// `fixed` gives the loops whose indices are compile-time constants: their tests
+    /// are decided here, or reduced to tests of the parameters, so that no test is a
+    /// constant operand of `&&` (which OpenCL compilers warn of). A test that always
+    /// holds is left out; one that never does makes the tests a single `0`.
+    fn valid(
+        em: &mut Emitter<'_>,
+        plan: &Plan,
+        skip: &[usize],
+        fixed: &[(usize, Expr)],
+    ) -> Result<Vec<String>> {
+        let cx = em.cx;
+        let loops = plan.loops();
+        let value_of = |i: Expr| {
+            fixed
+                .iter()
+                .find(|&&(k, _)| loops[k].index == i)
+                .map(|&(_, v)| v)
+        };
+        let at = |c: Cond| cx.simplify_cond(c.substitute(value_of)).check();
+        // Each test as `(k, op, bound)`, `i{k} op bound`, or as a condition still to be
+        // decided; rendered in this order afterwards.
+        let mut conds: Vec<std::result::Result<(usize, &str, Expr), Cond>> = Vec::new();
         for &c in plan.prelude() {
-            tests.push(paren(&em.cond(c)?));
+            conds.push(Err(c));
         }
         for (k, l) in plan.loops().iter().enumerate() {
             if skip.contains(&k) {
                 continue;
             }
+            let known = value_of(l.index);
             if l.lo != Expr::from(0) {
-                tests.push(format!("i{k} >= {}", paren(&em.value(l.lo)?)));
+                conds.push(match known {
+                    Some(v) => Err(at(v.ge(l.lo))?),
+                    None => Ok((k, ">=", l.lo)),
+                });
             }
             if l.hi != l.extent {
-                tests.push(format!("i{k} < {}", paren(&em.value(l.hi)?)));
+                conds.push(match known {
+                    Some(v) => Err(at(v.lt(l.hi))?),
+                    None => Ok((k, "<", l.hi)),
+                });
             }
             for &c in &l.predicates {
-                tests.push(paren(&em.cond(c)?));
+                conds.push(Err(if fixed.is_empty() { c } else { at(c)? }));
+            }
+        }
+        let mut tests = Vec::new();
+        for c in conds {
+            match c {
+                Ok((k, op, e)) => tests.push(format!("i{k} {op} {}", paren(&em.value(e)?))),
+                Err(c) => match c.as_bool() {
+                    Some(true) => {}
+                    Some(false) => return Ok(vec!["0".to_string()]),
+                    None => tests.push(paren(&em.cond(c)?)),
+                },
             }
         }
         Ok(tests)
+    }
+
+    /// The loops whose indices the counter sets to compile-time constants, with their
+    /// values.
+    fn fixed(&self, plan: &Plan) -> Vec<(usize, Expr)> {
+        self.indices
+            .iter()
+            .filter(|(k, e)| e.is_const() && *k < plan.loops().len())
+            .copied()
+            .collect()
     }
 
     fn gather_body(
@@ -630,18 +679,27 @@ impl Desc {
             let name = if one_by_one && *k == last { 'b' } else { 'i' };
             let _ = writeln!(out, "        const {it} {name}{k} = {v};");
         }
-        let tests = Desc::valid(em, plan, &[])?;
+        let fixed = self.fixed(plan);
+        // Lanes read one by one test their own innermost index where it is constant.
+        let lane_tests = match fixed.iter().find(|(k, _)| one_by_one && *k == last) {
+            Some(&(_, b)) => (0..i64::from(w))
+                .map(|lane| {
+                    let mut at = fixed.clone();
+                    at.retain(|(k, _)| *k != last);
+                    at.push((last, em.cx.simplify(b + lane).check()?));
+                    Desc::valid(em, plan, &[], &at)
+                })
+                .collect::<Result<Vec<_>>>()?,
+            None => vec![Desc::valid(em, plan, &[], &fixed)?; w as usize],
+        };
+        let tests = lane_tests[0].clone();
         let offset = bare(&em.value(plan.accesses()[0].offset)?);
         let dst = bare(&em.value(self.dst)?);
         if one_by_one {
             let _ = writeln!(out, "        const {it} o = {dst};");
             let _ = writeln!(out, "        {}", dialect.lanes_decl(t, w));
-            for lane in 0..w {
-                let value = if tests.is_empty() {
-                    format!("src[{offset}]")
-                } else {
-                    format!("({}) ? src[{offset}] : pad", tests.join(" && "))
-                };
+            for (lane, tests) in (0..w).zip(&lane_tests) {
+                let value = masked(tests, &format!("src[{offset}]"));
                 let _ = writeln!(
                     out,
                     "        {{ const {it} i{last} = b{last} + {lane}; {} = {value}; }}",
@@ -653,15 +711,8 @@ impl Desc {
             return Ok(());
         }
         if w == 1 {
-            if tests.is_empty() {
-                let _ = writeln!(out, "        dst[{dst}] = src[{offset}];");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "        dst[{dst}] = ({}) ? src[{offset}] : pad;",
-                    tests.join(" && ")
-                );
-            }
+            let value = masked(&tests, &format!("src[{offset}]"));
+            let _ = writeln!(out, "        dst[{dst}] = {value};");
         } else {
             let _ = writeln!(out, "        const {it} o = {dst};");
             let copy = match lanes {
@@ -678,6 +729,8 @@ impl Desc {
             };
             if tests.is_empty() {
                 let _ = writeln!(out, "        {copy}");
+            } else if never(&tests) {
+                let _ = writeln!(out, "        {}", dialect.vector_fill(t, w, "o", "pad"));
             } else {
                 let _ = writeln!(out, "        if ({}) {copy}", tests.join(" && "));
                 let _ = writeln!(
@@ -751,7 +804,7 @@ impl Desc {
                 let _ = writeln!(out, "{}const {it} i{k} = {v};", ind(depth));
             }
         }
-        let tests = Desc::valid(em, plan, &[a, b])?;
+        let tests = Desc::valid(em, plan, &[a, b], &self.fixed(plan))?;
         let ok = if tests.is_empty() {
             None
         } else {
@@ -961,6 +1014,23 @@ fn tile_axes(cx: &Scope, plan: &Plan) -> Option<(usize, usize, Vec<usize>)> {
 /// Most symbols a guarded vector path may ask to be multiples of the width; each
 /// condition costs a few proofs, so the cost stays linear in them.
 const MAX_GUARD_CANDIDATES: usize = 9;
+
+/// `value` where every test holds, else `pad`: the tests decided (none left, or the
+/// single `0` of a test that never holds) need no condition.
+fn masked(tests: &[String], value: &str) -> String {
+    if tests.is_empty() {
+        value.to_string()
+    } else if never(tests) {
+        "pad".to_string()
+    } else {
+        format!("({}) ? {value} : pad", tests.join(" && "))
+    }
+}
+
+/// Whether the tests of [`Desc::valid`] are the single `0` of a test that never holds.
+fn never(tests: &[String]) -> bool {
+    matches!(tests, [t] if t == "0")
+}
 
 /// The vector width of rule 3 for `elem`, what its lanes read, and the conditions it is
 /// proven under: 4 or 2 where proven (at most 16 bytes), else 1. Lanes that load

@@ -253,3 +253,32 @@ fn errors_name_the_dialect() {
     let sum = Plan::elementwise(&cx, &[s.clone(), s], &[n, 3.into()]).expect("a plan");
     assert_snapshot!(err(render_cuda(&cx, &sum, ElemType::F32)), @"render_cuda: only materialize plans have a GPU kernel form");
 }
+
+/// Where the counter fixes a loop index to a constant, the lanes' tests are decided
+/// when the kernel is rendered: no test is a constant operand of `&&`, which OpenCL
+/// compilers warn of (and `-Werror` rejects).
+#[test]
+fn constant_indices_have_their_tests_decided() {
+    let lanes = |k: &GpuKernel| {
+        k.source
+            .lines()
+            .filter(|l| l.contains(" i0 = b0"))
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (cl, cu) = kernels(&["n"], "[1]", &["pad [2, 1]"], "i32");
+    assert!(cl.source.contains(" b0 = 0;"), "{}", cl.source);
+    assert_snapshot!(lanes(&cl), @r"
+    { const int i0 = b0 + 0; v.s0 = pad; }
+    { const int i0 = b0 + 1; v.s1 = pad; }
+    { const int i0 = b0 + 2; v.s2 = src[0]; }
+    { const int i0 = b0 + 3; v.s3 = pad; }
+    ");
+    assert_snapshot!(lanes(&cu), @r"
+    { const int i0 = b0 + 0; v.v[0] = pad; }
+    { const int i0 = b0 + 1; v.v[1] = pad; }
+    { const int i0 = b0 + 2; v.v[2] = src[0]; }
+    { const int i0 = b0 + 3; v.v[3] = pad; }
+    ");
+}

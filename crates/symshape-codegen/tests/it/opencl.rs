@@ -192,3 +192,44 @@ fn a_build_error_returns_the_log() {
     let runs = res[1].as_ref().expect("the second program builds");
     assert_eq!(runs[0].as_ref().expect("it runs"), &to_bytes(&[12i32, 12]));
 }
+
+/// A program that fails to build only for a warning (the host builds with `-Werror`)
+/// still has its launches answered: the log comes back, and the next program's results
+/// are its own.
+#[test]
+fn a_warning_fails_the_build_and_its_runs_are_skipped() {
+    let Some(host) = cl_host() else { return };
+    let kernel = |body: &str| {
+        format!(
+            "__kernel void shapetrace_materialize(__global const int *src, \
+             __global int *dst, __global const long *syms, const int pad) {{ {body} }}"
+        )
+    };
+    let run = |sym: i64| Run {
+        elem_size: 4,
+        global: [2, 1, 1],
+        local: [1, 1, 1],
+        syms: vec![sym],
+        pad: to_bytes(&[7i32]),
+        src: Vec::new(),
+        dst_bytes: 8,
+    };
+    let warned = Program {
+        source: kernel("const long i = syms[0]; dst[get_global_id(0)] = (i >= 0) && 2;"),
+        runs: vec![run(1), run(2)],
+    };
+    let good = Program {
+        source: kernel("dst[get_global_id(0)] = pad + (int)syms[0];"),
+        runs: vec![run(5)],
+    };
+    let res = host
+        .run(&[warned, good])
+        .expect("the host program answers every program");
+    let log = res[0].as_ref().expect_err("the warning fails the build");
+    assert!(
+        log.contains("constant operand"),
+        "the log shows the warning: {log}"
+    );
+    let runs = res[1].as_ref().expect("the second program builds");
+    assert_eq!(runs[0].as_ref().expect("it runs"), &to_bytes(&[12i32, 12]));
+}
