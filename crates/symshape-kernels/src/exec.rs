@@ -870,6 +870,7 @@ unsafe fn fill_row<T: Element>(dp: *mut T, ds: isize, len: usize, v: T) {
 /// As [`fill_row`]; `level` is supported by the CPU.
 #[inline]
 unsafe fn fill_wide<T: Element>(level: Level, dp: *mut T, ds: isize, len: usize, v: T) {
+    #[cfg(target_arch = "x86_64")]
     let size = std::mem::size_of::<T>();
     #[cfg(target_arch = "x86_64")]
     if ds == 1 && matches!(size, 1 | 2 | 4 | 8) && len * size >= 64 && level >= Level::Avx2 {
