@@ -288,11 +288,11 @@ fn run_rows(na: usize, nb: usize, size: usize) -> usize {
 /// outer axis) cut into units of [`run_rows`] rows, each unit's rows copied by one call of
 /// [`simd::copy_rows`] (or, into a destination that streams, rows of at least
 /// [`STREAM_ROW`] bytes with non-temporal stores and one fence per unit), so that neither a
-/// call nor the outer odometer is paid per row. Kept out of [`run_copy`], whose small plans
+/// call nor the outer odometer is paid per row. Kept out of [`run_boxes`], whose small plans
 /// it would slow down.
 ///
 /// # Safety
-/// As [`run_copy`], for the box; `level` is supported by the CPU.
+/// As [`run_boxes`], for the box; `level` is supported by the CPU.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn row_runs<T: Element>(
@@ -340,10 +340,10 @@ unsafe fn row_runs<T: Element>(
 
 /// The rows of a [`Kernel::MaskedRows`] box: `axes` the outer loops and the row, each row
 /// copying its run (`run`, affine in the outer indices, clamped to the row) and writing `pad`
-/// to the rest. Kept out of [`run_copy`], whose small plans it would slow down.
+/// to the rest. Kept out of [`run_boxes`], whose small plans it would slow down.
 ///
 /// # Safety
-/// As [`run_copy`], for the box: the plan checked that every run reads valid source
+/// As [`run_boxes`], for the box: the plan checked that every run reads valid source
 /// elements inside the source's extent.
 #[inline(never)]
 unsafe fn masked_rows_box<T: Element>(
@@ -398,10 +398,10 @@ unsafe fn masked_rows_box<T: Element>(
 
 /// The tiled kernel over one box: `(na, sa)` its last axis (unit stride in the destination),
 /// `outer` the others, the last of them the source's unit-stride axis. Kept out of
-/// [`run_copy`], whose small plans it would slow down.
+/// [`run_boxes`], whose small plans it would slow down.
 ///
 /// # Safety
-/// As [`run_copy`], for the box; `level` is supported by the CPU.
+/// As [`run_boxes`], for the box; `level` is supported by the CPU.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn tiled_box<T: Element>(
@@ -476,7 +476,7 @@ unsafe fn tiled_box<T: Element>(
 /// the line's `b` indices read them in turn.
 ///
 /// # Safety
-/// As [`run_copy`], for the box.
+/// As [`run_boxes`], for the box.
 #[inline(never)]
 unsafe fn tiled_rows_box<T: Element>(
     level: Level,
@@ -710,10 +710,10 @@ fn tile_a_block(
 /// lays end to end in the destination: copied with plain loops rather than a call per row, and
 /// when the last other axis steps through the source by less than a line (the shifted windows
 /// of an im2col), eight of its slabs per run ([`short_rows_blocked`]). Kept out of
-/// [`run_copy`], whose small plans it would slow down.
+/// [`run_boxes`], whose small plans it would slow down.
 ///
 /// # Safety
-/// As [`run_copy`], for the box.
+/// As [`run_boxes`], for the box.
 #[inline(never)]
 unsafe fn short_row_runs<T: Element>(
     d: Ptr<T>,
@@ -1499,7 +1499,7 @@ pub(crate) fn split(parallel: bool, units: usize, threads: usize) -> (usize, usi
     (units.div_ceil(per), per)
 }
 
-/// The units of work [`run_copy`] cuts box `nest` of a plan of `size`-byte elements into (for
+/// The units of work [`run_boxes`] cuts box `nest` of a plan of `size`-byte elements into (for
 /// the tiled kernel, counted as if the buffers started on cache lines: a tile aligned to a
 /// line may add one block per tiled axis).
 pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: usize) -> usize {
