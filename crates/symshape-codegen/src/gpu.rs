@@ -40,7 +40,8 @@
 //! 6. Every grid dimension is at least 1 and at most 65535 for every binding, except
 //!    a tiled kernel's rest counter where it runs along x, first (up to `2^31 - 1`
 //!    groups, the tiles along `b` and `a` on y and z): where its unit step is proven
-//!    to step no further than `b` in the source and `a` in the output.
+//!    to step no further than `b` in the source and `a` in the output. Where the output
+//!    is empty every grid dimension is 1 (one group that writes nothing).
 
 use std::fmt::Write as _;
 
@@ -379,18 +380,22 @@ impl Desc {
             .zip(&whole)
             .map(|(l, &w)| w * l.dst_stride)
             .sum();
+        // Every grid entry is 1 where the output is empty: an empty tile axis or an empty
+        // counter empties the others, which may still be large.
+        let (ea, eb) = (loops[a].extent, loops[b].extent);
         let tiles = |e: Expr| cx.simplify(e.ceil_div(i64::from(TILE)).min(MAX_GROUPS).max(1));
-        let (tb, ta) = (tiles(loops[b].extent), tiles(loops[a].extent));
+        let (tb, ta) = (
+            tiles(eb * ea.min(1) * count.min(1)),
+            tiles(ea * eb.min(1) * count.min(1)),
+        );
+        let full = count * ea.min(1) * eb.min(1);
         let rest_first = rest_first(cx, plan, a, b, &rest);
         let grid = if rest.is_empty() {
             [tb, ta, Expr::from(1)]
         } else if rest_first {
-            // One group where a tile axis is empty: the output is, and the counter may
-            // still be large.
-            let full = count * loops[a].extent.min(1) * loops[b].extent.min(1);
             [cx.simplify(full.min(MAX_GROUPS_X).max(1)), tb, ta]
         } else {
-            [tb, ta, cx.simplify(count.min(MAX_GROUPS).max(1))]
+            [tb, ta, cx.simplify(full.min(MAX_GROUPS).max(1))]
         };
         let cols = u64::from(TILE) + 1;
         Ok(Desc {

@@ -353,6 +353,17 @@ pub fn check_cases(cases: &[Case], seed: u64) -> usize {
                 .shape()
                 .iter()
                 .try_fold(1i64, |a, &d| a.checked_mul(d));
+            // Never more groups than output elements: an empty output is one group.
+            if let Some(n) = numel {
+                for k in [clk, cuk] {
+                    let blocks: u128 = sizes_at(k, &b).0.iter().map(|&g| u128::from(g)).product();
+                    assert!(
+                        blocks <= u128::from(n.max(1).unsigned_abs()),
+                        "syms {syms:?}: {blocks} groups for {n} elements\n{}",
+                        k.source
+                    );
+                }
+            }
             let len = match bound.levels()[0].extent() {
                 _ if numel == Some(0) => 0,
                 Some((lo, hi)) if lo >= 0 && hi < LAUNCH_ELEMS => hi + 1,
