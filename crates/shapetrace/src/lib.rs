@@ -154,6 +154,7 @@ pub const STATEMENTS: &[&str] = &[
     "T",
     "mT",
     "adjoint",
+    "rot90",
     "hsplit",
     "vsplit",
     "dsplit",

@@ -232,6 +232,7 @@ impl Session {
             "T" => self.apply_bare(rest, "T", &Op::ReverseAxes),
             "mT" => self.apply_bare(rest, "mT", &Op::MatrixTranspose),
             "adjoint" => self.apply_bare(rest, "adjoint", &Op::Adjoint),
+            "rot90" => self.apply(rest, kw, |_, a| rot90_op(a)),
             "view_shape" => self.apply(rest, kw, |cx, a| Ok(Op::ViewShape(cx.exprs(a)?))),
             "sliding_window_view" => self.apply(rest, kw, Session::sliding_window_op),
             "copy" => self.apply_bare(rest, "copy", &Op::Copy),
@@ -1346,6 +1347,22 @@ fn numbers<const N: usize>(stmt: &str, text: &str, usage: &str) -> Result<[usize
     parsed
         .and_then(|v| <[usize; N]>::try_from(v).ok())
         .ok_or_else(|| format!("{stmt}: expected {usage}, found `{text}`"))
+}
+
+/// `rot90 K [A B]`: `K` quarter turns (any integer) in the plane of axes `A` and `B`
+/// (0 and 1 when left out).
+fn rot90_op(text: &str) -> Result<Op, String> {
+    let usage = || format!("rot90: expected `K` or `K AXIS AXIS`, found `{text}`");
+    let (k, plane) = text
+        .trim()
+        .split_once(char::is_whitespace)
+        .unwrap_or((text.trim(), ""));
+    let k = k.parse::<i64>().map_err(|_| usage())?;
+    let axes = match plane.trim() {
+        "" => [0, 1],
+        plane => numbers("rot90", plane, "`K AXIS AXIS`").map_err(|_| usage())?,
+    };
+    Ok(Op::Rot90 { k, axes })
 }
 
 /// An axis number, then the rest of `text` (a list).

@@ -473,6 +473,18 @@ impl PyViewStack {
         self.op(py, Op::Adjoint)
     }
 
+    /// NumPy's `rot90(m, k, axes)`: `k` quarter turns in the plane of `axes`.
+    #[pyo3(signature = (k = 1, axes = (0, 1)))]
+    fn rot90(&self, py: Python<'_>, k: i64, axes: (usize, usize)) -> PyResult<PyViewStack> {
+        self.op(
+            py,
+            Op::Rot90 {
+                k,
+                axes: [axes.0, axes.1],
+            },
+        )
+    }
+
     /// Keeps `length` indices of `axis` from `start`.
     fn narrow(
         &self,

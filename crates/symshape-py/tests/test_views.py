@@ -25,8 +25,12 @@ def random_op(rng, st, x):
     nd = x.ndim
     kind = rng.choice(
         ["permute", "flip", "index", "merge", "expand", "pad", "shrink", "unfold",
-         "diagonal", "transpose", "squeeze", "contiguous", "T", "mT", "narrow"]
+         "diagonal", "transpose", "squeeze", "contiguous", "T", "mT", "narrow", "rot90"]
     )
+    if kind == "rot90" and nd >= 2:
+        a, b = rng.sample(range(nd), 2)
+        k = rng.randint(-5, 5)
+        return st.rot90(k, (a, b)), np.rot90(x, k, (a, b))
     if kind == "permute":
         p = list(range(nd))
         rng.shuffle(p)
@@ -109,13 +113,15 @@ def random_op(rng, st, x):
     return st, x
 
 
-def check(stack, x, values):
+def check(stack, x, values, storage=0):
+    """`stack` bound reads the offsets `x`, and materializes their elements from a buffer
+    of at least `storage` elements (the bottom view's reach: a buffer holds all of it)."""
     bound = stack.bind(values)
     assert tuple(bound.shape) == x.shape, stack.show()
     off = bound.offsets(pad=-1)
     assert off.dtype == np.int64 and off.shape == x.shape
     assert (off == x).all(), (stack.show(), off, x)
-    data = np.arange(int(x.max(initial=-1)) + 2, dtype=np.float64) * 3 + 0.5
+    data = np.arange(max(int(x.max(initial=-1)) + 2, storage), dtype=np.float64) * 3 + 0.5
     expect = np.where(x >= 0, data[np.maximum(x, 0)], 0)
     got = bound.materialize(data)
     assert got.dtype == np.float64 and got.shape == x.shape
@@ -174,9 +180,10 @@ def test_random_chains_match_numpy(seed):
         cx = symshape.Scope()
         syms = [cx.declare(f"d{k} 1..={RANGE}") for k in range(3)]
         st, x, values = start(rng, cx, syms)
+        storage = int(x.max(initial=-1)) + 1
         for _ in range(rng.randint(1, 6)):
             st, x = random_op(rng, st, x)
-        check(st, x, values)
+        check(st, x, values, storage)
 
 
 def test_strided_matches_as_strided():

@@ -330,6 +330,30 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                 guards: Vec::new(),
             },
         },
+        Op::Rot90 { k, axes: [a, b] } => {
+            dim("rot90", *a)?;
+            dim("rot90", *b)?;
+            if a == b {
+                return Err(invalid(
+                    "rot90",
+                    format!("axes {a} and {b} are the same axis of {}; the plane of a rotation needs two", ctx()),
+                ));
+            }
+            let mut swap: Vec<usize> = (0..ndim).collect();
+            swap.swap(*a, *b);
+            let ops = match k.rem_euclid(4) {
+                0 => Vec::new(),
+                1 => vec![Op::Flip(vec![*b]), Op::Permute(swap)],
+                2 => vec![Op::Flip(vec![*a, *b])],
+                _ => vec![Op::Permute(swap), Op::Flip(vec![*b])],
+            };
+            Lowering {
+                ops,
+                rename: None,
+                guards: Vec::new(),
+            }
+            .renamed("rot90")
+        }
         Op::Select { axis, index } => {
             dim("select", *axis)?;
             let mut items = vec![IndexItem::FULL; *axis];
@@ -625,6 +649,10 @@ mod tests {
             Op::ReverseAxes,
             Op::MatrixTranspose,
             Op::Adjoint,
+            Op::Rot90 {
+                k: -1,
+                axes: [2, 0],
+            },
             Op::Select { axis: 1, index: -1 },
             Op::Narrow {
                 axis: 2,

@@ -223,6 +223,15 @@ pub enum Op<D = Expr> {
     /// PyTorch's `adjoint()`: the same view as [`Op::MatrixConjTranspose`], with errors
     /// that name `adjoint`.
     Adjoint,
+    /// NumPy's `rot90(m, k, axes)`: `k` quarter turns (any integer, taken modulo 4;
+    /// negative turns the other way) in the plane of `axes`, from the first axis towards
+    /// the second; a flip and a swap of the two axes, so always a view.
+    Rot90 {
+        /// Quarter turns.
+        k: i64,
+        /// The plane of the rotation: two different axes.
+        axes: [usize; 2],
+    },
     /// PyTorch's `view(dtype)`: the element size changes from `from` bytes to `to`
     /// bytes, so the last axis and the other strides and the offset are rescaled
     /// by the ratio (offsets are then counted in `to`-byte elements).
@@ -397,6 +406,7 @@ impl<D> Op<D> {
             Op::ConjTranspose => "H",
             Op::MatrixConjTranspose => "mH",
             Op::Adjoint => "adjoint",
+            Op::Rot90 { .. } => "rot90",
             Op::ViewShape(_) => "view_shape",
             Op::AsStrided { .. } => "as_strided",
             Op::SlidingWindowView { .. } => "sliding_window_view",
@@ -750,6 +760,7 @@ impl<D: Copy> Op<D> {
             Op::ConjTranspose => Op::ConjTranspose,
             Op::MatrixConjTranspose => Op::MatrixConjTranspose,
             Op::Adjoint => Op::Adjoint,
+            Op::Rot90 { k, axes } => Op::Rot90 { k: *k, axes: *axes },
             Op::ViewShape(s) => Op::ViewShape(list(s, &mut f)),
             Op::AsStrided {
                 shape,
@@ -909,6 +920,7 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             | Op::Copy
             | Op::FlattenCopy => write!(f, "{name}"),
             Op::Reinterpret { from, to } => write!(f, "{name} {from} {to}"),
+            Op::Rot90 { k, axes: [a, b] } => write!(f, "{name} {k} {a} {b}"),
             Op::AsStrided {
                 shape,
                 strides,

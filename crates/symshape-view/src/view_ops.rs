@@ -575,6 +575,16 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::Adjoint)
     }
 
+    /// NumPy's `rot90(m, k, axes)` ([`Op::Rot90`]): `k` quarter turns in the plane of
+    /// `axes`, from the first axis towards the second (`k` modulo 4; a negative `k` turns
+    /// back). `rot90(m, 1, [0, 1])` of a matrix is its transposed columns in reverse.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming `rot90` for an axis out of range or two equal axes.
+    fn rot90(&self, cx: &Scope, k: i64, axes: [usize; 2]) -> Result<Self> {
+        self.apply_dim(cx, &Op::<i64>::Rot90 { k, axes })
+    }
+
     /// PyTorch's `view(*shape)` ([`Op::ViewShape`]): the reshape when the top view can
     /// express it as one view; never a copy, so on a stack it never pushes a view.
     ///

@@ -158,6 +158,45 @@ fn pytorch_view_ops() {
 }
 
 #[test]
+fn numpy_rot90() {
+    assert_snapshot!(trace(
+        "
+        view [2, 3]
+        rot90 1
+        show
+        offsets
+        view [2, 3]
+        rot90 -1
+        offsets
+        view [2, 3]
+        rot90 6
+        offsets
+        view [2, 3, 4]
+        rot90 1 2 0
+        show
+        sym n 1..=8
+        view [n, 3]
+        pad [(1, 0), (0, 0)]
+        rot90 3
+        show
+        bind n=2
+        offsets
+    "
+    ));
+    assert_snapshot!(trace_cases(
+        &[
+            "view [2, 3]\nrot90 1 1 1",
+            "view [2, 3]\nrot90 1 0 2",
+            "view [3]\nrot90 1",
+            "view [2, 3]\nrot90",
+            "view [2, 3]\nrot90 x",
+            "view [2, 3]\nrot90 1 0",
+        ],
+        "=> "
+    ));
+}
+
+#[test]
 fn dtype_promotion_and_broadcast_shapes() {
     assert_snapshot!(trace(
         "

@@ -1,6 +1,6 @@
 //! PyTorch's ops that reorder axes by the rank (`t`, `H`, `mH`, `adjoint`, `mT`, `T`),
-//! `view(*shape)`, `as_strided` and NumPy's `sliding_window_view`, each against the model
-//! on random views, with their errors and their symbolic forms.
+//! `view(*shape)`, `as_strided`, NumPy's `sliding_window_view` and `rot90`, each against
+//! the model on random views, with their errors and their symbolic forms.
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
@@ -356,4 +356,93 @@ fn torch_op_errors() {
         ),
     ];
     insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// NumPy's `rot90(m, k, axes)` written as its index rule, independently of the library's
+/// lowering: a quarter turn from axis `a` towards `b` reads `m[.., j_b, .., n_b - 1 - j_a, ..]`
+/// at `[.., j_a, .., j_b, ..]` (so `rot90(m)[i][j] = m[j][n1 - 1 - i]` for a matrix).
+fn rot90_model(m: &Model, k: i64, a: usize, b: usize) -> Model {
+    let n = m.shape.clone();
+    let turns = k.rem_euclid(4);
+    let mut shape = n.clone();
+    if turns % 2 == 1 {
+        shape.swap(a, b);
+    }
+    m.map(shape, |j| {
+        let mut i = j.to_vec();
+        match turns {
+            0 => {}
+            1 => (i[a], i[b]) = (j[b], n[b] - 1 - j[a]),
+            2 => (i[a], i[b]) = (n[a] - 1 - j[a], n[b] - 1 - j[b]),
+            _ => (i[a], i[b]) = (n[a] - 1 - j[b], j[a]),
+        }
+        Some(i)
+    })
+}
+
+proptest! {
+    /// `rot90` on random views (masked ones included), any number of turns, any plane:
+    /// the concrete view, the symbolic view and the stack read the model's elements, and
+    /// an axis out of range or a repeated axis is an error naming `rot90` in all three.
+    #[test]
+    fn rot90_turns_the_plane(raw in arb_raw(4, 0, 4), k in -6i64..7, a in 0usize..5, b in 0usize..5) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let cx = Scope::new();
+        let v = View::from(&c);
+        let st = ViewStack::new(v.clone());
+        let got = [
+            c.rot90(&cx, k, [a, b]).map(|r| model_of_view(&r)),
+            v.rot90(&cx, k, [a, b]).map(|r| model_of_view(r.as_concrete().expect("constant"))),
+            st.rot90(&cx, k, [a, b]).map(|r| Model { shape: r.shape().iter().map(|d| d.as_i64().expect("constant")).collect(), table: table(&r) }),
+        ];
+        if a >= c.ndim() || b >= c.ndim() || a == b {
+            for r in got {
+                let e = r.expect_err("NumPy raises");
+                prop_assert!(matches!(&e, Error::Invalid { op: "rot90", .. }), "{}", e);
+            }
+            return Ok(());
+        }
+        let want = rot90_model(&model_of_view(&c), k, a, b);
+        for r in got {
+            prop_assert_eq!(&r.expect("a view"), &want);
+        }
+    }
+}
+
+#[test]
+fn rot90_errors_and_symbolic_form() {
+    let (cx, [n, m]) = scope_with(["n 1..=64", "m 0..=8"]);
+    let v = View::row_major(&cx, &[n, m, Expr::from(3)]).expect("view");
+    let turned = v.rot90(&cx, 1, [0, 2]).expect("rot90");
+    insta::assert_snapshot!(turned.to_string(), @"view shape=[3, m, n] strides=[-1, 3, 3*max(1, m)] offset=2 mask=none");
+    // Four turns, and one back after one forward, give the view back.
+    assert_eq!(v.rot90(&cx, 4, [0, 1]).expect("four"), v);
+    assert_eq!(turned.rot90(&cx, -1, [0, 2]).expect("back"), v);
+    // Bound, the symbolic turn is the turn of the bound view.
+    let mut b = Bindings::new();
+    b.set(n, 5).expect("n");
+    b.set(m, 2).expect("m");
+    let bound = ConcreteView::contiguous(&[5, 2, 3]).expect("bound");
+    assert_eq!(
+        turned.bind(&cx, &b).expect("binds"),
+        bound.rot90(&cx, 1, [0, 2]).expect("rot90")
+    );
+    let c = ConcreteView::contiguous(&[2, 3]).expect("view");
+    let lines = [
+        line("rot90 same axes", c.rot90(&cx, 1, [1, 1])),
+        line("rot90 axis range", c.rot90(&cx, 1, [0, 2])),
+        line(
+            "rot90 rank 1",
+            ConcreteView::contiguous(&[4])
+                .expect("v")
+                .rot90(&cx, 1, [0, 1]),
+        ),
+        line("rot90 symbolic same axes", v.rot90(&cx, 3, [2, 2])),
+    ];
+    insta::assert_snapshot!(lines.join("\n"), @r"
+    rot90 same axes: rot90: axes 1 and 1 are the same axis of view [2, 3] with strides [3, 1]; the plane of a rotation needs two
+    rot90 axis range: rot90: axis 2 is out of range for view [2, 3] with strides [3, 1] of rank 2
+    rot90 rank 1: rot90: axis 1 is out of range for view [4] with strides [1] of rank 1
+    rot90 symbolic same axes: rot90: axes 2 and 2 are the same axis of view [n, m, 3] with strides [3*max(1, m), 3, 1]; the plane of a rotation needs two
+    ");
 }
