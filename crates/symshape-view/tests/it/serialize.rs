@@ -185,6 +185,7 @@ fn view_list_ops_round_trip() {
         Op::ConjTranspose,
         Op::MatrixConjTranspose,
         Op::Adjoint,
+        Op::Rot90 { k: -1, axes: [1, 0] },
         Op::ViewShape(vec![s.n, 4.into()]),
         Op::ViewShape(vec![6.into()]),
         Op::AsStrided {
@@ -247,6 +248,7 @@ fn view_list_ops_round_trip() {
     H: "H"
     mH: "mH"
     adjoint: "adjoint"
+    rot90 -1 1 0: {"rot90":{"k":-1,"axes":[1,0]}}
     view_shape [n, 4]
     view_shape [6]: {"view_shape":[{"nodes":[{"const":"6"}],"root":0}]}
     as_strided [2] strides [3] offset 1: {"as_strided":{"shape":[{"nodes":[{"const":"2"}],"root":0}],"strides":[{"nodes":[{"const":"3"}],"root":0}],"offset":{"nodes":[{"const":"1"}],"root":0}}}
