@@ -568,3 +568,78 @@ fn complex_ops_record_and_replay() {
         [1, 3, 5, 7, 9, 11].map(Some).to_vec()
     );
 }
+
+/// The element-size ops by number: `reinterpret` between a few sizes, then the
+/// complex views.
+fn element_op(k: usize) -> Op<i64> {
+    match k {
+        0..=5 => {
+            let (from, to) = [(4, 2), (2, 4), (8, 2), (2, 8), (4, 4), (3, 2)][k];
+            Op::Reinterpret { from, to }
+        }
+        6 => Op::ViewAsReal,
+        7 => Op::ViewAsComplex,
+        8 => Op::Real,
+        _ => Op::Imag,
+    }
+}
+
+/// `op` through [`ViewOps`], on either engine's view type.
+fn run_element_op<V: ViewOps>(v: &V, cx: &Scope, op: &Op<i64>) -> Result<V, Error> {
+    match *op {
+        Op::Reinterpret { from, to } => v.reinterpret(cx, from, to),
+        Op::ViewAsReal => v.view_as_real(cx),
+        Op::ViewAsComplex => v.view_as_complex(cx),
+        Op::Real => v.real(cx),
+        _ => v.imag(cx),
+    }
+}
+
+proptest! {
+    /// One rule, two engines: an element-size op on a constant view (the exact engine)
+    /// agrees with the same op on the view whose strides and offset are symbols (the
+    /// symbolic rules, with their guards), bound to the constants afterwards. Both
+    /// fail, or both give the same offset table.
+    #[test]
+    fn element_ops_agree_across_engines(
+        raw in arb_raw(3, 0, 4),
+        k in 0usize..10,
+        (two, unit) in (any::<bool>(), any::<bool>()),
+    ) {
+        let mut raw = raw;
+        if let Some(last) = raw.shape.len().checked_sub(1) {
+            // Reach the paths past the size and stride checks often.
+            if two {
+                raw.shape[last] = 2;
+                if let Some(m) = &mut raw.mask { m[last] = (0, 2); }
+            }
+            if unit {
+                raw.strides[last] = 1;
+            }
+        }
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let (cx, [t0, t1, t2, o]) =
+            scope_with(["t0 -6..=6", "t1 -6..=6", "t2 -6..=6", "o -12..=12"]);
+        let syms = [t0, t1, t2];
+        let mut b = Bindings::new();
+        for (&t, &value) in syms.iter().zip(c.strides()) {
+            b.set(t, value).expect("stride");
+        }
+        b.set(o, c.offset()).expect("offset");
+        let shape: Vec<Expr> = c.shape().iter().map(|&d| Expr::from(d)).collect();
+        let mask: Option<Vec<(Expr, Expr)>> = c
+            .mask()
+            .map(|m| m.iter().map(|&(lo, hi)| (Expr::from(lo), Expr::from(hi))).collect());
+        let sym = View::create(&cx, &shape, Some(&syms[..c.ndim()]), o, mask.as_deref())
+            .expect("symbolic view");
+        prop_assert!(!sym.is_concrete());
+        let op = element_op(k);
+        let exact = run_element_op(&c, &cx, &op);
+        let bound = run_element_op(&sym, &cx, &op).and_then(|v| v.bind(&cx, &b));
+        match (exact, bound) {
+            (Ok(x), Ok(y)) => prop_assert_eq!(model_of_view(&x), model_of_view(&y), "{} on {}", op, c),
+            (Err(_), Err(_)) => {}
+            (x, y) => prop_assert!(false, "{} on {}: exact {:?}, symbolic then bound {:?}", op, c, x, y),
+        }
+    }
+}
