@@ -17,6 +17,8 @@ use crate::view::Fields;
 
 mod elements;
 
+pub(crate) use elements::{is_element_op, refuse_stack};
+
 /// The precondition checks of the core field rules.
 pub(crate) trait Check<D: Size> {
     /// Whether every comparison is decided at once (`i64`).

@@ -221,10 +221,7 @@ impl ConcreteView {
         byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
         let whole = |x: i64, what: String| {
             let e = || format!("{what} is not a multiple of the item size {itemsize} ({fields})");
-            // itemsize >= 1, so the quotient fits.
-            (x % itemsize == 0)
-                .then(|| x / itemsize)
-                .ok_or_else(|| invalid(OP, e()))
+            exact_div(x, i128::from(itemsize)).ok_or_else(|| invalid(OP, e()))
         };
         let strides = byte_strides
             .iter()
@@ -243,4 +240,10 @@ pub(crate) fn rename_op(e: crate::Error, op: &'static str) -> crate::Error {
         crate::Error::Overflow { detail, .. } => overflow(op, detail),
         other => other,
     }
+}
+
+/// `x / d` when `d` divides `x` (`d >= 1`).
+fn exact_div(x: i64, d: i128) -> Option<i64> {
+    let x = i128::from(x);
+    (x % d == 0).then(|| i64::try_from(x / d).ok()).flatten()
 }

@@ -56,6 +56,37 @@ impl fmt::Display for Part {
     }
 }
 
+/// Whether `op` is one of the element-size ops, which read a whole stack.
+pub(crate) fn is_element_op<A>(op: &Op<A>) -> bool {
+    matches!(
+        op,
+        Op::Reinterpret { .. } | Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag
+    )
+}
+
+/// The refusal of an element-size op on a stack of `views` views: only one view has
+/// element strides to rescale (`reinterpret` between equal sizes changes nothing).
+///
+/// # Errors
+/// For an element-size op on a stack of more than one view.
+pub(crate) fn refuse_stack<A>(op: &Op<A>, views: usize) -> Result<()> {
+    if views <= 1 {
+        return Ok(());
+    }
+    let read = match op {
+        Op::Reinterpret { from, to } if from != to => {
+            format!("reinterpreted from {from}-byte to {to}-byte elements")
+        }
+        Op::ViewAsComplex => "read as complex elements".to_string(),
+        Op::ViewAsReal | Op::Real | Op::Imag => "read as pairs of reals".to_string(),
+        _ => return Ok(()),
+    };
+    Err(invalid(
+        op.name(),
+        format!("a stack of {views} views cannot be {read}: only a one-view stack has element strides to rescale; materialize it first"),
+    ))
+}
+
 impl<D: Size> Fields<D> {
     /// Runs `op`, one of the element-size ops (`reinterpret`, `view_as_real`,
     /// `view_as_complex`, `real`, `imag`); `ctx` names the view in errors.
@@ -79,6 +110,14 @@ impl<D: Size> Fields<D> {
                 op.name(),
                 format!("{} keeps the element size", op.name()),
             )),
+        }
+    }
+
+    /// The refusal of `op`, which reads the view as `what`, of a mask (`what` has none).
+    fn unmasked(&self, op: &'static str, what: &str, ctx: &dyn Fn() -> String) -> Result<()> {
+        match self.mask {
+            Some(_) => refuse_mask(op, true, ctx(), what),
+            None => Ok(()),
         }
     }
 
@@ -109,7 +148,7 @@ impl<D: Size> Fields<D> {
             return Ok(());
         }
         let what = format!("{from}-byte elements as {to}-byte elements");
-        refuse_mask(OP, self.mask.is_some(), ctx(), BYTES)?;
+        self.unmasked(OP, BYTES, ctx)?;
         let Some(last) = self.shape.len().checked_sub(1) else {
             return Err(invalid(
                 OP,
@@ -218,7 +257,7 @@ impl<D: Size> Fields<D> {
     /// part) and the other strides and the offset doubled: a change to elements half
     /// the size on a new last axis of size 1.
     fn view_as_real(&mut self, op: &'static str, ctx: &dyn Fn() -> String) -> Result<()> {
-        refuse_mask(op, self.mask.is_some(), ctx(), COMPLEX)?;
+        self.unmasked(op, COMPLEX, ctx)?;
         let last = self.shape.len();
         self.shape.push(D::from(1));
         self.strides.push(D::from(1));
@@ -251,7 +290,7 @@ impl<D: Size> Fields<D> {
     /// last axis (now of size 1) removed.
     fn view_as_complex<C: Check<D>>(&mut self, c: &mut C, ctx: &dyn Fn() -> String) -> Result<()> {
         const OP: &str = "view_as_complex";
-        refuse_mask(OP, self.mask.is_some(), ctx(), COMPLEX)?;
+        self.unmasked(OP, COMPLEX, ctx)?;
         let fail = |why: String| invalid(OP, format!("{why}, in {}", ctx()));
         let Some(last) = self.shape.len().checked_sub(1) else {
             return Err(fail(
