@@ -643,3 +643,49 @@ proptest! {
         }
     }
 }
+
+/// On symbolic views the element-size ops do what the exact engine does where sizes
+/// are decided: a provably size-1 axis whose stride may be odd gets stride 0, the
+/// guards of `reinterpret` come in the exact engine's order (strides, then offset), and
+/// `view_as_complex` of a rank-0 view is refused in the exact engine's words.
+#[test]
+fn symbolic_element_ops_follow_the_exact_engine() {
+    let (cx, [s, o]) = scope_with(["s -8..=8", "o 0..=8"]);
+    let two = Expr::from(2);
+    let pairs = View::create(
+        &cx,
+        &[Expr::from(1), two],
+        Some(&[s, Expr::from(1)]),
+        two * o,
+        None,
+    )
+    .expect("pairs");
+    let rows = View::create(
+        &cx,
+        &[Expr::from(3), Expr::from(4)],
+        Some(&[s, Expr::from(1)]),
+        o,
+        None,
+    )
+    .expect("rows");
+    let scalar = View::create(&cx, &[] as &[Expr], None, o, None).expect("scalar");
+    let guards = |v: View| {
+        let g: Vec<String> = v.guards().iter().map(ToString::to_string).collect();
+        g.join("; ")
+    };
+    let lines = [
+        pairs
+            .view_as_complex(&cx)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        rows.reinterpret(&cx, 2, 4)
+            .map_or_else(|e| e.to_string(), guards),
+        scalar
+            .view_as_complex(&cx)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+    ];
+    insta::assert_snapshot!(lines.join("\n"), @"
+    view shape=[1] strides=[0] offset=o mask=none
+    reinterpret: s % 2 == 0 (the stride of axis 0 is divisible by the ratio 2 of the element sizes); reinterpret: o % 2 == 0 (the offset is divisible by the ratio 2 of the element sizes)
+    view_as_complex: Input tensor must have one or more dimensions, in view [] with strides []
+    ");
+}
