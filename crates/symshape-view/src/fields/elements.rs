@@ -35,23 +35,14 @@ enum Part {
     Offset,
 }
 
-impl Part {
-    /// The kind of field, without its axis.
-    fn kind(self) -> &'static str {
-        match self {
-            Part::Size => "size of the last axis",
-            Part::Stride(_) => "stride",
-            Part::Offset => "offset",
-        }
-    }
-}
-
 impl fmt::Display for Part {
-    /// `size of the last axis`, `stride of axis 0`, `offset`.
+    /// `size of the last axis`, `stride of axis 0`, `offset`; `{:#}` leaves out the axis.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Part::Stride(a) => write!(f, "stride of axis {a}"),
-            _ => f.write_str(self.kind()),
+            Part::Size => f.write_str("size of the last axis"),
+            Part::Stride(a) if !f.alternate() => write!(f, "stride of axis {a}"),
+            Part::Stride(_) => f.write_str("stride"),
+            Part::Offset => f.write_str("offset"),
         }
     }
 }
@@ -177,10 +168,7 @@ impl<D: Size> Fields<D> {
         if from > to {
             let r = from / to;
             self.scale_up(last, r, &|part, x| {
-                overflow(
-                    OP,
-                    format!("{} {x} times the ratio {r} of {}", part.kind(), ctx()),
-                )
+                overflow(OP, format!("{part:#} {x} times the ratio {r} of {}", ctx()))
             })?;
         } else {
             let r = to / from;
@@ -262,7 +250,7 @@ impl<D: Size> Fields<D> {
         self.shape.push(D::from(1));
         self.strides.push(D::from(1));
         self.scale_up(last, 2, &|part, x| {
-            overflow(op, format!("{} {x} doubled, of {}", part.kind(), ctx()))
+            overflow(op, format!("{part:#} {x} doubled, of {}", ctx()))
         })
     }
 

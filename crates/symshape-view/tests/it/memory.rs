@@ -689,3 +689,22 @@ fn symbolic_element_ops_follow_the_exact_engine() {
     view_as_complex: Input tensor must have one or more dimensions, in view [] with strides []
     ");
 }
+
+/// A field that would leave `i64` is named, with how it grew.
+#[test]
+fn element_op_overflows_name_the_field() {
+    let cx = Scope::new();
+    let big = 1i64 << 62;
+    let wide = ConcreteView::create(&[2, 1], Some(&[big, 1]), 0, None).expect("wide");
+    let far = ConcreteView::create(&[1], Some(&[1]), big, None).expect("far");
+    let msg = |r: Result<ConcreteView, Error>| r.map_or_else(|e| e.to_string(), |v| v.to_string());
+    insta::assert_snapshot!([
+        msg(wide.view_as_real(&cx)),
+        msg(far.imag(&cx)),
+        msg(wide.reinterpret(&cx, 4, 2)),
+    ].join("\n"), @"
+    view_as_real: overflow: stride 4611686018427387904 doubled, of view [2, 1] with strides [4611686018427387904, 1]
+    imag: overflow: offset 4611686018427387904 doubled, of view [1] with strides [1], offset 4611686018427387904
+    reinterpret: overflow: stride 4611686018427387904 times the ratio 2 of view [2, 1] with strides [4611686018427387904, 1]
+    ");
+}
