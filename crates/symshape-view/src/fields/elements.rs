@@ -3,11 +3,11 @@
 //! (`view_as_real`, `real` and `imag` read a complex element as two reals,
 //! `view_as_complex` reads two reals as one complex element).
 //!
-//! A change of element size by a ratio `r` rescales the last axis (its stride must be
-//! 1) and multiplies or divides the other strides and the offset by `r`; dividing
-//! requires each to be a multiple of `r`, which [`Check`] decides (`i64`) or proves or
-//! guards (`Expr`). An axis of size 1 never uses its stride, so one that is not a
-//! multiple of `r` becomes 0 (PyTorch gives such axes a product of sizes).
+//! A change of element size by a ratio `r` rescales the last axis (which must have
+//! stride 1) and multiplies or divides the other strides and the offset by `r`;
+//! dividing requires each to be a multiple of `r`, which [`Check`] decides (`i64`) or
+//! proves or guards (`Expr`). An axis of size 1 never uses its stride, so one that is
+//! not a multiple of `r` becomes 0 (PyTorch gives such axes a product of sizes).
 
 use std::fmt;
 
