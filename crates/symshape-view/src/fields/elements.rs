@@ -138,19 +138,20 @@ impl<D: Size> Fields<D> {
         if from == to {
             return Ok(());
         }
-        let what = format!("{from}-byte elements as {to}-byte elements");
+        let what = || format!("{from}-byte elements as {to}-byte elements");
         self.unmasked(OP, BYTES, ctx)?;
         let Some(last) = self.shape.len().checked_sub(1) else {
             return Err(invalid(
                 OP,
-                format!("cannot view {what}: a view of rank 0 cannot be reinterpreted when the element sizes differ ({})", ctx()),
+                format!("cannot view {}: a view of rank 0 cannot be reinterpreted when the element sizes differ ({})", what(), ctx()),
             ));
         };
         if from % to != 0 && to % from != 0 {
             return Err(invalid(
                 OP,
                 format!(
-                    "cannot view {what}: neither element size divides the other, for {}",
+                    "cannot view {}: neither element size divides the other, for {}",
+                    what(),
                     ctx()
                 ),
             ));
@@ -162,7 +163,7 @@ impl<D: Size> Fields<D> {
                 CmpOp::Eq,
                 one,
                 || "the last axis has stride 1 (the element sizes differ)".to_string(),
-                || invalid(OP, format!("cannot view {what}: the last axis must have stride 1 when the element sizes differ, but it has stride {t} in {}", ctx())),
+                || invalid(OP, format!("cannot view {}: the last axis must have stride 1 when the element sizes differ, but it has stride {t} in {}", what(), ctx())),
             )?;
         }
         if from > to {
@@ -176,7 +177,7 @@ impl<D: Size> Fields<D> {
                 c,
                 (last, r, true),
                 &|part| format!("the {part} is divisible by the ratio {r} of the element sizes"),
-                &|part, x| invalid(OP, format!("cannot view {what}: the {part} {x} is not divisible by the ratio {r} of the element sizes, in {}", ctx())),
+                &|part, x| invalid(OP, format!("cannot view {}: the {part} {x} is not divisible by the ratio {r} of the element sizes, in {}", what(), ctx())),
             )?;
         }
         self.strides[last] = one;
