@@ -118,6 +118,8 @@ fn bench_op_latency(c: &mut Criterion) {
         ("shrink", Op::Shrink(vec![(0, 8), (1, 511), (0, 768)])),
         ("pad", Op::Pad(vec![(0, 0), (1, 1), (0, 0)])),
         ("flip", Op::Flip(vec![1])),
+        ("reinterpret", Op::Reinterpret { from: 4, to: 2 }),
+        ("view_as_real", Op::ViewAsReal),
     ];
     for (name, op) in &ops {
         c.bench_function(&format!("view/op/constant_one_view/{name}"), |b| {

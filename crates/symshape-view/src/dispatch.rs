@@ -13,7 +13,7 @@ use crate::guard::GuardOp;
 use crate::lower_op::{lower, Proving};
 use crate::op::{const_op, CopyOp, Op};
 use crate::symbolic;
-use crate::view::{fmt_list, View};
+use crate::view::{fmt_list, Fields, View};
 
 /// Where an op runs ([`View::engine`]).
 pub(crate) enum Engine<'a> {
@@ -241,16 +241,17 @@ impl View {
                 sections,
                 piece,
             } => symbolic::tensor_split_piece(cx, self, *axis, *sections, *piece),
-            Op::Reinterpret { from, to } => symbolic::reinterpret(cx, self, *from, *to),
-            Op::ViewAsReal => symbolic::view_as_real(cx, self),
-            Op::ViewAsComplex => symbolic::view_as_complex(cx, self),
-            Op::Real | Op::Imag => {
-                // The pair axis has size 2, so selecting index 0 or 1 cannot fail.
-                let pairs = symbolic::view_as_real(cx, self)
-                    .map_err(|e| crate::concrete::rename_op(e, op.name()))?;
-                let axis = self.ndim();
-                let index = Expr::from(i64::from(matches!(op, Op::Imag)));
-                pairs.apply_symbolic(cx, &Op::Select { axis, index })
+            Op::Reinterpret { .. } | Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag => {
+                let gop = match op {
+                    Op::Reinterpret { .. } => GuardOp::REINTERPRET,
+                    Op::ViewAsComplex => GuardOp::VIEW_AS_COMPLEX,
+                    // Reading complex elements as reals requires nothing.
+                    _ => GuardOp::VIEW_AS_REAL,
+                };
+                let mut ck = symbolic::checker(cx, gop, self);
+                let mut f = Fields::of(self);
+                f.read_elements(&mut ck, op, &ctx)?;
+                f.finish(ck)
             }
             Op::Ravel | Op::Contiguous | Op::Copy | Op::FlattenCopy | Op::AsType { .. } => {
                 let Some(copy) = CopyOp::of(op) else {

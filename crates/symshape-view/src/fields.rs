@@ -1,5 +1,6 @@
 //! The field rules of the core ops expand, shrink, pad and flip, written once over the size type
-//! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions.
+//! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions. The
+//! element-size ops (`reinterpret` and the complex views) are in `elements.rs`.
 //!
 //! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
 //! exact engine's error; for `Expr` (a [`Checker`]) it is proven, refuted or recorded
@@ -13,6 +14,10 @@ use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::Checker;
 use crate::lower_op::{Exact, Size};
 use crate::view::Fields;
+
+mod elements;
+
+pub(crate) use elements::{is_element_op, refuse_stack};
 
 /// The precondition checks of the core field rules.
 pub(crate) trait Check<D: Size> {

@@ -49,6 +49,20 @@ pub(crate) trait Size:
     fn min_of(self, rhs: Self) -> Self;
     /// `(self // n, self % n)` for `n >= 1`.
     fn div_mod(self, n: i64) -> (Self, Self);
+    /// `self * r`, for a ratio `r` that may itself exceed `i64`.
+    fn try_mul_ratio(self, r: usize) -> Option<Self>;
+    /// A remainder by `r >= 1` that is 0 exactly when `r` divides `self` (`self % r`
+    /// for `Expr`, the truncated one for `i64`, which fits).
+    #[must_use]
+    fn rem_ratio(self, r: usize) -> Self;
+    /// `self // r`, for `r >= 1` (exact where the caller has required `r` to divide).
+    #[must_use]
+    fn div_ratio(self, r: usize) -> Self;
+}
+
+/// A ratio of element sizes, which may exceed `i64`, as an `i128`.
+fn wide(r: usize) -> i128 {
+    i128::try_from(r).unwrap_or(i128::MAX)
 }
 
 impl Size for i64 {
@@ -76,6 +90,19 @@ impl Size for i64 {
     fn div_mod(self, n: i64) -> (i64, i64) {
         (self.div_euclid(n), self.rem_euclid(n))
     }
+    fn try_mul_ratio(self, r: usize) -> Option<i64> {
+        i128::from(self)
+            .checked_mul(wide(r))
+            .and_then(|p| i64::try_from(p).ok())
+    }
+    fn rem_ratio(self, r: usize) -> i64 {
+        // |self % r| <= |self|.
+        i64::try_from(i128::from(self) % wide(r)).unwrap_or(self)
+    }
+    fn div_ratio(self, r: usize) -> i64 {
+        // |self / r| <= |self|.
+        i64::try_from(i128::from(self).div_euclid(wide(r))).unwrap_or(self)
+    }
 }
 
 impl Size for Expr {
@@ -102,6 +129,15 @@ impl Size for Expr {
     }
     fn div_mod(self, n: i64) -> (Expr, Expr) {
         (self.floor_div(n), self.floor_mod(n))
+    }
+    fn try_mul_ratio(self, r: usize) -> Option<Expr> {
+        Some(self * Expr::constant(r))
+    }
+    fn rem_ratio(self, r: usize) -> Expr {
+        self.floor_mod(Expr::constant(r))
+    }
+    fn div_ratio(self, r: usize) -> Expr {
+        self.floor_div(Expr::constant(r))
     }
 }
 

@@ -395,11 +395,7 @@ impl ViewStack {
     /// # Errors
     /// As [`ViewStack::apply`].
     pub fn apply_in_place(&mut self, cx: &Scope, op: &Op) -> Result<()> {
-        let whole_stack = op.is_gather()
-            || matches!(
-                op,
-                Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag | Op::Reinterpret { .. }
-            );
+        let whole_stack = op.is_gather() || crate::fields::is_element_op(op);
         if self.views.len() <= 2 || whole_stack || self.views.iter().all(View::is_concrete) {
             *self = self.apply(cx, op)?;
             return Ok(());
@@ -445,29 +441,7 @@ impl ViewStack {
         if let (Op::AsStrided { .. }, [.., lower, _]) = (op, self.views.as_slice()) {
             return self.as_strided_over(cx, lower, &op.to_expr());
         }
-        if let Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag = op {
-            if self.views.len() > 1 {
-                return Err(invalid(
-                    op.name(),
-                    format!(
-                        "a stack of {} views cannot be read as {}: only a one-view stack has element strides to rescale; materialize it first",
-                        self.views.len(),
-                        if let Op::ViewAsComplex = op { "complex elements" } else { "pairs of reals" }
-                    ),
-                ));
-            }
-        }
-        if let Op::Reinterpret { from, to } = op {
-            if from != to && self.views.len() > 1 {
-                return Err(invalid(
-                    "reinterpret",
-                    format!(
-                        "a stack of {} views cannot be reinterpreted from {from}-byte to {to}-byte elements: only a one-view stack has element strides to rescale; materialize it first",
-                        self.views.len()
-                    ),
-                ));
-            }
-        }
+        crate::fields::refuse_stack(op, self.views.len())?;
         match self.top().engine(op) {
             Engine::Exact(top, k) => {
                 let ctx = || top.ctx();

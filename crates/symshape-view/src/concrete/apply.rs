@@ -81,11 +81,11 @@ impl ConcreteView {
                 sections,
                 piece,
             } => self.tensor_split_piece(*axis, *sections, *piece),
-            Op::Reinterpret { from, to } => self.reinterpret(*from, *to),
-            Op::ViewAsReal => self.view_as_real(),
-            Op::ViewAsComplex => self.view_as_complex(),
-            Op::Real => self.real(),
-            Op::Imag => self.imag(),
+            Op::Reinterpret { .. } | Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag => {
+                let mut f = self.to_fields();
+                f.read_elements(&mut Exact, op, &|| self.ctx())?;
+                Self::build(op.name(), f.shape, f.strides, f.offset, f.mask)
+            }
             Op::Ravel | Op::Contiguous | Op::Copy | Op::FlattenCopy | Op::AsType { .. } => {
                 match CopyOp::of(op) {
                     Some(copy) => self.view_or_copy(copy),

@@ -568,3 +568,143 @@ fn complex_ops_record_and_replay() {
         [1, 3, 5, 7, 9, 11].map(Some).to_vec()
     );
 }
+
+/// The element-size ops by number: `reinterpret` between a few sizes, then the
+/// complex views.
+fn element_op(k: usize) -> Op<i64> {
+    match k {
+        0..=5 => {
+            let (from, to) = [(4, 2), (2, 4), (8, 2), (2, 8), (4, 4), (3, 2)][k];
+            Op::Reinterpret { from, to }
+        }
+        6 => Op::ViewAsReal,
+        7 => Op::ViewAsComplex,
+        8 => Op::Real,
+        _ => Op::Imag,
+    }
+}
+
+/// `op` through [`ViewOps`], on either engine's view type.
+fn run_element_op<V: ViewOps>(v: &V, cx: &Scope, op: &Op<i64>) -> Result<V, Error> {
+    match *op {
+        Op::Reinterpret { from, to } => v.reinterpret(cx, from, to),
+        Op::ViewAsReal => v.view_as_real(cx),
+        Op::ViewAsComplex => v.view_as_complex(cx),
+        Op::Real => v.real(cx),
+        _ => v.imag(cx),
+    }
+}
+
+proptest! {
+    /// One rule, two engines: an element-size op on a constant view (the exact engine)
+    /// agrees with the same op on the view whose strides and offset are symbols (the
+    /// symbolic rules, with their guards), bound to the constants afterwards. Both
+    /// fail, or both give the same offset table.
+    #[test]
+    fn element_ops_agree_across_engines(
+        raw in arb_raw(3, 0, 4),
+        k in 0usize..10,
+        (two, unit) in (any::<bool>(), any::<bool>()),
+    ) {
+        let mut raw = raw;
+        if let Some(last) = raw.shape.len().checked_sub(1) {
+            // Reach the paths past the size and stride checks often.
+            if two {
+                raw.shape[last] = 2;
+                if let Some(m) = &mut raw.mask { m[last] = (0, 2); }
+            }
+            if unit {
+                raw.strides[last] = 1;
+            }
+        }
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let (cx, [t0, t1, t2, o]) =
+            scope_with(["t0 -6..=6", "t1 -6..=6", "t2 -6..=6", "o -12..=12"]);
+        let syms = [t0, t1, t2];
+        let mut b = Bindings::new();
+        for (&t, &value) in syms.iter().zip(c.strides()) {
+            b.set(t, value).expect("stride");
+        }
+        b.set(o, c.offset()).expect("offset");
+        let shape: Vec<Expr> = c.shape().iter().map(|&d| Expr::from(d)).collect();
+        let mask: Option<Vec<(Expr, Expr)>> = c
+            .mask()
+            .map(|m| m.iter().map(|&(lo, hi)| (Expr::from(lo), Expr::from(hi))).collect());
+        let sym = View::create(&cx, &shape, Some(&syms[..c.ndim()]), o, mask.as_deref())
+            .expect("symbolic view");
+        prop_assert!(!sym.is_concrete());
+        let op = element_op(k);
+        let exact = run_element_op(&c, &cx, &op);
+        let bound = run_element_op(&sym, &cx, &op).and_then(|v| v.bind(&cx, &b));
+        match (exact, bound) {
+            (Ok(x), Ok(y)) => prop_assert_eq!(model_of_view(&x), model_of_view(&y), "{} on {}", op, c),
+            (Err(_), Err(_)) => {}
+            (x, y) => prop_assert!(false, "{} on {}: exact {:?}, symbolic then bound {:?}", op, c, x, y),
+        }
+    }
+}
+
+/// On symbolic views the element-size ops do what the exact engine does where sizes
+/// are decided: a provably size-1 axis whose stride may be odd gets stride 0, the
+/// guards of `reinterpret` come in the exact engine's order (strides, then offset), and
+/// `view_as_complex` of a rank-0 view is refused in the exact engine's words.
+#[test]
+fn symbolic_element_ops_follow_the_exact_engine() {
+    let (cx, [s, o]) = scope_with(["s -8..=8", "o 0..=8"]);
+    let two = Expr::from(2);
+    let pairs = View::create(
+        &cx,
+        &[Expr::from(1), two],
+        Some(&[s, Expr::from(1)]),
+        two * o,
+        None,
+    )
+    .expect("pairs");
+    let rows = View::create(
+        &cx,
+        &[Expr::from(3), Expr::from(4)],
+        Some(&[s, Expr::from(1)]),
+        o,
+        None,
+    )
+    .expect("rows");
+    let scalar = View::create(&cx, &[] as &[Expr], None, o, None).expect("scalar");
+    let guards = |v: View| {
+        let g: Vec<String> = v.guards().iter().map(ToString::to_string).collect();
+        g.join("; ")
+    };
+    let lines = [
+        pairs
+            .view_as_complex(&cx)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+        rows.reinterpret(&cx, 2, 4)
+            .map_or_else(|e| e.to_string(), guards),
+        scalar
+            .view_as_complex(&cx)
+            .map_or_else(|e| e.to_string(), |v| v.to_string()),
+    ];
+    insta::assert_snapshot!(lines.join("\n"), @"
+    view shape=[1] strides=[0] offset=o mask=none
+    reinterpret: s % 2 == 0 (the stride of axis 0 is divisible by the ratio 2 of the element sizes); reinterpret: o % 2 == 0 (the offset is divisible by the ratio 2 of the element sizes)
+    view_as_complex: Input tensor must have one or more dimensions, in view [] with strides []
+    ");
+}
+
+/// A field that would leave `i64` is named, with how it grew.
+#[test]
+fn element_op_overflows_name_the_field() {
+    let cx = Scope::new();
+    let big = 1i64 << 62;
+    let wide = ConcreteView::create(&[2, 1], Some(&[big, 1]), 0, None).expect("wide");
+    let far = ConcreteView::create(&[1], Some(&[1]), big, None).expect("far");
+    let msg = |r: Result<ConcreteView, Error>| r.map_or_else(|e| e.to_string(), |v| v.to_string());
+    insta::assert_snapshot!([
+        msg(wide.view_as_real(&cx)),
+        msg(far.imag(&cx)),
+        msg(wide.reinterpret(&cx, 4, 2)),
+    ].join("\n"), @"
+    view_as_real: overflow: stride 4611686018427387904 doubled, of view [2, 1] with strides [4611686018427387904, 1]
+    imag: overflow: offset 4611686018427387904 doubled, of view [1] with strides [1], offset 4611686018427387904
+    reinterpret: overflow: stride 4611686018427387904 times the ratio 2 of view [2, 1] with strides [4611686018427387904, 1]
+    ");
+}
