@@ -1080,62 +1080,39 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
 /// valid element, else `0` (then the two offsets mean nothing): `min(valid, 1) * (last + 1)`
 /// is the length of the shortest buffer `v` can read.
 pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
-    let (zero, one) = (lit(0), lit(1));
-    let bounds: Vec<(Expr, Expr)> = match v.mask() {
-        Some(m) => m.to_vec(),
-        None => v.shape().iter().map(|&d| (zero, d)).collect(),
-    };
-    let mut first = v.offset();
-    let mut last = v.offset();
-    let mut valid = one;
-    for (&(b, e), &t) in bounds.iter().zip(v.strides()) {
-        first += (b * t).min((e - 1) * t);
-        last += (b * t).max((e - 1) * t);
-        valid *= (e - b).max(zero);
-    }
-    (first, last, valid.min(one))
+    crate::fields::reach(v.offset(), v.strides(), bounds(v))
+}
+
+/// The valid range of every axis of `v`.
+fn bounds(v: &View) -> impl Iterator<Item = (Expr, Expr)> + Clone + '_ {
+    let mask = v.mask();
+    v.shape()
+        .iter()
+        .enumerate()
+        .map(move |(axis, &d)| mask.map_or((lit(0), d), |m| m[axis]))
 }
 
 /// PyTorch's `as_strided` on the symbolic view `v`, reading a storage of `storage`
-/// elements (`what` describes it): the new view, with its strides and offset non-negative
-/// and its last element inside the storage proven or kept as guards (constants are
-/// decided as the concrete op decides them).
+/// elements (`what` describes it; `None` for the storage of `v` itself, up to the last
+/// element it reaches): the new view, with its strides and offset non-negative and its
+/// last element inside the storage proven or kept as guards (constants are decided as
+/// the concrete op decides them; the rule is `fields::as_strided_within`).
 pub(crate) fn torch_as_strided(
     cx: &Scope,
     v: &View,
     (shape, strides, offset): (&[Expr], &[Expr], Expr),
-    storage: Expr,
+    storage: Option<Expr>,
     what: &dyn Fn() -> String,
 ) -> Result<View> {
     crate::op::as_strided_args(shape, strides, offset)?;
     let res = create(cx, shape, Some(strides), offset, None)
         .map_err(|e| crate::concrete::rename_op(e, "as_strided"))?;
     let mut ck = checker(cx, GuardOp::AS_STRIDED, v);
-    for (axis, &t) in strides.iter().enumerate() {
-        ck.require(t, CmpOp::Ge, lit(0), || {
-            format!("stride of axis {axis} is not negative")
-        })?;
-    }
-    ck.require(offset, CmpOp::Ge, lit(0), || {
-        "storage offset is not negative".to_string()
-    })?;
-    let (_, last, any) = reach(&res);
-    let need = any * (last + 1);
-    if let (Some(n), Some(st)) = (ck.simplify(need).as_i64(), ck.simplify(storage).as_i64()) {
-        if n > st {
-            return Err(invalid(
-                "as_strided",
-                format!(
-                    "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {n} elements are out of bounds for storage of size {st} elements ({})",
-                    fmt_list(shape),
-                    fmt_list(strides),
-                    what()
-                ),
-            ));
-        }
-    }
-    ck.require(need, CmpOp::Le, storage, || {
-        format!("the last element reached is within {}", what())
-    })?;
+    let storage = storage.unwrap_or_else(|| {
+        let own = crate::fields::storage_of(&ck, v.offset(), v.strides(), bounds(v));
+        own.unwrap_or_else(|| lit(0))
+    });
+    let new = (res.shape(), res.strides(), res.offset());
+    crate::fields::as_strided_within(&mut ck, (shape, strides, offset), new, storage, what)?;
     Ok(res.with_guards(&ck.guards))
 }

@@ -376,7 +376,7 @@ impl ConcreteView {
     }
 
     /// The valid range of every axis, without allocating.
-    pub(crate) fn bounds(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+    pub(crate) fn bounds(&self) -> impl Iterator<Item = (i64, i64)> + Clone + '_ {
         self.shape
             .iter()
             .enumerate()
@@ -399,13 +399,7 @@ impl ConcreteView {
         if self.is_empty() {
             return None;
         }
-        let (mut lo, mut hi) = (self.offset, self.offset);
-        for ((b, e), &t) in self.bounds().zip(&self.strides) {
-            // In-shape offsets fit (invariant 3), and so do these partial sums.
-            let (first, last) = (b * t, (e - 1) * t);
-            lo += first.min(last);
-            hi += first.max(last);
-        }
+        let (lo, hi, _) = crate::fields::reach(self.offset, &self.strides, self.bounds());
         Some((lo, hi))
     }
 
