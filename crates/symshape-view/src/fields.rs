@@ -45,14 +45,7 @@ impl Check<i64> for Exact {
     const EXACT: bool = true;
 
     fn holds(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
-        match cmp {
-            CmpOp::Lt => lhs < rhs,
-            CmpOp::Le => lhs <= rhs,
-            CmpOp::Eq => lhs == rhs,
-            CmpOp::Ne => lhs != rhs,
-            CmpOp::Ge => lhs >= rhs,
-            CmpOp::Gt => lhs > rhs,
-        }
+        lhs.is(cmp, rhs)
     }
 
     fn refutes(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {

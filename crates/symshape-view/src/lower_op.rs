@@ -14,7 +14,7 @@
 
 use std::ops::{Add, Mul, Neg, Sub};
 
-use symshape::{CmpOp, Expr, Scope};
+use symshape::{CmpOp, Cond, Expr, Scope};
 
 use crate::concrete::{check_shape, repeated_squeeze_axis};
 use crate::dim::Dim;
@@ -52,6 +52,42 @@ pub(crate) trait Size:
     fn max_of(self, rhs: Self) -> Self;
     /// `(self // n, self % n)` for `n >= 1`.
     fn div_mod(self, n: i64) -> (Self, Self);
+    /// The truth of a condition on sizes: `bool` for `i64`, a `Cond` on the symbols for `Expr`.
+    type Truth: Truth;
+    /// `self cmp rhs`.
+    fn is(self, cmp: CmpOp, rhs: Self) -> Self::Truth;
+    /// `self`, or the error when an `Expr` exceeds the budgets.
+    ///
+    /// # Errors
+    /// [`symshape::Error`] from [`Expr::check`].
+    fn checked(self) -> std::result::Result<Self, symshape::Error>;
+}
+
+/// A truth value that rules are written over (`bool`, [`Cond`]).
+pub(crate) trait Truth: Copy {
+    /// `self || rhs`.
+    #[must_use]
+    fn or(self, rhs: Self) -> Self;
+    /// Whether every item holds.
+    fn all(items: impl Iterator<Item = Self>) -> Self;
+}
+
+impl Truth for bool {
+    fn or(self, rhs: bool) -> bool {
+        self || rhs
+    }
+    fn all(mut items: impl Iterator<Item = bool>) -> bool {
+        items.all(|x| x)
+    }
+}
+
+impl Truth for Cond {
+    fn or(self, rhs: Cond) -> Cond {
+        Cond::or(self, rhs)
+    }
+    fn all(items: impl Iterator<Item = Cond>) -> Cond {
+        Cond::all(&items.collect::<Vec<_>>())
+    }
 }
 
 impl Size for i64 {
@@ -82,6 +118,20 @@ impl Size for i64 {
     fn div_mod(self, n: i64) -> (i64, i64) {
         (self.div_euclid(n), self.rem_euclid(n))
     }
+    type Truth = bool;
+    fn is(self, cmp: CmpOp, rhs: i64) -> bool {
+        match cmp {
+            CmpOp::Lt => self < rhs,
+            CmpOp::Le => self <= rhs,
+            CmpOp::Eq => self == rhs,
+            CmpOp::Ne => self != rhs,
+            CmpOp::Ge => self >= rhs,
+            CmpOp::Gt => self > rhs,
+        }
+    }
+    fn checked(self) -> std::result::Result<i64, symshape::Error> {
+        Ok(self)
+    }
 }
 
 impl Size for Expr {
@@ -111,6 +161,13 @@ impl Size for Expr {
     }
     fn div_mod(self, n: i64) -> (Expr, Expr) {
         (self.floor_div(n), self.floor_mod(n))
+    }
+    type Truth = Cond;
+    fn is(self, cmp: CmpOp, rhs: Expr) -> Cond {
+        self.compare(cmp, rhs)
+    }
+    fn checked(self) -> std::result::Result<Expr, symshape::Error> {
+        self.check()
     }
 }
 

@@ -1,12 +1,14 @@
 //! The memory models of the references: PyTorch's `view(dtype)` (element-size
 //! reinterpretation) and complex views (`view_as_real`, `view_as_complex`, `real`,
 //! `imag`), NumPy's byte strides and offsets, NumPy's contiguity flags and NumPy's
-//! `ravel`.
+//! `ravel` (the flags and byte rules written once in `layout.rs`).
 
 use std::fmt;
 
-use super::{fmt_list, write_strided, ConcreteStack, ConcreteView};
+use super::{write_strided, ConcreteStack, ConcreteView};
 use crate::error::{invalid, overflow, refuse_mask, Result};
+use crate::layout;
+use crate::lower_op::Exact;
 
 /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
 /// ([`ConcreteView::numpy_flags`]).
@@ -76,18 +78,6 @@ impl Raveled {
     }
 }
 
-/// The rank check of a view from byte strides (`fields` names the arguments), before the
-/// strides are divided, so that the message names what the caller passed.
-pub(crate) fn byte_stride_rank(shape: usize, strides: usize, fields: &str) -> Result<()> {
-    if shape == strides {
-        return Ok(());
-    }
-    Err(invalid(
-        "byte_strides",
-        format!("{strides} byte strides for a shape of rank {shape} ({fields})"),
-    ))
-}
-
 pub(crate) fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> {
     if itemsize >= 1 {
         return Ok(());
@@ -98,8 +88,6 @@ pub(crate) fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> 
     ))
 }
 
-/// What the memory-model queries read a view as.
-const BYTES: &str = "a strided array in bytes";
 /// What the complex views read a view as.
 const COMPLEX: &str = "a strided complex tensor";
 
@@ -120,30 +108,16 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
     pub fn numpy_flags(&self) -> Result<Flags> {
-        self.unmasked("flags", BYTES)?;
-        if self.shape().contains(&0) {
-            return Ok(Flags {
-                c_contiguous: true,
-                f_contiguous: true,
-            });
-        }
-        let dense = |axes: &mut dyn Iterator<Item = (&i64, &i64)>| {
-            let mut expect = 1i64;
-            for (&d, &t) in axes {
-                if d != 1 {
-                    if t != expect {
-                        return false;
-                    }
-                    // Sizes multiply within i64 (invariant 2).
-                    expect = expect.saturating_mul(d);
-                }
-            }
-            true
-        };
-        let pairs = || self.shape().iter().zip(self.strides());
+        let (c_contiguous, f_contiguous) = layout::flags(
+            self.shape(),
+            self.strides(),
+            self.numel(),
+            self.mask().is_some(),
+            &|| self.ctx(),
+        )?;
         Ok(Flags {
-            c_contiguous: dense(&mut pairs().rev()),
-            f_contiguous: dense(&mut pairs()),
+            c_contiguous,
+            f_contiguous,
         })
     }
 
@@ -178,27 +152,8 @@ impl ConcreteView {
     /// size below 1; [`Error::Overflow`](crate::Error::Overflow) when a byte value
     /// leaves `i64`.
     pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout> {
-        positive_itemsize("bytes", "item size", itemsize)?;
-        self.unmasked("bytes", BYTES)?;
-        let scale = |x: i64, what: &str| {
-            x.checked_mul(itemsize).ok_or_else(|| {
-                overflow(
-                    "bytes",
-                    format!("{what} {x} times item size {itemsize} of {}", self.ctx()),
-                )
-            })
-        };
-        let strides = self
-            .strides()
-            .iter()
-            .map(|&t| scale(t, "stride"))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ByteLayout {
-            shape: self.shape().to_vec(),
-            strides,
-            offset: scale(self.offset(), "offset")?,
-            itemsize,
-        })
+        let fields = (self.shape(), self.strides(), self.offset());
+        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
     }
 
     /// A view from NumPy's byte strides and a byte offset for elements of
@@ -214,24 +169,8 @@ impl ConcreteView {
         byte_offset: i64,
         itemsize: i64,
     ) -> Result<Self> {
-        const OP: &str = "byte_strides";
-        positive_itemsize(OP, "item size", itemsize)?;
-        let fields = format!(
-            "shape {}, byte strides {}, byte offset {byte_offset}",
-            fmt_list(shape),
-            fmt_list(byte_strides),
-        );
-        byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
-        let whole = |x: i64, what: String| {
-            let e = || format!("{what} is not a multiple of the item size {itemsize} ({fields})");
-            exact_div(x, i128::from(itemsize)).ok_or_else(|| invalid(OP, e()))
-        };
-        let strides = byte_strides
-            .iter()
-            .enumerate()
-            .map(|(a, &t)| whole(t, format!("byte stride {t} of axis {a}")))
-            .collect::<Result<Vec<_>>>()?;
-        let offset = whole(byte_offset, format!("byte offset {byte_offset}"))?;
+        let (strides, offset, _) =
+            layout::from_byte_strides(shape, byte_strides, byte_offset, itemsize, |_| Exact)?;
         Self::create(shape, Some(&strides), offset, None)
     }
 
@@ -380,7 +319,7 @@ impl ConcreteView {
             return Ok(self.clone());
         }
         let what = format!("{from}-byte elements as {to}-byte elements");
-        self.unmasked(OP, BYTES)?;
+        self.unmasked(OP, layout::BYTES)?;
         let Some(last) = self.ndim().checked_sub(1) else {
             return Err(invalid(
                 OP,

@@ -458,20 +458,11 @@ impl ConcreteView {
     /// zero-size view is always contiguous.
     #[must_use]
     pub fn is_c_contiguous(&self) -> bool {
-        if self.numel() == 0 {
-            return true;
-        }
-        if self.offset != 0 || self.mask.is_some() {
-            return false;
-        }
-        let mut expect = 1i64;
-        for (&d, &t) in self.shape.iter().zip(&self.strides).rev() {
-            if d != 1 && t != expect {
-                return false;
-            }
-            expect *= d;
-        }
-        true
+        let numel = self.numel();
+        numel == 0
+            || (self.offset == 0
+                && self.mask.is_none()
+                && crate::layout::dense(&self.shape, &self.strides, numel, true))
     }
 
     /// Whether the strides are row-major (strides of size-1 axes ignored), whatever
