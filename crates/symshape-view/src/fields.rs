@@ -434,6 +434,34 @@ impl<D: Size> Fields<D> {
         Some(())
     }
 
+    /// The canonical form as far as `c` decides it, for a view of `numel` elements: a
+    /// zero-size view gets strides 0 and offset 0; a view with an empty valid range gets
+    /// strides 0, offset 0 and mask `(0, 0)` on every axis; an axis with one valid
+    /// index gets stride 0, the offset absorbing it (in-shape, so it fits on `i64`).
+    pub(crate) fn canonicalize<C: Check<D>>(&mut self, c: &C, numel: D) {
+        let (zero, one) = (D::from(0), D::from(1));
+        let n = self.shape.len();
+        let bounds: Vec<(D, D)> = match &self.mask {
+            Some(m) => m.clone(),
+            None => self.shape.iter().map(|&d| (zero, d)).collect(),
+        };
+        let zero_size = c.holds(numel, CmpOp::Eq, zero);
+        if zero_size || bounds.iter().any(|&(b, e)| c.holds(b, CmpOp::Ge, e)) {
+            self.strides = vec![zero; n];
+            self.offset = zero;
+            // A zero-size view has no mask; any other keeps an empty one (a symbolic
+            // view's `finish` drops only masks proven full).
+            self.mask = (!zero_size).then(|| vec![(zero, zero); n]);
+            return;
+        }
+        for (axis, (b, e)) in bounds.into_iter().enumerate() {
+            if c.holds(e - b, CmpOp::Eq, one) {
+                self.offset = self.offset + b * self.strides[axis];
+                self.strides[axis] = zero;
+            }
+        }
+    }
+
     /// Adds `padding[axis] = (before, after)` virtual elements on every axis, masked
     /// out (`padding` has one entry per axis); `ctx` names the view in errors.
     ///

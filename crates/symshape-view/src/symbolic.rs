@@ -976,31 +976,8 @@ pub(crate) fn split_sizes_piece(
 /// strides 0 and offset 0; a provably empty mask gets the concrete empty form.
 pub(crate) fn canonical(cx: &Scope, v: &View) -> Result<View> {
     let ck = checker(cx, GuardOp::CANONICAL, v);
-    let n = v.ndim();
     let mut f = Fields::of(v);
-    if ck.is(v.numel(), CmpOp::Eq, lit(0)) {
-        f.strides = vec![lit(0); n];
-        f.offset = lit(0);
-        f.mask = None;
-        return f.finish(ck);
-    }
-    let bounds: Vec<(Expr, Expr)> = match v.mask() {
-        Some(m) => m.to_vec(),
-        None => v.shape().iter().map(|&d| (lit(0), d)).collect(),
-    };
-    if bounds.iter().any(|&(b, e)| ck.is(b, CmpOp::Ge, e)) {
-        f.strides = vec![lit(0); n];
-        f.offset = lit(0);
-        f.mask = Some(vec![(lit(0), lit(0)); n]);
-        // Keep the empty mask: `finish` drops only masks proven full.
-        return f.finish(ck);
-    }
-    for (axis, &(b, e)) in bounds.iter().enumerate() {
-        if ck.is(e - b, CmpOp::Eq, lit(1)) {
-            f.offset += b * f.strides[axis];
-            f.strides[axis] = lit(0);
-        }
-    }
+    f.canonicalize(&ck, v.numel());
     f.finish(ck)
 }
 

@@ -596,32 +596,9 @@ impl ConcreteView {
     /// zero-size view gets strides 0.
     #[must_use]
     pub fn canonical(&self) -> Self {
-        let n = self.ndim();
-        if self.numel() == 0 {
-            return Self {
-                shape: self.shape.clone(),
-                strides: vec![0; n],
-                offset: 0,
-                mask: None,
-            };
-        }
-        if self.is_empty() {
-            return Self {
-                shape: self.shape.clone(),
-                strides: vec![0; n],
-                offset: 0,
-                mask: Some(vec![(0, 0); n]),
-            };
-        }
-        let mut res = self.clone();
-        for (axis, (b, e)) in self.valid_bounds().into_iter().enumerate() {
-            if e - b == 1 {
-                // Invariant 3 bounds b * stride.
-                res.offset += b * res.strides[axis];
-                res.strides[axis] = 0;
-            }
-        }
-        res
+        let mut f = self.to_fields();
+        f.canonicalize(&crate::lower_op::Exact, self.numel());
+        Self::from_checked_fields(f)
     }
 
     /// Whether `self` and `other` map every index to the same offset or both mask it.
