@@ -434,6 +434,12 @@ impl<D: Size> Fields<D> {
         Some(())
     }
 
+    /// The valid range of every axis: its mask, or all of it.
+    pub(crate) fn bounds(&self) -> Vec<(D, D)> {
+        let all = || self.shape.iter().map(|&d| (D::from(0), d)).collect();
+        self.mask.clone().unwrap_or_else(all)
+    }
+
     /// The canonical form as far as `c` decides it, for a view of `numel` elements: a
     /// zero-size view gets strides 0 and offset 0; a view with an empty valid range gets
     /// strides 0, offset 0 and mask `(0, 0)` on every axis; an axis with one valid
@@ -441,10 +447,7 @@ impl<D: Size> Fields<D> {
     pub(crate) fn canonicalize<C: Check<D>>(&mut self, c: &C, numel: D) {
         let (zero, one) = (D::from(0), D::from(1));
         let n = self.shape.len();
-        let bounds: Vec<(D, D)> = match &self.mask {
-            Some(m) => m.clone(),
-            None => self.shape.iter().map(|&d| (zero, d)).collect(),
-        };
+        let bounds = self.bounds();
         let zero_size = c.holds(numel, CmpOp::Eq, zero);
         if zero_size || bounds.iter().any(|&(b, e)| c.holds(b, CmpOp::Ge, e)) {
             self.strides = vec![zero; n];

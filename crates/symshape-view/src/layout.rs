@@ -1,12 +1,7 @@
-//! NumPy's memory-model rules written once over the size type (`i64` or `Expr`) for both
-//! engines: the contiguity flags, the layout in bytes and the element fields of byte
-//! strides.
-//!
-//! A flag is a [`Truth`](crate::lower_op::Truth): a `bool` on `i64`, which
-//! [`ConcreteView::numpy_flags`](crate::ConcreteView::numpy_flags) returns, and a `Cond` on
-//! `Expr`, which [`View::numpy_flags`](crate::View::numpy_flags) proves and simplifies. The
-//! divisibility of byte strides is a precondition decided by a [`Check`]: at once on `i64`,
-//! proven, refuted or kept as a guard on `Expr`.
+//! NumPy's memory-model rules written once over the size type for both engines: the
+//! contiguity flags (a `Truth`: a `bool` on `i64`, a `Cond` the symbolic engine proves),
+//! the layout in bytes and the element fields of byte strides (divisibility decided by a
+//! [`Check`]: at once on `i64`, proven, refuted or kept as a guard on `Expr`).
 
 use symshape::CmpOp;
 
@@ -42,8 +37,7 @@ pub(crate) fn dense<D: Size>(shape: &[D], strides: &[D], numel: D, c_order: bool
     numel.is(CmpOp::Eq, D::from(0)).or(axes)
 }
 
-/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of the view of `shape` and `strides`
-/// (of `numel` elements; `masked` when it has a mask, which `ctx` describes).
+/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags ([`dense`]); `ctx` describes the view.
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
@@ -63,9 +57,7 @@ pub(crate) fn flags<D: Size>(
     ))
 }
 
-/// The layout in bytes of the view of `shape`, `strides` and `offset` for elements of
-/// `itemsize` bytes: strides and offset times the item size (NumPy's `strides` and the
-/// data pointer's distance from the buffer's start).
+/// The layout in bytes for elements of `itemsize` bytes: strides and offset times it.
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) for an item size below 1 or a masked view;
@@ -102,10 +94,8 @@ pub(crate) fn byte_layout<D: Size>(
     })
 }
 
-/// The element strides and offset of NumPy's byte strides and byte offset for elements
-/// of `itemsize` bytes, with the checker `check` makes (given the arguments' text): every
-/// byte value must be a multiple of the item size (NumPy allows unaligned strides; element
-/// strides cannot express them).
+/// The element strides and offset of byte ones for elements of `itemsize` bytes, each a
+/// multiple of it as the checker `check` makes from the arguments' text decides.
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) for an item size below 1, strides of another

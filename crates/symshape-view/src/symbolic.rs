@@ -1057,16 +1057,7 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
 /// valid element, else `0` (then the two offsets mean nothing): `min(valid, 1) * (last + 1)`
 /// is the length of the shortest buffer `v` can read.
 pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
-    crate::fields::reach(v.offset(), v.strides(), bounds(v))
-}
-
-/// The valid range of every axis of `v`.
-fn bounds(v: &View) -> impl Iterator<Item = (Expr, Expr)> + Clone + '_ {
-    let mask = v.mask();
-    v.shape()
-        .iter()
-        .enumerate()
-        .map(move |(axis, &d)| mask.map_or((lit(0), d), |m| m[axis]))
+    crate::fields::reach(v.offset(), v.strides(), v.fields().bounds().into_iter())
 }
 
 /// PyTorch's `as_strided` on the symbolic view `v`, reading a storage of `storage`
@@ -1086,7 +1077,8 @@ pub(crate) fn torch_as_strided(
         .map_err(|e| crate::concrete::rename_op(e, "as_strided"))?;
     let mut ck = checker(cx, GuardOp::AS_STRIDED, v);
     let storage = storage.unwrap_or_else(|| {
-        let own = crate::fields::storage_of(&ck, v.offset(), v.strides(), bounds(v));
+        let bounds = v.fields().bounds().into_iter();
+        let own = crate::fields::storage_of(&ck, v.offset(), v.strides(), bounds);
         own.unwrap_or_else(|| lit(0))
     });
     let new = (res.shape(), res.strides(), res.offset());
