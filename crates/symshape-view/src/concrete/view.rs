@@ -465,19 +465,6 @@ impl ConcreteView {
                 && crate::layout::dense(&self.shape, &self.strides, numel, true))
     }
 
-    /// Whether the strides are row-major (strides of size-1 axes ignored), whatever
-    /// the offset and mask.
-    pub(crate) fn is_dense_row_major(&self) -> bool {
-        let mut expect = 1i64;
-        for (&d, &t) in self.shape.iter().zip(&self.strides).rev() {
-            if d != 1 && t != expect {
-                return false;
-            }
-            expect = expect.saturating_mul(d);
-        }
-        true
-    }
-
     /// The strides when the view is a plain strided layout (no partial mask).
     #[must_use]
     pub fn strides_opt(&self) -> Option<&[i64]> {
