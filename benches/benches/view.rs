@@ -120,12 +120,31 @@ fn bench_op_latency(c: &mut Criterion) {
         ("flip", Op::Flip(vec![1])),
         ("reinterpret", Op::Reinterpret { from: 4, to: 2 }),
         ("view_as_real", Op::ViewAsReal),
+        (
+            "as_strided",
+            Op::AsStrided {
+                shape: vec![8, 511, 768],
+                strides: vec![512 * 768, 768, 1],
+                offset: 768,
+            },
+        ),
     ];
     for (name, op) in &ops {
         c.bench_function(&format!("view/op/constant_one_view/{name}"), |b| {
             b.iter(|| black_box(&s).apply_dim(&cx, black_box(op)))
         });
     }
+    // The memory-model queries and the canonical form of a constant view.
+    let v = ConcreteView::create(&[8, 512, 768], Some(&[768, 6144, 1]), 5, None).expect("view");
+    c.bench_function("view/query/constant/numpy_flags", |b| {
+        b.iter(|| black_box(&v).numpy_flags())
+    });
+    c.bench_function("view/query/constant/byte_layout", |b| {
+        b.iter(|| black_box(&v).byte_layout(4))
+    });
+    c.bench_function("view/query/constant/canonical", |b| {
+        b.iter(|| black_box(&v).canonical())
+    });
     // The chain that grows a stack of three views and returns to it: permute, flatten
     // (not one view: pushes a level), unflatten (merges back).
     let v = ViewStack::new(View::contiguous(&[64, 32]).expect("contiguous"));

@@ -202,20 +202,13 @@ impl View {
                 strides,
                 offset,
             } => {
-                let (_, last, any) = symbolic::reach(self);
                 let what = || {
                     format!(
                         "the storage of {}, up to the last element it reaches",
                         self.ctx()
                     )
                 };
-                symbolic::torch_as_strided(
-                    cx,
-                    self,
-                    (shape, strides, *offset),
-                    any * (last + 1),
-                    &what,
-                )
+                symbolic::torch_as_strided(cx, self, (shape, strides, *offset), None, &what)
             }
             Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_) => {
                 crate::gather::result_shape(cx, self, op)?;

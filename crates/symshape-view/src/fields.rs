@@ -1,5 +1,6 @@
-//! The field rules of the core ops expand, shrink, pad and flip, written once over the size type
-//! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions. The
+//! The field rules of the core ops expand, shrink, pad and flip, the pieces of cut axes,
+//! the reach of a view and PyTorch's `as_strided` storage rule, written once over the size
+//! type (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions. The
 //! element-size ops (`reinterpret` and the complex views) are in `elements.rs`.
 //!
 //! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
@@ -10,9 +11,11 @@
 
 use symshape::{CmpOp, Expr, Proof};
 
+use crate::dim::Size;
 use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::Checker;
-use crate::lower_op::{Exact, Size};
+use crate::lower_op::Exact;
+use crate::op::{as_strided_negative, list};
 use crate::view::Fields;
 
 mod elements;
@@ -27,6 +30,8 @@ pub(crate) trait Check<D: Size> {
     fn holds(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
     /// Whether `lhs cmp rhs` fails (is refuted).
     fn refutes(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
+    /// The value of `x` when it is (simplifies to) a constant.
+    fn value(&self, x: D) -> Option<i64>;
     /// Requires `lhs cmp rhs`. On `i64`, `exact` is the error when it fails; on `Expr`,
     /// a refutation is an error and an undecided comparison a guard whose text is `guard`.
     ///
@@ -46,18 +51,15 @@ impl Check<i64> for Exact {
     const EXACT: bool = true;
 
     fn holds(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
-        match cmp {
-            CmpOp::Lt => lhs < rhs,
-            CmpOp::Le => lhs <= rhs,
-            CmpOp::Eq => lhs == rhs,
-            CmpOp::Ne => lhs != rhs,
-            CmpOp::Ge => lhs >= rhs,
-            CmpOp::Gt => lhs > rhs,
-        }
+        lhs.is(cmp, rhs)
     }
 
     fn refutes(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
         !self.holds(lhs, cmp, rhs)
+    }
+
+    fn value(&self, x: i64) -> Option<i64> {
+        Some(x)
     }
 
     fn require(
@@ -85,6 +87,10 @@ impl Check<Expr> for Checker<'_> {
 
     fn refutes(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
         self.prove_cond(lhs.compare(cmp, rhs)) == Proof::False
+    }
+
+    fn value(&self, x: Expr) -> Option<i64> {
+        self.simplify(x).as_i64()
     }
 
     fn require(
@@ -434,6 +440,37 @@ impl<D: Size> Fields<D> {
         Some(())
     }
 
+    /// The valid range of every axis: its mask, or all of it.
+    pub(crate) fn bounds(&self) -> Vec<(D, D)> {
+        let all = || self.shape.iter().map(|&d| (D::from(0), d)).collect();
+        self.mask.clone().unwrap_or_else(all)
+    }
+
+    /// The canonical form as far as `c` decides it, for a view of `numel` elements: a
+    /// zero-size view gets strides 0 and offset 0; a view with an empty valid range gets
+    /// strides 0, offset 0 and mask `(0, 0)` on every axis; an axis with one valid
+    /// index gets stride 0, the offset absorbing it (in-shape, so it fits on `i64`).
+    pub(crate) fn canonicalize<C: Check<D>>(&mut self, c: &C, numel: D) {
+        let (zero, one) = (D::from(0), D::from(1));
+        let n = self.shape.len();
+        let bounds = self.bounds();
+        let zero_size = c.holds(numel, CmpOp::Eq, zero);
+        if zero_size || bounds.iter().any(|&(b, e)| c.holds(b, CmpOp::Ge, e)) {
+            self.strides = vec![zero; n];
+            self.offset = zero;
+            // A zero-size view has no mask; any other keeps an empty one (a symbolic
+            // view's `finish` drops only masks proven full).
+            self.mask = (!zero_size).then(|| vec![(zero, zero); n]);
+            return;
+        }
+        for (axis, (b, e)) in bounds.into_iter().enumerate() {
+            if c.holds(e - b, CmpOp::Eq, one) {
+                self.offset = self.offset + b * self.strides[axis];
+                self.strides[axis] = zero;
+            }
+        }
+    }
+
     /// Adds `padding[axis] = (before, after)` virtual elements on every axis, masked
     /// out (`padding` has one entry per axis); `ctx` names the view in errors.
     ///
@@ -484,4 +521,99 @@ impl<D: Size> Fields<D> {
         self.mask = Some(mask);
         Ok(())
     }
+}
+
+/// The smallest and largest offset the valid elements reach (`bounds` holds the valid
+/// range of every axis), and `min(valid elements, 1)`; the two offsets mean nothing when
+/// the last is 0. An `i64` view must have a valid element (then every sum fits,
+/// invariant 3, and so does the count of valid elements).
+pub(crate) fn reach<D: Size>(
+    offset: D,
+    strides: &[D],
+    bounds: impl Iterator<Item = (D, D)>,
+) -> (D, D, D) {
+    let (zero, one) = (D::from(0), D::from(1));
+    let (mut first, mut last, mut valid) = (offset, offset, one);
+    for ((b, e), &t) in bounds.zip(strides) {
+        first = first + (b * t).min_of((e - one) * t);
+        last = last + (b * t).max_of((e - one) * t);
+        valid = valid * (e - b).max_of(zero);
+    }
+    (first, last, valid.min_of(one))
+}
+
+/// PyTorch's `as_strided(size, stride, storage_offset)` rule for the arguments `args`
+/// and the view `res` they created (unmasked) over a storage of `storage` elements
+/// (`what` describes it): the strides and the offset are not negative and the last
+/// element reached lies within the storage. Constants that break it are PyTorch's
+/// errors (`setStorage: ...`); on `Expr`, the rest is proven or kept as guards.
+///
+/// # Errors
+/// When a requirement fails or is refuted.
+pub(crate) fn as_strided_within<D: Size, C: Check<D>>(
+    c: &mut C,
+    (shape, strides, offset): (&[D], &[D], D),
+    res: (&[D], &[D], D),
+    storage: D,
+    what: &dyn Fn() -> String,
+) -> Result<()> {
+    let zero = D::from(0);
+    for (axis, &t) in strides.iter().enumerate() {
+        c.require(
+            t,
+            CmpOp::Ge,
+            zero,
+            || format!("stride of axis {axis} is not negative"),
+            || as_strided_negative(shape, strides, None),
+        )?;
+    }
+    c.require(
+        offset,
+        CmpOp::Ge,
+        zero,
+        || "storage offset is not negative".to_string(),
+        || as_strided_negative(shape, strides, Some(offset)),
+    )?;
+    let zero_to = |&d: &D| (zero, d);
+    let need = storage_of(c, res.2, res.1, res.0.iter().map(zero_to)).unwrap_or(D::from(i64::MAX));
+    let refused = |n: &dyn std::fmt::Display, st: &dyn std::fmt::Display| {
+        invalid(
+            "as_strided",
+            format!(
+                "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {n} elements are out of bounds for storage of size {st} elements ({})",
+                list(shape),
+                list(strides),
+                what()
+            ),
+        )
+    };
+    if let (Some(n), Some(st)) = (c.value(need), c.value(storage)) {
+        if n > st {
+            return Err(refused(&n, &st));
+        }
+    }
+    c.require(
+        need,
+        CmpOp::Le,
+        storage,
+        || format!("the last element reached is within {}", what()),
+        || refused(&need, &storage),
+    )
+}
+
+/// The length of the shortest storage a view reads: one past the last element it
+/// reaches (`bounds` holds the valid range of every axis), 0 when it has none; `None` when
+/// an `i64` length leaves `i64`.
+pub(crate) fn storage_of<D: Size, C: Check<D>>(
+    c: &C,
+    offset: D,
+    strides: &[D],
+    bounds: impl Iterator<Item = (D, D)> + Clone,
+) -> Option<D> {
+    let zero = D::from(0);
+    if C::EXACT && bounds.clone().any(|(b, e)| c.holds(b, CmpOp::Ge, e)) {
+        return Some(zero);
+    }
+    let (_, last, any) = reach(offset, strides, bounds);
+    Some(any * last.try_add(D::from(1))?)
 }

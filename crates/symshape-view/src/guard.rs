@@ -139,14 +139,7 @@ impl Guard {
 
     /// Whether the guard holds for the values `l` and `r` of its sides.
     pub(crate) fn holds(&self, l: i64, r: i64) -> bool {
-        match self.cmp {
-            CmpOp::Lt => l < r,
-            CmpOp::Le => l <= r,
-            CmpOp::Eq => l == r,
-            CmpOp::Ne => l != r,
-            CmpOp::Ge => l >= r,
-            CmpOp::Gt => l > r,
-        }
+        crate::dim::Size::is(l, self.cmp, r)
     }
 
     /// Checks the guard under `b`.

@@ -126,6 +126,7 @@ mod fields;
 mod gather;
 mod guard;
 mod index;
+mod layout;
 mod lower;
 mod lower_op;
 mod memory;

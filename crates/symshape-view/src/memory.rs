@@ -2,18 +2,19 @@
 //! conditions on the symbols with their proofs, layouts in bytes as expressions, views
 //! from byte strides whose divisibility is proven or kept as a guard, and the
 //! view-or-copy decision of `ravel`. A concrete view goes to the exact engine
-//! (`concrete/memory.rs`); on a symbolic view the same rules are written as conditions,
-//! so binding the symbols gives the exact engine's answer.
+//! (`concrete/memory.rs`); both run the rules of `layout.rs`, here as conditions, so
+//! binding the symbols gives the exact engine's answer.
 
-use symshape::{CmpOp, Cond, Expr, Proof, Scope};
+use symshape::{Cond, Expr, Proof, Scope};
 
-use crate::concrete::{byte_stride_rank, positive_itemsize, ByteLayout, ConcreteView, Flags};
+use crate::concrete::{ByteLayout, ConcreteView, Flags};
 use crate::dim::Dim;
-use crate::error::{refuse_mask, Error, Result};
+use crate::error::{Error, Result};
 use crate::guard::{Checker, GuardOp};
+use crate::layout;
 use crate::op::{CopyOp, Op};
 use crate::symbolic::{self, checker};
-use crate::view::{fmt_list, View};
+use crate::view::View;
 
 /// NumPy's contiguity flags of a view whose fields may be symbolic
 /// ([`View::numpy_flags`]): for each flag, the condition on the symbols under which it
@@ -43,36 +44,11 @@ impl FlagProofs {
     }
 }
 
-/// What the memory-model queries read a view as.
-const BYTES: &str = "a strided array in bytes";
-
-/// NumPy's rule for one order, as a condition: the view is empty, or every axis not of
-/// size 1 has the stride of a dense layout; `fastest_first` lists the axes from the one
-/// of stride 1.
-fn dense(v: &View, fastest_first: impl Iterator<Item = usize>) -> Result<Cond> {
-    let (shape, strides) = (v.shape(), v.strides());
-    let one = Expr::from(1);
-    let mut expect = one;
-    let mut axes = Vec::with_capacity(shape.len());
-    for a in fastest_first {
-        let (d, t) = (shape[a], strides[a]);
-        axes.push(d.compare(CmpOp::Eq, one).or(t.compare(CmpOp::Eq, expect)));
-        expect *= d;
-    }
-    let empty = v.numel().compare(CmpOp::Eq, Expr::from(0));
-    Ok(empty.or(Cond::all(&axes)).check()?)
-}
-
-/// Whether NumPy's `C_CONTIGUOUS` (`c_order`) or `F_CONTIGUOUS` holds for the unmasked
-/// symbolic view `v`: the condition, simplified under `ck`'s scope, and its proof.
-fn flag(ck: &Checker<'_>, v: &View, c_order: bool) -> Result<(Proof, Cond)> {
-    let n = v.ndim();
-    let cond = if c_order {
-        dense(v, (0..n).rev())?
-    } else {
-        dense(v, 0..n)?
-    };
-    Ok((ck.prove_cond(cond), ck.cx.simplify_cond(cond)))
+/// Whether NumPy's `C_CONTIGUOUS` holds for the unmasked symbolic view `v`, proven
+/// under `ck` (the rule is `layout::dense`).
+fn c_contiguous(ck: &Checker<'_>, v: &View) -> Result<Proof> {
+    let cond = layout::dense(v.shape(), v.strides(), v.numel(), true).check()?;
+    Ok(ck.prove_cond(cond))
 }
 
 impl View {
@@ -96,15 +72,20 @@ impl View {
                 f_condition: Cond::constant(f.f_contiguous),
             });
         }
-        refuse_mask("flags", self.mask().is_some(), self.ctx(), BYTES)?;
+        let (c, f) = layout::flags(
+            self.shape(),
+            self.strides(),
+            self.numel(),
+            self.mask().is_some(),
+            &|| self.ctx(),
+        )?;
+        let (c, f) = (c.check()?, f.check()?);
         let ck = checker(cx, GuardOp::FLAGS, self);
-        let (c_contiguous, c_condition) = flag(&ck, self, true)?;
-        let (f_contiguous, f_condition) = flag(&ck, self, false)?;
         Ok(FlagProofs {
-            c_contiguous,
-            f_contiguous,
-            c_condition,
-            f_condition,
+            c_contiguous: ck.prove_cond(c),
+            f_contiguous: ck.prove_cond(f),
+            c_condition: cx.simplify_cond(c),
+            f_condition: cx.simplify_cond(f),
         })
     }
 
@@ -136,19 +117,8 @@ impl View {
                 itemsize,
             });
         }
-        positive_itemsize("bytes", "item size", itemsize)?;
-        refuse_mask("bytes", self.mask().is_some(), self.ctx(), BYTES)?;
-        let strides = self
-            .strides()
-            .iter()
-            .map(|&t| (t * itemsize).check())
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(ByteLayout {
-            shape: self.shape().to_vec(),
-            strides,
-            offset: (self.offset() * itemsize).check()?,
-            itemsize,
-        })
+        let fields = (self.shape(), self.strides(), self.offset());
+        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
     }
 
     /// A view from NumPy's byte strides and byte offset for elements of `itemsize` bytes
@@ -168,38 +138,22 @@ impl View {
         byte_offset: D,
         itemsize: i64,
     ) -> Result<View> {
-        const OP: &str = "byte_strides";
         let consts = |v: &[D]| v.iter().map(|d| d.as_const()).collect::<Option<Vec<_>>>();
         if let (Some(sh), Some(st), Some(o)) =
             (consts(shape), consts(byte_strides), byte_offset.as_const())
         {
             return ConcreteView::from_byte_strides(&sh, &st, o, itemsize).map(View::from);
         }
-        positive_itemsize(OP, "item size", itemsize)?;
         let exprs = |v: &[D]| v.iter().map(|&d| d.into()).collect::<Vec<Expr>>();
-        let (shape, byte_strides, byte_offset) =
-            (exprs(shape), exprs(byte_strides), byte_offset.into());
-        let fields = format!(
-            "shape {}, byte strides {}, byte offset {byte_offset}",
-            fmt_list(&shape),
-            fmt_list(&byte_strides),
-        );
-        byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
-        let mut ck = Checker::new(cx, GuardOp::BYTE_STRIDES, &[], fields);
-        let mut whole = |x: Expr, what: String| -> Result<Expr> {
-            ck.require(x.floor_mod(itemsize), CmpOp::Eq, Expr::from(0), || {
-                format!("{what} is a multiple of the item size {itemsize}")
-            })?;
-            Ok(x.floor_div(itemsize))
-        };
-        let strides = byte_strides
-            .iter()
-            .enumerate()
-            .map(|(a, &t)| whole(t, format!("the byte stride of axis {a}")))
-            .collect::<Result<Vec<_>>>()?;
-        let offset = whole(byte_offset, "the byte offset".to_string())?;
-        let guards = ck.guards;
-        Ok(View::create(cx, &shape, Some(&strides), offset, None)?.with_guards(&guards))
+        let shape = exprs(shape);
+        let (strides, offset, ck) = layout::from_byte_strides(
+            &shape,
+            &exprs(byte_strides),
+            byte_offset.into(),
+            itemsize,
+            |fields| Checker::new(cx, GuardOp::BYTE_STRIDES, &[], fields),
+        )?;
+        Ok(View::create(cx, &shape, Some(&strides), offset, None)?.with_guards(&ck.guards))
     }
 }
 
@@ -230,7 +184,7 @@ impl CopyOp {
                 Err(e) => Err(e),
             };
         }
-        if v.mask().is_some() || !flag(&checker(cx, self.guard_op(), v), v, true)?.0.is_true() {
+        if v.mask().is_some() || !c_contiguous(&checker(cx, self.guard_op(), v), v)?.is_true() {
             return Ok(None);
         }
         Ok(Some(match self {

@@ -598,41 +598,52 @@ pub(crate) fn sliding_windows<D: Dim>(
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) with PyTorch's reason.
 pub(crate) fn as_strided_args<D: Dim>(shape: &[D], strides: &[D], offset: D) -> crate::Result<()> {
-    const OP: &str = "as_strided";
-    let text = |v: &[D]| join(v, ToString::to_string);
     if shape.len() != strides.len() {
         return Err(crate::error::invalid(
-            OP,
+            "as_strided",
             format!(
                 "mismatch in length of strides and shape: shape {} has {} entries, strides {} have {}",
-                text(shape),
+                list(shape),
                 shape.len(),
-                text(strides),
+                list(strides),
                 strides.len()
             ),
         ));
     }
     if strides.iter().any(|t| t.as_const().is_some_and(|t| t < 0)) {
-        return Err(crate::error::invalid(
-            OP,
-            format!(
-                "negative strides are not supported at the moment, got strides: {} (for shape {})",
-                text(strides),
-                text(shape)
-            ),
-        ));
+        return Err(as_strided_negative(shape, strides, None));
     }
     if offset.as_const().is_some_and(|o| o < 0) {
-        return Err(crate::error::invalid(
-            OP,
-            format!(
-                "tensor: invalid storage offset {offset} (for shape {} with strides {})",
-                text(shape),
-                text(strides)
-            ),
-        ));
+        return Err(as_strided_negative(shape, strides, Some(offset)));
     }
     Ok(())
+}
+
+/// PyTorch's refusal of a negative stride (`offset` is `None`) or a negative storage
+/// offset in `as_strided`.
+pub(crate) fn as_strided_negative<D: Dim>(
+    shape: &[D],
+    strides: &[D],
+    offset: Option<D>,
+) -> crate::Error {
+    let why = match offset {
+        None => format!(
+            "negative strides are not supported at the moment, got strides: {} (for shape {})",
+            list(strides),
+            list(shape)
+        ),
+        Some(o) => format!(
+            "tensor: invalid storage offset {o} (for shape {} with strides {})",
+            list(shape),
+            list(strides)
+        ),
+    };
+    crate::error::invalid("as_strided", why)
+}
+
+/// `[2, n, 4]`.
+pub(crate) fn list<D: fmt::Display>(v: &[D]) -> String {
+    join(v, ToString::to_string)
 }
 
 impl<D: Copy> Op<D> {

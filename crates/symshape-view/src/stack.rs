@@ -298,7 +298,7 @@ impl ViewStack {
             cx,
             self.top(),
             (shape, strides, *offset),
-            lower.numel(),
+            Some(lower.numel()),
             &what,
         )?;
         self.replace_top(cx, top)

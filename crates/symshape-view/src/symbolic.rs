@@ -823,31 +823,8 @@ pub(crate) fn split_sizes_piece(
 /// strides 0 and offset 0; a provably empty mask gets the concrete empty form.
 pub(crate) fn canonical(cx: &Scope, v: &View) -> Result<View> {
     let ck = checker(cx, GuardOp::CANONICAL, v);
-    let n = v.ndim();
     let mut f = Fields::of(v);
-    if ck.is(v.numel(), CmpOp::Eq, lit(0)) {
-        f.strides = vec![lit(0); n];
-        f.offset = lit(0);
-        f.mask = None;
-        return f.finish(ck);
-    }
-    let bounds: Vec<(Expr, Expr)> = match v.mask() {
-        Some(m) => m.to_vec(),
-        None => v.shape().iter().map(|&d| (lit(0), d)).collect(),
-    };
-    if bounds.iter().any(|&(b, e)| ck.is(b, CmpOp::Ge, e)) {
-        f.strides = vec![lit(0); n];
-        f.offset = lit(0);
-        f.mask = Some(vec![(lit(0), lit(0)); n]);
-        // Keep the empty mask: `finish` drops only masks proven full.
-        return f.finish(ck);
-    }
-    for (axis, &(b, e)) in bounds.iter().enumerate() {
-        if ck.is(e - b, CmpOp::Eq, lit(1)) {
-            f.offset += b * f.strides[axis];
-            f.strides[axis] = lit(0);
-        }
-    }
+    f.canonicalize(&ck, v.numel());
     f.finish(ck)
 }
 
@@ -927,62 +904,31 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
 /// valid element, else `0` (then the two offsets mean nothing): `min(valid, 1) * (last + 1)`
 /// is the length of the shortest buffer `v` can read.
 pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
-    let (zero, one) = (lit(0), lit(1));
-    let bounds: Vec<(Expr, Expr)> = match v.mask() {
-        Some(m) => m.to_vec(),
-        None => v.shape().iter().map(|&d| (zero, d)).collect(),
-    };
-    let mut first = v.offset();
-    let mut last = v.offset();
-    let mut valid = one;
-    for (&(b, e), &t) in bounds.iter().zip(v.strides()) {
-        first += (b * t).min((e - 1) * t);
-        last += (b * t).max((e - 1) * t);
-        valid *= (e - b).max(zero);
-    }
-    (first, last, valid.min(one))
+    crate::fields::reach(v.offset(), v.strides(), v.fields().bounds().into_iter())
 }
 
 /// PyTorch's `as_strided` on the symbolic view `v`, reading a storage of `storage`
-/// elements (`what` describes it): the new view, with its strides and offset non-negative
-/// and its last element inside the storage proven or kept as guards (constants are
-/// decided as the concrete op decides them).
+/// elements (`what` describes it; `None` for the storage of `v` itself, up to the last
+/// element it reaches): the new view, with its strides and offset non-negative and its
+/// last element inside the storage proven or kept as guards (constants are decided as
+/// the concrete op decides them; the rule is `fields::as_strided_within`).
 pub(crate) fn torch_as_strided(
     cx: &Scope,
     v: &View,
     (shape, strides, offset): (&[Expr], &[Expr], Expr),
-    storage: Expr,
+    storage: Option<Expr>,
     what: &dyn Fn() -> String,
 ) -> Result<View> {
     crate::op::as_strided_args(shape, strides, offset)?;
     let res = create(cx, shape, Some(strides), offset, None)
         .map_err(|e| crate::concrete::rename_op(e, "as_strided"))?;
     let mut ck = checker(cx, GuardOp::AS_STRIDED, v);
-    for (axis, &t) in strides.iter().enumerate() {
-        ck.require(t, CmpOp::Ge, lit(0), || {
-            format!("stride of axis {axis} is not negative")
-        })?;
-    }
-    ck.require(offset, CmpOp::Ge, lit(0), || {
-        "storage offset is not negative".to_string()
-    })?;
-    let (_, last, any) = reach(&res);
-    let need = any * (last + 1);
-    if let (Some(n), Some(st)) = (ck.simplify(need).as_i64(), ck.simplify(storage).as_i64()) {
-        if n > st {
-            return Err(invalid(
-                "as_strided",
-                format!(
-                    "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {n} elements are out of bounds for storage of size {st} elements ({})",
-                    fmt_list(shape),
-                    fmt_list(strides),
-                    what()
-                ),
-            ));
-        }
-    }
-    ck.require(need, CmpOp::Le, storage, || {
-        format!("the last element reached is within {}", what())
-    })?;
+    let storage = storage.unwrap_or_else(|| {
+        let bounds = v.fields().bounds().into_iter();
+        let own = crate::fields::storage_of(&ck, v.offset(), v.strides(), bounds);
+        own.unwrap_or_else(|| lit(0))
+    });
+    let new = (res.shape(), res.strides(), res.offset());
+    crate::fields::as_strided_within(&mut ck, (shape, strides, offset), new, storage, what)?;
     Ok(res.with_guards(&ck.guards))
 }

@@ -4,6 +4,7 @@
 
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{invalid, overflow, view_shape_refusal, Result};
+use crate::fields;
 use crate::lower_op::Exact;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
@@ -21,19 +22,9 @@ impl ConcreteView {
         buffer_len: i64,
     ) -> Result<Self> {
         let v = Self::create(shape, Some(strides), offset, None)?;
-        if v.numel() == 0 {
+        let Some((lo, hi)) = v.extent() else {
             return Ok(v);
-        }
-        let (mut lo, mut hi) = (offset, offset);
-        for (&d, &t) in shape.iter().zip(strides) {
-            // create checked these sums.
-            let r = (d - 1) * t;
-            if r < 0 {
-                lo += r;
-            } else {
-                hi += r;
-            }
-        }
+        };
         if lo < 0 || hi >= buffer_len {
             return Err(invalid(
                 "as_strided",
@@ -62,21 +53,25 @@ impl ConcreteView {
         offset: i64,
     ) -> Result<Self> {
         self.check_result_rank("as_strided", shape.len())?;
-        let storage = match self.extent() {
-            None => 0,
-            Some((_, hi)) => hi.checked_add(1).ok_or_else(|| {
+        let storage = fields::storage_of(&Exact, self.offset(), self.strides(), self.bounds())
+            .ok_or_else(|| {
                 overflow(
                     "as_strided",
                     format!("the storage of {} exceeds i64", self.ctx()),
                 )
-            })?,
-        };
-        torch_as_strided(shape, strides, offset, storage, &|| {
+            })?;
+        crate::op::as_strided_args(shape, strides, offset)?;
+        let v = Self::create(shape, Some(strides), offset, None)
+            .map_err(|e| super::rename_op(e, "as_strided"))?;
+        let what = || {
             format!(
                 "the storage of {}, up to the last element it reaches",
                 self.ctx()
             )
-        })
+        };
+        let res = (v.shape(), v.strides(), v.offset());
+        fields::as_strided_within(&mut Exact, (shape, strides, offset), res, storage, &what)?;
+        Ok(v)
     }
 
     /// PyTorch's `view(*shape)`: [`ConcreteView::reshape`] when the result is one view,
@@ -223,37 +218,6 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
         res = out;
     }
     Ok(res)
-}
-
-/// PyTorch's `as_strided` over a storage of `storage` elements (`what` describes it): the
-/// view of the new fields, every element of which lies in `0..storage`.
-fn torch_as_strided(
-    shape: &[i64],
-    strides: &[i64],
-    offset: i64,
-    storage: i64,
-    what: &dyn Fn() -> String,
-) -> Result<ConcreteView> {
-    crate::op::as_strided_args(shape, strides, offset)?;
-    let v = ConcreteView::create(shape, Some(strides), offset, None)
-        .map_err(|e| super::rename_op(e, "as_strided"))?;
-    // Strides are non-negative, so the last element is the one of the largest indices.
-    let need = match v.extent() {
-        None => 0,
-        Some((_, hi)) => hi.saturating_add(1),
-    };
-    if need > storage {
-        return Err(invalid(
-            "as_strided",
-            format!(
-                "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {need} elements are out of bounds for storage of size {storage} elements ({})",
-                fmt_list(shape),
-                fmt_list(strides),
-                what()
-            ),
-        ));
-    }
-    Ok(v)
 }
 
 /// NumPy's and PyTorch's refusal of an axis listed twice in `squeeze`.

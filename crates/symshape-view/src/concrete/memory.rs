@@ -1,11 +1,14 @@
 //! The memory models of the references on the exact engine: NumPy's byte strides and
-//! offsets, NumPy's contiguity flags and NumPy's `ravel`. PyTorch's `view(dtype)` and
+//! offsets, NumPy's contiguity flags and NumPy's `ravel` (the flags and byte rules
+//! written once in `layout.rs`). PyTorch's `view(dtype)` and
 //! the complex views are written once for both engines (`fields/elements.rs`).
 
 use std::fmt;
 
-use super::{fmt_list, write_strided, ConcreteStack, ConcreteView};
-use crate::error::{invalid, overflow, refuse_mask, Result};
+use super::{write_strided, ConcreteStack, ConcreteView};
+use crate::error::{invalid, overflow, Result};
+use crate::layout;
+use crate::lower_op::Exact;
 
 /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
 /// ([`ConcreteView::numpy_flags`]).
@@ -75,18 +78,6 @@ impl Raveled {
     }
 }
 
-/// The rank check of a view from byte strides (`fields` names the arguments), before the
-/// strides are divided, so that the message names what the caller passed.
-pub(crate) fn byte_stride_rank(shape: usize, strides: usize, fields: &str) -> Result<()> {
-    if shape == strides {
-        return Ok(());
-    }
-    Err(invalid(
-        "byte_strides",
-        format!("{strides} byte strides for a shape of rank {shape} ({fields})"),
-    ))
-}
-
 pub(crate) fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> Result<()> {
     if itemsize >= 1 {
         return Ok(());
@@ -97,16 +88,7 @@ pub(crate) fn positive_itemsize(op: &'static str, what: &str, itemsize: i64) -> 
     ))
 }
 
-/// What the memory-model queries read a view as.
-const BYTES: &str = "a strided array in bytes";
-
 impl ConcreteView {
-    /// The mask refusal of the ops that read the view as `what` (a strided array in
-    /// bytes), which has no mask.
-    fn unmasked(&self, op: &'static str, what: &str) -> Result<()> {
-        refuse_mask(op, self.mask().is_some(), self.ctx(), what)
-    }
-
     /// NumPy's contiguity flags, with NumPy's exact rules: a view with an axis of
     /// size 0 is both C- and F-contiguous; otherwise the strides of the axes that
     /// are not of size 1 must be those of a dense row-major (C) or column-major (F)
@@ -117,30 +99,16 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
     pub fn numpy_flags(&self) -> Result<Flags> {
-        self.unmasked("flags", BYTES)?;
-        if self.shape().contains(&0) {
-            return Ok(Flags {
-                c_contiguous: true,
-                f_contiguous: true,
-            });
-        }
-        let dense = |axes: &mut dyn Iterator<Item = (&i64, &i64)>| {
-            let mut expect = 1i64;
-            for (&d, &t) in axes {
-                if d != 1 {
-                    if t != expect {
-                        return false;
-                    }
-                    // Sizes multiply within i64 (invariant 2).
-                    expect = expect.saturating_mul(d);
-                }
-            }
-            true
-        };
-        let pairs = || self.shape().iter().zip(self.strides());
+        let (c_contiguous, f_contiguous) = layout::flags(
+            self.shape(),
+            self.strides(),
+            self.numel(),
+            self.mask().is_some(),
+            &|| self.ctx(),
+        )?;
         Ok(Flags {
-            c_contiguous: dense(&mut pairs().rev()),
-            f_contiguous: dense(&mut pairs()),
+            c_contiguous,
+            f_contiguous,
         })
     }
 
@@ -175,27 +143,8 @@ impl ConcreteView {
     /// size below 1; [`Error::Overflow`](crate::Error::Overflow) when a byte value
     /// leaves `i64`.
     pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout> {
-        positive_itemsize("bytes", "item size", itemsize)?;
-        self.unmasked("bytes", BYTES)?;
-        let scale = |x: i64, what: &str| {
-            x.checked_mul(itemsize).ok_or_else(|| {
-                overflow(
-                    "bytes",
-                    format!("{what} {x} times item size {itemsize} of {}", self.ctx()),
-                )
-            })
-        };
-        let strides = self
-            .strides()
-            .iter()
-            .map(|&t| scale(t, "stride"))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ByteLayout {
-            shape: self.shape().to_vec(),
-            strides,
-            offset: scale(self.offset(), "offset")?,
-            itemsize,
-        })
+        let fields = (self.shape(), self.strides(), self.offset());
+        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
     }
 
     /// A view from NumPy's byte strides and a byte offset for elements of
@@ -211,24 +160,8 @@ impl ConcreteView {
         byte_offset: i64,
         itemsize: i64,
     ) -> Result<Self> {
-        const OP: &str = "byte_strides";
-        positive_itemsize(OP, "item size", itemsize)?;
-        let fields = format!(
-            "shape {}, byte strides {}, byte offset {byte_offset}",
-            fmt_list(shape),
-            fmt_list(byte_strides),
-        );
-        byte_stride_rank(shape.len(), byte_strides.len(), &fields)?;
-        let whole = |x: i64, what: String| {
-            let e = || format!("{what} is not a multiple of the item size {itemsize} ({fields})");
-            exact_div(x, i128::from(itemsize)).ok_or_else(|| invalid(OP, e()))
-        };
-        let strides = byte_strides
-            .iter()
-            .enumerate()
-            .map(|(a, &t)| whole(t, format!("byte stride {t} of axis {a}")))
-            .collect::<Result<Vec<_>>>()?;
-        let offset = whole(byte_offset, format!("byte offset {byte_offset}"))?;
+        let (strides, offset, _) =
+            layout::from_byte_strides(shape, byte_strides, byte_offset, itemsize, |_| Exact)?;
         Self::create(shape, Some(&strides), offset, None)
     }
 }
@@ -240,10 +173,4 @@ pub(crate) fn rename_op(e: crate::Error, op: &'static str) -> crate::Error {
         crate::Error::Overflow { detail, .. } => overflow(op, detail),
         other => other,
     }
-}
-
-/// `x / d` when `d` divides `x` (`d >= 1`).
-fn exact_div(x: i64, d: i128) -> Option<i64> {
-    let x = i128::from(x);
-    (x % d == 0).then(|| i64::try_from(x / d).ok()).flatten()
 }

@@ -68,8 +68,7 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
         return ConcreteView::all_masked("merge", upper.shape()).map(Some);
     }
     let bounds = upper.valid_bounds();
-    let (base, lmax) = reach(upper);
-    reach_within(lower, upper, base, lmax)?;
+    let base = check_stacked(lower, upper)?;
     let mut red = Vec::new();
     for (axis, (&(b, e), &t)) in bounds.iter().zip(upper.strides()).enumerate() {
         let (b, e, t) = (i128::from(b), i128::from(e), i128::from(t));
@@ -137,10 +136,17 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
     }
 }
 
-/// Checks that `upper`'s valid elements, which reach lower elements
-/// `base..=lmax`, lie within `lower`.
-fn reach_within(lower: &ConcreteView, upper: &ConcreteView, base: i128, lmax: i128) -> Result<()> {
-    let n1 = i128::from(lower.numel());
+/// Checks that every valid element of `upper` lies within the elements of
+/// `lower` (a stack's invariant), without deciding whether they merge; the first lower
+/// element `upper` reaches (0 when it has no valid element).
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) naming both views when one does not.
+pub(crate) fn check_stacked(lower: &ConcreteView, upper: &ConcreteView) -> Result<i128> {
+    let Some((base, lmax)) = upper.extent() else {
+        return Ok(0);
+    };
+    let n1 = lower.numel();
     if base < 0 || lmax >= n1 {
         return Err(invalid(
             "merge",
@@ -151,32 +157,7 @@ fn reach_within(lower: &ConcreteView, upper: &ConcreteView, base: i128, lmax: i1
             ),
         ));
     }
-    Ok(())
-}
-
-/// Checks that every valid element of `upper` lies within the elements of
-/// `lower` (a stack's invariant), without deciding whether they merge.
-///
-/// # Errors
-/// [`Error::Invalid`](crate::Error::Invalid) naming both views when one does not.
-pub(crate) fn check_stacked(lower: &ConcreteView, upper: &ConcreteView) -> Result<()> {
-    if upper.is_empty() {
-        return Ok(());
-    }
-    let (base, lmax) = reach(upper);
-    reach_within(lower, upper, base, lmax)
-}
-
-/// The first and last lower element a non-empty `upper` reaches.
-fn reach(upper: &ConcreteView) -> (i128, i128) {
-    let mut base = i128::from(upper.offset());
-    let mut lmax = base;
-    for (&(b, e), &t) in upper.valid_bounds().iter().zip(upper.strides()) {
-        let (b, e, t) = (i128::from(b), i128::from(e), i128::from(t));
-        base += (b * t).min((e - 1) * t);
-        lmax += (b * t).max((e - 1) * t);
-    }
-    (base, lmax)
+    Ok(i128::from(base))
 }
 
 /// Decides the reduced composition; `Ok(None)` when it is not one view.

@@ -48,7 +48,8 @@ impl ConcreteView {
         if self.is_empty() && !new_shape.is_empty() {
             return Self::all_masked("reshape", new_shape);
         }
-        if self.mask().is_none() && self.is_dense_row_major() {
+        if self.mask().is_none() && crate::layout::dense(self.shape(), self.strides(), numel, true)
+        {
             // Row-major elements from the offset: the reshape is row-major too.
             // Size-1 axes get stride 0, as the grouping below gives them.
             if let Some(mut strides) = c_strides(new_shape) {

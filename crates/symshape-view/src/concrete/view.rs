@@ -376,7 +376,7 @@ impl ConcreteView {
     }
 
     /// The valid range of every axis, without allocating.
-    pub(crate) fn bounds(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+    pub(crate) fn bounds(&self) -> impl Iterator<Item = (i64, i64)> + Clone + '_ {
         self.shape
             .iter()
             .enumerate()
@@ -399,13 +399,7 @@ impl ConcreteView {
         if self.is_empty() {
             return None;
         }
-        let (mut lo, mut hi) = (self.offset, self.offset);
-        for ((b, e), &t) in self.bounds().zip(&self.strides) {
-            // In-shape offsets fit (invariant 3), and so do these partial sums.
-            let (first, last) = (b * t, (e - 1) * t);
-            lo += first.min(last);
-            hi += first.max(last);
-        }
+        let (lo, hi, _) = crate::fields::reach(self.offset, &self.strides, self.bounds());
         Some((lo, hi))
     }
 
@@ -464,33 +458,11 @@ impl ConcreteView {
     /// zero-size view is always contiguous.
     #[must_use]
     pub fn is_c_contiguous(&self) -> bool {
-        if self.numel() == 0 {
-            return true;
-        }
-        if self.offset != 0 || self.mask.is_some() {
-            return false;
-        }
-        let mut expect = 1i64;
-        for (&d, &t) in self.shape.iter().zip(&self.strides).rev() {
-            if d != 1 && t != expect {
-                return false;
-            }
-            expect *= d;
-        }
-        true
-    }
-
-    /// Whether the strides are row-major (strides of size-1 axes ignored), whatever
-    /// the offset and mask.
-    pub(crate) fn is_dense_row_major(&self) -> bool {
-        let mut expect = 1i64;
-        for (&d, &t) in self.shape.iter().zip(&self.strides).rev() {
-            if d != 1 && t != expect {
-                return false;
-            }
-            expect = expect.saturating_mul(d);
-        }
-        true
+        let numel = self.numel();
+        numel == 0
+            || (self.offset == 0
+                && self.mask.is_none()
+                && crate::layout::dense(&self.shape, &self.strides, numel, true))
     }
 
     /// The strides when the view is a plain strided layout (no partial mask).
@@ -611,32 +583,9 @@ impl ConcreteView {
     /// zero-size view gets strides 0.
     #[must_use]
     pub fn canonical(&self) -> Self {
-        let n = self.ndim();
-        if self.numel() == 0 {
-            return Self {
-                shape: self.shape.clone(),
-                strides: vec![0; n],
-                offset: 0,
-                mask: None,
-            };
-        }
-        if self.is_empty() {
-            return Self {
-                shape: self.shape.clone(),
-                strides: vec![0; n],
-                offset: 0,
-                mask: Some(vec![(0, 0); n]),
-            };
-        }
-        let mut res = self.clone();
-        for (axis, (b, e)) in self.valid_bounds().into_iter().enumerate() {
-            if e - b == 1 {
-                // Invariant 3 bounds b * stride.
-                res.offset += b * res.strides[axis];
-                res.strides[axis] = 0;
-            }
-        }
-        res
+        let mut f = self.to_fields();
+        f.canonicalize(&crate::lower_op::Exact, self.numel());
+        Self::from_checked_fields(f)
     }
 
     /// Whether `self` and `other` map every index to the same offset or both mask it.

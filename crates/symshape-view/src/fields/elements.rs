@@ -14,8 +14,8 @@ use std::fmt;
 use symshape::CmpOp;
 
 use super::Check;
+use crate::dim::Size;
 use crate::error::{invalid, overflow, refuse_mask, Error, Result};
-use crate::lower_op::Size;
 use crate::op::Op;
 use crate::view::Fields;
 

@@ -185,7 +185,10 @@ fn view_list_ops_round_trip() {
         Op::ConjTranspose,
         Op::MatrixConjTranspose,
         Op::Adjoint,
-        Op::Rot90 { k: -1, axes: [1, 0] },
+        Op::Rot90 {
+            k: -1,
+            axes: [1, 0],
+        },
         Op::ViewShape(vec![s.n, 4.into()]),
         Op::ViewShape(vec![6.into()]),
         Op::AsStrided {

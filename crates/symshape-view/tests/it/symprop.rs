@@ -1382,3 +1382,37 @@ fn ravel_of_one_symbolic_view() {
         .expect_err("a copy");
     assert!(e.to_string().contains("it is not C-contiguous"), "{e}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// One canonical rule for both engines: a constant view made symbolic by shifting its
+    /// offset by `z` canonicalises, bound at `z = 0`, to the exact engine's canonical form
+    /// (the rules ask only of sizes and mask, decided here); with its first size replaced by
+    /// `m`, the bound canonical form keeps the mapping and canonicalises to the same form.
+    #[test]
+    fn symbolic_canonical_binds_to_the_exact_form(raw in crate::strategy::arb_raw(3, 0, 4)) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let (cx, [z, m]) = crate::scope_with(["z 0..=1", "m 0..=4"]);
+        let lits = |v: &[i64]| v.iter().map(|&x| Expr::from(x)).collect::<Vec<_>>();
+        let mask: Option<Vec<(Expr, Expr)>> =
+            c.mask().map(|k| k.iter().map(|&(b, e)| (Expr::from(b), Expr::from(e))).collect());
+        let offset = Expr::from(c.offset()) + z;
+        let mut b = Bindings::new();
+        b.set(z, 0).expect("z");
+        b.set(m, c.shape().first().copied().unwrap_or(0)).expect("m");
+        let shifted = View::create(&cx, &lits(c.shape()), Some(&lits(c.strides())), offset, mask.as_deref())
+            .map_err(fail)?;
+        let got = shifted.canonical(&cx).and_then(|k| k.bind(&cx, &b)).map_err(fail)?;
+        prop_assert_eq!(&got, &c.canonical(), "{}", shifted);
+        let mut shape = lits(c.shape());
+        if let Some(d) = shape.first_mut() {
+            *d = m;
+        }
+        let sized = View::create(&cx, &shape, Some(&lits(c.strides())), offset, mask.as_deref())
+            .map_err(fail)?;
+        let got = sized.canonical(&cx).and_then(|k| k.bind(&cx, &b)).map_err(fail)?;
+        prop_assert_eq!(got.canonical(), c.canonical(), "{}", sized);
+        prop_assert_eq!(got.offsets().map_err(fail)?, c.offsets().map_err(fail)?);
+    }
+}

@@ -167,6 +167,45 @@ proptest! {
         }
     }
 
+    /// One `as_strided` rule for both engines: on a symbolic view (offset shifted by `z`,
+    /// bound to 0) with one argument replaced by the symbol `m`, the result bound at `m`
+    /// is the exact engine's result on the constant view and arguments, and the op or its
+    /// binding is refused exactly where the exact engine refuses it.
+    #[test]
+    fn symbolic_as_strided_binds_to_the_exact_op(
+        raw in arb_raw(3, 0, 4),
+        shape in prop::collection::vec(0i64..4, 0..3),
+        strides in prop::collection::vec(-1i64..5, 3),
+        offset in -1i64..8,
+        which in 0usize..3,
+    ) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let strides = &strides[..shape.len()];
+        let want = c.torch_as_strided(&Scope::new(), &shape, strides, offset);
+        let (cx, [z, m]) = scope_with(["z 0..=1", "m -1..=8"]);
+        let lits = |v: &[i64]| v.iter().map(|&x| Expr::from(x)).collect::<Vec<_>>();
+        let mask: Option<Vec<(Expr, Expr)>> =
+            c.mask().map(|m| m.iter().map(|&(b, e)| (Expr::from(b), Expr::from(e))).collect());
+        let sym = View::create(&cx, &lits(c.shape()), Some(&lits(c.strides())), Expr::from(c.offset()) + z, mask.as_deref())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (mut sh, mut st, mut off) = (lits(&shape), lits(strides), Expr::from(offset));
+        let value = match which {
+            0 => { off = m; offset }
+            1 if !shape.is_empty() => { st[0] = m; strides[0] }
+            2 if !shape.is_empty() => { sh[0] = m; shape[0] }
+            _ => return Ok(()),
+        };
+        let mut b = Bindings::new();
+        b.set(z, 0).expect("z");
+        b.set(m, value).expect("m");
+        let got = sym.torch_as_strided(&cx, &sh, &st, off).and_then(|v| v.bind(&cx, &b));
+        match (got, want) {
+            (Ok(g), Ok(w)) => prop_assert_eq!(model_of_view(&g), model_of_view(&w)),
+            (Err(_), Err(_)) => {}
+            (g, w) => prop_assert!(false, "symbolic, bound: {:?}; exact: {:?}", g, w),
+        }
+    }
+
     /// NumPy's `sliding_window_view`, written from its definition: the output index
     /// `(i..., w...)` reads `x[i + w]` on the windowed axes, the windowed axes keep
     /// `dim - w + 1` indices (repeatedly, for an axis listed twice).
