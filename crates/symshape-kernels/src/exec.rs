@@ -126,14 +126,8 @@ pub(crate) fn drive<const K: usize, F>(
             }
         };
         let mut off = base;
-        for (
-            i,
-            &Loop {
-                extent: n,
-                steps: s,
-            },
-        ) in idx.iter_mut().zip(outer).rev()
-        {
+        for (i, l) in idx.iter_mut().zip(outer).rev() {
+            let (n, s) = (l.extent, l.steps);
             *i = o % n;
             o /= n;
             for (x, st) in off.iter_mut().zip(s) {
@@ -149,14 +143,8 @@ pub(crate) fn drive<const K: usize, F>(
             }
             sg = 0;
             // Wrapping: the final step past the last index is never used.
-            for (
-                i,
-                &Loop {
-                    extent: n,
-                    steps: s,
-                },
-            ) in idx.iter_mut().zip(outer).rev()
-            {
+            for (i, l) in idx.iter_mut().zip(outer).rev() {
+                let (n, s) = (l.extent, l.steps);
                 *i += 1;
                 for (x, st) in off.iter_mut().zip(s) {
                     *x = x.wrapping_add(st);
@@ -1359,11 +1347,8 @@ fn drive_tiles<F>(
             let (ai, rest) = (u % n_ab, u / n_ab);
             let (bi, mut o) = (rest % n_bb, rest / n_bb);
             let mut off = base;
-            for &Loop {
-                extent: n,
-                steps: st,
-            } in outer.iter().rev()
-            {
+            for l in outer.iter().rev() {
+                let (n, st) = (l.extent, l.steps);
                 let i = (o % n) as isize;
                 o /= n;
                 off[0] += st[0] * i;

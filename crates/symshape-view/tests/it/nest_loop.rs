@@ -133,11 +133,7 @@ fn a_loop_without_fixed_steps_merges_with_nothing() {
     // The middle loop's steps unknown: nothing merges across it.
     assert_eq!(
         row_major(Some(1)),
-        [
-            ("2".to_string(), 0),
-            (n.to_string(), 1),
-            (m.to_string(), 2)
-        ]
+        [("2".to_string(), 0), (n.to_string(), 1), (m.to_string(), 2)]
     );
     // The inner loop's steps unknown: the outer two merge, ending at axis 1.
     assert_eq!(
