@@ -1,6 +1,6 @@
-//! The loop-nest rules written once for bound and symbolic views: which adjacent axes of a nest
-//! merge into one loop, which interval of an axis its masks leave valid, and where masks cut
-//! an index space into boxes.
+//! The loop type and the loop-nest rules written once for bound and symbolic views: what a
+//! loop is, which adjacent axes of a nest merge into one loop, which interval of an axis its
+//! masks leave valid, and where masks cut an index space into boxes.
 //!
 //! Both loop planners plan with these rules: the kernels (`symshape-kernels`, over bound
 //! views: `usize` extents and `isize` steps, decided at once by [`Exact`]) and the code
