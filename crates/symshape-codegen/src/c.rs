@@ -352,10 +352,10 @@ impl Emitter<'_> {
             return self.tiled(plan, k, base, depth, out, leaf);
         }
         let i = format!("i{k}");
-        let stride = bare(&self.value(l.dst_stride)?);
+        let stride = bare(&self.value(l.axis.steps)?);
         let full = l.is_full();
         let (lo, hi) = if full {
-            ("0".to_string(), bare(&self.value(l.extent)?))
+            ("0".to_string(), bare(&self.value(l.axis.extent)?))
         } else {
             let lo = bare(&self.value(l.lo)?);
             let hi = bare(&self.value(l.hi)?);
@@ -407,8 +407,8 @@ impl Emitter<'_> {
             self.level(plan, k + 1, &o, depth + 1, out, leaf)?;
         }
         let _ = writeln!(out, "{ind}}}");
-        if !full && l.hi != l.extent {
-            let extent = paren(&self.value(l.extent)?);
+        if !full && l.hi != l.axis.extent {
+            let extent = paren(&self.value(l.axis.extent)?);
             let _ = writeln!(
                 out,
                 "{ind}sx_fill(dst + {}, {}, pad);",
@@ -450,9 +450,9 @@ impl Emitter<'_> {
     ) -> Result<()> {
         self.need(Helper::Min);
         let (a, b) = (&plan.loops()[k], &plan.loops()[k + 1]);
-        let ea = paren(&self.value(a.extent)?);
-        let eb = paren(&self.value(b.extent)?);
-        let stride = bare(&self.value(a.dst_stride)?);
+        let ea = paren(&self.value(a.axis.extent)?);
+        let eb = paren(&self.value(b.axis.extent)?);
+        let stride = bare(&self.value(a.axis.steps)?);
         let ind = |d: usize| "    ".repeat(d);
         let (ia, ib) = (format!("i{k}"), format!("i{}", k + 1));
         let (ta, tb) = (format!("t{k}"), format!("t{}", k + 1));

@@ -320,8 +320,12 @@ impl Desc {
         let first = g * i64::from(w);
         let mut indices = Vec::new();
         for (k, l) in plan.loops().iter().enumerate() {
-            let q = first.floor_div(l.dst_stride);
-            let i = if k == 0 { q } else { q.floor_mod(l.extent) };
+            let q = first.floor_div(l.axis.steps);
+            let i = if k == 0 {
+                q
+            } else {
+                q.floor_mod(l.axis.extent)
+            };
             indices.push((k, cx.simplify(i).check()?));
         }
         let groups = cx.simplify(count.ceil_div(i64::from(BLOCK)).min(MAX_GROUPS).max(1));
@@ -354,7 +358,7 @@ impl Desc {
         rest: Vec<usize>,
     ) -> Result<Desc> {
         let loops = plan.loops();
-        let count: Expr = rest.iter().map(|&k| loops[k].extent).product();
+        let count: Expr = rest.iter().map(|&k| loops[k].axis.extent).product();
         let count = cx.simplify(count).check()?;
         let z = counter("__z", count)?;
         let mut indices = Vec::new();
@@ -364,25 +368,25 @@ impl Desc {
             let i = if k == rest[0] {
                 q
             } else {
-                q.floor_mod(loops[k].extent)
+                q.floor_mod(loops[k].axis.extent)
             };
             indices.push((k, cx.simplify(i).check()?));
-            stride *= loops[k].extent;
+            stride *= loops[k].axis.extent;
         }
         indices.reverse();
         let whole = loops
             .iter()
             .enumerate()
-            .map(|(k, l)| counter(&format!("__w{k}"), l.extent))
+            .map(|(k, l)| counter(&format!("__w{k}"), l.axis.extent))
             .collect::<Result<Vec<_>>>()?;
         let dst: Expr = loops
             .iter()
             .zip(&whole)
-            .map(|(l, &w)| w * l.dst_stride)
+            .map(|(l, &w)| w * l.axis.steps)
             .sum();
         // Every grid entry is 1 where the output is empty: an empty tile axis or an empty
         // counter empties the others, which may still be large.
-        let (ea, eb) = (loops[a].extent, loops[b].extent);
+        let (ea, eb) = (loops[a].axis.extent, loops[b].axis.extent);
         let tiles = |e: Expr| cx.simplify(e.ceil_div(i64::from(TILE)).min(MAX_GROUPS).max(1));
         let (tb, ta) = (
             tiles(eb * ea.min(1) * count.min(1)),
@@ -474,7 +478,7 @@ impl Desc {
         em.known.extend(plan.shape().iter().copied());
         em.known.insert(plan.numel());
         for l in plan.loops() {
-            em.known.extend([l.extent, l.dst_stride]);
+            em.known.extend([l.axis.extent, l.axis.steps]);
         }
         // An output offset and the counter are below the element count.
         em.known.extend([self.dst, self.counter]);
@@ -615,7 +619,7 @@ impl Desc {
                     None => Ok((k, ">=", l.lo)),
                 });
             }
-            if l.hi != l.extent {
+            if l.hi != l.axis.extent {
                 conds.push(match known {
                     Some(v) => Err(at(v.lt(l.hi))?),
                     None => Ok((k, "<", l.hi)),
@@ -781,8 +785,8 @@ impl Desc {
             dialect.local(0),
             dialect.local(1)
         );
-        let ea = bare(&em.value(loops[a].extent)?);
-        let eb = bare(&em.value(loops[b].extent)?);
+        let ea = bare(&em.value(loops[a].axis.extent)?);
+        let eb = bare(&em.value(loops[b].axis.extent)?);
         let _ = writeln!(out, "    const {it} ea = {ea}, eb = {eb};");
         let _ = writeln!(
             out,
@@ -831,7 +835,7 @@ impl Desc {
             if l.lo != Expr::from(0) {
                 bounds.push(format!("i{k} >= {}", paren(&em.value(l.lo)?)));
             }
-            if l.hi != l.extent {
+            if l.hi != l.axis.extent {
                 bounds.push(format!("i{k} < {}", paren(&em.value(l.hi)?)));
             }
         }
@@ -939,7 +943,7 @@ fn rest_first(cx: &Scope, plan: &Plan, a: usize, b: usize, rest: &[usize]) -> bo
         _ => false,
     };
     le(step(cx, off, loops[r].index), step(cx, off, loops[b].index))
-        && le(loops[r].dst_stride, loops[a].dst_stride)
+        && le(loops[r].axis.steps, loops[a].axis.steps)
 }
 
 /// `text` indented by one more level (four spaces a non-empty line).
@@ -1061,7 +1065,7 @@ fn vector_width(cx: &Scope, plan: &Plan, elem: ElemType) -> (u32, Lanes, Vec<Con
     }
     let guarded: Vec<Option<(Lanes, Vec<Cond>)>> = widths
         .iter()
-        .map(|&w| guarded_lanes(cx, plan, w, last.extent))
+        .map(|&w| guarded_lanes(cx, plan, w, last.axis.extent))
         .collect();
     let ranked = [
         (true, true), // vector loads under a guard
@@ -1152,7 +1156,7 @@ fn lanes_at(cx: &Scope, plan: &Plan, w: i64) -> Option<Lanes> {
         i: last.index,
         w: BigInt::from(w),
     };
-    if !m.divides(last.extent) {
+    if !m.divides(last.axis.extent) {
         return None;
     }
     if !last.is_full() || !last.predicates.is_empty() {

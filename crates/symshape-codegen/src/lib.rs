@@ -1,7 +1,8 @@
 //! Code generation for view stacks: a symbolic loop plan, built once and valid for every
 //! binding, and renderers for it: C99, OpenCL C and CUDA C++.
 //!
-//! - [`Plan`]: the loop nest of a kernel over symbolic extents. [`Plan::materialize`]
+//! - [`Plan`]: the loop nest of a kernel over symbolic extents, its loops the
+//!   [`symshape_view::nest::Loop`]s the kernels' nests are made of too. [`Plan::materialize`]
 //!   copies one [`symshape_view::ViewStack`] into a contiguous output;
 //!   [`Plan::elementwise`] reads several stacks broadcast to one shape. Adjacent axes
 //!   are merged where the merge is proven, masks that are boxes become loop bounds (both

@@ -11,8 +11,8 @@
 //! 3. A predicate of loop `k` mentions no loop index deeper than `k`; when it is false
 //!    the whole sub-nest of that iteration is masked out.
 //! 4. The output is row-major over the loops: element `(i0, i1, ...)` of the nest is
-//!    `dst[sum(i_k * dst_stride_k)]`, and `dst_stride_k` is the product of the extents
-//!    of the loops inside `k`.
+//!    `dst[sum(i_k * s_k)]`, where `s_k`, the step of loop `k` (`axis.steps`), is the
+//!    product of the extents of the loops inside `k`.
 //! 5. `checks` starts with the stack's guards in the order `ViewStack::guards` gives
 //!    them, then the checks `ViewStack::bind` makes of the bound fields (each level
 //!    makes a view, each level lies within the one below) where they are not proven,
@@ -25,19 +25,19 @@ use symshape_view::{nest, View, ViewOps, ViewStack};
 
 use crate::error::{Error, Result};
 
-/// One loop of the nest.
+/// One loop of the nest: the nest's loop (the output axis it walks) with what only a
+/// symbolic nest has, an index symbol, bounds inside the axis and predicates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loop {
     /// The loop index, a symbol declared `lo..=hi - 1`.
     pub index: Expr,
-    /// Extent of the output axis this loop walks (several merged axes give their product).
-    pub extent: Expr,
+    /// The output axis this loop walks: its extent (several merged axes give their
+    /// product) and, as its step, the output elements per step of this loop.
+    pub axis: nest::Loop<Expr, Expr>,
     /// First index that runs.
     pub lo: Expr,
     /// One past the last index that runs.
     pub hi: Expr,
-    /// Output elements per step of this loop.
-    pub dst_stride: Expr,
     /// Conditions tested once the index is set; a false one masks the iteration out.
     pub predicates: Vec<Cond>,
 }
@@ -46,7 +46,7 @@ impl Loop {
     /// Whether the loop runs its whole axis (no mask became its bounds).
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.lo == Expr::from(0) && self.hi == self.extent
+        self.lo == Expr::from(0) && self.hi == self.axis.extent
     }
 }
 
@@ -307,16 +307,18 @@ impl Plan {
             renamed.push(index);
             loops.push(Loop {
                 index,
-                extent,
+                axis: nest::Loop {
+                    extent,
+                    steps: Expr::from(1),
+                },
                 lo,
                 hi,
-                dst_stride: Expr::from(1),
                 predicates: Vec::new(),
             });
         }
         for k in 0..n {
             let inner: Expr = groups[k + 1..].iter().map(|g| g.1).product();
-            loops[k].dst_stride = cx.simplify(inner).check()?;
+            loops[k].axis.steps = cx.simplify(inner).check()?;
         }
 
         let map = |s: Expr| group_syms.iter().position(|&g| g == s).map(|k| renamed[k]);
@@ -419,9 +421,9 @@ impl fmt::Display for Plan {
         for l in &self.loops {
             write!(f, "{indent}for {} in {}..{}", l.index, l.lo, l.hi)?;
             if !l.is_full() {
-                write!(f, " of 0..{}", l.extent)?;
+                write!(f, " of 0..{}", l.axis.extent)?;
             }
-            writeln!(f, " (dst stride {})", l.dst_stride)?;
+            writeln!(f, " (dst stride {})", l.axis.steps)?;
             indent.push_str("  ");
             for c in &l.predicates {
                 writeln!(f, "{indent}if {c}")?;
@@ -628,32 +630,22 @@ fn scope_checks(cx: &Scope) -> Vec<Check> {
     res
 }
 
-/// A run of adjacent lowered axes `first..=last` as [`nest::merge_contiguous`] merges them:
-/// its extent, and the step of every read's offset along it (`None` when some read does
-/// not move by a step free of every index, or a validity condition mentions the axis).
-struct Run {
-    first: usize,
+/// The steps of a loop over lowered axes as [`nest::merge_contiguous`] merges them: the
+/// step of every read's offset along its last axis (`None` when some read does not move by
+/// a step free of every index, or a validity condition mentions the axis), and which axis
+/// that is. A merged loop steps as its inner one, so `last` follows the merges; the loop
+/// spans the axes after the previous loop's `last` up to its own.
+#[derive(Clone)]
+struct Reads {
     last: usize,
-    extent: Expr,
     steps: Option<Vec<Expr>>,
 }
 
-impl nest::NestAxis for Run {
-    type Extent = Expr;
+impl nest::Steps for Reads {
     type Step = Expr;
-
-    fn extent(&self) -> &Expr {
-        &self.extent
-    }
 
     fn steps(&self) -> Option<&[Expr]> {
         self.steps.as_deref()
-    }
-
-    fn absorb(&mut self, inner: &Run, extent: Expr) {
-        self.last = inner.last;
-        self.extent = extent;
-        self.steps.clone_from(&inner.steps);
     }
 }
 
@@ -678,32 +670,36 @@ fn merge_axes(
         let free = !d.symbols().iter().any(|x| index.contains(x));
         (free && d.check().is_ok()).then_some(d)
     };
-    let mut runs: Vec<Run> = index
+    let mut runs: Vec<nest::Loop<Expr, Reads>> = index
         .iter()
         .zip(shape)
         .enumerate()
-        .map(|(k, (&i, &extent))| Run {
-            first: k,
-            last: k,
+        .map(|(k, (&i, &extent))| nest::Loop {
             extent,
-            steps: if in_valid(&i) {
-                None
-            } else {
-                offsets.iter().map(|&o| step(o, i)).collect()
+            steps: Reads {
+                last: k,
+                steps: if in_valid(&i) {
+                    None
+                } else {
+                    offsets.iter().map(|&o| step(o, i)).collect()
+                },
             },
         })
         .collect();
     nest::merge_contiguous(&nest::Proven(cx), &mut runs);
     let mut groups = Vec::with_capacity(runs.len());
+    let mut first = 0;
     for (k, r) in runs.iter().enumerate() {
-        if r.first == r.last {
-            groups.push((index[r.first], r.extent));
+        let last = r.steps.last;
+        if first == last {
+            groups.push((index[last], r.extent));
+            first = last + 1;
             continue;
         }
         let j = merge_symbol(k, r.extent)?;
-        let span = &index[r.first..=r.last];
+        let span = &index[first..=last];
         let map = |s: Expr| {
-            if s == index[r.last] {
+            if s == index[last] {
                 Some(j)
             } else {
                 span.contains(&s).then(|| Expr::from(0))
@@ -713,6 +709,7 @@ fn merge_axes(
             *o = cx.simplify(o.substitute(map)).check()?;
         }
         groups.push((j, r.extent));
+        first = last + 1;
     }
     Ok(groups)
 }

@@ -22,7 +22,7 @@
 
 use crate::element::Element;
 use crate::plan::{
-    tile_rows, Axis, BoxPartition, Kernel, LoopPlan, Partition, PARALLEL_BYTES, ROWS_RUN, TILE,
+    tile_rows, BoxPartition, Kernel, Loop, LoopPlan, Partition, PARALLEL_BYTES, ROWS_RUN, TILE,
 };
 use crate::simd::{self, Level};
 use rayon::prelude::*;
@@ -97,7 +97,7 @@ unsafe impl<T: Sync> Sync for Ptr<T> {}
 /// Work is split into units (outer index x inner segment); in parallel mode contiguous runs of
 /// units go to rayon tasks. The split never changes what any unit computes.
 pub(crate) fn drive<const K: usize, F>(
-    outer: &[Axis<K>],
+    outer: &[Loop<K>],
     base: [isize; K],
     inner_len: usize,
     seg: usize,
@@ -110,7 +110,7 @@ pub(crate) fn drive<const K: usize, F>(
         return;
     }
     let n_seg = inner_len.div_ceil(seg);
-    let n_outer: usize = outer.iter().map(|a| a.0).product();
+    let n_outer: usize = outer.iter().map(|a| a.extent).product();
     let units = n_outer.saturating_mul(n_seg);
     let run = |u0: usize, u1: usize| {
         let mut o = u0 / n_seg;
@@ -126,7 +126,8 @@ pub(crate) fn drive<const K: usize, F>(
             }
         };
         let mut off = base;
-        for (i, &(n, s)) in idx.iter_mut().zip(outer).rev() {
+        for (i, l) in idx.iter_mut().zip(outer).rev() {
+            let (n, s) = (l.extent, l.steps);
             *i = o % n;
             o /= n;
             for (x, st) in off.iter_mut().zip(s) {
@@ -142,7 +143,8 @@ pub(crate) fn drive<const K: usize, F>(
             }
             sg = 0;
             // Wrapping: the final step past the last index is never used.
-            for (i, &(n, s)) in idx.iter_mut().zip(outer).rev() {
+            for (i, l) in idx.iter_mut().zip(outer).rev() {
+                let (n, s) = (l.extent, l.steps);
                 *i += 1;
                 for (x, st) in off.iter_mut().zip(s) {
                     *x = x.wrapping_add(st);
@@ -175,10 +177,17 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
     let size = std::mem::size_of::<T>();
     let stream = plan.n_written().saturating_mul(size) >= stream_bytes();
     for b in plan.boxes.iter() {
-        let axes = &b.nest.axes;
+        let axes = &b.nest.loops;
         let kernel = b.nest.kernel;
         let base = b.nest.base;
-        let Some((&(na, [da, sa]), outer)) = axes.split_last() else {
+        let Some((
+            &Loop {
+                extent: na,
+                steps: [da, sa],
+            },
+            outer,
+        )) = axes.split_last()
+        else {
             continue;
         };
         let parallel = box_parallel(plan, &b.region);
@@ -203,7 +212,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
             // Rows shorter than a cache line (the windows of an im2col): when an outer axis
             // lays them end to end in the destination, copy runs of them with plain loops
             // rather than a call per row.
-            if let Some(k) = outer.iter().position(|a| a.1[0] == na as isize) {
+            if let Some(k) = outer.iter().position(|a| a.steps[0] == na as isize) {
                 // SAFETY: the caller's contract, for this box.
                 unsafe { short_row_runs(d, s, outer, k, base, na, parallel) };
                 continue;
@@ -299,8 +308,11 @@ unsafe fn row_runs<T: Element>(
     level: Level,
     d: Ptr<T>,
     s: Ptr<T>,
-    outer: &[Axis<2>],
-    (nb, [db, sb]): Axis<2>,
+    outer: &[Loop<2>],
+    Loop {
+        extent: nb,
+        steps: [db, sb],
+    }: Loop<2>,
     base: [isize; 2],
     na: usize,
     parallel: bool,
@@ -349,20 +361,38 @@ unsafe fn row_runs<T: Element>(
 unsafe fn masked_rows_box<T: Element>(
     d: Ptr<T>,
     s: Ptr<T>,
-    axes: &[Axis<2>],
+    axes: &[Loop<2>],
     base: [isize; 2],
     run: &crate::plan::RowRun,
     pad: T,
     parallel: bool,
 ) {
-    let Some((&(n, [dn, sn]), outer)) = axes.split_last() else {
+    let Some((
+        &Loop {
+            extent: n,
+            steps: [dn, sn],
+        },
+        outer,
+    )) = axes.split_last()
+    else {
         return;
     };
     // The outer loops step the run's ends along with the offsets.
-    let outer4: Vec<Axis<4>> = outer
+    let outer4: Vec<Loop<4>> = outer
         .iter()
         .zip(&run.steps)
-        .map(|(&(e, [da, sa]), st)| (e, [da, sa, st[0], st[1]]))
+        .map(
+            |(
+                &Loop {
+                    extent,
+                    steps: [da, sa],
+                },
+                st,
+            )| Loop {
+                extent,
+                steps: [da, sa, st[0], st[1]],
+            },
+        )
         .collect();
     let base4 = [base[0], base[1], run.base[0], run.base[1]];
     let level = simd::level();
@@ -408,14 +438,21 @@ unsafe fn tiled_box<T: Element>(
     level: Level,
     d: Ptr<T>,
     s: Ptr<T>,
-    outer: &[Axis<2>],
+    outer: &[Loop<2>],
     base: [isize; 2],
     (na, sa): (usize, isize),
     parallel: bool,
     stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
-    let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
+    let Some((
+        &Loop {
+            extent: nb,
+            steps: [db, sb],
+        },
+        outer,
+    )) = outer.split_last()
+    else {
         return;
     };
     // Whole destination lines stream at the AVX-512 level (2-, 4- and 8-byte elements) and
@@ -482,15 +519,29 @@ unsafe fn tiled_rows_box<T: Element>(
     level: Level,
     d: Ptr<T>,
     s: Ptr<T>,
-    outer: &[Axis<2>],
+    outer: &[Loop<2>],
     base: [isize; 2],
     (nr, sr): (usize, isize),
     parallel: bool,
 ) {
-    let Some((&(na, [da, sa]), outer)) = outer.split_last() else {
+    let Some((
+        &Loop {
+            extent: na,
+            steps: [da, sa],
+        },
+        outer,
+    )) = outer.split_last()
+    else {
         return;
     };
-    let Some((&(nb, [db, sb]), outer)) = outer.split_last() else {
+    let Some((
+        &Loop {
+            extent: nb,
+            steps: [db, sb],
+        },
+        outer,
+    )) = outer.split_last()
+    else {
         return;
     };
     let size = std::mem::size_of::<T>();
@@ -684,7 +735,7 @@ unsafe fn shifted_rows<T: Element, const N: usize>(dp: *mut T, da: isize, v: &[T
 /// blocks of 16 tiles, so that a 4096 x 4096 transpose (eight slabs of tiles) is cut into 128
 /// units on 16 threads rather than 8; staged units no wider than the buffer holds for `b` rows.
 fn tile_a_block(
-    outer: &[Axis<2>],
+    outer: &[Loop<2>],
     (na, nb): (usize, usize),
     size: usize,
     staged: bool,
@@ -692,7 +743,7 @@ fn tile_a_block(
 ) -> usize {
     let n_units = outer
         .iter()
-        .map(|x| x.0)
+        .map(|x| x.extent)
         .product::<usize>()
         .saturating_mul(nb.div_ceil(TILE));
     let a_block = if n_units >= threads.saturating_mul(4).max(8) {
@@ -718,16 +769,23 @@ fn tile_a_block(
 unsafe fn short_row_runs<T: Element>(
     d: Ptr<T>,
     s: Ptr<T>,
-    outer: &[Axis<2>],
+    outer: &[Loop<2>],
     k: usize,
     base: [isize; 2],
     na: usize,
     parallel: bool,
 ) {
     let size = std::mem::size_of::<T>();
-    let mut rest: Vec<Axis<2>> = outer.to_vec();
-    let (nb, [db, sb]) = rest.remove(k);
-    if let Some(&(nw, [dw, sw])) = rest.last() {
+    let mut rest: Vec<Loop<2>> = outer.to_vec();
+    let Loop {
+        extent: nb,
+        steps: [db, sb],
+    } = rest.remove(k);
+    if let Some(&Loop {
+        extent: nw,
+        steps: [dw, sw],
+    }) = rest.last()
+    {
         let line = |t: isize| t.unsigned_abs().saturating_mul(size) >= LINE;
         if nw > 1 && !line(sw) && line(sb) {
             rest.pop();
@@ -1196,7 +1254,7 @@ fn tile_leads<T>(
     dst: *const T,
     src: *const T,
     base: [isize; 2],
-    outer: &[Axis<2>],
+    outer: &[Loop<2>],
     (na, sa): (usize, isize),
     (nb, db, sb): (usize, isize, isize),
     stream: bool,
@@ -1215,8 +1273,8 @@ fn tile_leads<T>(
             x if rows && x < k => Some(x),
             _ => None,
         };
-    let dst_rows = whole(db) && outer.iter().all(|x| whole(x.1[0]));
-    let src_rows = sb == 1 && whole(sa) && outer.iter().all(|x| whole(x.1[1]));
+    let dst_rows = whole(db) && outer.iter().all(|x| whole(x.steps[0]));
+    let src_rows = sb == 1 && whole(sa) && outer.iter().all(|x| whole(x.steps[1]));
     let lead_a = match phase(dst, base[0], dst_rows) {
         Some(x) if size >= 2 && stream => x,
         Some(x) if size >= 2 => (x + TILE_SKEW / size) % k,
@@ -1269,7 +1327,7 @@ impl Blocks {
 /// block of the two tiled axes (`a` fastest). Each unit is big (a whole block), so it is
 /// located by division once; in parallel mode contiguous runs of units go to rayon tasks.
 fn drive_tiles<F>(
-    outer: &[Axis<2>],
+    outer: &[Loop<2>],
     base: [isize; 2],
     a: Blocks,
     b: Blocks,
@@ -1282,14 +1340,15 @@ fn drive_tiles<F>(
         return;
     }
     let (n_ab, n_bb) = (a.count(), b.count());
-    let n_outer: usize = outer.iter().map(|x| x.0).product();
+    let n_outer: usize = outer.iter().map(|x| x.extent).product();
     let units = n_outer.saturating_mul(n_ab).saturating_mul(n_bb);
     let run = |u0: usize, u1: usize| {
         for u in u0..u1 {
             let (ai, rest) = (u % n_ab, u / n_ab);
             let (bi, mut o) = (rest % n_bb, rest / n_bb);
             let mut off = base;
-            for &(n, st) in outer.iter().rev() {
+            for l in outer.iter().rev() {
+                let (n, st) = (l.extent, l.steps);
                 let i = (o % n) as isize;
                 o /= n;
                 off[0] += st[0] * i;
@@ -1462,7 +1521,7 @@ impl LoopPlan<'_> {
             .map(|b| {
                 let parallel = box_parallel(self, &b.region);
                 let threads = if parallel { threads } else { 1 };
-                let units = box_units(&b.nest.axes, b.nest.kernel, self.elem_size, threads);
+                let units = box_units(&b.nest.loops, b.nest.kernel, self.elem_size, threads);
                 let (tasks, _) = split(parallel, units, threads);
                 let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
                 BoxPartition {
@@ -1502,18 +1561,18 @@ pub(crate) fn split(parallel: bool, units: usize, threads: usize) -> (usize, usi
 /// The units of work [`run_boxes`] cuts box `nest` of a plan of `size`-byte elements into (for
 /// the tiled kernel, counted as if the buffers started on cache lines: a tile aligned to a
 /// line may add one block per tiled axis).
-pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: usize) -> usize {
-    let Some((&(na, _), outer)) = axes.split_last() else {
+pub(crate) fn box_units(axes: &[Loop<2>], kernel: Kernel, size: usize, threads: usize) -> usize {
+    let Some((&Loop { extent: na, .. }, outer)) = axes.split_last() else {
         return 0;
     };
-    let product = |ax: &[Axis<2>]| ax.iter().map(|a| a.0).product::<usize>();
+    let product = |ax: &[Loop<2>]| ax.iter().map(|a| a.extent).product::<usize>();
     match kernel {
         Kernel::MaskedRows => product(outer),
         Kernel::TiledRows => {
-            let Some((&(na, _), rest)) = outer.split_last() else {
+            let Some((&Loop { extent: na, .. }, rest)) = outer.split_last() else {
                 return 0;
             };
-            let Some((&(nb, _), rest)) = rest.split_last() else {
+            let Some((&Loop { extent: nb, .. }, rest)) = rest.split_last() else {
                 return 0;
             };
             product(rest)
@@ -1521,7 +1580,14 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
                 .saturating_mul(nb.div_ceil(tile_rows(size)))
         }
         Kernel::Tiled => {
-            let Some((&(nb, [db, _]), rest)) = outer.split_last() else {
+            let Some((
+                &Loop {
+                    extent: nb,
+                    steps: [db, _],
+                },
+                rest,
+            )) = outer.split_last()
+            else {
                 return 0;
             };
             let n_units = product(rest).saturating_mul(nb.div_ceil(TILE));
@@ -1533,16 +1599,20 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
             n_units.saturating_mul(na.div_ceil(a_block.max(1)))
         }
         Kernel::CopyFromSlice if na * size < SHORT_ROW => {
-            match outer.iter().position(|a| a.1[0] == na as isize) {
+            match outer.iter().position(|a| a.steps[0] == na as isize) {
                 Some(k) => {
-                    let mut rest: Vec<Axis<2>> = outer.to_vec();
-                    let (nb, [_, sb]) = rest.remove(k);
+                    let mut rest: Vec<Loop<2>> = outer.to_vec();
+                    let Loop {
+                        extent: nb,
+                        steps: [_, sb],
+                    } = rest.remove(k);
                     let line = |t: isize| t.unsigned_abs().saturating_mul(size) >= LINE;
                     match rest.last() {
-                        Some(&(nw, [_, sw])) if nw > 1 && !line(sw) && line(sb) => {
-                            product(&rest[..rest.len() - 1])
-                                .saturating_mul(nw.div_ceil(SHORT_SLABS))
-                        }
+                        Some(&Loop {
+                            extent: nw,
+                            steps: [_, sw],
+                        }) if nw > 1 && !line(sw) && line(sb) => product(&rest[..rest.len() - 1])
+                            .saturating_mul(nw.div_ceil(SHORT_SLABS)),
                         _ => product(&rest).saturating_mul(nb.div_ceil(SEG)),
                     }
                 }
@@ -1556,12 +1626,12 @@ pub(crate) fn box_units(axes: &[Axis<2>], kernel: Kernel, size: usize, threads: 
 
 /// The units of [`row_runs`] over rows of `na` elements of `size` bytes, `outer` its outer
 /// axes (the last one the run).
-fn row_run_units(outer: &[Axis<2>], na: usize, size: usize) -> usize {
-    let Some((&(nb, _), rest)) = outer.split_last() else {
+fn row_run_units(outer: &[Loop<2>], na: usize, size: usize) -> usize {
+    let Some((&Loop { extent: nb, .. }, rest)) = outer.split_last() else {
         return 1;
     };
     rest.iter()
-        .map(|a| a.0)
+        .map(|a| a.extent)
         .product::<usize>()
         .saturating_mul(nb.div_ceil(run_rows(na, nb, size)))
 }

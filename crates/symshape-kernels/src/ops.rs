@@ -16,7 +16,7 @@ use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
 use crate::plan::{
-    plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Axis, PARALLEL_BYTES,
+    plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Loop, PARALLEL_BYTES,
 };
 use crate::simd;
 use std::mem::size_of;
@@ -351,18 +351,28 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
     check_extent("fill", "destination", one.extent(), dst.buf.len())?;
     let m = Machine::of("fill", one)?;
     let mut base = [base_of(&m)];
-    let axes: Vec<Axis<1>> = m
+    let axes: Vec<Loop<1>> = m
         .valid
         .iter()
         .zip(&m.strides)
-        .map(|(&(b, e), &s)| (e.saturating_sub(b), [s]))
+        .map(|(&(b, e), &s)| Loop {
+            extent: e.saturating_sub(b),
+            steps: [s],
+        })
         .collect();
-    let numel: usize = axes.iter().map(|a| a.0).product();
+    let numel: usize = axes.iter().map(|a| a.extent).product();
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
     let parallel = numel.saturating_mul(std::mem::size_of::<T>()) >= PARALLEL_BYTES;
-    let Some((&(n, [s]), outer)) = axes.split_last() else {
+    let Some((
+        &Loop {
+            extent: n,
+            steps: [s],
+        },
+        outer,
+    )) = axes.split_last()
+    else {
         return Ok(());
     };
     let d = Ptr(dst.buf.as_mut_ptr());
@@ -460,19 +470,29 @@ fn map_rows<T: Element, U: Element>(
     f: &(impl Fn(T) -> U + Sync),
 ) -> Result<()> {
     let (buf, layout) = plain("map", "source", src)?;
-    let axes: Vec<Axis<2>> = dst
+    let axes: Vec<Loop<2>> = dst
         .shape
         .iter()
         .zip(&dst.strides)
         .zip(&layout.strides)
-        .map(|((&n, &d), &s)| (n, [d, s]))
+        .map(|((&n, &d), &s)| Loop {
+            extent: n,
+            steps: [d, s],
+        })
         .collect();
     let mut base = [dst.offset, layout.offset];
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
     let parallel = dst.numel().saturating_mul(std::mem::size_of::<U>()) >= PARALLEL_BYTES;
-    let Some((&(n, [ds, ss]), outer)) = axes.split_last() else {
+    let Some((
+        &Loop {
+            extent: n,
+            steps: [ds, ss],
+        },
+        outer,
+    )) = axes.split_last()
+    else {
         return Ok(());
     };
     let (d, s) = (Ptr(out.as_mut_ptr()), Ptr(buf.as_ptr() as *mut T));
@@ -602,15 +622,25 @@ fn zip_rows<A: Element, B: Element, C: Element>(
     let (abuf, al) = plain("zip", "lhs", a)?;
     let (bbuf, bl) = plain("zip", "rhs", b)?;
     let (sa, sb) = (stretched(&al, shape), stretched(&bl, shape));
-    let axes: Vec<Axis<3>> = (0..shape.len())
-        .map(|k| (shape[k], [dst.strides[k], sa[k], sb[k]]))
+    let axes: Vec<Loop<3>> = (0..shape.len())
+        .map(|k| Loop {
+            extent: shape[k],
+            steps: [dst.strides[k], sa[k], sb[k]],
+        })
         .collect();
     let mut base = [dst.offset, al.offset, bl.offset];
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
     let parallel = dst.numel().saturating_mul(std::mem::size_of::<C>()) >= PARALLEL_BYTES;
-    let Some((&(n, [ds, xs, ys]), outer)) = axes.split_last() else {
+    let Some((
+        &Loop {
+            extent: n,
+            steps: [ds, xs, ys],
+        },
+        outer,
+    )) = axes.split_last()
+    else {
         return Ok(());
     };
     let (d, x, y) = (

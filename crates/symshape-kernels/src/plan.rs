@@ -194,12 +194,13 @@ pub struct TableUse {
     pub reason: TableReason,
 }
 
-/// A loop nest over one box: per loop, outermost first, its extent and the strides of the
-/// destination and of the source (for [`Kernel::OffsetTable`], strides into the table).
+/// A loop nest over one box: its loops, outermost first, each with its extent and the steps
+/// of the destination and of the source (for [`Kernel::OffsetTable`], steps into the table),
+/// and the kernels' own choice of inner loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nest {
-    /// Per loop: extent and `[destination stride, source stride]`.
-    pub axes: Vec<(usize, [isize; 2])>,
+    /// The loops, outermost first: extent and `[destination step, source step]`.
+    pub loops: Vec<nest::Loop<usize, [isize; 2]>>,
     /// Offsets of the first element: `[destination, source]`.
     pub base: [isize; 2],
     /// The inner kernel.
@@ -547,9 +548,10 @@ impl fmt::Display for LoopPlan<'_> {
                 _ => {}
             }
             let column = |k: usize| {
-                n.axes
-                    .iter()
-                    .map(move |a| if k == 0 { a.0 as isize } else { a.1[k - 1] })
+                n.loops.iter().map(move |a| match k {
+                    0 => a.extent as isize,
+                    _ => a.steps[k - 1],
+                })
             };
             write_list(f, &column(0).collect::<Vec<_>>())?;
             write!(f, " dst @{} ", n.base[0])?;
@@ -570,8 +572,8 @@ impl fmt::Display for LoopPlan<'_> {
     }
 }
 
-/// One axis of a nest: extent and strides of the K operands (destination first).
-pub(crate) type Axis<const K: usize> = (usize, [isize; K]);
+/// One loop of a bound nest: extent and steps of the K operands (destination first).
+pub(crate) type Loop<const K: usize> = nest::Loop<usize, [isize; K]>;
 
 /// Drops unit axes, reverses axes with a negative destination stride, orders axes by
 /// decreasing destination stride and merges axes contiguous for every operand
@@ -580,27 +582,30 @@ pub(crate) type Axis<const K: usize> = (usize, [isize; K]);
 /// Returns `None` when the nest is empty. Reversal is legal because every destination element
 /// is written exactly once and the source is not modified (aliasing goes through a temporary).
 pub(crate) fn simplify<const K: usize>(
-    mut axes: Vec<Axis<K>>,
+    mut axes: Vec<Loop<K>>,
     base: &mut [isize; K],
-) -> Option<Vec<Axis<K>>> {
-    if axes.iter().any(|a| a.0 == 0) {
+) -> Option<Vec<Loop<K>>> {
+    if axes.iter().any(|a| a.extent == 0) {
         return None;
     }
-    axes.retain(|a| a.0 > 1);
+    axes.retain(|a| a.extent > 1);
     // Wrapping arithmetic: every value is the offset of an element (or a stride) of a layout,
     // which fits `isize`, but the full span of a layout may not (before its buffer is checked).
-    for (n, s) in axes.iter_mut() {
-        if s[0] < 0 {
-            for (b, st) in base.iter_mut().zip(s.iter_mut()) {
-                *b = b.wrapping_add(st.wrapping_mul(*n as isize - 1));
+    for a in axes.iter_mut() {
+        if a.steps[0] < 0 {
+            for (b, st) in base.iter_mut().zip(a.steps.iter_mut()) {
+                *b = b.wrapping_add(st.wrapping_mul(a.extent as isize - 1));
                 *st = st.wrapping_neg();
             }
         }
     }
-    axes.sort_by(|x, y| y.1[0].cmp(&x.1[0]));
+    axes.sort_by(|x, y| y.steps[0].cmp(&x.steps[0]));
     nest::merge_contiguous(&nest::Exact, &mut axes);
     if axes.is_empty() {
-        axes.push((1, [0; K]));
+        axes.push(Loop {
+            extent: 1,
+            steps: [0; K],
+        });
     }
     Some(axes)
 }
@@ -644,19 +649,25 @@ fn cell_nest(
     table: bool,
 ) -> Option<Nest> {
     let mut base = [base_of(dst.0, dst.1, at), 0];
-    let axes: Vec<Axis<2>> = match src {
+    let axes: Vec<Loop<2>> = match src {
         Some((ss, so)) => {
             base[1] = base_of(ss, so, cell);
             cell.iter()
                 .zip(dst.0)
                 .zip(ss)
-                .map(|((&(b, e), &ds), &s)| (e - b, [ds, s]))
+                .map(|((&(b, e), &ds), &s)| Loop {
+                    extent: e - b,
+                    steps: [ds, s],
+                })
                 .collect()
         }
         None => cell
             .iter()
             .zip(dst.0)
-            .map(|(&(b, e), &ds)| (e - b, [ds, 0]))
+            .map(|(&(b, e), &ds)| Loop {
+                extent: e - b,
+                steps: [ds, 0],
+            })
             .collect(),
     };
     let mut axes = simplify(axes, &mut base)?;
@@ -665,7 +676,7 @@ fn cell_nest(
         None => Kernel::Pad,
     };
     Some(Nest {
-        axes,
+        loops: axes,
         base,
         kernel,
         run: None,
@@ -681,8 +692,15 @@ fn cell_nest(
 /// already in that shape in source order, and the `1, 0, 2` permute of 256^3, whose two axes
 /// are as long, keep source order. Rows under 16 elements (the windows of an im2col) keep
 /// the order the short-row kernels were tuned with.
-fn fewer_streams_inside(outer: &mut [Axis<2>], na: usize) {
-    let [.., (no, [dso, _]), (ni, [dsi, _])] = *outer else {
+fn fewer_streams_inside(outer: &mut [Loop<2>], na: usize) {
+    let [.., Loop {
+        extent: no,
+        steps: [dso, _],
+    }, Loop {
+        extent: ni,
+        steps: [dsi, _],
+    }] = *outer
+    else {
         return;
     };
     if na < 16 {
@@ -698,12 +716,16 @@ fn fewer_streams_inside(outer: &mut [Axis<2>], na: usize) {
 
 /// Chooses the inner kernel of a simplified copy nest and puts its axes in the order the
 /// kernel expects.
-pub(crate) fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
+pub(crate) fn pick_kernel(axes: &mut [Loop<2>], table: bool) -> Kernel {
     if table {
         return Kernel::OffsetTable;
     }
     let n = axes.len();
-    let Some(&(na, [da, sa])) = axes.last() else {
+    let Some(&Loop {
+        extent: na,
+        steps: [da, sa],
+    }) = axes.last()
+    else {
         return Kernel::Strided;
     };
     if da != 1 {
@@ -715,7 +737,7 @@ pub(crate) fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
             // writes jump; measured about 25% faster on a 256^3 permutation (1, 0, 2), and
             // twice as fast on a Xeon with the rows copied in runs (docs/performance.md).
             if let Some((_, outer)) = axes.split_last_mut() {
-                outer.sort_by_key(|a| std::cmp::Reverse(a.1[1].unsigned_abs()));
+                outer.sort_by_key(|a| std::cmp::Reverse(a.steps[1].unsigned_abs()));
                 fewer_streams_inside(outer, na);
             }
             return Kernel::CopyFromSlice;
@@ -727,7 +749,7 @@ pub(crate) fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
     let unit = axes
         .iter()
         .take(n - 1)
-        .position(|a| a.1[1].unsigned_abs() == 1 && a.0 >= 8);
+        .position(|a| a.steps[1].unsigned_abs() == 1 && a.extent >= 8);
     match unit {
         Some(b) if na >= 8 => {
             // Outer loops may run in any order: move the source's unit axis next to the last.
@@ -741,11 +763,11 @@ pub(crate) fn pick_kernel(axes: &mut [Axis<2>], table: bool) -> Kernel {
             // outer axis of the smallest destination stride, rows whole inside each tile.
             let Some(a) = (0..n - 1)
                 .filter(|&k| k != b)
-                .min_by_key(|&k| axes[k].1[0].unsigned_abs())
+                .min_by_key(|&k| axes[k].steps[0].unsigned_abs())
             else {
                 return Kernel::StridedGather;
             };
-            if axes[a].0 < 8 || axes[a].1[1].unsigned_abs() <= 1 {
+            if axes[a].extent < 8 || axes[a].steps[1].unsigned_abs() <= 1 {
                 return Kernel::StridedGather;
             }
             let (ax_b, ax_a) = (axes[b], axes[a]);
@@ -1305,7 +1327,7 @@ fn plan_single_view<'a>(
     }
     let to_isize = |v: &ConcreteView, what, x: i64| isize::try_from(x).map_err(|_| bad(v, what, x));
     let shape = src.shape();
-    let mut axes: Vec<Axis<2>> = Vec::with_capacity(shape.len());
+    let mut axes: Vec<Loop<2>> = Vec::with_capacity(shape.len());
     let mut region = Vec::with_capacity(shape.len());
     for (k, (&n, &ss)) in shape.iter().zip(src.strides()).enumerate() {
         let n = usize::try_from(n).map_err(|_| bad(src, "size", n))?;
@@ -1313,7 +1335,10 @@ fn plan_single_view<'a>(
             Some(d) => to_isize(d, "stride", d.strides().get(k).copied().unwrap_or(0))?,
             None => 0,
         };
-        axes.push((n, [ds, to_isize(src, "stride", ss)?]));
+        axes.push(Loop {
+            extent: n,
+            steps: [ds, to_isize(src, "stride", ss)?],
+        });
         region.push((0, n));
     }
     if dst.is_none() {
@@ -1321,8 +1346,8 @@ fn plan_single_view<'a>(
         // products are bounded by the element count, which fits.
         let mut acc: isize = 1;
         for a in axes.iter_mut().rev() {
-            a.1[0] = acc;
-            acc = acc.saturating_mul(isize::try_from(a.0.max(1)).unwrap_or(isize::MAX));
+            a.steps[0] = acc;
+            acc = acc.saturating_mul(isize::try_from(a.extent.max(1)).unwrap_or(isize::MAX));
         }
     }
     let mut base = [
@@ -1338,7 +1363,7 @@ fn plan_single_view<'a>(
             Boxes::One(PlanBox {
                 region,
                 nest: Nest {
-                    axes,
+                    loops: axes,
                     base,
                     kernel,
                     run: None,

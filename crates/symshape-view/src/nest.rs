@@ -1,11 +1,17 @@
-//! The loop-nest rules written once for bound and symbolic views: which adjacent axes of a nest
-//! merge into one loop, which interval of an axis its masks leave valid, and where masks cut
-//! an index space into boxes.
+//! The loop type and the loop-nest rules written once for bound and symbolic views: what a
+//! loop is, which adjacent axes of a nest merge into one loop, which interval of an axis its
+//! masks leave valid, and where masks cut an index space into boxes.
 //!
 //! Both loop planners plan with these rules: the kernels (`symshape-kernels`, over bound
 //! views: `usize` extents and `isize` steps, decided at once by [`Exact`]) and the code
 //! generator (`symshape-codegen`, over symbolic views: [`Expr`] extents and steps, proven
 //! under a [`Scope`] by [`Proven`], where what is not proven is not done).
+//!
+//! [`Loop`] is the one loop type of both planners' nests: the indices a loop runs and what
+//! one step of it moves each operand by. The kernels' nests are `Loop<usize, [isize; K]>`
+//! (destination first, then each source) under a base offset per operand; codegen's are
+//! `Loop<Expr, Expr>` (the output's step; its reads are offset expressions, not steps),
+//! each with its index symbol, bounds and predicates beside it.
 //!
 //! - [`merge_contiguous`]: adjacent axes, outermost first, merge into one when the step of
 //!   the outer is the step of the inner times the inner's extent for every operand.
@@ -40,7 +46,60 @@ pub trait Decide {
     fn settle(&self, e: Self::Extent) -> Self::Extent;
 }
 
-/// One axis of a nest as [`merge_contiguous`] reads and merges it.
+/// One loop of a nest: the number of indices it runs and what one step of it moves each
+/// operand by. Bound nests (the kernels') are `Loop<usize, [isize; K]>`, destination first;
+/// symbolic ones (codegen's) are `Loop<Expr, Expr>`, the output's step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Loop<E, S> {
+    /// The number of indices the loop runs.
+    pub extent: E,
+    /// What one step of the loop moves each operand by.
+    pub steps: S,
+}
+
+/// The steps of a [`Loop`] as [`merge_contiguous`] reads them: one per operand, or `None`
+/// when some operand does not move by a fixed step (a loop that merges with nothing).
+pub trait Steps: Clone {
+    /// What one step moves an operand by.
+    type Step;
+    /// The step of each operand.
+    fn steps(&self) -> Option<&[Self::Step]>;
+}
+
+/// One step per operand, each fixed.
+impl<T: Clone, const K: usize> Steps for [T; K] {
+    type Step = T;
+
+    #[inline]
+    fn steps(&self) -> Option<&[T]> {
+        Some(self)
+    }
+}
+
+/// A loop merges as its steps say; the merged loop steps as the inner one did.
+impl<E, S: Steps> NestAxis for Loop<E, S> {
+    type Extent = E;
+    type Step = S::Step;
+
+    #[inline]
+    fn extent(&self) -> &E {
+        &self.extent
+    }
+
+    #[inline]
+    fn steps(&self) -> Option<&[S::Step]> {
+        self.steps.steps()
+    }
+
+    #[inline]
+    fn absorb(&mut self, inner: &Self, extent: E) {
+        self.extent = extent;
+        self.steps.clone_from(&inner.steps);
+    }
+}
+
+/// One axis of a nest as [`merge_contiguous`] reads and merges it: a [`Loop`], or any other
+/// form of one.
 pub trait NestAxis {
     /// The extent type.
     type Extent;
@@ -56,7 +115,7 @@ pub trait NestAxis {
     fn absorb(&mut self, inner: &Self, extent: Self::Extent);
 }
 
-/// A bound axis of a kernel's nest: its extent and the step of each of `K` operands.
+/// A bound axis as a plain pair: its extent and the step of each of `K` operands.
 impl<const K: usize> NestAxis for (usize, [isize; K]) {
     type Extent = usize;
     type Step = isize;

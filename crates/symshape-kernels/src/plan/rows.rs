@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use symshape_view::ConcreteView;
 
-use super::{pick_kernel, simplify, Axis, Kernel, Nest, PlanBox, RowRun, TableReason};
+use super::{pick_kernel, simplify, Kernel, Loop, Nest, PlanBox, RowRun, TableReason};
 use crate::error::Result;
 use crate::operand::Machine;
 
@@ -378,6 +378,12 @@ fn fit_rows(
     Ok((boxes, read))
 }
 
+/// The loop a row box's nest gets where [`simplify`] returns none.
+const ONE: Loop<2> = Loop {
+    extent: 1,
+    steps: [0, 0],
+};
+
 /// The box of the rows of `region` (outer axes) as `fit` gives them, each row `n` elements
 /// read at source stride `ss`: the pad when no row reads the source, a strided box when
 /// every row reads all of it, else masked rows. `None` when a value of the fit does not fit
@@ -401,37 +407,49 @@ fn row_box(
         });
     let dst_last = dst.strides.last().copied().unwrap_or(1);
     let mut base = [dst_base, as_isize(fit.base[2])?];
-    let mut axes: Vec<Axis<2>> = Vec::with_capacity(full.len());
+    let mut axes: Vec<Loop<2>> = Vec::with_capacity(full.len());
     let mut steps = Vec::new();
     for ((&(b, e), &ds), st) in region.iter().zip(&dst.strides).zip(&fit.steps) {
         if e - b > 1 {
-            axes.push((e - b, [ds, as_isize(st[2])?]));
+            axes.push(Loop {
+                extent: e - b,
+                steps: [ds, as_isize(st[2])?],
+            });
             steps.push([as_isize(st[0])?, as_isize(st[1])?]);
         }
     }
-    axes.push((n, [dst_last, ss]));
+    axes.push(Loop {
+        extent: n,
+        steps: [dst_last, ss],
+    });
     let nest = if flags.all_empty {
-        let axes: Vec<Axis<2>> = axes.iter().map(|&(e, [d, _])| (e, [d, 0])).collect();
+        let axes: Vec<Loop<2>> = axes
+            .iter()
+            .map(|a| Loop {
+                steps: [a.steps[0], 0],
+                ..*a
+            })
+            .collect();
         base[1] = 0;
-        let axes = simplify(axes, &mut base).unwrap_or_else(|| vec![(1, [0, 0])]);
+        let loops = simplify(axes, &mut base).unwrap_or_else(|| vec![ONE]);
         Nest {
-            axes,
+            loops,
             base,
             kernel: Kernel::Pad,
             run: None,
         }
     } else if flags.all_full {
-        let mut axes = simplify(axes, &mut base).unwrap_or_else(|| vec![(1, [0, 0])]);
-        let kernel = pick_kernel(&mut axes, false);
+        let mut loops = simplify(axes, &mut base).unwrap_or_else(|| vec![ONE]);
+        let kernel = pick_kernel(&mut loops, false);
         Nest {
-            axes,
+            loops,
             base,
             kernel,
             run: None,
         }
     } else {
         Nest {
-            axes,
+            loops: axes,
             base,
             kernel: Kernel::MaskedRows,
             run: Some(RowRun {

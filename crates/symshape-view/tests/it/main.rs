@@ -10,6 +10,7 @@ mod memory;
 mod midsize;
 mod model;
 mod nest;
+mod nest_loop;
 mod ops;
 mod overlap;
 mod pinned;
