@@ -14,7 +14,7 @@
 
 use std::ops::{Add, Mul, Neg, Sub};
 
-use symshape::{CmpOp, Expr, Scope};
+use symshape::{CmpOp, Expr, ExprKind, Scope};
 
 use crate::concrete::{check_shape, repeated_squeeze_axis};
 use crate::dim::Dim;
@@ -47,8 +47,21 @@ pub(crate) trait Size:
     /// `min(self, rhs)`.
     #[must_use]
     fn min_of(self, rhs: Self) -> Self;
+    /// `max(self, rhs)`.
+    #[must_use]
+    fn max_of(self, rhs: Self) -> Self;
+    /// `cdiv(self, n)` for `self >= 0` and `n >= 1`.
+    #[must_use]
+    fn ceil_div_by(self, n: Self) -> Self;
     /// `(self // n, self % n)` for `n >= 1`.
     fn div_mod(self, n: i64) -> (Self, Self);
+    /// Whether `self` is written negative: a negative constant, or a sum whose symbol
+    /// terms all have negative coefficients (`-k`, `-k - 1`, `1 - 2*k`).
+    fn written_negative(self) -> bool;
+    /// The size of the slice `[x:]` of an axis of size `self` (`from_end`: `x` counts
+    /// from the end) in a flatter form than its clamps, where the type has one: a
+    /// symbolic size keeps one flat `max` or `min` when such slices repeat.
+    fn tail_count(self, x: Self, from_end: bool) -> Option<Self>;
 }
 
 impl Size for i64 {
@@ -73,8 +86,20 @@ impl Size for i64 {
     fn min_of(self, rhs: i64) -> i64 {
         self.min(rhs)
     }
+    fn max_of(self, rhs: i64) -> i64 {
+        self.max(rhs)
+    }
+    fn ceil_div_by(self, n: i64) -> i64 {
+        crate::concrete::ceil_div(self, n)
+    }
     fn div_mod(self, n: i64) -> (i64, i64) {
         (self.div_euclid(n), self.rem_euclid(n))
+    }
+    fn written_negative(self) -> bool {
+        self < 0
+    }
+    fn tail_count(self, _: i64, _: bool) -> Option<i64> {
+        None
     }
 }
 
@@ -100,8 +125,38 @@ impl Size for Expr {
     fn min_of(self, rhs: Expr) -> Expr {
         self.min(rhs)
     }
+    fn max_of(self, rhs: Expr) -> Expr {
+        self.max(rhs)
+    }
+    fn ceil_div_by(self, n: Expr) -> Expr {
+        (self + (n - 1)).floor_div(n)
+    }
     fn div_mod(self, n: i64) -> (Expr, Expr) {
         (self.floor_div(n), self.floor_mod(n))
+    }
+    fn written_negative(self) -> bool {
+        let negative = |k: &symshape::BigInt| Expr::from(k.clone()).as_i64().is_some_and(|c| c < 0);
+        match self.kind() {
+            ExprKind::Sum { terms, .. } => {
+                !terms.is_empty() && terms.iter().all(|(_, k)| negative(k))
+            }
+            _ => self.as_i64().is_some_and(|c| c < 0),
+        }
+    }
+    /// `max(d - x, 0)` with `x` subtracted inside `d` when `d` is itself a `max`
+    /// (`max(a, b) - x` is `max(a - x, b - x)`); from the end, `min(-x, d)`, the last
+    /// `-x` indices, flat when `d` is itself a `min`.
+    fn tail_count(self, x: Expr, from_end: bool) -> Option<Expr> {
+        let parts = match (self.kind(), from_end) {
+            (ExprKind::Min(args), true) | (ExprKind::Max(args), false) => args,
+            _ => vec![self],
+        };
+        let parts = parts.into_iter();
+        Some(if from_end {
+            parts.fold(-x, Expr::min)
+        } else {
+            parts.fold(Expr::from(0), |acc, a| acc.max(a - x))
+        })
     }
 }
 
