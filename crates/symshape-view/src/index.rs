@@ -270,26 +270,15 @@ pub(crate) fn counts_from_end<D: Size, C: Check<D>>(
     if c.holds(x, CmpOp::Lt, zero) {
         return Ok(true);
     }
-    // Only a symbolic sign gets here: the errors below are the checker's refutations.
+    let (cmp, why) = if x.written_negative() {
+        (CmpOp::Lt, "is written negative, so it counts from the end")
+    } else {
+        (CmpOp::Ge, "counts from the start, so it is non-negative")
+    };
+    // Only a symbolic sign gets here: an error is the checker's refutation.
     let undecided = || invalid("index", format!("the sign of {} is not decided", what()));
-    if x.written_negative() {
-        c.require(
-            x,
-            CmpOp::Lt,
-            zero,
-            || format!("{} is written negative, so it counts from the end", what()),
-            undecided,
-        )?;
-        return Ok(true);
-    }
-    c.require(
-        x,
-        CmpOp::Ge,
-        zero,
-        || format!("{} counts from the start, so it is non-negative", what()),
-        undecided,
-    )?;
-    Ok(false)
+    c.require(x, cmp, zero, || format!("{} {why}", what()), undecided)?;
+    Ok(cmp == CmpOp::Lt)
 }
 
 /// What the messages of one index name: the index and the view.
@@ -458,15 +447,14 @@ impl<D: Size> Fields<D> {
                 format!("stride {t} times step {step} of {}", (names.ctx)()),
             )
         };
+        // NumPy's defaults: the whole axis in the direction of the step.
+        let (first, last) = if backward { (d - one, -one) } else { (zero, d) };
+        let (st, from_end) = start.map_or(Ok((first, false)), |x| norm(c, x, "start"))?;
+        let sp = match stop {
+            Some(x) => norm(c, x, "stop")?.0,
+            None => last,
+        };
         if !backward {
-            let (st, from_end) = match start {
-                Some(x) => norm(c, x, "start")?,
-                None => (zero, false),
-            };
-            let sp = match stop {
-                Some(x) => norm(c, x, "stop")?.0,
-                None => d,
-            };
             self.keep_from(c, axis, st, sp.max_of(st));
             if let (Some(x), None) = (start, stop) {
                 if let Some(n) = d.tail_count(x, from_end) {
@@ -475,14 +463,6 @@ impl<D: Size> Fields<D> {
             }
             return self.step_axis(c, axis, step).ok_or_else(too_big);
         }
-        let st = match start {
-            Some(x) => norm(c, x, "start")?.0,
-            None => d - one,
-        };
-        let sp = match stop {
-            Some(x) => norm(c, x, "stop")?.0,
-            None => -one,
-        };
         if C::EXACT && c.holds(sp - st, CmpOp::Ge, step) {
             // At most index `st` (none when `st <= sp`): kept forward, so that its
             // stride stays the axis's own.
