@@ -5,7 +5,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::ops::{Add, Mul, Neg, Sub};
 
-use symshape::{CmpOp, Cond, Expr};
+use symshape::{CmpOp, Cond, Expr, ExprKind};
 
 /// A size, index or bound argument: an `i64` for concrete work, or a
 /// [`symshape::Expr`] for symbolic work.
@@ -65,8 +65,18 @@ pub(crate) trait Size:
     /// `max(self, rhs)`.
     #[must_use]
     fn max_of(self, rhs: Self) -> Self;
+    /// `cdiv(self, n)` for `self >= 0` and `n >= 1`.
+    #[must_use]
+    fn ceil_div_by(self, n: Self) -> Self;
     /// `(self // n, self % n)` for `n >= 1`.
     fn div_mod(self, n: i64) -> (Self, Self);
+    /// Whether `self` is written negative: a negative constant, or a sum whose symbol
+    /// terms all have negative coefficients (`-k`, `-k - 1`, `1 - 2*k`).
+    fn written_negative(self) -> bool;
+    /// The size of the slice `[x:]` of an axis of size `self` (`from_end`: `x` counts
+    /// from the end) in a flatter form than its clamps, where the type has one: a
+    /// symbolic size keeps one flat `max` or `min` when such slices repeat.
+    fn tail_count(self, x: Self, from_end: bool) -> Option<Self>;
     /// `self * r`, for a ratio `r` that may itself exceed `i64`.
     fn try_mul_ratio(self, r: usize) -> Option<Self>;
     /// A remainder by `r >= 1` that is 0 exactly when `r` divides `self` (`self % r`
@@ -147,6 +157,15 @@ impl Size for i64 {
     fn div_mod(self, n: i64) -> (i64, i64) {
         (self.div_euclid(n), self.rem_euclid(n))
     }
+    fn ceil_div_by(self, n: i64) -> i64 {
+        crate::concrete::ceil_div(self, n)
+    }
+    fn written_negative(self) -> bool {
+        self < 0
+    }
+    fn tail_count(self, _: i64, _: bool) -> Option<i64> {
+        None
+    }
     fn try_mul_ratio(self, r: usize) -> Option<i64> {
         i128::from(self)
             .checked_mul(wide(r))
@@ -203,6 +222,33 @@ impl Size for Expr {
     }
     fn div_mod(self, n: i64) -> (Expr, Expr) {
         (self.floor_div(n), self.floor_mod(n))
+    }
+    fn ceil_div_by(self, n: Expr) -> Expr {
+        (self + (n - 1)).floor_div(n)
+    }
+    fn written_negative(self) -> bool {
+        let negative = |k: &symshape::BigInt| Expr::from(k.clone()).as_i64().is_some_and(|c| c < 0);
+        match self.kind() {
+            ExprKind::Sum { terms, .. } => {
+                !terms.is_empty() && terms.iter().all(|(_, k)| negative(k))
+            }
+            _ => self.as_i64().is_some_and(|c| c < 0),
+        }
+    }
+    /// `max(d - x, 0)` with `x` subtracted inside `d` when `d` is itself a `max`
+    /// (`max(a, b) - x` is `max(a - x, b - x)`); from the end, `min(-x, d)`, the last
+    /// `-x` indices, flat when `d` is itself a `min`.
+    fn tail_count(self, x: Expr, from_end: bool) -> Option<Expr> {
+        let parts = match (self.kind(), from_end) {
+            (ExprKind::Min(args), true) | (ExprKind::Max(args), false) => args,
+            _ => vec![self],
+        };
+        let parts = parts.into_iter();
+        Some(if from_end {
+            parts.fold(-x, Expr::min)
+        } else {
+            parts.fold(Expr::from(0), |acc, a| acc.max(a - x))
+        })
     }
     fn try_mul_ratio(self, r: usize) -> Option<Expr> {
         Some(self * Expr::constant(r))

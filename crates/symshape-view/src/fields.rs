@@ -316,7 +316,7 @@ impl<D: Size> Fields<D> {
     /// Keeps indices `[start, end)` of `axis` (the caller has required
     /// `0 <= start <= end <= dim`), moving an `i64` offset only to an in-shape index of
     /// a non-empty view (so that it fits, invariant 3).
-    fn keep_from<C: Check<D>>(&mut self, c: &C, axis: usize, start: D, end: D) {
+    pub(crate) fn keep_from<C: Check<D>>(&mut self, c: &C, axis: usize, start: D, end: D) {
         let zero = D::from(0);
         let shift = !C::EXACT
             || (!self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero))

@@ -1,12 +1,16 @@
-//! NumPy basic indexing: the index type, its bound type, and parsers for its text form.
+//! NumPy basic indexing: the index type, its bound type, parsers for its text form,
+//! and its rule on a view's fields, written once over the size type for both engines.
 
 use std::fmt;
 use std::hash::Hash;
 
-use symshape::{Expr, Scope};
+use symshape::{CmpOp, Expr, Scope};
 
 use crate::dim::Dim;
-use crate::error::{Error, Result};
+use crate::dim::Size;
+use crate::error::{invalid, overflow, Error, Result};
+use crate::fields::Check;
+use crate::view::Fields;
 
 /// One entry of a basic index such as `[1, 2:, ::-1, None, ...]`.
 ///
@@ -241,4 +245,293 @@ fn parse_item<B>(p: &str, whole: &str, value: ValueParser<'_, B>) -> Result<Inde
         stop: part(parts.get(1))?,
         step: part(parts.get(2))?,
     })
+}
+
+/// Whether the index or bound `x` counts from the end (NumPy: it is negative).
+///
+/// A constant decides by its value, a symbolic value by a proof of its sign; when the
+/// sign is not provable, `x` is taken as written (see [`Size::written_negative`]) and
+/// that sign becomes a guard. `what` names `x` in the guard.
+///
+/// # Errors
+/// When the sign as written is refuted.
+pub(crate) fn counts_from_end<D: Size, C: Check<D>>(
+    c: &mut C,
+    x: D,
+    what: &dyn Fn() -> String,
+) -> Result<bool> {
+    let zero = D::from(0);
+    if let Some(v) = x.as_const() {
+        return Ok(v < 0);
+    }
+    if c.holds(x, CmpOp::Ge, zero) {
+        return Ok(false);
+    }
+    if c.holds(x, CmpOp::Lt, zero) {
+        return Ok(true);
+    }
+    let (cmp, why) = if x.written_negative() {
+        (CmpOp::Lt, "is written negative, so it counts from the end")
+    } else {
+        (CmpOp::Ge, "counts from the start, so it is non-negative")
+    };
+    // Only a symbolic sign gets here: an error is the checker's refutation.
+    let undecided = || invalid("index", format!("the sign of {} is not decided", what()));
+    c.require(x, cmp, zero, || format!("{} {why}", what()), undecided)?;
+    Ok(cmp == CmpOp::Lt)
+}
+
+/// What the messages of one index name: the index and the view.
+struct Names<'a, D> {
+    items: &'a [IndexItem<D>],
+    ctx: &'a dyn Fn() -> String,
+}
+
+impl<D: Dim> Names<'_, D> {
+    /// The error `what` of the whole index.
+    fn error(&self, what: impl fmt::Display) -> Error {
+        let parts: Vec<String> = self.items.iter().map(ToString::to_string).collect();
+        let ctx = (self.ctx)();
+        invalid(
+            "index",
+            format!("{what} in [{}], for {ctx}", parts.join(", ")),
+        )
+    }
+}
+
+impl<D: Size> Fields<D> {
+    /// NumPy basic indexing with every indexed axis kept: an integer-indexed axis as size
+    /// 1, a `None` as a size-1 axis of stride 0. Returns the shape of the result without
+    /// the integer-indexed axes. `ctx` names the view in errors; axes are numbered as
+    /// the view's, as NumPy numbers them.
+    ///
+    /// An `i64` slice that keeps at most one index keeps the axis's stride, and a full
+    /// `i64` slice changes nothing; a symbolic one keeps the forms every binding shares.
+    ///
+    /// # Errors
+    /// Two ellipses, more integers and slices than axes, a zero step, a symbolic step
+    /// of unprovable sign, an integer (provably) out of range, or an `i64` stride times
+    /// step that leaves `i64`.
+    pub(crate) fn index_keepdims<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        items: &[IndexItem<D>],
+        ctx: &dyn Fn() -> String,
+    ) -> Result<Vec<D>> {
+        let names = Names { items, ctx };
+        let ndim = self.shape.len();
+        let consumed = items.iter().filter(|i| i.consumes_axis()).count();
+        let ellipses = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
+        if ellipses > 1 {
+            return Err(names.error("more than one ellipsis"));
+        }
+        if consumed > ndim {
+            let what = format!("too many indices ({consumed} for rank {ndim})");
+            return Err(names.error(what));
+        }
+        // The ellipsis, or the end of the index, stands for full slices of the axes
+        // the other entries leave.
+        let fill = ndim - consumed;
+        let expanded = items
+            .iter()
+            .flat_map(|&it| match it {
+                IndexItem::Ellipsis => std::iter::repeat_n(IndexItem::FULL, fill),
+                _ => std::iter::repeat_n(it, 1),
+            })
+            .chain(std::iter::repeat_n(
+                IndexItem::FULL,
+                if ellipses == 0 { fill } else { 0 },
+            ));
+        // Per axis of the result: the axis of `self` it keeps, or `None` for a new axis.
+        let mut kept: Vec<Option<usize>> = Vec::with_capacity(items.len() + fill);
+        let mut out = Vec::with_capacity(kept.capacity());
+        let mut axis = 0usize;
+        for item in expanded {
+            match item {
+                IndexItem::Int(i) => self.int_axis(c, &names, axis, i)?,
+                IndexItem::Slice { start, stop, step } => {
+                    self.slice_axis(c, &names, axis, (start, stop, step))?;
+                    out.push(self.shape[axis]);
+                }
+                IndexItem::NewAxis => {
+                    kept.push(None);
+                    out.push(D::from(1));
+                    continue;
+                }
+                // Replaced by full slices above.
+                IndexItem::Ellipsis => continue,
+            }
+            kept.push(Some(axis));
+            axis += 1;
+        }
+        self.pick_axes(&kept);
+        Ok(out)
+    }
+
+    /// Keeps, in order, axis `a` of the fields for `Some(a)` and a new size-1 axis of
+    /// stride 0 for `None`.
+    fn pick_axes(&mut self, kept: &[Option<usize>]) {
+        let (zero, one) = (D::from(0), D::from(1));
+        let pick = |x: &[D], new: D| {
+            kept.iter()
+                .map(|k| k.map_or(new, |a| x[a]))
+                .collect::<Vec<_>>()
+        };
+        let (shape, strides) = (pick(&self.shape, one), pick(&self.strides, zero));
+        self.mask = self.mask.as_ref().map(|m| {
+            kept.iter()
+                .map(|k| k.map_or((zero, one), |a| m[a]))
+                .collect()
+        });
+        self.shape = shape;
+        self.strides = strides;
+    }
+
+    /// Keeps index `i` of `axis` as an axis of size 1.
+    fn int_axis<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        names: &Names<'_, D>,
+        axis: usize,
+        i: D,
+    ) -> Result<()> {
+        let (zero, d) = (D::from(0), self.shape[axis]);
+        let from_end = counts_from_end(c, i, &|| format!("index {i} of axis {axis}"))?;
+        let idx = if from_end { d + i } else { i };
+        let outside = || {
+            invalid(
+                "index",
+                format!(
+                    "index {i} is out of bounds for axis {axis} with size {d} of {}",
+                    (names.ctx)()
+                ),
+            )
+        };
+        let within = || format!("index {i} is within axis {axis}");
+        c.require(idx, CmpOp::Ge, zero, within, outside)?;
+        c.require(idx, CmpOp::Lt, d, within, outside)?;
+        self.keep_from(c, axis, idx, idx + D::from(1));
+        Ok(())
+    }
+
+    /// Applies the slice `start:stop:step` to `axis`: NumPy's normalisation (a negative
+    /// bound counts from the end, then bounds clamp to the axis, to `-1..=d - 1` for a
+    /// negative step), a reversal for a negative step, then the step.
+    fn slice_axis<C: Check<D>>(
+        &mut self,
+        c: &mut C,
+        names: &Names<'_, D>,
+        axis: usize,
+        (start, stop, step): (Option<D>, Option<D>, Option<D>),
+    ) -> Result<()> {
+        let (zero, one) = (D::from(0), D::from(1));
+        if C::EXACT && start.is_none() && stop.is_none() && step.is_none() {
+            return Ok(());
+        }
+        let step = step.unwrap_or(one);
+        let backward = step_is_negative(c, names, axis, step)?;
+        let (d, t) = (self.shape[axis], self.strides[axis]);
+        let norm = |c: &mut C, x: D, part: &str| -> Result<(D, bool)> {
+            let from_end = counts_from_end(c, x, &|| format!("slice {part} {x} of axis {axis}"))?;
+            let v = match (backward, from_end) {
+                (false, true) => (d + x).max_of(zero),
+                (false, false) => x.min_of(d),
+                (true, true) => (d + x).max_of(-one),
+                (true, false) => x.min_of(d - one),
+            };
+            Ok((v, from_end))
+        };
+        let too_big = || {
+            overflow(
+                "index",
+                format!("stride {t} times step {step} of {}", (names.ctx)()),
+            )
+        };
+        // NumPy's defaults: the whole axis in the direction of the step.
+        let (first, last) = if backward { (d - one, -one) } else { (zero, d) };
+        let (st, from_end) = start.map_or(Ok((first, false)), |x| norm(c, x, "start"))?;
+        let sp = match stop {
+            Some(x) => norm(c, x, "stop")?.0,
+            None => last,
+        };
+        if !backward {
+            self.keep_from(c, axis, st, sp.max_of(st));
+            if let (Some(x), None) = (start, stop) {
+                if let Some(n) = d.tail_count(x, from_end) {
+                    self.shape[axis] = n;
+                }
+            }
+            return self.step_axis(c, axis, step).ok_or_else(too_big);
+        }
+        if C::EXACT && c.holds(sp - st, CmpOp::Ge, step) {
+            // At most index `st` (none when `st <= sp`): kept forward, so that its
+            // stride stays the axis's own.
+            let first = st.max_of(zero);
+            let end = if c.holds(sp, CmpOp::Lt, st) {
+                st + one
+            } else {
+                first
+            };
+            self.keep_from(c, axis, first, end);
+            return Ok(());
+        }
+        let empty = C::EXACT && self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero));
+        self.reverse_axis(axis, empty).ok_or_else(too_big)?;
+        let (fst, fsp) = (d - one - st, d - one - sp);
+        self.keep_from(c, axis, fst, fsp.max_of(fst));
+        let step = step.try_neg().ok_or_else(too_big)?;
+        self.step_axis(c, axis, step).ok_or_else(too_big)
+    }
+
+    /// Keeps every `step`-th index of `axis` (`step >= 1`); `None` when an `i64` stride
+    /// times `step` leaves `i64`. A step no shorter than the axis keeps at most its
+    /// first index, as a unit step would: its stride stays the axis's own (NumPy's
+    /// `a[::10**20]` is `a[0:1]`), free of a product that need not fit.
+    fn step_axis<C: Check<D>>(&mut self, c: &C, axis: usize, step: D) -> Option<()> {
+        let (zero, one) = (D::from(0), D::from(1));
+        let len = self.shape[axis];
+        if c.holds(len, CmpOp::Le, step) {
+            self.keep_range(axis, zero, len.min_of(one), true);
+            return Some(());
+        }
+        if step == one {
+            return Some(());
+        }
+        self.strides[axis] = self.strides[axis].try_mul(step)?;
+        self.shape[axis] = len.ceil_div_by(step);
+        if let Some(m) = &mut self.mask {
+            let (b, e) = m[axis];
+            m[axis] = (b.ceil_div_by(step), e.ceil_div_by(step));
+        }
+        Some(())
+    }
+}
+
+/// Whether a slice step is negative; its sign must be known (it decides the slice's
+/// direction, defaults and clamping), so an unprovable sign is an error.
+fn step_is_negative<D: Size, C: Check<D>>(
+    c: &C,
+    names: &Names<'_, D>,
+    axis: usize,
+    step: D,
+) -> Result<bool> {
+    if let Some(s) = step.as_const() {
+        if s == 0 {
+            return Err(names.error("slice step cannot be zero"));
+        }
+        return Ok(s < 0);
+    }
+    if c.holds(step, CmpOp::Ge, D::from(1)) {
+        return Ok(false);
+    }
+    if c.holds(step, CmpOp::Le, D::from(-1)) {
+        return Ok(true);
+    }
+    Err(invalid(
+        "index",
+        format!(
+            "the sign of slice step {step} on axis {axis} is not provable, and it decides the direction of the slice; declare a range or assume {step} >= 1 (or {step} <= -1), for {}",
+            (names.ctx)()
+        ),
+    ))
 }

@@ -42,7 +42,6 @@ use crate::dim::Dim;
 use crate::dispatch::Engine;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
-use crate::index::IndexItem;
 use crate::lower_op::{lower, Exact, Lowering, Proving};
 use crate::op::{CopyOp, Op};
 use crate::symbolic;
@@ -505,7 +504,10 @@ impl ViewStack {
 
     fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {
         match op {
-            Op::Index(items) => self.index_concrete(cx, top, items),
+            Op::Index(items) => {
+                let (kept, shape) = top.index_keepdims(items)?;
+                self.index_in(cx, View::from(kept), &shape)
+            }
             _ => match top.apply_core(op) {
                 Ok(v) => self.replace_top(cx, View::from(v)),
                 Err(e @ Error::NotRepresentable { .. }) => {
@@ -522,22 +524,20 @@ impl ViewStack {
         }
     }
 
-    fn index_concrete(
-        &self,
-        cx: &Scope,
-        top: &ConcreteView,
-        items: &[IndexItem<i64>],
-    ) -> Result<ViewStack> {
-        let (kept, shape) = top.index_keepdims(items)?;
-        self.replace_top(cx, View::from(kept))?
-            .reshape_in(cx, &shape)
+    /// Indexing, once an engine has kept the integer-indexed axes of the top as size 1
+    /// (`kept`): the top replaced by `kept`, then reshaped to the index's `shape`.
+    fn index_in<D: Dim>(&self, cx: &Scope, kept: View, shape: &[D]) -> Result<ViewStack> {
+        self.replace_top(cx, kept)?.reshape_in(cx, shape)
     }
 
     fn apply_symbolic(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
         let top = self.top();
         match op {
             Op::Reshape(shape) => self.reshape_in(cx, shape),
-            Op::Index(items) => self.index_symbolic(cx, items),
+            Op::Index(items) => {
+                let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
+                self.index_in(cx, kept, &shape)
+            }
             Op::Unfold { .. } => match top.apply_dim(cx, op) {
                 Ok(v) => self.replace_top(cx, v),
                 Err(Error::NotRepresentable { .. }) => self.unfold_through_row_major(cx, op),
@@ -548,11 +548,6 @@ impl ViewStack {
                 self.replace_top(cx, v)
             }
         }
-    }
-
-    fn index_symbolic(&self, cx: &Scope, items: &[IndexItem<Expr>]) -> Result<ViewStack> {
-        let (kept, shape) = symbolic::index_keepdims(cx, self.top(), items)?;
-        self.replace_top(cx, kept)?.reshape_in(cx, &shape)
     }
 
     /// Windows over a row-major view of the top, which are always one view.

@@ -6,11 +6,11 @@
 //! view. Normalisations that depend on values (a zero-size view's offset, a mask
 //! that turns out full) are left to binding, which re-creates the view concretely.
 
-use symshape::{CmpOp, Expr, ExprKind, Scope};
+use symshape::{CmpOp, Expr, Scope};
 
 use crate::error::{invalid, Result};
 use crate::guard::{Checker, Describe, GuardOp};
-use crate::index::IndexItem;
+use crate::index::{counts_from_end, IndexItem};
 use crate::view::{fmt_list, Fields, View};
 
 fn lit(v: i64) -> Expr {
@@ -25,31 +25,6 @@ fn clamp(x: Expr, lo: Expr, hi: Expr) -> Expr {
 impl Fields {
     pub(crate) fn of(v: &View) -> Fields {
         v.fields().clone()
-    }
-
-    /// Keeps indices `[start, end)` of `axis` (the caller has required
-    /// `0 <= start <= end <= dim`).
-    fn shrink_axis(&mut self, axis: usize, start: Expr, end: Expr) {
-        self.keep_range(axis, start, end, true);
-    }
-
-    fn flip_axis(&mut self, axis: usize) {
-        // An `Expr` stride always negates.
-        let _ = self.reverse_axis(axis, false);
-    }
-
-    /// Keeps every `step`-th index of `axis` (`step >= 1`).
-    fn step_axis(&mut self, axis: usize, step: Expr) {
-        if step == lit(1) {
-            return;
-        }
-        let cdiv = |x: Expr| (x + (step - 1)).floor_div(step);
-        self.shape[axis] = cdiv(self.shape[axis]);
-        self.strides[axis] *= step;
-        if let Some(m) = &mut self.mask {
-            let (b, e) = m[axis];
-            m[axis] = (cdiv(b), cdiv(e));
-        }
     }
 
     /// Simplifies every field, drops a mask proven full and attaches the guards.
@@ -423,74 +398,6 @@ fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
             .is_some_and(|lo| lo >= symshape::BigInt::from(1))
 }
 
-/// Whether `x` is written negative: a sum whose symbol terms all have negative
-/// coefficients (`-k`, `-k - 1`, `1 - 2*k`).
-fn written_negative(x: Expr) -> bool {
-    match x.kind() {
-        ExprKind::Sum { terms, .. } => {
-            !terms.is_empty()
-                && terms
-                    .iter()
-                    .all(|(_, k)| Expr::from(k.clone()).as_i64().is_some_and(|c| c < 0))
-        }
-        _ => false,
-    }
-}
-
-/// Whether the index or bound `x` counts from the end (NumPy: it is negative).
-///
-/// A constant decides by its value, a symbolic value by a proof of its sign;
-/// when the sign is not provable, `x` is taken as written (see
-/// [`written_negative`]) and that sign becomes a guard.
-fn counts_from_end(ck: &mut Checker<'_>, x: Expr, what: &dyn Fn() -> String) -> Result<bool> {
-    if let Some(c) = x.as_i64() {
-        return Ok(c < 0);
-    }
-    if ck.is(x, CmpOp::Ge, lit(0)) {
-        return Ok(false);
-    }
-    if ck.is(x, CmpOp::Lt, lit(0)) {
-        return Ok(true);
-    }
-    if written_negative(x) {
-        ck.require(x, CmpOp::Lt, lit(0), || {
-            format!("{} is written negative, so it counts from the end", what())
-        })?;
-        return Ok(true);
-    }
-    ck.require(x, CmpOp::Ge, lit(0), || {
-        format!("{} counts from the start, so it is non-negative", what())
-    })?;
-    Ok(false)
-}
-
-/// Whether a slice step is negative; its sign must be known (it decides the
-/// slice's direction, defaults and clamping), so an unprovable sign is an error.
-fn step_is_negative(ck: &Checker<'_>, v: &View, axis: usize, step: Expr) -> Result<bool> {
-    if let Some(s) = step.as_i64() {
-        if s == 0 {
-            return Err(invalid(
-                "index",
-                format!("slice step cannot be zero, for {}", v.ctx()),
-            ));
-        }
-        return Ok(s < 0);
-    }
-    if ck.is(step, CmpOp::Ge, lit(1)) {
-        return Ok(false);
-    }
-    if ck.is(step, CmpOp::Le, lit(-1)) {
-        return Ok(true);
-    }
-    Err(invalid(
-        "index",
-        format!(
-            "the sign of slice step {step} on axis {axis} is not provable, and it decides the direction of the slice; declare a range or assume {step} >= 1 (or {step} <= -1), for {}",
-            v.ctx()
-        ),
-    ))
-}
-
 /// NumPy basic indexing with every indexed axis kept (integer-indexed axes have
 /// size 1); returns the view and the shape without those axes.
 pub(crate) fn index_keepdims(
@@ -499,160 +406,10 @@ pub(crate) fn index_keepdims(
     items: &[IndexItem<Expr>],
 ) -> Result<(View, Vec<Expr>)> {
     let mut ck = checker(cx, GuardOp::INDEX, v);
-    let n_real = items.iter().filter(|i| i.consumes_axis()).count();
-    let n_ell = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
-    if n_ell > 1 {
-        return Err(invalid(
-            "index",
-            format!("an index can have only one ellipsis, for {}", v.ctx()),
-        ));
-    }
-    if n_real > v.ndim() {
-        return Err(invalid(
-            "index",
-            format!("{n_real} indices for {} of rank {}", v.ctx(), v.ndim()),
-        ));
-    }
-    let mut full: Vec<IndexItem<Expr>> = Vec::new();
-    for &it in items {
-        if it == IndexItem::Ellipsis {
-            full.extend(std::iter::repeat_n(IndexItem::FULL, v.ndim() - n_real));
-        } else {
-            full.push(it);
-        }
-    }
-    let n_now = full.iter().filter(|i| i.consumes_axis()).count();
-    full.extend(std::iter::repeat_n(IndexItem::FULL, v.ndim() - n_now));
     let mut f = Fields::of(v);
-    // Per input axis: what to do; new axes are inserted afterwards.
-    let mut out_shape = Vec::new();
-    let mut keep_axes: Vec<Option<usize>> = Vec::new(); // None: a new axis
-    let mut axis = 0usize;
-    for it in full {
-        match it {
-            IndexItem::NewAxis => {
-                keep_axes.push(None);
-                out_shape.push(lit(1));
-            }
-            IndexItem::Int(i) => {
-                let d = f.shape[axis];
-                let neg = counts_from_end(&mut ck, i, &|| format!("index {i} of axis {axis}"))?;
-                let idx = if neg { d + i } else { i };
-                ck.require(idx, CmpOp::Ge, lit(0), || {
-                    format!("index {i} is within axis {axis}")
-                })?;
-                ck.require(idx, CmpOp::Lt, d, || {
-                    format!("index {i} is within axis {axis}")
-                })?;
-                f.shrink_axis(axis, idx, idx + 1);
-                keep_axes.push(Some(axis));
-                axis += 1;
-            }
-            IndexItem::Slice { start, stop, step } => {
-                let step = step.unwrap_or(lit(1));
-                let neg_step = step_is_negative(&ck, v, axis, step)?;
-                let d = f.shape[axis];
-                // NumPy's normalisation: a negative bound counts from the end,
-                // then bounds clamp to the axis (to `-1..=d-1` for a negative step).
-                let mut norm = |x: Expr, part: &str| -> Result<Expr> {
-                    let neg = counts_from_end(&mut ck, x, &|| {
-                        format!("slice {part} {x} of axis {axis}")
-                    })?;
-                    Ok(match (neg_step, neg) {
-                        (false, true) => (d + x).max(0),
-                        (false, false) => x.min(d),
-                        (true, true) => (d + x).max(-1),
-                        (true, false) => x.min(d - 1),
-                    })
-                };
-                let step = if !neg_step {
-                    let st = start.map_or(Ok(lit(0)), |x| norm(x, "start"))?;
-                    let sp = stop.map_or(Ok(d), |x| norm(x, "stop"))?;
-                    f.shrink_axis(axis, st, sp.max(st));
-                    if let (Some(x), None) = (start, stop) {
-                        // `[x:]` with `x >= 0` keeps `max(d - x, 0)` indices: the same as
-                        // `d - min(x, d)`, in a form that stays one clamp deep when
-                        // slices repeat (`d` is itself such a clamp).
-                        if st == x.min(d) {
-                            f.shape[axis] = count_from(d, x);
-                        } else if st == (d + x).max(lit(0)) {
-                            // `[x:]` with `x < 0` keeps the last `min(-x, d)` indices:
-                            // `d` once, not twice as `d - max(d + x, 0)` has it.
-                            f.shape[axis] = count_last(d, -x);
-                        }
-                    }
-                    step
-                } else {
-                    let st = start.map_or(Ok(d - 1), |x| norm(x, "start"))?;
-                    let sp = stop.map_or(Ok(lit(-1)), |x| norm(x, "stop"))?;
-                    let (fst, fsp) = (d - 1 - st, d - 1 - sp);
-                    f.flip_axis(axis);
-                    f.shrink_axis(axis, fst, fsp.max(fst));
-                    -step
-                };
-                // A step no shorter than the axis keeps at most its first element, as a
-                // unit step would: its stride stays the axis's own (NumPy's `a[::10**20]`
-                // is `a[0:1]`), free of a product that need not fit in i64.
-                let len = f.shape[axis];
-                if cx.prove(len, CmpOp::Le, step).is_true() {
-                    f.shrink_axis(axis, lit(0), len.min(1));
-                } else {
-                    f.step_axis(axis, step);
-                }
-                out_shape.push(f.shape[axis]);
-                keep_axes.push(Some(axis));
-                axis += 1;
-            }
-            IndexItem::Ellipsis => {}
-        }
-    }
-    let mut g = Fields {
-        shape: Vec::new(),
-        strides: Vec::new(),
-        offset: f.offset,
-        mask: f.mask.as_ref().map(|_| Vec::new()),
-    };
-    for k in keep_axes {
-        let (d, t, m) = match k {
-            Some(a) => (
-                f.shape[a],
-                f.strides[a],
-                f.mask
-                    .as_ref()
-                    .map(|m| m[a])
-                    .unwrap_or((lit(0), f.shape[a])),
-            ),
-            None => (lit(1), lit(0), (lit(0), lit(1))),
-        };
-        g.shape.push(d);
-        g.strides.push(t);
-        if let Some(gm) = &mut g.mask {
-            gm.push(m);
-        }
-    }
-    let out_shape: Vec<Expr> = out_shape.into_iter().map(|e| cx.simplify(e)).collect();
-    Ok((g.finish(ck)?, out_shape))
-}
-
-/// `max(d - x, 0)`, the indices `x, x + 1, ...` of an axis of size `d`, with `x`
-/// subtracted inside `d` when `d` is itself a `max` (`max(a, b) - x` is
-/// `max(a - x, b - x)`), so that repeated `[x:]` slices keep one flat `max`.
-fn count_from(d: Expr, x: Expr) -> Expr {
-    let parts = match d.kind() {
-        ExprKind::Max(args) => args,
-        _ => vec![d],
-    };
-    parts.into_iter().fold(lit(0), |acc, a| acc.max(a - x))
-}
-
-/// `min(k, d)`, the last `k` indices of an axis of size `d`, flat when `d` is itself a
-/// `min`.
-fn count_last(d: Expr, k: Expr) -> Expr {
-    let parts = match d.kind() {
-        ExprKind::Min(args) => args,
-        _ => vec![d],
-    };
-    parts.into_iter().fold(k, Expr::min)
+    let shape = f.index_keepdims(&mut ck, items, &|| v.ctx())?;
+    let shape = shape.into_iter().map(|e| cx.simplify(e)).collect();
+    Ok((f.finish(ck)?, shape))
 }
 
 fn axis_error(op: &'static str, v: &View, axis: usize) -> crate::Error {

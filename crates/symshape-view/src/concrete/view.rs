@@ -647,6 +647,19 @@ impl ConcreteView {
         }
     }
 
+    /// The view of fields that a core field rule has kept valid (the same elements of
+    /// the same buffer, or fewer), normalised as invariants 4 and 5 ask.
+    pub(crate) fn from_kept_fields(mut f: crate::view::Fields<i64>) -> Self {
+        if f.shape.contains(&0) {
+            (f.offset, f.mask) = (0, None);
+        }
+        let full = |m: &Vec<(i64, i64)>| m.iter().zip(&f.shape).all(|(&r, &d)| r == (0, d));
+        if f.mask.as_ref().is_some_and(full) {
+            f.mask = None;
+        }
+        Self::from_checked_fields(f)
+    }
+
     pub(crate) fn check_rank(&self, op: &'static str, what: &str, len: usize) -> Result<()> {
         if len == self.ndim() {
             return Ok(());

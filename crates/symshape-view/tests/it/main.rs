@@ -6,6 +6,7 @@ mod copies;
 mod copychains;
 mod engine;
 mod errors;
+mod indexprop;
 mod memory;
 mod midsize;
 mod model;

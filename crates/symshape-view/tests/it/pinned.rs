@@ -651,3 +651,47 @@ fn a_composition_beyond_i64_keeps_both_levels() {
         [None, None, Some(2), Some(1 + q), None]
     );
 }
+
+/// An integer out of range is named by the axis of the indexed view, as NumPy names it,
+/// also after a `None`, and in the same words on both engines.
+#[test]
+fn an_index_out_of_range_names_the_axis_of_the_view() {
+    let cx = Scope::new();
+    let v = ConcreteView::contiguous(&[2, 3]).unwrap();
+    let err = v
+        .index(&cx, &parse_index("[None, 5]").unwrap())
+        .unwrap_err();
+    insta::assert_snapshot!(err, @"index: index 5 is out of bounds for axis 0 with size 2 of view [2, 3] with strides [3, 1]");
+    let err = v
+        .index(&cx, &parse_index("[None, :, None, -4]").unwrap())
+        .unwrap_err();
+    insta::assert_snapshot!(err, @"index: index -4 is out of bounds for axis 1 with size 3 of view [2, 3] with strides [3, 1]");
+}
+
+/// Axes a `None` inserts before an integer are counted against the limit on the result
+/// only: the integer-indexed axes kept on the way do not count, in whatever order.
+#[test]
+fn new_axes_before_an_integer_reach_the_rank_limit() {
+    let cx = Scope::new();
+    let v = ConcreteView::contiguous(&[3]).unwrap();
+    let mut items = vec![symshape_view::IndexItem::NewAxis; symshape_view::MAX_RANK];
+    items.push(symshape_view::IndexItem::Int(2));
+    let r = v.index(&cx, &items).unwrap();
+    assert_eq!(r.shape(), &[1; symshape_view::MAX_RANK][..]);
+    assert_eq!(r.offset(), 2);
+    items.rotate_right(1);
+    assert_eq!(v.index(&cx, &items).unwrap(), r);
+    items.push(symshape_view::IndexItem::NewAxis);
+    let err = v.index(&cx, &items).unwrap_err();
+    assert!(matches!(err, symshape_view::Error::Limit { .. }), "{err}");
+}
+
+/// A reversed slice of at most one index reverses nothing, so a stride that cannot be
+/// negated (on a view with no elements) is no obstacle; two indices need it negated.
+#[test]
+fn a_reversed_slice_of_one_index_leaves_its_stride_alone() {
+    let cx = Scope::new();
+    let empty = ConcreteView::create(&[2, 0], Some(&[i64::MIN, 1]), 0, None).unwrap();
+    insta::assert_snapshot!(empty.index(&cx, &parse_index("[1::-2]").unwrap()).unwrap(), @"view shape=[1, 0] strides=[1, 1] offset=0 mask=none");
+    insta::assert_snapshot!(empty.index(&cx, &parse_index("[::-1]").unwrap()).unwrap_err(), @"index: overflow: stride -9223372036854775808 times step -1 of view [2, 0] with strides [-9223372036854775808, 1]");
+}

@@ -417,7 +417,7 @@ fn py_slice(d: i64, start: Option<i64>, stop: Option<i64>, step: Option<i64>) ->
 }
 
 /// The naive model of NumPy basic indexing; `None` where NumPy raises.
-fn model_index(m: &Model, items: &[IndexItem]) -> Option<Model> {
+pub fn model_index(m: &Model, items: &[IndexItem]) -> Option<Model> {
     let rank = m.shape.len();
     let consumed = items.iter().filter(|i| i.consumes_axis()).count();
     let ellipses = items.iter().filter(|i| **i == IndexItem::Ellipsis).count();
