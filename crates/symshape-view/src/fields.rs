@@ -1,109 +1,25 @@
 //! The field rules of the core ops expand, shrink, pad and flip, the pieces of cut axes,
 //! the reach of a view and PyTorch's `as_strided` storage rule, written once over the size
-//! type (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions. The
+//! type (`i64` or `Expr`) for both engines; [`Check`] (`check.rs`) decides their preconditions. The
 //! element-size ops (`reinterpret` and the complex views) are in `elements.rs`.
 //!
-//! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
-//! exact engine's error; for `Expr` (a [`Checker`]) it is proven, refuted or recorded
+//! For `i64` (`Exact`) every precondition is decided at once and a failure is the
+//! exact engine's error; for `Expr` (a `Checker`) it is proven, refuted or recorded
 //! as a guard. Normalisations that depend on values (skipping the reversal of an axis
 //! of at most one index, leaving a zero-size view's offset alone) run only where
 //! sizes are decided at once; the symbolic engine leaves them to binding.
 
-use symshape::{CmpOp, Expr, Proof};
+use symshape::CmpOp;
 
+use crate::check::Check;
 use crate::dim::Size;
-use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
-use crate::guard::Checker;
-use crate::lower_op::Exact;
+use crate::error::{bad_axis, check_piece, invalid, overflow, Result};
 use crate::op::{as_strided_negative, list};
 use crate::view::Fields;
 
 mod elements;
 
 pub(crate) use elements::{is_element_op, refuse_stack};
-
-/// The precondition checks of the core field rules.
-pub(crate) trait Check<D: Size> {
-    /// Whether every comparison is decided at once (`i64`).
-    const EXACT: bool;
-    /// Whether `lhs cmp rhs` holds (is proven).
-    fn holds(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
-    /// Whether `lhs cmp rhs` fails (is refuted).
-    fn refutes(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
-    /// The value of `x` when it is (simplifies to) a constant.
-    fn value(&self, x: D) -> Option<i64>;
-    /// Requires `lhs cmp rhs`. On `i64`, `exact` is the error when it fails; on `Expr`,
-    /// a refutation is an error and an undecided comparison a guard whose text is `guard`.
-    ///
-    /// # Errors
-    /// When the comparison fails or is refuted.
-    fn require(
-        &mut self,
-        lhs: D,
-        cmp: CmpOp,
-        rhs: D,
-        guard: impl FnOnce() -> String,
-        exact: impl FnOnce() -> Error,
-    ) -> Result<()>;
-}
-
-impl Check<i64> for Exact {
-    const EXACT: bool = true;
-
-    fn holds(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
-        lhs.is(cmp, rhs)
-    }
-
-    fn refutes(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
-        !self.holds(lhs, cmp, rhs)
-    }
-
-    fn value(&self, x: i64) -> Option<i64> {
-        Some(x)
-    }
-
-    fn require(
-        &mut self,
-        lhs: i64,
-        cmp: CmpOp,
-        rhs: i64,
-        _: impl FnOnce() -> String,
-        exact: impl FnOnce() -> Error,
-    ) -> Result<()> {
-        if self.holds(lhs, cmp, rhs) {
-            Ok(())
-        } else {
-            Err(exact())
-        }
-    }
-}
-
-impl Check<Expr> for Checker<'_> {
-    const EXACT: bool = false;
-
-    fn holds(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
-        self.is(lhs, cmp, rhs)
-    }
-
-    fn refutes(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
-        self.prove_cond(lhs.compare(cmp, rhs)) == Proof::False
-    }
-
-    fn value(&self, x: Expr) -> Option<i64> {
-        self.simplify(x).as_i64()
-    }
-
-    fn require(
-        &mut self,
-        lhs: Expr,
-        cmp: CmpOp,
-        rhs: Expr,
-        guard: impl FnOnce() -> String,
-        _: impl FnOnce() -> Error,
-    ) -> Result<()> {
-        Checker::require(self, lhs, cmp, rhs, guard)
-    }
-}
 
 impl<D: Size> Fields<D> {
     /// Broadcasts the size-1 axes to `shape`, of the view's rank, with stride 0; any

@@ -6,10 +6,10 @@ use std::hash::Hash;
 
 use symshape::{CmpOp, Expr, Scope};
 
+use crate::check::Check;
 use crate::dim::Dim;
 use crate::dim::Size;
 use crate::error::{invalid, overflow, Error, Result};
-use crate::fields::Check;
 use crate::view::Fields;
 
 /// One entry of a basic index such as `[1, 2:, ::-1, None, ...]`.

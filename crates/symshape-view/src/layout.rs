@@ -5,10 +5,10 @@
 
 use symshape::CmpOp;
 
+use crate::check::Check;
 use crate::concrete::{positive_itemsize, ByteLayout};
 use crate::dim::{Size, Truth};
 use crate::error::{invalid, overflow, refuse_mask, Result};
-use crate::fields::Check;
 use crate::op::list;
 
 /// What the memory-model queries read a view as.

@@ -117,6 +117,7 @@ pub struct ReadmeDoctests;
 mod axes;
 mod bind;
 mod broadcast;
+mod check;
 pub mod concrete;
 mod dim;
 mod dispatch;

@@ -14,6 +14,7 @@
 
 use symshape::{CmpOp, Expr, Scope};
 
+use crate::check::Exact;
 use crate::concrete::{check_shape, repeated_squeeze_axis};
 use crate::dim::{Dim, Size};
 use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
@@ -78,9 +79,6 @@ pub(crate) trait Decide<D: Size> {
     /// The guards recorded.
     fn take_guards(&mut self) -> Vec<Guard>;
 }
-
-/// [`Decide`] for `i64` sizes: every answer at once.
-pub(crate) struct Exact;
 
 impl Decide<i64> for Exact {
     const EXACT: bool = true;
@@ -554,7 +552,8 @@ fn split_at_items<D: Size>(
 mod tests {
     use symshape::{Expr, Scope};
 
-    use crate::lower_op::{lower, Exact, Proving};
+    use crate::check::Exact;
+    use crate::lower_op::{lower, Proving};
     use crate::op::{Op, SplitDirection};
 
     /// The derived ops with constant arguments, on a view of rank 3.

@@ -37,12 +37,13 @@ use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
 
+use crate::check::Exact;
 use crate::concrete::{check_stacked, merge_down, ConcreteStack, ConcreteView};
 use crate::dim::Dim;
 use crate::dispatch::Engine;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
-use crate::lower_op::{lower, Exact, Lowering, Proving};
+use crate::lower_op::{lower, Lowering, Proving};
 use crate::op::{CopyOp, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, View};

@@ -2,8 +2,9 @@
 
 use super::ConcreteView;
 use super::Selection;
+use crate::check::Exact;
 use crate::error::{invalid, Result};
-use crate::lower_op::{lower, Exact};
+use crate::lower_op::lower;
 use crate::op::{CopyOp, Op};
 
 impl ConcreteView {

@@ -3,9 +3,9 @@
 
 use super::merge::{slab, Slab};
 use super::{check_shape, fmt_list, ConcreteView};
+use crate::check::Exact;
 use crate::error::{invalid, overflow, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
-use crate::lower_op::Exact;
 
 impl ConcreteView {
     /// Reorders axes: axis `i` of the result is axis `axes[i]` of `self`.

@@ -3,9 +3,9 @@
 //! chunk and tensor_split.
 
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
+use crate::check::Exact;
 use crate::error::{invalid, overflow, view_shape_refusal, Result};
 use crate::fields;
-use crate::lower_op::Exact;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
@@ -151,7 +151,7 @@ impl ConcreteView {
 
     fn chunk_size(&self, axis: usize, chunks: usize) -> Result<i64> {
         let ctx = || self.ctx();
-        crate::lower_op::chunk_size(&crate::lower_op::Exact, self.shape(), &ctx, axis, chunks)
+        crate::lower_op::chunk_size(&crate::check::Exact, self.shape(), &ctx, axis, chunks)
     }
 
     /// Piece `piece` of [`ViewOps::chunk`](crate::ViewOps::chunk).

@@ -6,9 +6,9 @@
 use std::fmt;
 
 use super::{write_strided, ConcreteStack, ConcreteView};
+use crate::check::Exact;
 use crate::error::{invalid, overflow, Result};
 use crate::layout;
-use crate::lower_op::Exact;
 
 /// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of a view
 /// ([`ConcreteView::numpy_flags`]).

@@ -584,7 +584,7 @@ impl ConcreteView {
     #[must_use]
     pub fn canonical(&self) -> Self {
         let mut f = self.to_fields();
-        f.canonicalize(&crate::lower_op::Exact, self.numel());
+        f.canonicalize(&crate::check::Exact, self.numel());
         Self::from_checked_fields(f)
     }
 

@@ -1,0 +1,96 @@
+//! [`Check`]: how a rule written once over the size type decides its preconditions,
+//! at once for `i64` ([`Exact`], with the exact engine's errors) or by proof for `Expr`
+//! (a [`Checker`], where an undecided comparison becomes a guard).
+
+use symshape::{CmpOp, Expr, Proof};
+
+use crate::dim::Size;
+use crate::error::{Error, Result};
+use crate::guard::Checker;
+
+/// The exact decider: every size is an `i64` and every question is answered at once
+/// (the [`Check`] of the field rules, and the lowering's `Decide`).
+pub(crate) struct Exact;
+
+/// The precondition checks of the core field rules.
+pub(crate) trait Check<D: Size> {
+    /// Whether every comparison is decided at once (`i64`).
+    const EXACT: bool;
+    /// Whether `lhs cmp rhs` holds (is proven).
+    fn holds(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
+    /// Whether `lhs cmp rhs` fails (is refuted).
+    fn refutes(&self, lhs: D, cmp: CmpOp, rhs: D) -> bool;
+    /// The value of `x` when it is (simplifies to) a constant.
+    fn value(&self, x: D) -> Option<i64>;
+    /// Requires `lhs cmp rhs`. On `i64`, `exact` is the error when it fails; on `Expr`,
+    /// a refutation is an error and an undecided comparison a guard whose text is `guard`.
+    ///
+    /// # Errors
+    /// When the comparison fails or is refuted.
+    fn require(
+        &mut self,
+        lhs: D,
+        cmp: CmpOp,
+        rhs: D,
+        guard: impl FnOnce() -> String,
+        exact: impl FnOnce() -> Error,
+    ) -> Result<()>;
+}
+
+impl Check<i64> for Exact {
+    const EXACT: bool = true;
+
+    fn holds(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
+        lhs.is(cmp, rhs)
+    }
+
+    fn refutes(&self, lhs: i64, cmp: CmpOp, rhs: i64) -> bool {
+        !self.holds(lhs, cmp, rhs)
+    }
+
+    fn value(&self, x: i64) -> Option<i64> {
+        Some(x)
+    }
+
+    fn require(
+        &mut self,
+        lhs: i64,
+        cmp: CmpOp,
+        rhs: i64,
+        _: impl FnOnce() -> String,
+        exact: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        if self.holds(lhs, cmp, rhs) {
+            Ok(())
+        } else {
+            Err(exact())
+        }
+    }
+}
+
+impl Check<Expr> for Checker<'_> {
+    const EXACT: bool = false;
+
+    fn holds(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
+        self.is(lhs, cmp, rhs)
+    }
+
+    fn refutes(&self, lhs: Expr, cmp: CmpOp, rhs: Expr) -> bool {
+        self.prove_cond(lhs.compare(cmp, rhs)) == Proof::False
+    }
+
+    fn value(&self, x: Expr) -> Option<i64> {
+        self.simplify(x).as_i64()
+    }
+
+    fn require(
+        &mut self,
+        lhs: Expr,
+        cmp: CmpOp,
+        rhs: Expr,
+        guard: impl FnOnce() -> String,
+        _: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        Checker::require(self, lhs, cmp, rhs, guard)
+    }
+}
