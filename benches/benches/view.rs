@@ -118,6 +118,22 @@ fn bench_op_latency(c: &mut Criterion) {
         ("shrink", Op::Shrink(vec![(0, 8), (1, 511), (0, 768)])),
         ("pad", Op::Pad(vec![(0, 0), (1, 1), (0, 0)])),
         ("flip", Op::Flip(vec![1])),
+        (
+            "unfold",
+            Op::Unfold {
+                axis: 1,
+                size: 3,
+                step: 1,
+            },
+        ),
+        (
+            "diagonal",
+            Op::Diagonal {
+                offset: 1,
+                dim1: 1,
+                dim2: 2,
+            },
+        ),
     ];
     for (name, op) in &ops {
         c.bench_function(&format!("view/op/constant_one_view/{name}"), |b| {
