@@ -1,5 +1,6 @@
-//! The field rules of the core ops expand, shrink, pad and flip, written once over the size type
-//! (`i64` or `Expr`) for both engines; [`Check`] decides their preconditions.
+//! The field rules of the core ops expand, shrink, pad and flip (and, in `unfold.rs`,
+//! unfold and diagonal), written once over the size type (`i64` or `Expr`) for both
+//! engines; [`Check`] decides their preconditions.
 //!
 //! For `i64` ([`Exact`]) every precondition is decided at once and a failure is the
 //! exact engine's error; for `Expr` (a [`Checker`]) it is proven, refuted or recorded
@@ -13,6 +14,8 @@ use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::Checker;
 use crate::lower_op::{Exact, Size};
 use crate::view::Fields;
+
+mod unfold;
 
 /// The precondition checks of the core field rules.
 pub(crate) trait Check<D: Size> {
@@ -35,6 +38,16 @@ pub(crate) trait Check<D: Size> {
         guard: impl FnOnce() -> String,
         exact: impl FnOnce() -> Error,
     ) -> Result<()>;
+    /// Whether `x` counts from the end (it is negative). On `Expr`, a sign that is not
+    /// provable is taken as written and becomes a guard (`what` names `x`).
+    ///
+    /// # Errors
+    /// When the sign taken as written is refuted.
+    fn counts_from_end(&mut self, x: D, what: &dyn Fn() -> String) -> Result<bool>;
+    /// The masks `[(b, e) of the window count, (b, e) of the window]` of `n` windows of
+    /// `size` indices every `step` over an axis masked to `[lo, hi)`, when the valid
+    /// elements are one box; `None` when they are not, or (`Expr`) only values decide.
+    fn windows_box(&self, mask: (D, D), n: D, size: D, step: D) -> Option<[(D, D); 2]>;
 }
 
 impl Check<i64> for Exact {
@@ -69,6 +82,20 @@ impl Check<i64> for Exact {
             Err(exact())
         }
     }
+
+    fn counts_from_end(&mut self, x: i64, _: &dyn Fn() -> String) -> Result<bool> {
+        Ok(x < 0)
+    }
+
+    fn windows_box(
+        &self,
+        mask: (i64, i64),
+        n: i64,
+        size: i64,
+        step: i64,
+    ) -> Option<[(i64, i64); 2]> {
+        crate::concrete::windows_box(mask, n, size, step)
+    }
 }
 
 impl Check<Expr> for Checker<'_> {
@@ -91,6 +118,14 @@ impl Check<Expr> for Checker<'_> {
         _: impl FnOnce() -> Error,
     ) -> Result<()> {
         Checker::require(self, lhs, cmp, rhs, guard)
+    }
+
+    fn counts_from_end(&mut self, x: Expr, what: &dyn Fn() -> String) -> Result<bool> {
+        crate::symbolic::counts_from_end(self, x, what)
+    }
+
+    fn windows_box(&self, _: (Expr, Expr), _: Expr, _: Expr, _: Expr) -> Option<[(Expr, Expr); 2]> {
+        None
     }
 }
 

@@ -47,6 +47,12 @@ pub(crate) trait Size:
     /// `min(self, rhs)`.
     #[must_use]
     fn min_of(self, rhs: Self) -> Self;
+    /// `max(self, rhs)`.
+    #[must_use]
+    fn max_of(self, rhs: Self) -> Self;
+    /// `self // n` for `n >= 1`.
+    #[must_use]
+    fn floor_quot(self, n: Self) -> Self;
     /// `(self // n, self % n)` for `n >= 1`.
     fn div_mod(self, n: i64) -> (Self, Self);
 }
@@ -72,6 +78,12 @@ impl Size for i64 {
     }
     fn min_of(self, rhs: i64) -> i64 {
         self.min(rhs)
+    }
+    fn max_of(self, rhs: i64) -> i64 {
+        self.max(rhs)
+    }
+    fn floor_quot(self, n: i64) -> i64 {
+        self.div_euclid(n)
     }
     fn div_mod(self, n: i64) -> (i64, i64) {
         (self.div_euclid(n), self.rem_euclid(n))
@@ -99,6 +111,12 @@ impl Size for Expr {
     }
     fn min_of(self, rhs: Expr) -> Expr {
         self.min(rhs)
+    }
+    fn max_of(self, rhs: Expr) -> Expr {
+        self.max(rhs)
+    }
+    fn floor_quot(self, n: Expr) -> Expr {
+        self.floor_div(n)
     }
     fn div_mod(self, n: i64) -> (Expr, Expr) {
         (self.floor_div(n), self.floor_mod(n))

@@ -67,7 +67,12 @@ impl ConcreteView {
             Op::Flip(a) => self.flip_axes(a),
             Op::Index(items) => self.index(items),
             Op::Unfold { axis, size, step } => self.unfold(*axis, *size, *step),
-            Op::Diagonal { offset, dim1, dim2 } => self.diagonal(*offset, *dim1, *dim2),
+            Op::Diagonal { offset, dim1, dim2 } => {
+                // The rule of `fields/unfold.rs`.
+                let mut f = self.to_fields();
+                f.diagonal(&mut Exact, (*offset, *dim1, *dim2), &|| self.ctx())?;
+                Self::build("diagonal", f.shape, f.strides, f.offset, f.mask)
+            }
             Op::Unsqueeze(axis) => self.unsqueeze(*axis),
             Op::Split { axis, size, piece } => self.split_piece(*axis, *size, *piece),
             Op::SplitSizes { axis, sizes, piece } => self.split_sizes_piece(*axis, sizes, *piece),

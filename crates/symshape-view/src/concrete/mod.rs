@@ -23,6 +23,7 @@ mod reshape;
 mod stack;
 mod view;
 
+pub(crate) use self::core::windows_box;
 pub(crate) use derived::repeated_squeeze_axis;
 pub use derived::{broadcast_shapes, MAX_PIECES};
 pub use gather::Selection;
