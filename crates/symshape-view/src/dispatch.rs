@@ -187,20 +187,16 @@ impl View {
             }
             // The rules of `fields/unfold.rs`.
             Op::Unfold { axis, size, step } => {
-                let (mut ck, mut f) = (
-                    symbolic::checker(cx, GuardOp::UNFOLD, self),
-                    self.fields().clone(),
-                );
+                let mut ck = symbolic::checker(cx, GuardOp::UNFOLD, self);
+                let mut f = self.fields().clone();
                 if f.unfold(&mut ck, (*axis, *size, *step), &|| self.ctx())? {
                     return f.finish(ck);
                 }
                 Err(self.undecided_unfold(cx, *axis, *size, *step))
             }
             Op::Diagonal { offset, dim1, dim2 } => {
-                let (mut ck, mut f) = (
-                    symbolic::checker(cx, GuardOp::DIAGONAL, self),
-                    self.fields().clone(),
-                );
+                let mut ck = symbolic::checker(cx, GuardOp::DIAGONAL, self);
+                let mut f = self.fields().clone();
                 f.diagonal(&mut ck, (*offset, *dim1, *dim2), &|| self.ctx())?;
                 f.finish(ck)
             }

@@ -10,6 +10,7 @@
 
 use symshape::{CmpOp, Expr, Proof};
 
+use crate::concrete::{slab, Slab};
 use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::Checker;
 use crate::lower_op::{Exact, Size};
@@ -45,9 +46,12 @@ pub(crate) trait Check<D: Size> {
     /// When the sign taken as written is refuted.
     fn counts_from_end(&mut self, x: D, what: &dyn Fn() -> String) -> Result<bool>;
     /// The masks `[(b, e) of the window count, (b, e) of the window]` of `n` windows of
-    /// `size` indices every `step` over an axis masked to `[lo, hi)`, when the valid
-    /// elements are one box; `None` when they are not, or (`Expr`) only values decide.
-    fn windows_box(&self, mask: (D, D), n: D, size: D, step: D) -> Option<[(D, D); 2]>;
+    /// `size` indices every `step` over an axis masked to `mask`, when the valid elements
+    /// are one box (`i64`: the slab test of `merge.rs`); `None` when they are not, or
+    /// (`Expr`) only values decide.
+    fn windows_box(&self, _mask: (D, D), _n: D, _size: D, _step: D) -> Option<[(D, D); 2]> {
+        None
+    }
 }
 
 impl Check<i64> for Exact {
@@ -87,14 +91,19 @@ impl Check<i64> for Exact {
         Ok(x < 0)
     }
 
-    fn windows_box(
-        &self,
-        mask: (i64, i64),
-        n: i64,
-        size: i64,
-        step: i64,
-    ) -> Option<[(i64, i64); 2]> {
-        crate::concrete::windows_box(mask, n, size, step)
+    fn windows_box(&self, (b, e): (i64, i64), n: i64, w: i64, s: i64) -> Option<[(i64, i64); 2]> {
+        let wide = |v: [i64; 2]| v.map(i128::from);
+        let slab = slab(&wide([s, 1]), &wide([n, w]), 0, b.into(), e.into());
+        // A box lies within `0..n` and `0..w`, so its ends fit.
+        let end = |x: i128| i64::try_from(x).ok();
+        match slab {
+            Slab::Box(r) => match r.as_slice() {
+                &[(b0, e0), (b1, e1)] => Some([(end(b0)?, end(e0)?), (end(b1)?, end(e1)?)]),
+                _ => None,
+            },
+            Slab::Empty => Some([(0, 0), (0, 0)]),
+            Slab::NotBox | Slab::Unknown => None,
+        }
     }
 }
 
@@ -122,10 +131,6 @@ impl Check<Expr> for Checker<'_> {
 
     fn counts_from_end(&mut self, x: Expr, what: &dyn Fn() -> String) -> Result<bool> {
         crate::symbolic::counts_from_end(self, x, what)
-    }
-
-    fn windows_box(&self, _: (Expr, Expr), _: Expr, _: Expr, _: Expr) -> Option<[(Expr, Expr); 2]> {
-        None
     }
 }
 

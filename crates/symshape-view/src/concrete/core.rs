@@ -1,7 +1,6 @@
 //! The core ops of the exact engine: permute, expand, shrink, pad, flip,
-//! unsqueeze, NumPy basic indexing, sliding windows and diagonals.
+//! unsqueeze and NumPy basic indexing (`apply.rs` runs the rules of unfold and diagonal).
 
-use super::merge::{slab, Slab};
 use super::{ceil_div, check_shape, fmt_list, ConcreteView};
 use crate::error::{invalid, overflow, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
@@ -306,52 +305,6 @@ impl ConcreteView {
             ),
             other => other,
         })
-    }
-
-    /// PyTorch's `unfold`: windows of `size` indices every `step` along `axis`;
-    /// the window axis is appended last (the rule in `fields/unfold.rs`).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when `size` exceeds the axis or `step <= 0`;
-    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) when a mask on `axis` cuts windows unevenly.
-    pub(crate) fn unfold(&self, axis: usize, size: i64, step: i64) -> Result<Self> {
-        self.check_result_rank("unfold", self.ndim() + 1)?;
-        let mut f = self.to_fields();
-        // Windows over a view with elements but no valid one have none either, however
-        // they cut its mask: the result is normalised to all masked.
-        let none_valid = size > 0 && self.numel() > 0 && self.is_empty();
-        if none_valid {
-            f.mask = None;
-        }
-        // Always decided on `i64`.
-        f.unfold(&mut Exact, (axis, size, step), &|| self.ctx())?;
-        if none_valid {
-            return Self::all_masked("unfold", &f.shape);
-        }
-        Self::build("unfold", f.shape, f.strides, f.offset, f.mask)
-    }
-}
-
-/// The masks of the window count and the window of `n` windows of `size` indices every
-/// `step` over an axis masked to `[b, e)`, when the valid elements are one box (what
-/// [`Check::windows_box`](crate::fields::Check::windows_box) decides on `i64`).
-pub(crate) fn windows_box(
-    (b, e): (i64, i64),
-    n: i64,
-    size: i64,
-    step: i64,
-) -> Option<[(i64, i64); 2]> {
-    let m = [i128::from(step), 1];
-    let ns = [i128::from(n), i128::from(size)];
-    // A box lies within `0..n` and `0..size`, so its ends fit.
-    let end = |x: i128| i64::try_from(x).ok();
-    match slab(&m, &ns, 0, i128::from(b), i128::from(e)) {
-        Slab::Box(r) => match r.as_slice() {
-            &[(b0, e0), (b1, e1)] => Some([(end(b0)?, end(e0)?), (end(b1)?, end(e1)?)]),
-            _ => None,
-        },
-        Slab::Empty => Some([(0, 0), (0, 0)]),
-        Slab::NotBox | Slab::Unknown => None,
     }
 }
 

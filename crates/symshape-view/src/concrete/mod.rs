@@ -23,14 +23,13 @@ mod reshape;
 mod stack;
 mod view;
 
-pub(crate) use self::core::windows_box;
 pub(crate) use derived::repeated_squeeze_axis;
 pub use derived::{broadcast_shapes, MAX_PIECES};
 pub use gather::Selection;
 pub(crate) use gather::{gather_copies, trues};
 pub(crate) use memory::{byte_stride_rank, positive_itemsize, rename_op};
 pub use memory::{ByteLayout, Flags, Raveled};
-pub(crate) use merge::check_stacked;
+pub(crate) use merge::{check_stacked, slab, Slab};
 pub use merge::{merge, merge_refined, Refined};
 pub use overlap::{MemoryOverlap, SHARES_MEMORY_MAX_WORK};
 pub(crate) use stack::merge_down;

@@ -34,13 +34,8 @@ impl<D: Size> Fields<D> {
             let what = format!("window size {size} and step {step} do not fit axis {axis}");
             invalid(OP, format!("{what} of size {d} of {}", ctx()))
         };
-        c.require(
-            size,
-            CmpOp::Ge,
-            zero,
-            || "window size is non-negative".into(),
-            misfit,
-        )?;
+        let non_negative = || "window size is non-negative".to_string();
+        c.require(size, CmpOp::Ge, zero, non_negative, misfit)?;
         let at_most = || format!("window size is at most the size of axis {axis}");
         c.require(size, CmpOp::Le, d, at_most, misfit)?;
         c.require(step, CmpOp::Ge, one, || "step is positive".into(), misfit)?;
@@ -52,15 +47,11 @@ impl<D: Size> Fields<D> {
         // One window never moves: an `i64` stride keeps `t` there (no overflow); an
         // `Expr` one that may not evaluate (a step beyond the axis) has the step cut to
         // `max(room, 1)`, no change with two windows or more (`step <= room`).
+        let too_big = || overflow(OP, format!("stride {t} times step {step} of {}", ctx()));
         self.strides[axis] = match t.try_mul(step) {
             _ if C::EXACT && c.holds(n, CmpOp::Le, one) => t,
             Some(s) if fits(c, s) => s,
-            _ if C::EXACT => {
-                return Err(overflow(
-                    OP,
-                    format!("stride {t} times step {step} of {}", ctx()),
-                ))
-            }
+            _ if C::EXACT => return Err(too_big()),
             _ => t * step.min_of(room.max_of(one)),
         };
         self.shape[axis] = n;
@@ -107,10 +98,8 @@ impl<D: Size> Fields<D> {
             return Err(bad_axis(OP, &ctx(), x, ndim));
         }
         if a == b {
-            return Err(invalid(
-                OP,
-                format!("axes {a} and {b} must differ for {}", ctx()),
-            ));
+            let differ = format!("axes {a} and {b} must differ for {}", ctx());
+            return Err(invalid(OP, differ));
         }
         let (zero, one) = (D::from(0), D::from(1));
         // `-offset` saturates on `i64`: `i64::MIN` and `-i64::MAX` are beyond every axis.
@@ -119,10 +108,8 @@ impl<D: Size> Fields<D> {
         } else {
             (zero, offset)
         };
-        let ((da, ta), (db, tb)) = (
-            (self.shape[a], self.strides[a]),
-            (self.shape[b], self.strides[b]),
-        );
+        let [da, db] = [a, b].map(|x| self.shape[x]);
+        let [ta, tb] = [a, b].map(|x| self.strides[x]);
         // r0, c0 >= 0 and sizes are not negative: no `i64` difference overflows.
         let len = (da - r0).min_of(db - c0).max_of(zero);
         let stride = ta.try_add(tb);
@@ -137,11 +124,9 @@ impl<D: Size> Fields<D> {
             let ((ba, ea), (bb, eb)) = (m[a], m[b]);
             let lo = (ba - r0).max_of(bb - c0).clamp_to(zero, len);
             let hi = (ea - r0).min_of(eb - c0).clamp_to(lo, len);
-            *m = (0..ndim)
-                .filter(keep)
-                .map(|x| m[x])
-                .chain([(lo, hi)])
-                .collect();
+            let mut kept: Vec<(D, D)> = (0..ndim).filter(keep).map(|x| m[x]).collect();
+            kept.push((lo, hi));
+            *m = kept;
         }
         // An `i64` offset moves only when the result has an element, the first one an
         // in-shape index (so that it fits, invariant 3; a zero-size view's offset is
@@ -151,8 +136,9 @@ impl<D: Size> Fields<D> {
         if !C::EXACT || shape.iter().all(|&x| !c.holds(x, CmpOp::Eq, zero)) {
             let shift = r0 * ta + c0 * tb;
             let cut = |r: D, d: D| r.min_of((d - one).max_of(zero));
-            let cut = cut(r0, da) * ta + cut(c0, db) * tb;
-            self.offset = self.offset + if fits(c, shift) { shift } else { cut };
+            let cut_back = || cut(r0, da) * ta + cut(c0, db) * tb;
+            let shift = Some(shift).filter(|&s| fits(c, s));
+            self.offset = self.offset + shift.unwrap_or_else(cut_back);
         }
         self.shape = shape;
         self.strides = strides;
