@@ -128,6 +128,22 @@ fn bench_op_latency(c: &mut Criterion) {
                 offset: 768,
             },
         ),
+        (
+            "unfold",
+            Op::Unfold {
+                axis: 1,
+                size: 3,
+                step: 1,
+            },
+        ),
+        (
+            "diagonal",
+            Op::Diagonal {
+                offset: 1,
+                dim1: 1,
+                dim2: 2,
+            },
+        ),
     ];
     for (name, op) in &ops {
         c.bench_function(&format!("view/op/constant_one_view/{name}"), |b| {

@@ -4,6 +4,7 @@
 
 use symshape::{CmpOp, Expr, Proof};
 
+use crate::concrete::{slab, Slab};
 use crate::dim::Size;
 use crate::error::{Error, Result};
 use crate::guard::Checker;
@@ -35,6 +36,13 @@ pub(crate) trait Check<D: Size> {
         guard: impl FnOnce() -> String,
         exact: impl FnOnce() -> Error,
     ) -> Result<()>;
+    /// The masks `[(b, e) of the window count, (b, e) of the window]` of `n` windows of
+    /// `size` indices every `step` over an axis masked to `mask`, when the valid elements
+    /// are one box (`i64`: the slab test of `merge.rs`); `None` when they are not, or
+    /// (`Expr`) only values decide.
+    fn windows_box(&self, _mask: (D, D), _n: D, _size: D, _step: D) -> Option<[(D, D); 2]> {
+        None
+    }
 }
 
 impl Check<i64> for Exact {
@@ -64,6 +72,21 @@ impl Check<i64> for Exact {
             Ok(())
         } else {
             Err(exact())
+        }
+    }
+
+    fn windows_box(&self, (b, e): (i64, i64), n: i64, w: i64, s: i64) -> Option<[(i64, i64); 2]> {
+        let wide = |v: [i64; 2]| v.map(i128::from);
+        let slab = slab(&wide([s, 1]), &wide([n, w]), 0, b.into(), e.into());
+        // A box lies within `0..n` and `0..w`, so its ends fit.
+        let end = |x: i128| i64::try_from(x).ok();
+        match slab {
+            Slab::Box(r) => match r.as_slice() {
+                &[(b0, e0), (b1, e1)] => Some([(end(b0)?, end(e0)?), (end(b1)?, end(e1)?)]),
+                _ => None,
+            },
+            Slab::Empty => Some([(0, 0), (0, 0)]),
+            Slab::NotBox | Slab::Unknown => None,
         }
     }
 }

@@ -65,6 +65,9 @@ pub(crate) trait Size:
     /// `max(self, rhs)`.
     #[must_use]
     fn max_of(self, rhs: Self) -> Self;
+    /// `self // n` for `n >= 1`.
+    #[must_use]
+    fn floor_quot(self, n: Self) -> Self;
     /// `cdiv(self, n)` for `self >= 0` and `n >= 1`.
     #[must_use]
     fn ceil_div_by(self, n: Self) -> Self;
@@ -154,6 +157,9 @@ impl Size for i64 {
     fn max_of(self, rhs: i64) -> i64 {
         self.max(rhs)
     }
+    fn floor_quot(self, n: i64) -> i64 {
+        self.div_euclid(n)
+    }
     fn div_mod(self, n: i64) -> (i64, i64) {
         (self.div_euclid(n), self.rem_euclid(n))
     }
@@ -219,6 +225,9 @@ impl Size for Expr {
     }
     fn max_of(self, rhs: Expr) -> Expr {
         self.max(rhs)
+    }
+    fn floor_quot(self, n: Expr) -> Expr {
+        self.floor_div(n)
     }
     fn div_mod(self, n: i64) -> (Expr, Expr) {
         (self.floor_div(n), self.floor_mod(n))

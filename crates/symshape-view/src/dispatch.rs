@@ -185,10 +185,20 @@ impl View {
                 let (kept, shape) = symbolic::index_keepdims(cx, self, items)?;
                 kept.reshape_symbolic(cx, &shape)
             }
-            Op::Unfold { axis, size, step } => symbolic::unfold(cx, self, *axis, *size, *step)?
-                .ok_or_else(|| self.undecided_unfold(cx, *axis, *size, *step)),
+            // The rules of `fields/unfold.rs`.
+            Op::Unfold { axis, size, step } => {
+                let mut ck = symbolic::checker(cx, GuardOp::UNFOLD, self);
+                let mut f = self.fields().clone();
+                if f.unfold(&mut ck, (*axis, *size, *step), &|| self.ctx())? {
+                    return f.finish(ck);
+                }
+                Err(self.undecided_unfold(cx, *axis, *size, *step))
+            }
             Op::Diagonal { offset, dim1, dim2 } => {
-                symbolic::diagonal(cx, self, *offset, *dim1, *dim2)
+                let mut ck = symbolic::checker(cx, GuardOp::DIAGONAL, self);
+                let mut f = self.fields().clone();
+                f.diagonal(&mut ck, (*offset, *dim1, *dim2), &|| self.ctx())?;
+                f.finish(ck)
             }
             Op::Unsqueeze(axis) => symbolic::unsqueeze(cx, self, *axis),
             Op::ViewShape(shape) => symbolic::reshape(cx, self, shape)

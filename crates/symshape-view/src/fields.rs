@@ -1,7 +1,8 @@
-//! The field rules of the core ops expand, shrink, pad and flip, the pieces of cut axes,
-//! the reach of a view and PyTorch's `as_strided` storage rule, written once over the size
-//! type (`i64` or `Expr`) for both engines; [`Check`] (`check.rs`) decides their preconditions. The
-//! element-size ops (`reinterpret` and the complex views) are in `elements.rs`.
+//! The field rules of the core ops expand, shrink, pad and flip (and, in `unfold.rs`,
+//! unfold and diagonal), the pieces of cut axes, the reach of a view and PyTorch's
+//! `as_strided` storage rule, written once over the size type (`i64` or `Expr`) for both
+//! engines; [`Check`] (`check.rs`) decides their preconditions. The element-size ops
+//! (`reinterpret` and the complex views) are in `elements.rs`.
 //!
 //! For `i64` (`Exact`) every precondition is decided at once and a failure is the
 //! exact engine's error; for `Expr` (a `Checker`) it is proven, refuted or recorded
@@ -18,6 +19,7 @@ use crate::op::{as_strided_negative, list};
 use crate::view::Fields;
 
 mod elements;
+mod unfold;
 
 pub(crate) use elements::{is_element_op, refuse_stack};
 

@@ -511,15 +511,11 @@ impl ViewStack {
             }
             _ => match top.apply_core(op) {
                 Ok(v) => self.replace_top(cx, View::from(v)),
-                Err(e @ Error::NotRepresentable { .. }) => {
-                    if let Op::Unfold { .. } = op {
-                        return self.unfold_through_row_major(cx, op);
-                    }
-                    match op {
-                        Op::Reshape(shape) => self.push_row_major(cx, shape),
-                        _ => Err(e),
-                    }
-                }
+                Err(e @ Error::NotRepresentable { .. }) => match op {
+                    Op::Unfold { .. } => self.unfold_through_row_major(cx, op),
+                    Op::Reshape(shape) => self.push_row_major(cx, shape),
+                    _ => Err(e),
+                },
                 Err(e) => Err(e),
             },
         }
@@ -539,15 +535,12 @@ impl ViewStack {
                 let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
                 self.index_in(cx, kept, &shape)
             }
-            Op::Unfold { .. } => match top.apply_dim(cx, op) {
-                Ok(v) => self.replace_top(cx, v),
-                Err(Error::NotRepresentable { .. }) => self.unfold_through_row_major(cx, op),
-                Err(e) => Err(e),
+            _ => match top.apply_dim(cx, op) {
+                Err(Error::NotRepresentable { .. }) if matches!(op, Op::Unfold { .. }) => {
+                    self.unfold_through_row_major(cx, op)
+                }
+                v => self.replace_top(cx, v?),
             },
-            _ => {
-                let v = top.apply_dim(cx, op)?;
-                self.replace_top(cx, v)
-            }
         }
     }
 

@@ -10,16 +10,11 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::error::{invalid, Result};
 use crate::guard::{Checker, Describe, GuardOp};
-use crate::index::{counts_from_end, IndexItem};
+use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
 
 fn lit(v: i64) -> Expr {
     Expr::from(v)
-}
-
-/// `min(max(x, lo), hi)`.
-fn clamp(x: Expr, lo: Expr, hi: Expr) -> Expr {
-    x.max(lo).min(hi)
 }
 
 impl Fields {
@@ -412,121 +407,11 @@ pub(crate) fn index_keepdims(
     Ok((f.finish(ck)?, shape))
 }
 
-fn axis_error(op: &'static str, v: &View, axis: usize) -> crate::Error {
-    crate::error::bad_axis(op, &v.ctx(), axis, v.ndim())
-}
-
-/// Sliding windows along `axis`; `None` when `axis` is masked and not provably
-/// full, where whether the windows cut the mask evenly depends on values.
-pub(crate) fn unfold(
-    cx: &Scope,
-    v: &View,
-    axis: usize,
-    size: Expr,
-    step: Expr,
-) -> Result<Option<View>> {
-    let (Some(&d), Some(&t)) = (v.shape().get(axis), v.strides().get(axis)) else {
-        return Err(axis_error("unfold", v, axis));
-    };
-    let mut ck = checker(cx, GuardOp::UNFOLD, v);
-    ck.require(size, CmpOp::Ge, lit(0), || {
-        "window size is non-negative".to_string()
-    })?;
-    ck.require(size, CmpOp::Le, d, || {
-        format!("window size is at most the size of axis {axis}")
-    })?;
-    ck.require(step, CmpOp::Ge, lit(1), || "step is positive".to_string())?;
-    let n = (d - size).floor_div(step) + 1;
-    let mut f = Fields::of(v);
-    f.shape[axis] = n;
-    f.strides[axis] = window_stride(&ck, t, step, d - size);
-    f.shape.push(size);
-    f.strides.push(t);
-    if let Some(m) = &mut f.mask {
-        let (b, e) = m[axis];
-        if !(ck.is(b, CmpOp::Eq, lit(0)) && ck.is(e, CmpOp::Eq, d)) {
-            return Ok(None);
-        }
-        m[axis] = (lit(0), n);
-        m.push((lit(0), size));
-    }
-    f.finish(ck).map(Some)
-}
-
-/// Whether `e` provably evaluates within `i64` for every admissible binding.
-fn fits_i64(ck: &Checker<'_>, e: Expr) -> bool {
-    ck.is(e, CmpOp::Le, lit(i64::MAX)) && ck.is(e, CmpOp::Ge, lit(-i64::MAX))
-}
-
-/// The stride `t * step` of the window-count axis. With one window the stride
-/// is never used, and `t * step` may not even evaluate (a step beyond the
-/// axis): then `step` is cut to `max(room, 1)`, `room = d - size`, which keeps
-/// it unchanged whenever there are two windows or more (`step <= room`).
-fn window_stride(ck: &Checker<'_>, t: Expr, step: Expr, room: Expr) -> Expr {
-    let stride = t * step;
-    if fits_i64(ck, stride) {
-        stride
-    } else {
-        t * step.min(room.max(1))
-    }
-}
-
-/// The diagonal of axes `a` and `b` shifted by `offset`, appended last.
-pub(crate) fn diagonal(cx: &Scope, v: &View, offset: Expr, a: usize, b: usize) -> Result<View> {
-    for x in [a, b] {
-        if x >= v.ndim() {
-            return Err(axis_error("diagonal", v, x));
-        }
-    }
-    if a == b {
-        return Err(invalid(
-            "diagonal",
-            format!("axes {a} and {b} must differ for {}", v.ctx()),
-        ));
-    }
-    let mut ck = checker(cx, GuardOp::DIAGONAL, v);
-    let below = counts_from_end(&mut ck, offset, &|| format!("diagonal offset {offset}"))?;
-    let (r0, c0) = if below {
-        (-offset, lit(0))
-    } else {
-        (lit(0), offset)
-    };
-    let (da, db) = (v.shape()[a], v.shape()[b]);
-    let (ta, tb) = (v.strides()[a], v.strides()[b]);
-    let len = (da - r0).min(db - c0).max(0);
-    let keep: Vec<usize> = (0..v.ndim()).filter(|&x| x != a && x != b).collect();
-    let mut f = Fields::of(v);
-    f.shape = keep.iter().map(|&x| v.shape()[x]).collect();
-    f.strides = keep.iter().map(|&x| v.strides()[x]).collect();
-    f.shape.push(len);
-    f.strides.push(ta + tb);
-    // A zero-size result is normalised (offset 0) when bound, so the shift
-    // can be applied unconditionally, but it must still evaluate: an offset far
-    // beyond the axes is cut back to them (no change when the diagonal is not
-    // empty, where `r0 < da` and `c0 < db`).
-    let shift = r0 * ta + c0 * tb;
-    f.offset += if fits_i64(&ck, shift) {
-        shift
-    } else {
-        r0.min((da - 1).max(0)) * ta + c0.min((db - 1).max(0)) * tb
-    };
-    f.mask = v.mask().map(|m| {
-        let (ba, ea) = m[a];
-        let (bb, eb) = m[b];
-        let lo = clamp((ba - r0).max(bb - c0), lit(0), len);
-        let hi = clamp((ea - r0).min(eb - c0), lo, len);
-        let mut res: Vec<(Expr, Expr)> = keep.iter().map(|&x| m[x]).collect();
-        res.push((lo, hi));
-        res
-    });
-    f.finish(ck)
-}
-
 /// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
 /// (an empty axis gives one empty piece).
 pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
     let Some(&d) = v.shape().get(axis) else {
-        return Err(axis_error("split", v, axis));
+        return Err(crate::error::bad_axis("split", &v.ctx(), axis, v.ndim()));
     };
     Ok(cx.simplify(d.ceil_div(size).max(1)))
 }

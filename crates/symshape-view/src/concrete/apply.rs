@@ -67,8 +67,24 @@ impl ConcreteView {
             Op::Pad(p) => self.pad(p),
             Op::Flip(a) => self.flip_axes(a),
             Op::Index(items) => self.index(items),
-            Op::Unfold { axis, size, step } => self.unfold(*axis, *size, *step),
-            Op::Diagonal { offset, dim1, dim2 } => self.diagonal(*offset, *dim1, *dim2),
+            // The rules of `fields/unfold.rs`.
+            Op::Unfold { axis, size, step } => {
+                // Windows over a view with elements but no valid one have none either,
+                // however they cut its mask: the result is all masked.
+                let none_valid = *size > 0 && self.numel() > 0 && self.is_empty();
+                let mut f = self.to_fields();
+                f.mask = f.mask.filter(|_| !none_valid);
+                f.unfold(&mut Exact, (*axis, *size, *step), &|| self.ctx())?;
+                match none_valid {
+                    true => Self::all_masked("unfold", &f.shape),
+                    false => Self::build("unfold", f.shape, f.strides, f.offset, f.mask),
+                }
+            }
+            Op::Diagonal { offset, dim1, dim2 } => {
+                let mut f = self.to_fields();
+                f.diagonal(&mut Exact, (*offset, *dim1, *dim2), &|| self.ctx())?;
+                Self::build("diagonal", f.shape, f.strides, f.offset, f.mask)
+            }
             Op::Unsqueeze(axis) => self.unsqueeze(*axis),
             Op::Split { axis, size, piece } => self.split_piece(*axis, *size, *piece),
             Op::SplitSizes { axis, sizes, piece } => self.split_sizes_piece(*axis, sizes, *piece),

@@ -1,10 +1,9 @@
 //! The core ops of the exact engine: permute, expand, shrink, pad, flip,
-//! unsqueeze, NumPy basic indexing, sliding windows and diagonals.
+//! unsqueeze and NumPy basic indexing (`apply.rs` runs the rules of unfold and diagonal).
 
-use super::merge::{slab, Slab};
 use super::{check_shape, fmt_list, ConcreteView};
 use crate::check::Exact;
-use crate::error::{invalid, overflow, unrepresentable, Error, Result};
+use crate::error::{invalid, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
 
 impl ConcreteView {
@@ -183,124 +182,5 @@ impl ConcreteView {
             ),
             other => other,
         })
-    }
-
-    /// PyTorch's `unfold`: windows of `size` indices every `step` along `axis`;
-    /// the window axis is appended last.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when `size` exceeds the axis or `step <= 0`;
-    /// [`Error::NotRepresentable`](crate::Error::NotRepresentable) when a mask on `axis` cuts windows unevenly.
-    pub(crate) fn unfold(&self, axis: usize, size: i64, step: i64) -> Result<Self> {
-        self.check_result_rank("unfold", self.ndim() + 1)?;
-        self.check_axis("unfold", axis)?;
-        let d = self.shape()[axis];
-        if !(0 <= size && size <= d) || step <= 0 {
-            return Err(invalid(
-                "unfold",
-                format!(
-                    "window size {size} and step {step} do not fit axis {axis} of size {d} of {}",
-                    self.ctx()
-                ),
-            ));
-        }
-        let n = ((d - size) / step).checked_add(1).ok_or_else(|| {
-            overflow(
-                "unfold",
-                format!("window count along axis {axis} of {}", self.ctx()),
-            )
-        })?;
-        let t = self.strides()[axis];
-        let mut shape = self.shape().to_vec();
-        let mut strides = self.strides().to_vec();
-        shape[axis] = n;
-        strides[axis] = if n > 1 {
-            t.checked_mul(step).ok_or_else(|| {
-                overflow(
-                    "unfold",
-                    format!("stride {t} times step {step} of {}", self.ctx()),
-                )
-            })?
-        } else {
-            t
-        };
-        shape.push(size);
-        strides.push(t);
-        if self.is_empty() && n > 0 && size > 0 && self.numel() > 0 {
-            return Self::all_masked("unfold", &shape);
-        }
-        let mut mask = self.valid_bounds();
-        let (b, e) = mask[axis];
-        let ranges = if (b, e) == (0, d) || n == 0 || size == 0 {
-            vec![(0, n), (0, size)]
-        } else {
-            let m = [i128::from(step), 1];
-            let ns = [i128::from(n), i128::from(size)];
-            match slab(&m, &ns, 0, i128::from(b), i128::from(e)) {
-                Slab::Box(r) => r
-                    .iter()
-                    .map(|&(x, y)| (x as i64, y as i64))
-                    .collect(),
-                Slab::Empty => vec![(0, 0), (0, 0)],
-                Slab::NotBox | Slab::Unknown => {
-                    return Err(unrepresentable(
-                        "unfold",
-                        format!(
-                            "windows of size {size} every {step} along axis {axis} of {} cut its mask unevenly; call contiguous() first",
-                            self.ctx()
-                        ),
-                    ))
-                }
-            }
-        };
-        mask[axis] = ranges[0];
-        mask.push(ranges[1]);
-        Self::build("unfold", shape, strides, self.offset(), Some(mask))
-    }
-
-    /// PyTorch's `diagonal`: removes axes `a` and `b` and appends their diagonal,
-    /// shifted by `offset` (positive: above the main diagonal).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid) when the axes are equal or out of range.
-    pub(crate) fn diagonal(&self, offset: i64, a: usize, b: usize) -> Result<Self> {
-        self.check_axis("diagonal", a)?;
-        self.check_axis("diagonal", b)?;
-        if a == b {
-            return Err(invalid(
-                "diagonal",
-                format!("axes {a} and {b} must differ for {}", self.ctx()),
-            ));
-        }
-        let (da, db) = (self.shape()[a], self.shape()[b]);
-        let (r0, c0) = if offset >= 0 {
-            (0, offset)
-        } else {
-            (offset.saturating_neg(), 0)
-        };
-        let len = (da - r0).min(db.saturating_sub(c0)).max(0);
-        let (ta, tb) = (self.strides()[a], self.strides()[b]);
-        let stride = ta.checked_add(tb).ok_or_else(|| {
-            overflow("diagonal", format!("strides {ta} + {tb} of {}", self.ctx()))
-        })?;
-        let keep: Vec<usize> = (0..self.ndim()).filter(|&x| x != a && x != b).collect();
-        let mut shape: Vec<i64> = keep.iter().map(|&x| self.shape()[x]).collect();
-        let mut strides: Vec<i64> = keep.iter().map(|&x| self.strides()[x]).collect();
-        shape.push(len);
-        strides.push(stride);
-        let bounds = self.valid_bounds();
-        let mut mask: Vec<(i64, i64)> = keep.iter().map(|&x| bounds[x]).collect();
-        let mut off = self.offset();
-        if len > 0 && shape.iter().all(|&d| d > 0) {
-            off += r0 * ta + c0 * tb;
-            let (ba, ea) = bounds[a];
-            let (bb, eb) = bounds[b];
-            let lo = (ba - r0).max(bb - c0).clamp(0, len);
-            let hi = (ea - r0).min(eb - c0).clamp(lo, len);
-            mask.push((lo, hi));
-        } else {
-            mask.push((0, len));
-        }
-        Self::build("diagonal", shape, strides, off, Some(mask))
     }
 }

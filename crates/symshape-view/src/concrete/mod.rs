@@ -29,7 +29,7 @@ pub use gather::Selection;
 pub(crate) use gather::{gather_copies, trues};
 pub(crate) use memory::{positive_itemsize, rename_op};
 pub use memory::{ByteLayout, Flags, Raveled};
-pub(crate) use merge::check_stacked;
+pub(crate) use merge::{check_stacked, slab, Slab};
 pub use merge::{merge, merge_refined, Refined};
 pub use overlap::{MemoryOverlap, SHARES_MEMORY_MAX_WORK};
 pub(crate) use stack::merge_down;

@@ -249,6 +249,88 @@ proptest! {
             }
         }
     }
+
+    /// `unfold` and `diagonal`, with arguments up to the ends of `i64`, on the exact
+    /// engine (`ConcreteView` through `ViewOps`) and by the symbolic rules on the same
+    /// view (every argument plus a symbol `z` whose range is `0..=0`), bound to `z = 0`
+    /// afterwards: both give the model's mapping, or both refuse bad arguments, or only
+    /// the symbolic rule refuses windows over a masked axis (whether they cut its mask
+    /// evenly is left to values).
+    #[test]
+    fn unfold_and_diagonal_agree_across_engines(
+        raw in arb_raw(3, 0, 4),
+        picks in prop::collection::vec(0usize..64, 6),
+        wide in prop::collection::vec(any::<i64>(), 3),
+    ) {
+        let Some(c) = raw.concrete_view() else { return Ok(()) };
+        let rank = c.ndim();
+        if rank == 0 {
+            return Ok(());
+        }
+        let mut cx = Scope::new();
+        let z = cx.declare(&SymbolSpec::new("z").range(0, 0)).expect("z");
+        let mut b = Bindings::new();
+        b.set(z, 0).expect("bind z");
+        let v = View::from(&c);
+        let m = model_of_view(&c);
+        let sym = |x: i64| Expr::from(x) + z;
+        // Small values, the ends of `i64` and any value.
+        let value = |k: usize, w: i64| [0, 1, 2, 3, -1, -2, 5, i64::MAX, i64::MIN, w][k % 10];
+        // unfold along every axis: a window of 0, 1, 2, the axis or any size.
+        for axis in 0..rank {
+            let d = c.shape()[axis];
+            let size = [0, 1, 2, d, d - 1, value(picks[1] + axis, wide[0])][(picks[0] + axis) % 6];
+            let step = [1, 2, value(picks[2] + axis, wide[1])][(picks[3] + axis) % 3];
+            let want = (0 <= size && size <= d && step >= 1).then(|| {
+                let mut out = c.shape().to_vec();
+                out[axis] = (d - size) / step + 1;
+                out.push(size);
+                m.map(out, |idx| {
+                    let mut src = idx[..rank].to_vec();
+                    // idx[axis] > 0 only with two windows or more, where step <= d.
+                    src[axis] = idx[axis] * step + idx[rank];
+                    Some(src)
+                })
+            });
+            let exact = c.unfold(&cx, axis, size, step);
+            let bound = v.unfold(&cx, axis, sym(size), sym(step)).and_then(|u| u.bind(&cx, &b));
+            let what = format!("unfold {axis} size {size} step {step} on {c}");
+            match (&exact, &bound, &want) {
+                (Ok(e), Ok(s), Some(w)) => {
+                    prop_assert_eq!(&model_of_view(e), w, "{}", what);
+                    prop_assert_eq!(&model_of_view(s), w, "{}", what);
+                }
+                (Ok(e), Err(Error::NotRepresentable { .. }), Some(w)) => {
+                    prop_assert_eq!(&model_of_view(e), w, "{}", what);
+                    prop_assert!(c.mask().is_some(), "{}: symbolic refused an unmasked axis", what);
+                }
+                (Err(Error::NotRepresentable { .. }), Err(Error::NotRepresentable { .. }), Some(w)) => {
+                    prop_assert!(w.one_view().is_none(), "{}: refused one view", what);
+                }
+                // The symbolic rule refutes a precondition.
+                (Err(Error::Invalid { .. }), Err(Error::Guard { .. }), None) => {}
+                _ => prop_assert!(false, "{}: exact {:?}, symbolic {:?}", what, exact, bound),
+            }
+        }
+        // diagonal
+        if rank >= 2 {
+            let dim1 = picks[4] % rank;
+            let dim2 = (dim1 + 1 + picks[5] % (rank - 1)) % rank;
+            let offset = value(picks[1] + picks[2], wide[2]);
+            // `i64::MIN` and `-i64::MAX` are both beyond every axis.
+            let want = m.diagonal(offset.max(-i64::MAX), dim1, dim2);
+            let exact = c.diagonal(&cx, offset, dim1, dim2);
+            let bound = v.diagonal(&cx, sym(offset), dim1, dim2).and_then(|u| u.bind(&cx, &b));
+            let what = format!("diagonal {dim1} {dim2} offset {offset} on {c}");
+            match (&exact, &bound) {
+                (Ok(e), Ok(s)) => {
+                    prop_assert_eq!(&model_of_view(e), &want, "{}", what);
+                    prop_assert_eq!(&model_of_view(s), &want, "{}", what);
+                }
+                _ => prop_assert!(false, "{}: exact {:?}, symbolic {:?}", what, exact, bound),
+            }
+        }
+    }
 }
 
 /// The model restricted to indices `lo..hi` of `axis`.

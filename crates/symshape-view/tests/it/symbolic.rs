@@ -922,6 +922,23 @@ fn windows_over_a_prefix_do_not_merge_as_a_reshape() {
     ");
 }
 
+/// Windows of no index have no valid element, whatever cuts the mask of their axis:
+/// one view on a symbolic mask too, as on the exact engine.
+#[test]
+fn empty_windows_over_a_symbolic_mask_are_one_view() {
+    let (cx, [n, m, k], v) = masked_start();
+    let w = v
+        .unfold(&cx, 0, Expr::from(0), Expr::from(1))
+        .expect("one view");
+    insta::assert_snapshot!(w.to_string(), @"view shape=[n + 1, m, 0] strides=[1, n + 1, 1] offset=0 mask=none");
+    let mut b = Bindings::new();
+    for (s, x) in [(n, 3), (m, 2), (k, 1)] {
+        b.set(s, x).expect("bind");
+    }
+    let exact = v.bind(&cx, &b).and_then(|c| c.unfold(&cx, 0, 0, 1));
+    assert_eq!(w.bind(&cx, &b).expect("binds"), exact.expect("exact"));
+}
+
 /// Pinned from `symprop`: a lowered digit of an axis that may have size 0 is
 /// taken modulo `max(d, 1)`, so evaluating the lowering never divides by zero.
 #[test]
