@@ -270,6 +270,8 @@ views (statements act on the current view stack)
   mH                                 PyTorch's mH: the view of mT (views carry no values
                                      to conjugate); errors name mH
   adjoint                            PyTorch's adjoint(): the view of mH; errors name it
+  rot90 K [AXIS AXIS]                NumPy's rot90: K quarter turns in the plane of two
+                                     axes (0 and 1 when left out)
   H                                  PyTorch's H: swap axes 0 and 1 of a matrix (rank 2);
                                      rank 0 unchanged; any other rank an error
   hsplit sections N PIECE            keep piece PIECE of PyTorch's hsplit into N equal
