@@ -76,66 +76,6 @@ impl<T: Clone, const K: usize> Steps for [T; K] {
     }
 }
 
-/// A loop merges as its steps say; the merged loop steps as the inner one did.
-impl<E, S: Steps> NestAxis for Loop<E, S> {
-    type Extent = E;
-    type Step = S::Step;
-
-    #[inline]
-    fn extent(&self) -> &E {
-        &self.extent
-    }
-
-    #[inline]
-    fn steps(&self) -> Option<&[S::Step]> {
-        self.steps.steps()
-    }
-
-    #[inline]
-    fn absorb(&mut self, inner: &Self, extent: E) {
-        self.extent = extent;
-        self.steps.clone_from(&inner.steps);
-    }
-}
-
-/// One axis of a nest as [`merge_contiguous`] reads and merges it: a [`Loop`], or any other
-/// form of one.
-pub trait NestAxis {
-    /// The extent type.
-    type Extent;
-    /// The step type.
-    type Step;
-    /// The number of indices the axis runs.
-    fn extent(&self) -> &Self::Extent;
-    /// What one step moves each operand by, or `None` when some operand does not move by a
-    /// fixed step (an axis that merges with nothing).
-    fn steps(&self) -> Option<&[Self::Step]>;
-    /// Makes `self` (the outer axis) and `inner` one axis of `extent` indices, stepping as
-    /// `inner` does.
-    fn absorb(&mut self, inner: &Self, extent: Self::Extent);
-}
-
-/// A bound axis as a plain pair: its extent and the step of each of `K` operands.
-impl<const K: usize> NestAxis for (usize, [isize; K]) {
-    type Extent = usize;
-    type Step = isize;
-
-    #[inline]
-    fn extent(&self) -> &usize {
-        &self.0
-    }
-
-    #[inline]
-    fn steps(&self) -> Option<&[isize]> {
-        Some(&self.1)
-    }
-
-    #[inline]
-    fn absorb(&mut self, inner: &Self, extent: usize) {
-        *self = (extent, inner.1);
-    }
-}
-
 /// Decides on bound sizes at once.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Exact;
@@ -220,10 +160,10 @@ impl Decide for Proven<'_> {
 /// index `a * n + b` of it is index `(a, b)` of the pair. Chains merge: the merged axis is
 /// tried against the next.
 #[inline]
-pub fn merge_contiguous<A, K>(k: &K, axes: &mut Vec<A>)
+pub fn merge_contiguous<E, S, K>(k: &K, axes: &mut Vec<Loop<E, S>>)
 where
-    A: NestAxis,
-    K: Decide<Extent = A::Extent, Step = A::Step>,
+    S: Steps,
+    K: Decide<Extent = E, Step = S::Step>,
 {
     // In place: `w` is the last kept axis.
     let mut w = 0;
@@ -233,7 +173,9 @@ where
             continue;
         };
         if let Some(extent) = merged(k, outer, inner) {
-            outer.absorb(inner, extent);
+            // The merged loop steps as the inner one did.
+            outer.extent = extent;
+            outer.steps.clone_from(&inner.steps);
         } else {
             w += 1;
             axes.swap(w, i);
@@ -244,16 +186,16 @@ where
 
 /// The extent of `outer` and `inner` merged, when every operand is contiguous across them.
 #[inline]
-fn merged<A, K>(k: &K, outer: &A, inner: &A) -> Option<A::Extent>
+fn merged<E, S, K>(k: &K, outer: &Loop<E, S>, inner: &Loop<E, S>) -> Option<E>
 where
-    A: NestAxis,
-    K: Decide<Extent = A::Extent, Step = A::Step>,
+    S: Steps,
+    K: Decide<Extent = E, Step = S::Step>,
 {
-    let (so, si) = (outer.steps()?, inner.steps()?);
-    let n = inner.extent();
+    let (so, si) = (outer.steps.steps()?, inner.steps.steps()?);
+    let n = &inner.extent;
     let contiguous = so.len() == si.len() && so.iter().zip(si).all(|(o, i)| k.steps_over(o, i, n));
     if contiguous {
-        k.merged_extent(outer.extent(), n)
+        k.merged_extent(&outer.extent, n)
     } else {
         None
     }

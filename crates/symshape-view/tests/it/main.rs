@@ -11,7 +11,6 @@ mod memory;
 mod midsize;
 mod model;
 mod nest;
-mod nest_loop;
 mod ops;
 mod overlap;
 mod pinned;

@@ -1,40 +1,26 @@
-//! The loop-nest rules of `symshape_view::nest`: a merged nest visits the same offsets as the
-//! nest it came from (index tables), exact and proven decisions agree on constants and on
-//! steps scaled by a symbol, and intervals and cells match brute force.
+//! The loop-nest rules of `symshape_view::nest` on its `Loop`s: a merged nest visits the
+//! same offsets as the nest it came from (index tables), exact and proven decisions agree on
+//! constants and on steps scaled by a symbol, a loop without fixed steps merges with
+//! nothing, and intervals and cells match brute force.
 
 use proptest::prelude::*;
 use symshape::{Expr, Scope, SymbolSpec};
-use symshape_view::nest::{self, Exact, NestAxis, Proven};
+use symshape_view::nest::{self, Exact, Loop, Proven, Steps};
 
-/// A symbolic axis for the tests: an extent and one step per operand.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct SymAxis {
-    extent: Expr,
-    steps: Vec<Expr>,
-}
+/// A bound loop of two operands.
+type Bound = Loop<usize, [isize; 2]>;
 
-impl NestAxis for SymAxis {
-    type Extent = Expr;
-    type Step = Expr;
-
-    fn extent(&self) -> &Expr {
-        &self.extent
-    }
-
-    fn steps(&self) -> Option<&[Expr]> {
-        Some(&self.steps)
-    }
-
-    fn absorb(&mut self, inner: &SymAxis, extent: Expr) {
-        self.extent = extent;
-        self.steps.clone_from(&inner.steps);
-    }
-}
+/// A symbolic loop of `K` operands.
+type SymAxis<const K: usize> = Loop<Expr, [Expr; K]>;
 
 /// The offsets of every index of a nest in row-major order, per operand: the index table.
-fn offsets(axes: &[(usize, [isize; 2])]) -> Vec<[isize; 2]> {
+fn offsets(axes: &[Bound]) -> Vec<[isize; 2]> {
     let mut res = vec![[0, 0]];
-    for &(n, s) in axes {
+    for &Loop {
+        extent: n,
+        steps: s,
+    } in axes
+    {
         let mut next = Vec::with_capacity(res.len() * n);
         for o in &res {
             for i in 0..n as isize {
@@ -48,10 +34,10 @@ fn offsets(axes: &[(usize, [isize; 2])]) -> Vec<[isize; 2]> {
 
 /// Nests of up to four axes whose steps are often contiguous: each operand's steps are the
 /// row-major strides of a random shape at the same extents, some scaled or replaced.
-fn arb_nest() -> impl Strategy<Value = Vec<(usize, [isize; 2])>> {
+fn arb_nest() -> impl Strategy<Value = Vec<Bound>> {
     prop::collection::vec((1usize..5, [0isize..4, 0isize..4]), 1..5).prop_map(|axes| {
         let mut acc = [1isize, 1];
-        let mut res: Vec<(usize, [isize; 2])> = Vec::with_capacity(axes.len());
+        let mut res: Vec<Bound> = Vec::with_capacity(axes.len());
         for &(n, tweak) in axes.iter().rev() {
             let mut s = [0; 2];
             for op in 0..2 {
@@ -62,7 +48,10 @@ fn arb_nest() -> impl Strategy<Value = Vec<(usize, [isize; 2])>> {
                 };
                 acc[op] *= n as isize;
             }
-            res.push((n, s));
+            res.push(Loop {
+                extent: n,
+                steps: s,
+            });
         }
         res.reverse();
         res
@@ -70,11 +59,11 @@ fn arb_nest() -> impl Strategy<Value = Vec<(usize, [isize; 2])>> {
 }
 
 /// `axes` as symbolic axes, every step multiplied by `scale`.
-fn symbolic(axes: &[(usize, [isize; 2])], scale: Expr) -> Vec<SymAxis> {
+fn symbolic(axes: &[Bound], scale: Expr) -> Vec<SymAxis<2>> {
     axes.iter()
-        .map(|&(n, s)| SymAxis {
-            extent: Expr::from(n as i64),
-            steps: s.iter().map(|&x| Expr::from(x as i64) * scale).collect(),
+        .map(|l| Loop {
+            extent: Expr::from(l.extent as i64),
+            steps: l.steps.map(|x| Expr::from(x as i64) * scale),
         })
         .collect()
 }
@@ -90,17 +79,17 @@ proptest! {
         nest::merge_contiguous(&Exact, &mut merged);
         prop_assert_eq!(offsets(&merged), offsets(&axes));
         for w in merged.windows(2) {
-            let contiguous = (0..2).all(|op| w[1].1[op] * w[1].0 as isize == w[0].1[op]);
+            let contiguous = (0..2).all(|op| w[1].steps[op] * w[1].extent as isize == w[0].steps[op]);
             prop_assert!(!contiguous, "left unmerged: {:?}", merged);
         }
 
         let mut cx = Scope::new();
         let s = cx.declare(&SymbolSpec::new("s").range(1, 1000)).expect("s");
-        let settled = |axes: Vec<SymAxis>| -> Vec<SymAxis> {
+        let settled = |axes: Vec<SymAxis<2>>| -> Vec<SymAxis<2>> {
             axes.into_iter()
-                .map(|a| SymAxis {
+                .map(|a| Loop {
                     extent: cx.simplify(a.extent),
-                    steps: a.steps.iter().map(|&x| cx.simplify(x)).collect(),
+                    steps: a.steps.map(|x| cx.simplify(x)),
                 })
                 .collect()
         };
@@ -191,14 +180,14 @@ proptest! {
 fn a_symbolic_merge_needs_a_proof() {
     let (cx, [n, m]) = crate::scope_with(["n 1..=64", "m 1..=64"]);
     let merges = |steps: [Expr; 2]| {
-        let mut axes = vec![
-            SymAxis {
+        let mut axes: Vec<SymAxis<1>> = vec![
+            Loop {
                 extent: n,
-                steps: vec![steps[0]],
+                steps: [steps[0]],
             },
-            SymAxis {
+            Loop {
                 extent: m,
-                steps: vec![steps[1]],
+                steps: [steps[1]],
             },
         ];
         nest::merge_contiguous(&Proven(&cx), &mut axes);
@@ -234,10 +223,73 @@ fn mask_bounds_read_the_ends_of_each_index() {
 
 #[test]
 fn a_row_major_nest_is_one_loop() {
-    let mut axes = vec![(3usize, [8isize, 4]), (2, [4, 2]), (4, [1, -1])];
+    let nest = |axes: &[(usize, [isize; 2])]| -> Vec<Bound> {
+        axes.iter()
+            .map(|&(extent, steps)| Loop { extent, steps })
+            .collect()
+    };
+    let mut axes = nest(&[(3, [8, 4]), (2, [4, 2]), (4, [1, -1])]);
     nest::merge_contiguous(&Exact, &mut axes);
-    assert_eq!(axes, [(6, [4, 2]), (4, [1, -1])]);
-    let mut axes = vec![(3usize, [8isize, 8]), (2, [4, 4]), (4, [1, 1])];
+    assert_eq!(axes, nest(&[(6, [4, 2]), (4, [1, -1])]));
+    let mut axes = nest(&[(3, [8, 8]), (2, [4, 4]), (4, [1, 1])]);
     nest::merge_contiguous(&Exact, &mut axes);
-    assert_eq!(axes, [(24, [1, 1])]);
+    assert_eq!(axes, nest(&[(24, [1, 1])]));
+}
+
+/// Steps that may be unknown, with the number of the axis they were read on (the form
+/// codegen merges: the loop's last axis follows the merges).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Tagged {
+    axis: usize,
+    steps: Option<Vec<Expr>>,
+}
+
+impl Steps for Tagged {
+    type Step = Expr;
+
+    fn steps(&self) -> Option<&[Expr]> {
+        self.steps.as_deref()
+    }
+}
+
+#[test]
+fn a_loop_without_fixed_steps_merges_with_nothing() {
+    let (cx, [n, m]) = crate::scope_with(["n 1..=64", "m 1..=64"]);
+    let tagged = |axis: usize, steps: Option<Vec<Expr>>| Tagged { axis, steps };
+    let row_major = |unknown: Option<usize>| {
+        let mut loops = vec![
+            Loop {
+                extent: Expr::from(2),
+                steps: tagged(0, Some(vec![n * m])),
+            },
+            Loop {
+                extent: n,
+                steps: tagged(1, Some(vec![m])),
+            },
+            Loop {
+                extent: m,
+                steps: tagged(2, Some(vec![Expr::from(1)])),
+            },
+        ];
+        if let Some(k) = unknown {
+            loops[k].steps.steps = None;
+        }
+        nest::merge_contiguous(&Proven(&cx), &mut loops);
+        loops
+            .iter()
+            .map(|l| (cx.simplify(l.extent).to_string(), l.steps.axis))
+            .collect::<Vec<_>>()
+    };
+    // Whole: one loop over every index, ending at the last axis.
+    assert_eq!(row_major(None), [(cx.simplify(n * m * 2).to_string(), 2)]);
+    // The middle loop's steps unknown: nothing merges across it.
+    assert_eq!(
+        row_major(Some(1)),
+        [("2".to_string(), 0), (n.to_string(), 1), (m.to_string(), 2)]
+    );
+    // The inner loop's steps unknown: the outer two merge, ending at axis 1.
+    assert_eq!(
+        row_major(Some(2)),
+        [(cx.simplify(n * 2).to_string(), 1), (m.to_string(), 2)]
+    );
 }
