@@ -102,6 +102,7 @@ pub(crate) fn drive<const K: usize, F>(
     inner_len: usize,
     seg: usize,
     parallel: bool,
+    stream: bool,
     unit: &F,
 ) where
     F: Fn([isize; K], usize, usize) + Sync,
@@ -159,7 +160,7 @@ pub(crate) fn drive<const K: usize, F>(
             }
         }
     };
-    run_units(parallel, units, run);
+    run_units(parallel, units, stream, run);
 }
 
 /// Runs every box of a copy plan through its kernel: the unchecked core of
@@ -279,7 +280,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
                 }
             }
         };
-        drive(outer, base, na, SEG, parallel, &row);
+        drive(outer, base, na, SEG, parallel, stream, &row);
     }
 }
 
@@ -296,7 +297,7 @@ fn run_rows(na: usize, nb: usize, size: usize) -> usize {
 /// A [`Kernel::CopyFromSlice`] box of rows of at most [`SEG`] elements: `run` (its last
 /// outer axis) cut into units of [`run_rows`] rows, each unit's rows copied by one call of
 /// [`simd::copy_rows`] (or, into a destination that streams, rows of at least
-/// [`STREAM_ROW`] bytes with non-temporal stores and one fence per unit), so that neither a
+/// [`STREAM_ROW`] bytes with non-temporal stores, fenced once per task by [`drive`]), so that neither a
 /// call nor the outer odometer is paid per row. Kept out of [`run_boxes`], whose small plans
 /// it would slow down.
 ///
@@ -334,20 +335,22 @@ unsafe fn row_runs<T: Element>(
             let sp = s.get().offset(off[1] + start as isize * sb) as *const u8;
             if stream {
                 for i in 0..len as isize {
-                    simd::stream_copy_unfenced(
-                        level,
-                        dp.offset(i * db_b),
-                        sp.offset(i * sb_b),
-                        bytes,
-                    );
+                    simd::stream_copy(level, dp.offset(i * db_b), sp.offset(i * sb_b), bytes);
                 }
-                simd::fence(level);
             } else {
                 simd::copy_rows(level, dp, db_b, sp, sb_b, len, bytes);
             }
         }
     };
-    drive(outer, base, nb, run_rows(na, nb, size), parallel, &rows);
+    drive(
+        outer,
+        base,
+        nb,
+        run_rows(na, nb, size),
+        parallel,
+        stream,
+        &rows,
+    );
 }
 
 /// The rows of a [`Kernel::MaskedRows`] box: `axes` the outer loops and the row, each row
@@ -423,7 +426,7 @@ unsafe fn masked_rows_box<T: Element>(
             }
         }
     };
-    drive(&outer4, base4, 1, 1, parallel, &row);
+    drive(&outer4, base4, 1, 1, parallel, false, &row);
 }
 
 /// The tiled kernel over one box: `(na, sa)` its last axis (unit stride in the destination),
@@ -502,7 +505,7 @@ unsafe fn tiled_box<T: Element>(
         Blocks::new(na, a_block, lead[0]),
         Blocks::new(nb, TILE, lead[1]),
     );
-    drive_tiles(outer, base, a, b, parallel, &tile);
+    drive_tiles(outer, base, a, b, parallel, stream, &tile);
 }
 
 /// A [`Kernel::TiledRows`] box: `outer` ends with the source's unit axis `b` and the tiled
@@ -611,7 +614,7 @@ unsafe fn tiled_rows_box<T: Element>(
         Blocks::new(na, ROWS_RUN, 0),
         Blocks::new(nb, tile_rows(size), 0),
     );
-    drive_tiles(outer, base, a, b, parallel, &tile);
+    drive_tiles(outer, base, a, b, parallel, false, &tile);
 }
 
 /// Elements of `a` a [`Kernel::TiledRows`] chunk of shifted rows loads at once: 64 rows and
@@ -799,7 +802,7 @@ unsafe fn short_row_runs<T: Element>(
                     short_rows_blocked(dp, [db, dw], sp, [sb, sw], (nb, len), na)
                 }
             };
-            drive(&rest, base, nw, SHORT_SLABS, parallel, &block);
+            drive(&rest, base, nw, SHORT_SLABS, parallel, false, &block);
             return;
         }
     }
@@ -812,7 +815,7 @@ unsafe fn short_row_runs<T: Element>(
             short_rows(dp, db, sp, sb, len, na)
         }
     };
-    drive(&rest, base, nb, SEG, parallel, &rows);
+    drive(&rest, base, nb, SEG, parallel, false, &rows);
 }
 
 /// Copies `rows` rows of `na` contiguous elements, rows at strides `db` and `sb`.
@@ -1020,7 +1023,7 @@ unsafe fn streamed_row<T: Element>(
         // SAFETY: elements `at..at + n` of the row, from the buffer just written; the
         // caller's level.
         unsafe {
-            simd::stream_copy_unfenced(
+            simd::stream_copy(
                 level,
                 dp.add(at) as *mut u8,
                 buf.as_ptr() as *const u8,
@@ -1029,7 +1032,6 @@ unsafe fn streamed_row<T: Element>(
         };
         at += n;
     }
-    simd::fence(level);
 }
 
 /// Whether a destination of `bytes` bytes is written with non-temporal stores (larger than
@@ -1332,6 +1334,7 @@ fn drive_tiles<F>(
     a: Blocks,
     b: Blocks,
     parallel: bool,
+    stream: bool,
     unit: &F,
 ) where
     F: Fn([isize; 2], (usize, usize), (usize, usize)) + Sync,
@@ -1357,7 +1360,7 @@ fn drive_tiles<F>(
             unit(off, a.get(ai), b.get(bi));
         }
     };
-    run_units(parallel, units, run);
+    run_units(parallel, units, stream, run);
 }
 
 /// A cache-blocked copy of a rectangle of a 2-D slab: `dst[ib * db + ia] = src[ia * sa + ib * sb]`
@@ -1488,8 +1491,12 @@ unsafe fn tile_part<T: Element>(
 }
 
 /// Runs `run` over `0..units`, split into at most `TASKS` contiguous ranges on the thread pool
-/// when `parallel`; the split depends only on `units`.
-fn run_units(parallel: bool, units: usize, run: impl Fn(usize, usize) + Sync) {
+/// when `parallel`; the split depends only on `units`. When `stream` (the units may write with
+/// non-temporal stores, which no kernel fences itself), every task ends with a store fence on
+/// its own thread, before the join hands its elements over: one fence per task rather than
+/// per row or run of rows (a fence per 16 KiB row made a streamed fill in C a quarter slower
+/// on a Zen 5; the pad and `102` rows of the comparison gained 4-9%, docs/performance.md).
+fn run_units(parallel: bool, units: usize, stream: bool, run: impl Fn(usize, usize) + Sync) {
     // The pool asked only when there is something to split: `current_num_threads` is that of
     // the pool the caller installed, if any.
     let threads = if parallel && units > 1 {
@@ -1498,12 +1505,18 @@ fn run_units(parallel: bool, units: usize, run: impl Fn(usize, usize) + Sync) {
         1
     };
     let (tasks, per) = split(parallel, units, threads);
+    let task = |u0: usize, u1: usize| {
+        run(u0, u1);
+        if stream {
+            simd::fence(simd::level());
+        }
+    };
     if tasks > 1 {
         (0..tasks)
             .into_par_iter()
-            .for_each(|t| run(t * per, ((t + 1) * per).min(units)));
+            .for_each(|t| task(t * per, ((t + 1) * per).min(units)));
     } else {
-        run(0, units);
+        task(0, units);
     }
 }
 

@@ -272,7 +272,6 @@ pub(crate) unsafe fn tile(
                         x86::tile_lines_avx2::<8>(dp, sp, sa, db, b0, groups);
                     }
                 }
-                fence(level);
                 let done = groups * w;
                 rest!(Level::Sse2, done)
             }
@@ -305,9 +304,6 @@ pub(crate) unsafe fn tile(
                     4 => lines!(4),
                     _ => lines!(8),
                 }
-                if on_lines {
-                    fence(level);
-                }
                 let done = groups * w;
                 rest!(Level::Avx2, done)
             }
@@ -337,26 +333,15 @@ pub(crate) unsafe fn tile(
 
 /// Copies `bytes` bytes from `sp` to `dp` with non-temporal stores (after an unaligned head
 /// that aligns the destination), so that a destination far larger than the last-level cache
-/// is neither read before it is written nor evicts the source from the cache. Ends with a
-/// store fence, so the bytes are visible to whoever synchronises with this thread afterwards.
+/// is neither read before it is written nor evicts the source from the cache. No store fence:
+/// the caller calls [`fence`] before the bytes may be read by another thread (the kernels'
+/// tasks end with one, `exec::run_units`).
 ///
 /// # Safety
 /// `level` is supported by this CPU; `sp..sp + bytes` readable, `dp..dp + bytes` writable, not
 /// overlapping.
 #[inline]
 pub(crate) unsafe fn stream_copy(level: Level, dp: *mut u8, sp: *const u8, bytes: usize) {
-    // SAFETY: the caller's contract.
-    unsafe { stream_copy_unfenced(level, dp, sp, bytes) };
-    fence(level);
-}
-
-/// [`stream_copy`] without the store fence: the caller calls [`fence`] before the bytes may
-/// be read by another thread (or before it returns to code that hands them over).
-///
-/// # Safety
-/// As [`stream_copy`].
-#[inline]
-pub(crate) unsafe fn stream_copy_unfenced(level: Level, dp: *mut u8, sp: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         match level {
@@ -543,9 +528,6 @@ pub(crate) unsafe fn every_second(
                 (_, true) => x86::every_second_avx2::<true>(size, d, s, n),
                 (_, false) => x86::every_second_avx2::<false>(size, d, s, n),
             }
-        }
-        if aligned {
-            fence(level);
         }
         head + n * width / size
     }
