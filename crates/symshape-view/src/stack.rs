@@ -40,7 +40,8 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::check::Exact;
 use crate::concrete::{check_stacked, merge_down, ConcreteStack, ConcreteView};
 use crate::dim::Dim;
-use crate::dispatch::Engine;
+use crate::dispatch::Route;
+use crate::engine::view_or_copy;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};
@@ -242,7 +243,12 @@ impl ViewStack {
     /// starts a new storage (invariant 5): no later op merges across it.
     fn view_or_copy(&self, cx: &Scope, copy: CopyOp) -> Result<ViewStack> {
         let mut views = self.views.clone();
-        let storage = match copy.view(cx, self.top())? {
+        let top = self.top();
+        let view = match top.as_concrete() {
+            Some(c) => view_or_copy(&(), c, copy)?.ok().map(View::from),
+            None => view_or_copy(cx, top, copy)?.ok(),
+        };
+        let storage = match view {
             Some(x) => {
                 views.pop();
                 views.push(x);
@@ -294,7 +300,7 @@ impl ViewStack {
                 lower.ctx()
             )
         };
-        let top = symbolic::torch_as_strided(
+        let top = crate::engine::as_strided(
             cx,
             self.top(),
             (shape, strides, *offset),
@@ -443,14 +449,14 @@ impl ViewStack {
         }
         crate::fields::refuse_stack(op, self.views.len())?;
         match self.top().engine(op) {
-            Engine::Exact(top, k) => {
+            Route::Exact(top, k) => {
                 let ctx = || top.ctx();
                 if let Some(low) = lower(&mut Exact, top.shape(), &ctx, &k)? {
                     return self.apply_lowered(cx, &low);
                 }
                 self.apply_concrete(cx, top, &k)
             }
-            Engine::Symbolic(op) => {
+            Route::Symbolic(op) => {
                 let top = self.top();
                 let ctx = || top.ctx();
                 if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
@@ -506,10 +512,10 @@ impl ViewStack {
     fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {
         match op {
             Op::Index(items) => {
-                let (kept, shape) = top.index_keepdims(items)?;
+                let (kept, shape) = crate::engine::index_keepdims(&(), top, items)?;
                 self.index_in(cx, View::from(kept), &shape)
             }
-            _ => match top.apply_core(op) {
+            _ => match crate::engine::apply_core(&(), top, op) {
                 Ok(v) => self.replace_top(cx, View::from(v)),
                 Err(e @ Error::NotRepresentable { .. }) => match op {
                     Op::Unfold { .. } => self.unfold_through_row_major(cx, op),
@@ -532,7 +538,7 @@ impl ViewStack {
         match op {
             Op::Reshape(shape) => self.reshape_in(cx, shape),
             Op::Index(items) => {
-                let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
+                let (kept, shape) = crate::engine::index_keepdims(cx, top, items)?;
                 self.index_in(cx, kept, &shape)
             }
             _ => match top.apply_dim(cx, op) {
@@ -581,8 +587,8 @@ impl ViewStack {
         let top = self.top();
         let op = Op::Reshape(shape.to_vec());
         let shape: Vec<Expr> = match top.engine(&op) {
-            Engine::Exact(c, k) => {
-                return match (c.apply_core(&k), &*k) {
+            Route::Exact(c, k) => {
+                return match (crate::engine::apply_core(&(), c, &k), &*k) {
                     (Ok(v), _) => self.replace_top(cx, View::from(v)),
                     (Err(Error::NotRepresentable { .. }), Op::Reshape(s)) => {
                         self.push_row_major(cx, s)
@@ -590,7 +596,7 @@ impl ViewStack {
                     (Err(e), _) => Err(e),
                 };
             }
-            Engine::Symbolic(_) => shape.iter().map(|&d| d.into()).collect(),
+            Route::Symbolic(_) => shape.iter().map(|&d| d.into()).collect(),
         };
         let shape = shape.as_slice();
         if let Some(v) = symbolic::reshape(cx, top, shape)? {
