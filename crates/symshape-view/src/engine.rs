@@ -379,7 +379,9 @@ pub(crate) fn as_strided<E: Engine>(
     let storage = match storage {
         Some(s) => s,
         None => {
-            let bounds = fields_of(v).bounds().into_iter();
+            let (zero, shape) = (E::D::from(0), v.shape());
+            let all = |a: usize| v.mask().map_or((zero, shape[a]), |m| m[a]);
+            let bounds = (0..shape.len()).map(all);
             storage_of(&ck, v.offset(), v.strides(), bounds).ok_or_else(|| {
                 let what = format!("the storage of {} exceeds i64", v.ctx());
                 overflow("as_strided", what)

@@ -29,13 +29,21 @@ fn arb_core_op(shape: Vec<i64>) -> impl Strategy<Value = Op<i64>> {
     let numel: i64 = shape.iter().product();
     let ones: Vec<_> = shape
         .iter()
-        .map(|&d| if d == 1 { (0i64..=3).boxed() } else { near(d).boxed() })
+        .map(|&d| {
+            if d == 1 {
+                (0i64..=3).boxed()
+            } else {
+                near(d).boxed()
+            }
+        })
         .collect();
     let ranges: Vec<_> = shape.iter().map(|&d| range(d)).collect();
     let pads = prop::collection::vec((0i64..=2, 0i64..=2), n);
     let d0 = shape.first().copied().unwrap_or(0);
     prop_oneof![
-        Just((0..n).collect::<Vec<_>>()).prop_shuffle().prop_map(Op::Permute),
+        Just((0..n).collect::<Vec<_>>())
+            .prop_shuffle()
+            .prop_map(Op::Permute),
         ones.prop_map(Op::Expand),
         ranges.prop_map(Op::Shrink),
         pads.prop_map(Op::Pad),
