@@ -2,7 +2,7 @@
 //! at once for `i64` ([`Exact`], with the exact engine's errors) or by proof for `Expr`
 //! (a [`Checker`], where an undecided comparison becomes a guard).
 
-use symshape::{CmpOp, Expr, Proof};
+use symshape::{CmpOp, Cond, Expr, Proof};
 
 use crate::concrete::{slab, Slab};
 use crate::dim::Size;
@@ -43,6 +43,12 @@ pub(crate) trait Check<D: Size> {
     fn windows_box(&self, _mask: (D, D), _n: D, _size: D, _step: D) -> Option<[(D, D); 2]> {
         None
     }
+    /// Whether the condition `t` holds: decided (`Expr`: proven or refuted), else the
+    /// condition simplified, as text.
+    ///
+    /// # Errors
+    /// When the condition exceeds the budgets.
+    fn decide(&self, t: D::Truth) -> Result<std::result::Result<bool, String>>;
 }
 
 impl Check<i64> for Exact {
@@ -58,6 +64,10 @@ impl Check<i64> for Exact {
 
     fn value(&self, x: i64) -> Option<i64> {
         Some(x)
+    }
+
+    fn decide(&self, t: bool) -> Result<std::result::Result<bool, String>> {
+        Ok(Ok(t))
     }
 
     fn require(
@@ -104,6 +114,12 @@ impl Check<Expr> for Checker<'_> {
 
     fn value(&self, x: Expr) -> Option<i64> {
         self.simplify(x).as_i64()
+    }
+
+    fn decide(&self, t: Cond) -> Result<std::result::Result<bool, String>> {
+        let t = t.check()?;
+        let text = || self.cx.simplify_cond(t).to_string();
+        Ok(self.prove_cond(t).as_bool().ok_or_else(text))
     }
 
     fn require(

@@ -1,6 +1,7 @@
 //! [`View::apply`]: the one place that chooses between the exact engine and the
 //! symbolic rules, and turns the derived ops (transpose, narrow, flatten, pieces,
-//! ...) into the core ones on symbolic views; the constructors that may prove.
+//! ...) into the core ones on symbolic views; the symbolic engine's hooks of the
+//! core-op dispatcher (`engine.rs`); the constructors that may prove.
 
 use std::borrow::Cow;
 
@@ -8,15 +9,16 @@ use symshape::{Expr, Scope};
 
 use crate::concrete::ConcreteView;
 use crate::dim::Dim;
-use crate::error::{invalid, unrepresentable, view_shape_refusal, Error, Result};
-use crate::guard::GuardOp;
+use crate::engine::Engine;
+use crate::error::{unrepresentable, Error, Result};
+use crate::guard::{Checker, GuardOp};
 use crate::lower_op::{lower, Proving};
-use crate::op::{const_op, CopyOp, Op};
+use crate::op::{const_op, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, Fields, View};
 
 /// Where an op runs ([`View::engine`]).
-pub(crate) enum Engine<'a> {
+pub(crate) enum Route<'a> {
     /// The exact engine: a concrete view and the op with constant arguments.
     Exact(&'a ConcreteView, Cow<'a, Op<i64>>),
     /// The symbolic rules, with the op's arguments as expressions.
@@ -143,21 +145,21 @@ impl View {
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<View> {
         op.check_rank(self.ndim(), || self.ctx())?;
         match self.engine(op) {
-            Engine::Exact(c, k) => c.apply(&k).map(View::from),
-            Engine::Symbolic(op) => self.apply_symbolic(cx, &op),
+            Route::Exact(c, k) => c.apply(&k).map(View::from),
+            Route::Symbolic(op) => self.apply_symbolic(cx, &op),
         }
     }
 
     /// The engine `op` runs on over this view: the exact one when the view and the
     /// op's arguments are constants, else the symbolic rules. The one place that
     /// chooses; [`ViewStack`](crate::ViewStack) asks it of its top view.
-    pub(crate) fn engine<'a, D: Dim>(&'a self, op: &'a Op<D>) -> Engine<'a> {
+    pub(crate) fn engine<'a, D: Dim>(&'a self, op: &'a Op<D>) -> Route<'a> {
         if let Some(c) = self.as_concrete() {
             if let Some(k) = const_op(op) {
-                return Engine::Exact(c, k);
+                return Route::Exact(c, k);
             }
         }
-        Engine::Symbolic(op.to_expr())
+        Route::Symbolic(op.to_expr())
     }
 
     fn apply_symbolic(&self, cx: &Scope, op: &Op) -> Result<View> {
@@ -174,113 +176,7 @@ impl View {
                 v.with_guards(&low.guards)
             });
         }
-        match op {
-            Op::Reshape(s) => self.reshape_symbolic(cx, s),
-            Op::Expand(s) => symbolic::expand(cx, self, s),
-            Op::Permute(a) => symbolic::permute(cx, self, a),
-            Op::Shrink(b) => symbolic::shrink(cx, self, b),
-            Op::Pad(p) => symbolic::pad(cx, self, p),
-            Op::Flip(a) => symbolic::flip(cx, self, &symbolic::flags_of(self, a)?),
-            Op::Index(items) => {
-                let (kept, shape) = symbolic::index_keepdims(cx, self, items)?;
-                kept.reshape_symbolic(cx, &shape)
-            }
-            // The rules of `fields/unfold.rs`.
-            Op::Unfold { axis, size, step } => {
-                let mut ck = symbolic::checker(cx, GuardOp::UNFOLD, self);
-                let mut f = self.fields().clone();
-                if f.unfold(&mut ck, (*axis, *size, *step), &|| self.ctx())? {
-                    return f.finish(ck);
-                }
-                Err(self.undecided_unfold(cx, *axis, *size, *step))
-            }
-            Op::Diagonal { offset, dim1, dim2 } => {
-                let mut ck = symbolic::checker(cx, GuardOp::DIAGONAL, self);
-                let mut f = self.fields().clone();
-                f.diagonal(&mut ck, (*offset, *dim1, *dim2), &|| self.ctx())?;
-                f.finish(ck)
-            }
-            Op::Unsqueeze(axis) => symbolic::unsqueeze(cx, self, *axis),
-            Op::ViewShape(shape) => symbolic::reshape(cx, self, shape)
-                .map_err(|e| crate::concrete::rename_op(e, "view_shape"))?
-                .ok_or_else(|| {
-                    let shape: Vec<Expr> = shape.iter().map(|&e| cx.simplify(e)).collect();
-                    view_shape_refusal(&fmt_list(&shape), &self.ctx_full(), true)
-                }),
-            Op::AsStrided {
-                shape,
-                strides,
-                offset,
-            } => {
-                let what = || {
-                    format!(
-                        "the storage of {}, up to the last element it reaches",
-                        self.ctx()
-                    )
-                };
-                symbolic::torch_as_strided(cx, self, (shape, strides, *offset), None, &what)
-            }
-            Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_) => {
-                crate::gather::result_shape(cx, self, op)?;
-                Err(crate::concrete::gather_copies(op.name(), &self.ctx()))
-            }
-            Op::Split { axis, size, piece } => {
-                symbolic::split_piece(cx, self, GuardOp::SPLIT, *axis, *size, *piece)
-            }
-            Op::SplitSizes { axis, sizes, piece } => {
-                symbolic::split_sizes_piece(cx, self, *axis, sizes, *piece)
-            }
-            Op::Chunk {
-                axis,
-                chunks,
-                piece,
-            } => {
-                let size = self.chunk_size(cx, *axis, *chunks)?;
-                let piece = Expr::from(i64::try_from(*piece).unwrap_or(i64::MAX));
-                symbolic::split_piece(cx, self, GuardOp::CHUNK, *axis, size, piece)
-            }
-            Op::TensorSplit {
-                axis,
-                sections,
-                piece,
-            } => symbolic::tensor_split_piece(cx, self, *axis, *sections, *piece),
-            Op::Reinterpret { .. } | Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag => {
-                let gop = match op {
-                    Op::Reinterpret { .. } => GuardOp::REINTERPRET,
-                    Op::ViewAsComplex => GuardOp::VIEW_AS_COMPLEX,
-                    // Reading complex elements as reals requires nothing.
-                    _ => GuardOp::VIEW_AS_REAL,
-                };
-                let mut ck = symbolic::checker(cx, gop, self);
-                let mut f = Fields::of(self);
-                f.read_elements(&mut ck, op, &ctx)?;
-                f.finish(ck)
-            }
-            Op::Ravel | Op::Contiguous | Op::Copy | Op::FlattenCopy | Op::AsType { .. } => {
-                let Some(copy) = CopyOp::of(op) else {
-                    return Ok(self.clone());
-                };
-                copy.view(cx, self)?.ok_or_else(|| copy.copies(cx, self))
-            }
-            // Every derived op was lowered above.
-            _ => Err(invalid(op.name(), format!("{} is a derived op", op.name()))),
-        }
-    }
-
-    fn reshape_symbolic(&self, cx: &Scope, shape: &[Expr]) -> Result<View> {
-        symbolic::reshape(cx, self, shape)?.ok_or_else(|| self.undecided_reshape(cx, shape))
-    }
-
-    fn undecided_unfold(&self, cx: &Scope, axis: usize, size: Expr, step: Expr) -> Error {
-        unrepresentable(
-            "unfold",
-            format!(
-                "whether windows of size {} every {} along masked axis {axis} of {} cut its mask evenly depends on the values of the symbols; use a ViewStack, which reads the masked view through a row-major one",
-                cx.simplify(size),
-                cx.simplify(step),
-                self.ctx_full()
-            ),
-        )
+        crate::engine::apply_core(cx, self, op)
     }
 
     fn undecided_reshape(&self, cx: &Scope, shape: &[Expr]) -> Error {
@@ -295,12 +191,6 @@ impl View {
         )
     }
 
-    /// The piece size of `chunk(axis, chunks)`: `max(cdiv(dim, chunks), 1)`.
-    pub(crate) fn chunk_size(&self, cx: &Scope, axis: usize, chunks: usize) -> Result<Expr> {
-        let ctx = || self.ctx();
-        crate::lower_op::chunk_size(&Proving::new(cx, &ctx), self.shape(), &ctx, axis, chunks)
-    }
-
     /// The axes whose size is provably 1 under `cx`: what
     /// [`Op::SqueezeProven`] removes. A framework that must keep an axis whatever
     /// its size squeezes an explicit list instead (`Op::Squeeze(Some(axes))`).
@@ -312,5 +202,72 @@ impl View {
             .filter(|&(_, &d)| cx.prove_eq(d, Expr::from(1)).is_true())
             .map(|(a, _)| a)
             .collect()
+    }
+}
+
+impl Engine for View {
+    type D = Expr;
+    type Cx = Scope;
+    type Ck<'a> = Checker<'a>;
+    type Dec<'a> = Proving<'a>;
+    const EXACT: bool = false;
+
+    fn shape(&self) -> &[Expr] {
+        View::shape(self)
+    }
+    fn strides(&self) -> &[Expr] {
+        View::strides(self)
+    }
+    fn offset(&self) -> Expr {
+        View::offset(self)
+    }
+    fn mask(&self) -> Option<&[(Expr, Expr)]> {
+        View::mask(self)
+    }
+    fn numel(&self) -> Expr {
+        View::numel(self)
+    }
+    fn ctx(&self) -> String {
+        View::ctx(self)
+    }
+    fn ctx_full(&self) -> String {
+        View::ctx_full(self)
+    }
+    fn checker<'a>(cx: &'a Scope, v: &'a View, op: GuardOp) -> Checker<'a> {
+        symbolic::checker(cx, op, v)
+    }
+    fn decider<'a>(cx: &'a Scope, ctx: &'a dyn Fn() -> String) -> Proving<'a> {
+        Proving::new(cx, ctx)
+    }
+    fn finish(_: &'static str, f: Fields, ck: Checker<'_>) -> Result<View> {
+        f.finish(ck)
+    }
+    fn finish_kept(f: Fields, ck: Checker<'_>) -> Result<View> {
+        f.finish(ck)
+    }
+    fn create(cx: &Scope, shape: &[Expr], strides: &[Expr], offset: Expr) -> Result<View> {
+        symbolic::create(cx, shape, Some(strides), offset, None)
+    }
+    fn with_guards(v: View, ck: Checker<'_>) -> View {
+        v.with_guards(&ck.guards)
+    }
+    fn reshape(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
+        symbolic::reshape(cx, v, shape)?.ok_or_else(|| v.undecided_reshape(cx, shape))
+    }
+    fn drop_unit_axes(cx: &Scope, v: &View, _: &'static str, shape: &[Expr]) -> Result<View> {
+        Self::reshape(cx, v, shape)
+    }
+    fn flat(cx: &Scope, v: &View) -> Result<View> {
+        // The elements are consecutive from the offset, in row-major order.
+        let (n, one) = (v.numel(), Expr::from(1));
+        let flat = symbolic::create(cx, &[n], Some(&[one]), v.offset(), None)?;
+        Ok(flat.with_guards(v.guards()))
+    }
+    fn none_valid(&self) -> bool {
+        // Left to binding.
+        false
+    }
+    fn check_gather(cx: &Scope, v: &View, op: &Op) -> Result<()> {
+        crate::gather::result_shape(cx, v, op).map(drop)
     }
 }

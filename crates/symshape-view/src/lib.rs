@@ -122,6 +122,7 @@ pub mod concrete;
 mod dim;
 mod dispatch;
 mod dtype;
+mod engine;
 mod error;
 mod fields;
 mod gather;

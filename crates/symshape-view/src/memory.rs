@@ -1,8 +1,7 @@
 //! NumPy's memory model on views whose fields may be symbolic: the contiguity flags as
 //! conditions on the symbols with their proofs, layouts in bytes as expressions, views
-//! from byte strides whose divisibility is proven or kept as a guard, and the
-//! view-or-copy decision of `ravel`. A concrete view goes to the exact engine
-//! (`concrete/memory.rs`); both run the rules of `layout.rs`, here as conditions, so
+//! from byte strides whose divisibility is proven or kept as a guard. A concrete view
+//! goes to the exact engine (`concrete/memory.rs`); both run the rules of `layout.rs`, here as conditions, so
 //! binding the symbols gives the exact engine's answer.
 
 use symshape::{Cond, Expr, Proof, Scope};
@@ -12,8 +11,8 @@ use crate::dim::Dim;
 use crate::error::{Error, Result};
 use crate::guard::{Checker, GuardOp};
 use crate::layout;
-use crate::op::{CopyOp, Op};
-use crate::symbolic::{self, checker};
+use crate::op::Op;
+use crate::symbolic::checker;
 use crate::view::View;
 
 /// NumPy's contiguity flags of a view whose fields may be symbolic
@@ -42,13 +41,6 @@ impl FlagProofs {
             f_contiguous: self.f_contiguous.as_bool()?,
         })
     }
-}
-
-/// Whether NumPy's `C_CONTIGUOUS` holds for the unmasked symbolic view `v`, proven
-/// under `ck` (the rule is `layout::dense`).
-fn c_contiguous(ck: &Checker<'_>, v: &View) -> Result<Proof> {
-    let cond = layout::dense(v.shape(), v.strides(), v.numel(), true).check()?;
-    Ok(ck.prove_cond(cond))
 }
 
 impl View {
@@ -154,61 +146,5 @@ impl View {
             |fields| Checker::new(cx, GuardOp::BYTE_STRIDES, &[], fields),
         )?;
         Ok(View::create(cx, &shape, Some(&strides), offset, None)?.with_guards(&ck.guards))
-    }
-}
-
-impl CopyOp {
-    fn guard_op(self) -> GuardOp {
-        match self {
-            CopyOp::Ravel => GuardOp::RAVEL,
-            _ => GuardOp::CONTIGUOUS,
-        }
-    }
-
-    /// The result on one view when it is a view of the same buffer: the view itself for
-    /// `astype` that keeps its type without a copy; for `ravel` and `contiguous`, the view
-    /// reshaped to the result shape, when it is C-contiguous for every admissible binding
-    /// (exactly, for a concrete view; proven under `cx`, for a symbolic one); `None` when
-    /// the op copies (always, a mask, or contiguity refuted or not proven).
-    pub(crate) fn view(self, cx: &Scope, v: &View) -> Result<Option<View>> {
-        if self.always().is_some() {
-            return Ok(None);
-        }
-        if self.never() {
-            return Ok(Some(v.clone()));
-        }
-        if let Some(c) = v.as_concrete() {
-            return match c.apply(&self.op()) {
-                Ok(x) => Ok(Some(View::from(x))),
-                Err(Error::NotRepresentable { .. }) => Ok(None),
-                Err(e) => Err(e),
-            };
-        }
-        if v.mask().is_some() || !c_contiguous(&checker(cx, self.guard_op(), v), v)?.is_true() {
-            return Ok(None);
-        }
-        Ok(Some(match self {
-            CopyOp::Ravel => {
-                // The elements are consecutive from the offset, in row-major order.
-                let flat =
-                    symbolic::create(cx, &[v.numel()], Some(&[Expr::from(1)]), v.offset(), None)?;
-                flat.with_guards(v.guards())
-            }
-            _ => v.clone(),
-        }))
-    }
-
-    /// Why the op on the symbolic view `v` is not one view: it copies.
-    pub(crate) fn copies(self, cx: &Scope, v: &View) -> Error {
-        let why = match v.numpy_flags(cx) {
-            _ if self.always().is_some() => self.always().unwrap_or_default(),
-            _ if v.mask().is_some() => "it has a mask".to_string(),
-            Ok(f) if f.c_contiguous.as_bool().is_none() => format!(
-                "whether it is C-contiguous depends on the symbols (it is exactly when {})",
-                symshape::abbreviate(&f.c_condition.to_string())
-            ),
-            _ => "it is not C-contiguous".to_string(),
-        };
-        self.refusal(&v.ctx_full(), &why)
     }
 }

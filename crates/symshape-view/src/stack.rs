@@ -40,7 +40,8 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::check::Exact;
 use crate::concrete::{check_stacked, merge_down, ConcreteStack, ConcreteView};
 use crate::dim::Dim;
-use crate::dispatch::Engine;
+use crate::dispatch::Route;
+use crate::engine::{view_or_copy, Engine};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};
@@ -242,7 +243,12 @@ impl ViewStack {
     /// starts a new storage (invariant 5): no later op merges across it.
     fn view_or_copy(&self, cx: &Scope, copy: CopyOp) -> Result<ViewStack> {
         let mut views = self.views.clone();
-        let storage = match copy.view(cx, self.top())? {
+        let top = self.top();
+        let view = match top.as_concrete() {
+            Some(c) => view_or_copy(&(), c, copy)?.ok().map(View::from),
+            None => view_or_copy(cx, top, copy)?.ok(),
+        };
+        let storage = match view {
             Some(x) => {
                 views.pop();
                 views.push(x);
@@ -294,7 +300,7 @@ impl ViewStack {
                 lower.ctx()
             )
         };
-        let top = symbolic::torch_as_strided(
+        let top = crate::engine::as_strided(
             cx,
             self.top(),
             (shape, strides, *offset),
@@ -443,14 +449,14 @@ impl ViewStack {
         }
         crate::fields::refuse_stack(op, self.views.len())?;
         match self.top().engine(op) {
-            Engine::Exact(top, k) => {
+            Route::Exact(top, k) => {
                 let ctx = || top.ctx();
                 if let Some(low) = lower(&mut Exact, top.shape(), &ctx, &k)? {
                     return self.apply_lowered(cx, &low);
                 }
-                self.apply_concrete(cx, top, &k)
+                self.apply_top(cx, &(), top, &k)
             }
-            Engine::Symbolic(op) => {
+            Route::Symbolic(op) => {
                 let top = self.top();
                 let ctx = || top.ctx();
                 if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
@@ -475,13 +481,13 @@ impl ViewStack {
         Ok(res)
     }
 
-    /// `apply_symbolic`, remembered per thread by the scope's generation, the stack and the
-    /// op: an op is a function of those three, and a traced model repeats the same op on
-    /// equal stacks in every layer.
+    /// `apply_top` on a symbolic top, remembered per thread by the scope's generation, the
+    /// stack and the op: an op is a function of those three, and a traced model repeats
+    /// the same op on equal stacks in every layer.
     fn apply_remembered(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
         if self.views.len() > MAX_REMEMBERED_VIEWS {
             // Hashing a tall stack costs what it saves, and storing it costs memory.
-            return self.apply_symbolic(cx, op);
+            return self.apply_top(cx, cx, self.top(), op);
         }
         let key = (cx.generation(), self.clone(), op.clone());
         let hit = APPLIED
@@ -491,7 +497,7 @@ impl ViewStack {
         if let Some(res) = hit {
             return res;
         }
-        let res = self.apply_symbolic(cx, op);
+        let res = self.apply_top(cx, cx, self.top(), op);
         // During thread teardown the memo may be gone; the answer stands without it.
         let _ = APPLIED.try_with(|m| {
             let mut m = m.borrow_mut();
@@ -503,20 +509,32 @@ impl ViewStack {
         res
     }
 
-    fn apply_concrete(&self, cx: &Scope, top: &ConcreteView, op: &Op<i64>) -> Result<ViewStack> {
+    /// A core op on the top view, `top` on its engine (`ecx`): the new top view, an
+    /// index's kept view reshaped, or, where the result is not one view, a row-major view
+    /// pushed (a reshape) or read through (windows).
+    fn apply_top<E: Engine>(
+        &self,
+        cx: &Scope,
+        ecx: &E::Cx,
+        top: &E,
+        op: &Op<E::D>,
+    ) -> Result<ViewStack>
+    where
+        View: From<E>,
+    {
         match op {
+            Op::Reshape(shape) if !E::EXACT => self.reshape_in(cx, shape),
             Op::Index(items) => {
-                let (kept, shape) = top.index_keepdims(items)?;
+                let (kept, shape) = crate::engine::index_keepdims(ecx, top, items)?;
                 self.index_in(cx, View::from(kept), &shape)
             }
-            _ => match top.apply_core(op) {
-                Ok(v) => self.replace_top(cx, View::from(v)),
+            _ => match crate::engine::apply_core(ecx, top, op) {
                 Err(e @ Error::NotRepresentable { .. }) => match op {
                     Op::Unfold { .. } => self.unfold_through_row_major(cx, op),
                     Op::Reshape(shape) => self.push_row_major(cx, shape),
                     _ => Err(e),
                 },
-                Err(e) => Err(e),
+                v => self.replace_top(cx, View::from(v?)),
             },
         }
     }
@@ -525,23 +543,6 @@ impl ViewStack {
     /// (`kept`): the top replaced by `kept`, then reshaped to the index's `shape`.
     fn index_in<D: Dim>(&self, cx: &Scope, kept: View, shape: &[D]) -> Result<ViewStack> {
         self.replace_top(cx, kept)?.reshape_in(cx, shape)
-    }
-
-    fn apply_symbolic(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
-        let top = self.top();
-        match op {
-            Op::Reshape(shape) => self.reshape_in(cx, shape),
-            Op::Index(items) => {
-                let (kept, shape) = symbolic::index_keepdims(cx, top, items)?;
-                self.index_in(cx, kept, &shape)
-            }
-            _ => match top.apply_dim(cx, op) {
-                Err(Error::NotRepresentable { .. }) if matches!(op, Op::Unfold { .. }) => {
-                    self.unfold_through_row_major(cx, op)
-                }
-                v => self.replace_top(cx, v?),
-            },
-        }
     }
 
     /// Windows over a row-major view of the top, which are always one view.
@@ -570,9 +571,9 @@ impl ViewStack {
     }
 
     /// Pushes a row-major view of the constant `shape` on top and merges.
-    fn push_row_major(&self, cx: &Scope, shape: &[i64]) -> Result<ViewStack> {
+    fn push_row_major<D: Dim>(&self, cx: &Scope, shape: &[D]) -> Result<ViewStack> {
         let mut views = self.views.clone();
-        views.push(View::contiguous(shape)?);
+        views.push(View::row_major(cx, shape)?);
         self.with_views(views).merge_top(cx)
     }
 
@@ -581,16 +582,8 @@ impl ViewStack {
         let top = self.top();
         let op = Op::Reshape(shape.to_vec());
         let shape: Vec<Expr> = match top.engine(&op) {
-            Engine::Exact(c, k) => {
-                return match (c.apply_core(&k), &*k) {
-                    (Ok(v), _) => self.replace_top(cx, View::from(v)),
-                    (Err(Error::NotRepresentable { .. }), Op::Reshape(s)) => {
-                        self.push_row_major(cx, s)
-                    }
-                    (Err(e), _) => Err(e),
-                };
-            }
-            Engine::Symbolic(_) => shape.iter().map(|&d| d.into()).collect(),
+            Route::Exact(c, k) => return self.apply_top(cx, &(), c, &k),
+            Route::Symbolic(_) => shape.iter().map(|&d| d.into()).collect(),
         };
         let shape = shape.as_slice();
         if let Some(v) = symbolic::reshape(cx, top, shape)? {

@@ -8,9 +8,9 @@
 
 use symshape::{CmpOp, Expr, Scope};
 
+use crate::engine::require_shape;
 use crate::error::{invalid, Result};
 use crate::guard::{Checker, Describe, GuardOp};
-use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
 
 fn lit(v: i64) -> Expr {
@@ -76,15 +76,6 @@ pub(crate) fn placeholder_strides(cx: &Scope, shape: &[Expr]) -> Vec<Expr> {
         acc = cx.simplify(acc * d.max(1));
     }
     res
-}
-
-fn require_sizes(ck: &mut Checker<'_>, shape: &[Expr]) -> Result<()> {
-    for (axis, &d) in shape.iter().enumerate() {
-        ck.require(d, CmpOp::Ge, lit(0), || {
-            format!("size of axis {axis} is non-negative")
-        })?;
-    }
-    Ok(())
 }
 
 fn require_mask(ck: &mut Checker<'_>, shape: &[Expr], mask: &[(Expr, Expr)]) -> Result<()> {
@@ -157,7 +148,7 @@ pub(crate) fn create(
             ),
         ));
     }
-    require_sizes(&mut ck, shape)?;
+    require_shape(&mut ck, "create", shape)?;
     if let Some(m) = mask {
         require_mask(&mut ck, shape, m)?;
     }
@@ -178,108 +169,6 @@ pub(crate) fn checker<'a>(cx: &'a Scope, op: GuardOp, v: &'a View) -> Checker<'a
     Checker::new(cx, op, v.guards(), v)
 }
 
-fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Error {
-    invalid(
-        op,
-        format!(
-            "{what} has {got} entries but {} has rank {}",
-            v.ctx(),
-            v.ndim()
-        ),
-    )
-}
-
-/// Starts an op that takes one argument per axis of `v` (`what` names them): checks their
-/// number, and returns the op's checker and the fields to change.
-fn per_axis<'a, A>(
-    cx: &'a Scope,
-    op: GuardOp,
-    what: &str,
-    args: &[A],
-    v: &'a View,
-) -> Result<(Checker<'a>, Fields)> {
-    if args.len() != v.ndim() {
-        return Err(rank_error(op.name(), what, args.len(), v));
-    }
-    Ok((checker(cx, op, v), Fields::of(v)))
-}
-
-pub(crate) fn permute(cx: &Scope, v: &View, axes: &[usize]) -> Result<View> {
-    let mut f = Fields::of(v);
-    (f.shape, f.strides, f.mask) =
-        crate::axes::permuted(axes, v.shape(), v.strides(), v.mask(), || v.ctx())?;
-    f.finish(checker(cx, GuardOp::PERMUTE, v))
-}
-
-pub(crate) fn unsqueeze(cx: &Scope, v: &View, axis: usize) -> Result<View> {
-    let mut f = Fields::of(v);
-    crate::axes::insert_unit_axis(axis, &mut f.shape, &mut f.strides, f.mask.as_mut(), || {
-        v.ctx()
-    })?;
-    f.finish(checker(cx, GuardOp::UNSQUEEZE, v))
-}
-
-pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
-    let mut ck = checker(cx, GuardOp::EXPAND, v);
-    require_sizes(&mut ck, shape)?;
-    if v.ndim() == 0 {
-        let f = Fields {
-            shape: shape.to_vec(),
-            strides: vec![lit(0); shape.len()],
-            offset: v.offset(),
-            mask: None,
-        };
-        return f.finish(ck);
-    }
-    if shape.len() != v.ndim() {
-        return Err(rank_error("expand", "target shape", shape.len(), v));
-    }
-    let mut f = Fields::of(v);
-    f.expand(&mut ck, shape, &|| v.ctx())?;
-    f.finish(ck)
-}
-
-pub(crate) fn shrink(cx: &Scope, v: &View, bounds: &[(Expr, Expr)]) -> Result<View> {
-    let (mut ck, mut f) = per_axis(cx, GuardOp::SHRINK, "bounds", bounds, v)?;
-    f.shrink(&mut ck, bounds, &|| v.ctx())?;
-    f.finish(ck)
-}
-
-pub(crate) fn pad(cx: &Scope, v: &View, padding: &[(Expr, Expr)]) -> Result<View> {
-    let (mut ck, mut f) = per_axis(cx, GuardOp::PAD, "padding", padding, v)?;
-    f.pad(&mut ck, padding, &|| v.ctx())?;
-    f.finish(ck)
-}
-
-pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
-    let (ck, mut f) = per_axis(cx, GuardOp::FLIP, "flags", flags, v)?;
-    f.flip(&ck, flags, &|| v.ctx())?;
-    f.finish(ck)
-}
-
-/// The flags of `axes`, rejecting repeated and out-of-range axes.
-pub(crate) fn flags_of(v: &View, axes: &[usize]) -> Result<Vec<bool>> {
-    let mut flags = vec![false; v.ndim()];
-    for &a in axes {
-        match flags.get_mut(a) {
-            Some(slot) if !*slot => *slot = true,
-            Some(_) => {
-                return Err(invalid(
-                    "flip",
-                    format!("axis {a} is repeated in {axes:?} for {}", v.ctx()),
-                ))
-            }
-            None => {
-                return Err(invalid(
-                    "flip",
-                    format!("axis {a} is out of range for {}", v.ctx()),
-                ))
-            }
-        }
-    }
-    Ok(flags)
-}
-
 /// Reshape on a symbolic view when the result is provably one view; `None` when
 /// that depends on values.
 ///
@@ -289,7 +178,7 @@ pub(crate) fn flags_of(v: &View, axes: &[usize]) -> Result<Vec<bool>> {
 /// group of its own on both sides.
 pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>> {
     let mut ck = checker(cx, GuardOp::RESHAPE, v);
-    require_sizes(&mut ck, new)?;
+    require_shape(&mut ck, "reshape", new)?;
     let old = v.shape();
     let (n_old, n_new): (Expr, Expr) =
         (old.iter().copied().product(), new.iter().copied().product());
@@ -393,20 +282,6 @@ fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
             .is_some_and(|lo| lo >= symshape::BigInt::from(1))
 }
 
-/// NumPy basic indexing with every indexed axis kept (integer-indexed axes have
-/// size 1); returns the view and the shape without those axes.
-pub(crate) fn index_keepdims(
-    cx: &Scope,
-    v: &View,
-    items: &[IndexItem<Expr>],
-) -> Result<(View, Vec<Expr>)> {
-    let mut ck = checker(cx, GuardOp::INDEX, v);
-    let mut f = Fields::of(v);
-    let shape = f.index_keepdims(&mut ck, items, &|| v.ctx())?;
-    let shape = shape.into_iter().map(|e| cx.simplify(e)).collect();
-    Ok((f.finish(ck)?, shape))
-}
-
 /// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
 /// (an empty axis gives one empty piece).
 pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
@@ -414,50 +289,6 @@ pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Resu
         return Err(crate::error::bad_axis("split", &v.ctx(), axis, v.ndim()));
     };
     Ok(cx.simplify(d.ceil_div(size).max(1)))
-}
-
-/// Piece `i` of `split(axis, size)` (the rule in `fields.rs`).
-pub(crate) fn split_piece(
-    cx: &Scope,
-    v: &View,
-    op: GuardOp,
-    axis: usize,
-    size: Expr,
-    i: Expr,
-) -> Result<View> {
-    let mut ck = checker(cx, op, v);
-    let mut f = Fields::of(v);
-    f.split_piece(&mut ck, op.name(), (axis, size, i), &|| v.ctx())?;
-    f.finish(ck)
-}
-
-/// Piece `piece` of `tensor_split(axis, sections)` (the rule in `fields.rs`).
-pub(crate) fn tensor_split_piece(
-    cx: &Scope,
-    v: &View,
-    axis: usize,
-    sections: usize,
-    piece: usize,
-) -> Result<View> {
-    let ck = checker(cx, GuardOp::TENSOR_SPLIT, v);
-    let mut f = Fields::of(v);
-    f.tensor_split_piece(&ck, (axis, sections, piece), &|| v.ctx())?;
-    f.finish(ck)
-}
-
-/// Piece `piece` of cutting `axis` into consecutive pieces of the given sizes,
-/// which must add up to it.
-pub(crate) fn split_sizes_piece(
-    cx: &Scope,
-    v: &View,
-    axis: usize,
-    sizes: &[Expr],
-    piece: usize,
-) -> Result<View> {
-    let mut ck = checker(cx, GuardOp::SPLIT_SIZES, v);
-    let mut f = Fields::of(v);
-    f.split_sizes_piece(&mut ck, axis, sizes, piece, &|| v.ctx())?;
-    f.finish(ck)
 }
 
 /// The canonical form as far as proofs decide it: axes with provably one valid
@@ -515,7 +346,7 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
     // whose questions the scope has answered already.
     if let Some(narrow) = unbroadcast(cx, upper) {
         return match merge(cx, lower, &narrow)? {
-            Some(m) => expand(cx, &m, upper.shape()).map(Some),
+            Some(m) => crate::engine::expand(cx, &m, upper.shape()).map(Some),
             None => Ok(None),
         };
     }
@@ -547,30 +378,4 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
 /// is the length of the shortest buffer `v` can read.
 pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
     crate::fields::reach(v.offset(), v.strides(), v.fields().bounds().into_iter())
-}
-
-/// PyTorch's `as_strided` on the symbolic view `v`, reading a storage of `storage`
-/// elements (`what` describes it; `None` for the storage of `v` itself, up to the last
-/// element it reaches): the new view, with its strides and offset non-negative and its
-/// last element inside the storage proven or kept as guards (constants are decided as
-/// the concrete op decides them; the rule is `fields::as_strided_within`).
-pub(crate) fn torch_as_strided(
-    cx: &Scope,
-    v: &View,
-    (shape, strides, offset): (&[Expr], &[Expr], Expr),
-    storage: Option<Expr>,
-    what: &dyn Fn() -> String,
-) -> Result<View> {
-    crate::op::as_strided_args(shape, strides, offset)?;
-    let res = create(cx, shape, Some(strides), offset, None)
-        .map_err(|e| crate::concrete::rename_op(e, "as_strided"))?;
-    let mut ck = checker(cx, GuardOp::AS_STRIDED, v);
-    let storage = storage.unwrap_or_else(|| {
-        let bounds = v.fields().bounds().into_iter();
-        let own = crate::fields::storage_of(&ck, v.offset(), v.strides(), bounds);
-        own.unwrap_or_else(|| lit(0))
-    });
-    let new = (res.shape(), res.strides(), res.offset());
-    crate::fields::as_strided_within(&mut ck, (shape, strides, offset), new, storage, what)?;
-    Ok(res.with_guards(&ck.guards))
 }

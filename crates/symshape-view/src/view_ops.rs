@@ -329,7 +329,7 @@ pub trait ViewOps: Sized {
     /// As [`ViewOps::split`].
     fn chunk(&self, cx: &Scope, axis: usize, chunks: usize) -> Result<Vec<Self>> {
         let top = self.top_view();
-        let size = top.chunk_size(cx, axis, chunks)?;
+        let size = crate::engine::chunk_size(cx, &*top, axis, chunks)?;
         let count = match top.as_concrete() {
             Some(c) => Expr::from(c.chunk_count(axis, chunks)?),
             None => top.split_count(cx, axis, size)?,

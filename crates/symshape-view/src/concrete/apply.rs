@@ -1,35 +1,17 @@
-//! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine.
+//! [`ConcreteView::apply`]: one [`Op`] with constant arguments on the exact engine, and
+//! the exact engine's hooks of the core-op dispatcher (`engine.rs`).
 
 use super::ConcreteView;
 use super::Selection;
 use crate::check::Exact;
-use crate::error::{invalid, Result};
+use crate::engine::{apply_core, Engine};
+use crate::error::{unrepresentable, Error, Result};
+use crate::guard::GuardOp;
 use crate::lower_op::lower;
-use crate::op::{CopyOp, Op};
+use crate::op::Op;
+use crate::view::Fields;
 
 impl ConcreteView {
-    /// [`Op::Ravel`] or [`Op::Contiguous`]: the result when NumPy's `C_CONTIGUOUS` holds
-    /// (the reshape to `[numel]`, or the view itself), else not one view (the op copies).
-    fn view_or_copy(&self, copy: CopyOp) -> Result<Self> {
-        if let Some(why) = copy.always() {
-            return Err(copy.refusal(&self.ctx(), &why));
-        }
-        if copy.never() {
-            return Ok(self.clone());
-        }
-        let why = match self.mask() {
-            Some(_) => "it has a mask",
-            None if self.numpy_flags()?.c_contiguous => {
-                return match copy {
-                    CopyOp::Ravel => self.reshape(&[self.numel()]),
-                    _ => Ok(self.clone()),
-                };
-            }
-            None => "it is not C-contiguous",
-        };
-        Err(copy.refusal(&self.ctx(), why))
-    }
-
     /// Runs `op` on the exact engine.
     ///
     /// # Errors
@@ -54,74 +36,83 @@ impl ConcreteView {
             }
             return Ok(v);
         }
-        self.apply_core(op)
+        apply_core(&(), self, op)
     }
 
-    /// Runs `op`, a core op whose result rank is checked, on the exact engine.
-    pub(crate) fn apply_core(&self, op: &Op<i64>) -> Result<Self> {
-        match op {
-            Op::Reshape(s) => self.reshape(s),
-            Op::Expand(s) => self.expand(s),
-            Op::Permute(a) => self.permute(a),
-            Op::Shrink(b) => self.shrink(b),
-            Op::Pad(p) => self.pad(p),
-            Op::Flip(a) => self.flip_axes(a),
-            Op::Index(items) => self.index(items),
-            // The rules of `fields/unfold.rs`.
-            Op::Unfold { axis, size, step } => {
-                // Windows over a view with elements but no valid one have none either,
-                // however they cut its mask: the result is all masked.
-                let none_valid = *size > 0 && self.numel() > 0 && self.is_empty();
-                let mut f = self.to_fields();
-                f.mask = f.mask.filter(|_| !none_valid);
-                f.unfold(&mut Exact, (*axis, *size, *step), &|| self.ctx())?;
-                match none_valid {
-                    true => Self::all_masked("unfold", &f.shape),
-                    false => Self::build("unfold", f.shape, f.strides, f.offset, f.mask),
-                }
-            }
-            Op::Diagonal { offset, dim1, dim2 } => {
-                let mut f = self.to_fields();
-                f.diagonal(&mut Exact, (*offset, *dim1, *dim2), &|| self.ctx())?;
-                Self::build("diagonal", f.shape, f.strides, f.offset, f.mask)
-            }
-            Op::Unsqueeze(axis) => self.unsqueeze(*axis),
-            Op::Split { axis, size, piece } => self.split_piece(*axis, *size, *piece),
-            Op::SplitSizes { axis, sizes, piece } => self.split_sizes_piece(*axis, sizes, *piece),
-            Op::Chunk {
-                axis,
-                chunks,
-                piece,
-            } => self.chunk_piece(*axis, *chunks, *piece),
-            Op::TensorSplit {
-                axis,
-                sections,
-                piece,
-            } => self.tensor_split_piece(*axis, *sections, *piece),
-            Op::Reinterpret { .. } | Op::ViewAsReal | Op::ViewAsComplex | Op::Real | Op::Imag => {
-                let mut f = self.to_fields();
-                f.read_elements(&mut Exact, op, &|| self.ctx())?;
-                Self::build(op.name(), f.shape, f.strides, f.offset, f.mask)
-            }
-            Op::Ravel | Op::Contiguous | Op::Copy | Op::FlattenCopy | Op::AsType { .. } => {
-                match CopyOp::of(op) {
-                    Some(copy) => self.view_or_copy(copy),
-                    None => Ok(self.clone()),
-                }
-            }
-            Op::ViewShape(s) => self.view_shape(s),
-            Op::AsStrided {
-                shape,
-                strides,
-                offset,
-            } => self.torch_as_strided(shape, strides, *offset),
-            Op::Take { .. } | Op::Compress { .. } | Op::BooleanMask(_) => {
-                let ctx = self.ctx();
-                Selection::of(self.shape(), op, &ctx)?;
-                Err(super::gather_copies(op.name(), &ctx))
-            }
-            // Every derived op was lowered above.
-            _ => Err(invalid(op.name(), format!("{} is a derived op", op.name()))),
-        }
+    /// Removes size-1 axes by a reshape to `shape`, reporting failure under `op`.
+    pub(crate) fn drop_unit_axes(&self, op: &'static str, shape: &[i64]) -> Result<Self> {
+        self.reshape(shape).map_err(|e| match e {
+            Error::NotRepresentable { .. } => unrepresentable(
+                op,
+                format!(
+                    "{} has no valid element, and a scalar view cannot be masked out; use a ViewStack",
+                    self.ctx()
+                ),
+            ),
+            other => other,
+        })
+    }
+}
+
+impl Engine for ConcreteView {
+    type D = i64;
+    type Cx = ();
+    type Ck<'a> = Exact;
+    type Dec<'a> = Exact;
+    const EXACT: bool = true;
+
+    fn shape(&self) -> &[i64] {
+        &self.shape
+    }
+    fn strides(&self) -> &[i64] {
+        &self.strides
+    }
+    fn offset(&self) -> i64 {
+        self.offset
+    }
+    fn mask(&self) -> Option<&[(i64, i64)]> {
+        self.mask.as_deref()
+    }
+    fn numel(&self) -> i64 {
+        ConcreteView::numel(self)
+    }
+    fn ctx(&self) -> String {
+        ConcreteView::ctx(self)
+    }
+    fn ctx_full(&self) -> String {
+        ConcreteView::ctx(self)
+    }
+    fn checker(_: &(), _: &Self, _: GuardOp) -> Exact {
+        Exact
+    }
+    fn decider(_: &(), _: &dyn Fn() -> String) -> Exact {
+        Exact
+    }
+    fn finish(op: &'static str, f: Fields<i64>, _: Exact) -> Result<Self> {
+        Self::build(op, f.shape, f.strides, f.offset, f.mask)
+    }
+    fn finish_kept(f: Fields<i64>, _: Exact) -> Result<Self> {
+        Ok(Self::from_kept_fields(f))
+    }
+    fn create(_: &(), shape: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
+        ConcreteView::create(shape, Some(strides), offset, None)
+    }
+    fn with_guards(v: Self, _: Exact) -> Self {
+        v
+    }
+    fn reshape(_: &(), v: &Self, shape: &[i64]) -> Result<Self> {
+        ConcreteView::reshape(v, shape)
+    }
+    fn drop_unit_axes(_: &(), v: &Self, op: &'static str, shape: &[i64]) -> Result<Self> {
+        ConcreteView::drop_unit_axes(v, op, shape)
+    }
+    fn flat(_: &(), v: &Self) -> Result<Self> {
+        ConcreteView::reshape(v, &[ConcreteView::numel(v)])
+    }
+    fn none_valid(&self) -> bool {
+        ConcreteView::numel(self) > 0 && self.is_empty()
+    }
+    fn check_gather(_: &(), v: &Self, op: &Op<i64>) -> Result<()> {
+        Selection::of(&v.shape, op, &ConcreteView::ctx(v)).map(drop)
     }
 }

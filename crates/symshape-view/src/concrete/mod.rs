@@ -2,16 +2,15 @@
 //! reshape, merging of stacked views, and concrete stacks.
 //!
 //! [`ConcreteView`] is what the public [`View`](crate::View) stores when all of its
-//! fields are constants; its invariants are listed in `view.rs`. The core ops are
-//! written here: in `core.rs`, reshape in `reshape.rs`; the derived ones are lowered
-//! to them by `lower_op.rs` (`as_strided`, `view(shape)` and the pieces of an axis cut
-//! into several are in `derived.rs`); the named ops are [`ViewOps`](crate::ViewOps)'s; the
+//! fields are constants; its invariants are listed in `view.rs`. The core ops run
+//! through the one dispatcher of both engines (`engine.rs`; this engine's hooks are in
+//! `apply.rs`), reshape's complete search is in `reshape.rs`; the derived ops are
+//! lowered to them by `lower_op.rs`; the named ops are [`ViewOps`](crate::ViewOps)'s; the
 //! memory models (element-size reinterpretation, complex views, byte strides,
 //! NumPy's flags and `ravel`) in `memory.rs`, NumPy's `shares_memory` in
 //! `overlap.rs`, and [`ConcreteView::apply`] runs any [`Op`](crate::Op) through them.
 
 mod apply;
-mod core;
 mod decide;
 mod derived;
 mod gather;

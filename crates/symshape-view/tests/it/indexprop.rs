@@ -32,7 +32,7 @@ fn arb_item() -> impl Strategy<Value = IndexItem> {
 
 /// The view of `raw` with one symbol per size (each `0..=4`), and the binding that
 /// gives back `raw`'s sizes.
-fn symbolic_view(raw: &Raw) -> Option<(Scope, View, Bindings)> {
+pub fn symbolic_view(raw: &Raw) -> Option<(Scope, View, Bindings)> {
     let mut cx = Scope::new();
     let mut b = Bindings::new();
     let mut shape = Vec::new();

@@ -4,6 +4,7 @@ mod bindexact;
 mod chains;
 mod copies;
 mod copychains;
+mod coreprop;
 mod engine;
 mod errors;
 mod indexprop;
