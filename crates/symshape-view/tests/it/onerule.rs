@@ -1,0 +1,125 @@
+//! The rules written once for both engines (a gather's arguments and result shape, the
+//! fit of a view over the one below it in a stack, the rank of per-axis arguments and
+//! axes out of range): the exact engine, the symbolic engine bound afterwards and a
+//! naive model agree.
+
+use proptest::prelude::*;
+use symshape::{Bindings, Expr, Scope};
+use symshape_view::{Op, Selection, View, ViewOps, ViewStack};
+
+/// A scope with one symbol `n{k} lo..=4` per axis of `shape`, those symbols and the
+/// binding of each to its size in `shape`.
+fn symbols_for(shape: &[i64], lo: i64) -> (Scope, Vec<Expr>, Bindings) {
+    let mut cx = Scope::new();
+    let mut b = Bindings::new();
+    let syms: Vec<Expr> = (0..shape.len())
+        .map(|k| cx.declare_str(&format!("n{k} {lo}..=4")).expect("declare"))
+        .collect();
+    for (&s, &d) in syms.iter().zip(shape) {
+        b.set(s, d).expect("in range");
+    }
+    (cx, syms, b)
+}
+
+/// `msg` with the description of the view it names (`view [..] with strides [..]`) cut
+/// out, so that the messages of a concrete and a symbolic view compare.
+fn unviewed(msg: &str) -> String {
+    const STRIDES: &str = " with strides [";
+    let Some(start) = msg.find("view [") else {
+        return msg.to_string();
+    };
+    let Some(at) = msg[start..].find(STRIDES) else {
+        return msg.to_string();
+    };
+    let from = start + at + STRIDES.len();
+    let end = from + msg[from..].find(']').map_or(0, |e| e + 1);
+    format!("{}VIEW{}", &msg[..start], &msg[end..])
+}
+
+/// The messages of two results that must both be errors, without the views' descriptions.
+fn both_refused<A, B>(
+    a: Result<A, symshape_view::Error>,
+    b: Result<B, symshape_view::Error>,
+) -> Option<(String, String)> {
+    match (a, b) {
+        (Err(a), Err(b)) => Some((unviewed(&a.to_string()), unviewed(&b.to_string()))),
+        _ => None,
+    }
+}
+
+/// Sizes as a count.
+fn count(n: usize) -> i64 {
+    i64::try_from(n).expect("small")
+}
+
+proptest! {
+    /// A gather (take, compress, boolean mask, with an axis that may be out of range and
+    /// arguments that may not fit) on a symbolic view bound afterwards, on a concrete view
+    /// and as `Selection::of` is refused or has the shape the naive model gives; an axis
+    /// out of range is the same error on both engines.
+    #[test]
+    fn gathers_agree_on_both_engines(
+        shape in prop::collection::vec(0i64..=4, 1..4),
+        pick in 0usize..4,
+        picks in prop::collection::vec(-5i64..5, 0..4),
+        bits in prop::collection::vec(any::<bool>(), 0..30),
+        shift in -1i64..=1,
+        which in 0u8..3,
+    ) {
+        let axis = pick % (shape.len() + 1);
+        let d = shape.get(axis).copied();
+        let numel: i64 = shape.iter().product();
+        let with_axis = |n: i64| {
+            let mut s = shape.clone();
+            if let Some(x) = s.get_mut(axis) {
+                *x = n;
+            }
+            s
+        };
+        let mask_of = |len: i64| -> Vec<bool> {
+            (0..len).map(|k| bits.get(usize::try_from(k).expect("small") % 30).copied().unwrap_or(true)).collect()
+        };
+        let trues = |m: &[bool]| count(m.iter().filter(|&&x| x).count());
+        // The op and the naive model's result shape (`None`: refused).
+        let (op, want): (Op<i64>, Option<Vec<i64>>) = match which {
+            0 => {
+                let ok = d.is_some_and(|d| picks.iter().all(|&i| -d <= i && i < d));
+                (Op::Take { axis, indices: picks.clone() }, ok.then(|| with_axis(count(picks.len()))))
+            }
+            1 => {
+                let mask = mask_of((d.unwrap_or(2) + shift).max(0));
+                let ok = d == Some(count(mask.len()));
+                let want = ok.then(|| with_axis(trues(&mask)));
+                (Op::Compress { axis, mask }, want)
+            }
+            _ => {
+                let mask = mask_of((numel + shift).max(0));
+                let want = (count(mask.len()) == numel).then(|| vec![trues(&mask)]);
+                (Op::BooleanMask(mask), want)
+            }
+        };
+        let run = |st: ViewStack, cx: &Scope| match &op {
+            Op::Take { axis, indices } => st.take(cx, *axis, indices),
+            Op::Compress { axis, mask } => st.compress(cx, *axis, mask),
+            Op::BooleanMask(mask) => st.boolean_mask(cx, mask),
+            _ => unreachable!("a gather"),
+        };
+        let selected = Selection::of(&shape, &op, "v").map(|s| s.result_shape());
+        prop_assert_eq!(selected.as_ref().ok(), want.as_ref());
+
+        let cx = Scope::new();
+        let exact = run(ViewStack::new(View::contiguous(&shape).expect("view")), &cx);
+        let exact_shape = exact.as_ref().ok().map(|st| st.shape().to_vec());
+        let want_exprs = want.as_ref().map(|w| w.iter().copied().map(Expr::from).collect::<Vec<_>>());
+        prop_assert_eq!(exact_shape, want_exprs);
+
+        let (cx, syms, b) = symbols_for(&shape, 0);
+        let symbolic = run(ViewStack::new(View::row_major(&cx, &syms).expect("view")), &cx);
+        let bound = symbolic.as_ref().ok().and_then(|st| st.bind(&cx, &b).ok());
+        prop_assert_eq!(bound.map(|st| st.shape().to_vec()), want);
+        if d.is_none() && which < 2 {
+            let (e, s) = both_refused(exact, symbolic).expect("axis out of range");
+            prop_assert_eq!(e, s);
+        }
+    }
+}
