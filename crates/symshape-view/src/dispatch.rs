@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use symshape::{Expr, Scope};
 
+use crate::axes::flip_flags;
 use crate::concrete::ConcreteView;
 use crate::dim::Dim;
 use crate::error::{invalid, unrepresentable, view_shape_refusal, Error, Result};
@@ -180,7 +181,7 @@ impl View {
             Op::Permute(a) => symbolic::permute(cx, self, a),
             Op::Shrink(b) => symbolic::shrink(cx, self, b),
             Op::Pad(p) => symbolic::pad(cx, self, p),
-            Op::Flip(a) => symbolic::flip(cx, self, &symbolic::flags_of(self, a)?),
+            Op::Flip(a) => symbolic::flip(cx, self, &flip_flags(a, self.ndim(), || self.ctx())?),
             Op::Index(items) => {
                 let (kept, shape) = symbolic::index_keepdims(cx, self, items)?;
                 kept.reshape_symbolic(cx, &shape)

@@ -139,6 +139,24 @@ pub(crate) fn at_axis<T: Copy>(
         .ok_or_else(|| bad_axis(op, &ctx(), axis, ndim))
 }
 
+/// Checks that the argument `what` of `op`, of length `len`, has one entry per axis of the
+/// view described by `ctx`, of rank `ndim`.
+pub(crate) fn check_len(
+    op: &'static str,
+    what: &str,
+    len: usize,
+    ndim: usize,
+    ctx: impl FnOnce() -> String,
+) -> Result<()> {
+    if len == ndim {
+        return Ok(());
+    }
+    Err(invalid(
+        op,
+        format!("{what} has length {len} but {} has rank {ndim}", ctx()),
+    ))
+}
+
 /// Checks that `axis` is a place where `op` can insert an axis into the view
 /// described by `ctx`, of rank `ndim`: `0..=ndim`.
 pub(crate) fn check_new_axis(

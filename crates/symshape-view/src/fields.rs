@@ -14,7 +14,7 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
-use crate::error::{bad_axis, check_piece, invalid, overflow, Result};
+use crate::error::{at_axis, check_piece, invalid, overflow, Result};
 use crate::op::{as_strided_negative, list};
 use crate::view::Fields;
 
@@ -29,13 +29,18 @@ impl<D: Size> Fields<D> {
     /// its element is valid and `(0, 0)` when it is not. `ctx` names the view in errors.
     ///
     /// # Errors
-    /// When an axis not (provably) of size 1 changes size.
+    /// When `shape` has another rank, or an axis not (provably) of size 1 changes size.
     pub(crate) fn expand<C: Check<D>>(
         &mut self,
         c: &mut C,
         shape: &[D],
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
+        if shape.len() != self.shape.len() {
+            let (s, n) = (list(shape), shape.len());
+            let msg = format!("cannot expand {} to shape {s} of rank {n}", ctx());
+            return Err(invalid("expand", msg));
+        }
         for (axis, &new) in shape.iter().enumerate() {
             let old = self.shape[axis];
             self.shape[axis] = new;
@@ -132,9 +137,7 @@ impl<D: Size> Fields<D> {
         (axis, size, piece): (usize, D, D),
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
-        let Some(&d) = self.shape.get(axis) else {
-            return Err(bad_axis(op, &ctx(), axis, self.shape.len()));
-        };
+        let d = at_axis(op, &self.shape, axis, ctx)?;
         let (zero, one) = (D::from(0), D::from(1));
         c.require(
             size,
@@ -208,9 +211,7 @@ impl<D: Size> Fields<D> {
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
         const OP: &str = "tensor_split";
-        let Some(&d) = self.shape.get(axis) else {
-            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
-        };
+        let d = at_axis(OP, &self.shape, axis, ctx)?;
         if sections == 0 {
             return Err(invalid(
                 OP,
@@ -257,9 +258,7 @@ impl<D: Size> Fields<D> {
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
         const OP: &str = "split_sizes";
-        let Some(&d) = self.shape.get(axis) else {
-            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
-        };
+        let d = at_axis(OP, &self.shape, axis, ctx)?;
         let zero = D::from(0);
         let list = || {
             let parts: Vec<String> = sizes.iter().map(ToString::to_string).collect();

@@ -8,7 +8,7 @@
 
 use symshape::{CmpOp, Expr, Scope};
 
-use crate::error::{invalid, Result};
+use crate::error::{check_len, invalid, Result};
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::index::IndexItem;
 use crate::view::{fmt_list, Fields, View};
@@ -178,17 +178,6 @@ pub(crate) fn checker<'a>(cx: &'a Scope, op: GuardOp, v: &'a View) -> Checker<'a
     Checker::new(cx, op, v.guards(), v)
 }
 
-fn rank_error(op: &'static str, what: &str, got: usize, v: &View) -> crate::Error {
-    invalid(
-        op,
-        format!(
-            "{what} has {got} entries but {} has rank {}",
-            v.ctx(),
-            v.ndim()
-        ),
-    )
-}
-
 /// Starts an op that takes one argument per axis of `v` (`what` names them): checks their
 /// number, and returns the op's checker and the fields to change.
 fn per_axis<'a, A>(
@@ -198,9 +187,7 @@ fn per_axis<'a, A>(
     args: &[A],
     v: &'a View,
 ) -> Result<(Checker<'a>, Fields)> {
-    if args.len() != v.ndim() {
-        return Err(rank_error(op.name(), what, args.len(), v));
-    }
+    check_len(op.name(), what, args.len(), v.ndim(), || v.ctx())?;
     Ok((checker(cx, op, v), Fields::of(v)))
 }
 
@@ -231,9 +218,6 @@ pub(crate) fn expand(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
         };
         return f.finish(ck);
     }
-    if shape.len() != v.ndim() {
-        return Err(rank_error("expand", "target shape", shape.len(), v));
-    }
     let mut f = Fields::of(v);
     f.expand(&mut ck, shape, &|| v.ctx())?;
     f.finish(ck)
@@ -255,29 +239,6 @@ pub(crate) fn flip(cx: &Scope, v: &View, flags: &[bool]) -> Result<View> {
     let (ck, mut f) = per_axis(cx, GuardOp::FLIP, "flags", flags, v)?;
     f.flip(&ck, flags, &|| v.ctx())?;
     f.finish(ck)
-}
-
-/// The flags of `axes`, rejecting repeated and out-of-range axes.
-pub(crate) fn flags_of(v: &View, axes: &[usize]) -> Result<Vec<bool>> {
-    let mut flags = vec![false; v.ndim()];
-    for &a in axes {
-        match flags.get_mut(a) {
-            Some(slot) if !*slot => *slot = true,
-            Some(_) => {
-                return Err(invalid(
-                    "flip",
-                    format!("axis {a} is repeated in {axes:?} for {}", v.ctx()),
-                ))
-            }
-            None => {
-                return Err(invalid(
-                    "flip",
-                    format!("axis {a} is out of range for {}", v.ctx()),
-                ))
-            }
-        }
-    }
-    Ok(flags)
 }
 
 /// Reshape on a symbolic view when the result is provably one view; `None` when
@@ -410,9 +371,7 @@ pub(crate) fn index_keepdims(
 /// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
 /// (an empty axis gives one empty piece).
 pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
-    let Some(&d) = v.shape().get(axis) else {
-        return Err(crate::error::bad_axis("split", &v.ctx(), axis, v.ndim()));
-    };
+    let d = crate::error::at_axis("split", v.shape(), axis, || v.ctx())?;
     Ok(cx.simplify(d.ceil_div(size).max(1)))
 }
 

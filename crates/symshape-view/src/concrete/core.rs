@@ -1,9 +1,9 @@
 //! The core ops of the exact engine: permute, expand, shrink, pad, flip,
 //! unsqueeze and NumPy basic indexing (`apply.rs` runs the rules of unfold and diagonal).
 
-use super::{check_shape, fmt_list, ConcreteView};
+use super::{check_shape, ConcreteView};
 use crate::check::Exact;
-use crate::error::{invalid, unrepresentable, Error, Result};
+use crate::error::{check_len, unrepresentable, Error, Result};
 use crate::index::{index_result_rank, IndexItem};
 
 impl ConcreteView {
@@ -47,18 +47,6 @@ impl ConcreteView {
                 None,
             );
         }
-        self.check_rank("expand", "shape", new_shape.len())
-            .map_err(|_| {
-                invalid(
-                    "expand",
-                    format!(
-                        "cannot expand {} to shape {} of rank {}",
-                        self.ctx(),
-                        fmt_list(new_shape),
-                        new_shape.len()
-                    ),
-                )
-            })?;
         if new_shape == self.shape() {
             return Ok(self.clone());
         }
@@ -75,7 +63,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or a malformed bound.
     pub(crate) fn shrink(&self, bounds: &[(i64, i64)]) -> Result<Self> {
-        self.check_rank("shrink", "bounds", bounds.len())?;
+        check_len("shrink", "bounds", bounds.len(), self.ndim(), || self.ctx())?;
         let mut f = self.to_fields();
         f.shrink(&mut Exact, bounds, &|| self.ctx())?;
         Self::build("shrink", f.shape, f.strides, f.offset, f.mask)
@@ -87,7 +75,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch or negative padding,
     /// [`Error::Overflow`](crate::Error::Overflow) when sizes or offsets leave `i64`.
     pub(crate) fn pad(&self, padding: &[(i64, i64)]) -> Result<Self> {
-        self.check_rank("pad", "padding", padding.len())?;
+        check_len("pad", "padding", padding.len(), self.ndim(), || self.ctx())?;
         if padding.iter().all(|&p| p == (0, 0)) {
             return Ok(self.clone());
         }
@@ -101,7 +89,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `flags` has the wrong length.
     pub(crate) fn flip(&self, flags: &[bool]) -> Result<Self> {
-        self.check_rank("flip", "flags", flags.len())?;
+        check_len("flip", "flags", flags.len(), self.ndim(), || self.ctx())?;
         let mut f = self.to_fields();
         f.flip(&Exact, flags, &|| self.ctx())?;
         Ok(Self::from_checked_fields(f))
@@ -112,23 +100,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or repeated.
     pub(crate) fn flip_axes(&self, axes: &[usize]) -> Result<Self> {
-        let mut flags = vec![false; self.ndim()];
-        for &a in axes {
-            match flags.get_mut(a) {
-                Some(f) if !*f => *f = true,
-                _ => {
-                    return Err(invalid(
-                        "flip",
-                        format!(
-                            "axes {axes:?} must be distinct and below {} for {}",
-                            self.ndim(),
-                            self.ctx()
-                        ),
-                    ))
-                }
-            }
-        }
-        self.flip(&flags)
+        self.flip(&crate::axes::flip_flags(axes, self.ndim(), || self.ctx())?)
     }
 
     /// Inserts a size-1 axis at position `axis` (`0 <= axis <= ndim`).

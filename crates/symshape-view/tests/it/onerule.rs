@@ -122,4 +122,48 @@ proptest! {
             prop_assert_eq!(e, s);
         }
     }
+
+    /// An op with one argument per axis given another number of them (`shrink`, `pad`,
+    /// `expand`), `flip` of axes out of range or repeated, and `dim`/`stride` of an axis
+    /// out of range are refused by both engines with the same message.
+    #[test]
+    fn ranks_and_axes_are_refused_alike(
+        shape in prop::collection::vec(1i64..=4, 0..4),
+        len in 0usize..5,
+        axis in 0usize..5,
+        which in 0u8..5,
+    ) {
+        let rank = shape.len();
+        let (cx, syms, _) = symbols_for(&shape, 1);
+        let concrete = ViewStack::new(View::contiguous(&shape).expect("view"));
+        let symbolic = ViewStack::new(View::row_major(&cx, &syms).expect("view"));
+        let run = |st: &ViewStack| match which {
+            0 => st.shrink(&cx, &vec![(0i64, 1i64); len]),
+            1 => st.pad(&cx, &vec![(0i64, 1i64); len]),
+            2 => st.expand(&cx, &vec![1i64; len]),
+            _ => st.flip(&cx, &vec![axis; len]),
+        };
+        let refused = match which {
+            2 => rank > 0 && len != rank,
+            3 | 4 => len > 0 && (axis >= rank || len > 1),
+            _ => len != rank,
+        };
+        if which == 4 {
+            let (top_c, top_s) = (&concrete.views()[0], &symbolic.views()[0]);
+            let pair = both_refused(top_c.dim(axis), top_s.dim(axis));
+            prop_assert_eq!(pair.is_some(), axis >= rank);
+            if let Some((c, s)) = pair {
+                prop_assert_eq!(c, s);
+            }
+            let pair = both_refused(top_c.stride(axis), top_s.stride(axis));
+            prop_assert_eq!(pair.is_some(), axis >= rank);
+            if let Some((c, s)) = pair {
+                prop_assert_eq!(c, s);
+            }
+        }
+        if refused {
+            let (c, s) = both_refused(run(&concrete), run(&symbolic)).expect("refused");
+            prop_assert_eq!(c, s);
+        }
+    }
 }
