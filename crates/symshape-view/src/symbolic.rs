@@ -501,13 +501,6 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
     Ok(None)
 }
 
-/// The smallest and largest offset the valid elements of `v` reach, and `1` when it has a
-/// valid element, else `0` (then the two offsets mean nothing): `min(valid, 1) * (last + 1)`
-/// is the length of the shortest buffer `v` can read.
-pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
-    crate::fields::reach(v.offset(), v.strides(), v.fields().bounds().into_iter())
-}
-
 /// PyTorch's `as_strided` on the symbolic view `v`, reading a storage of `storage`
 /// elements (`what` describes it; `None` for the storage of `v` itself, up to the last
 /// element it reaches): the new view, with its strides and offset non-negative and its
@@ -527,7 +520,7 @@ pub(crate) fn torch_as_strided(
     let storage = storage.unwrap_or_else(|| {
         let bounds = v.fields().bounds().into_iter();
         let own = crate::fields::storage_of(&ck, v.offset(), v.strides(), bounds);
-        own.unwrap_or_else(|| lit(0))
+        own.map_or_else(|| lit(0), |s| s.1)
     });
     let new = (res.shape(), res.strides(), res.offset());
     crate::fields::as_strided_within(&mut ck, (shape, strides, offset), new, storage, what)?;

@@ -54,6 +54,7 @@ impl ConcreteView {
     ) -> Result<Self> {
         self.check_result_rank("as_strided", shape.len())?;
         let storage = fields::storage_of(&Exact, self.offset(), self.strides(), self.bounds())
+            .map(|s| s.1)
             .ok_or_else(|| {
                 overflow(
                     "as_strided",

@@ -5,7 +5,9 @@
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
-use symshape_view::{Op, Selection, View, ViewOps, ViewStack};
+use symshape_view::{ConcreteView, Op, Selection, View, ViewOps, ViewStack};
+
+use crate::strategy::arb_raw;
 
 /// A scope with one symbol `n{k} lo..=4` per axis of `shape`, those symbols and the
 /// binding of each to its size in `shape`.
@@ -121,6 +123,60 @@ proptest! {
             let (e, s) = both_refused(exact, symbolic).expect("axis out of range");
             prop_assert_eq!(e, s);
         }
+    }
+
+    /// A view stacked over `[n]` fits on both engines (a concrete lower view, checked at
+    /// once; a symbolic one, and a symbolic offset of the upper view, proven or guarded and
+    /// bound afterwards) exactly when every valid element it reads lies in `0..n`.
+    #[test]
+    fn the_stack_fit_agrees_on_both_engines(
+        upper in arb_raw(3, 0, 4),
+        n in 0i64..=40,
+        shift in -2i64..=2,
+    ) {
+        let Some(up) = ConcreteView::create(
+            &upper.shape,
+            Some(&upper.strides),
+            upper.offset + shift,
+            upper.mask.as_deref(),
+        )
+        .ok() else {
+            return Ok(());
+        };
+        let want = up
+            .offsets()
+            .expect("small")
+            .into_iter()
+            .flatten()
+            .all(|o| (0..n).contains(&o));
+        let cx = Scope::new();
+        let lower = View::contiguous(&[n]).expect("view");
+        let exact = ViewStack::from_views(&cx, vec![lower, View::from(&up)]);
+        prop_assert_eq!(exact.is_ok(), want, "{}", up);
+
+        let mut cx = Scope::new();
+        let m = cx.declare_str("m 0..=40").expect("m");
+        let p = cx.declare_str("p -2..=2").expect("p");
+        let mut b = Bindings::new();
+        b.set(m, n).expect("m");
+        b.set(p, shift).expect("p");
+        let e = |v: &[i64]| v.iter().copied().map(Expr::from).collect::<Vec<_>>();
+        let mask: Option<Vec<(Expr, Expr)>> = upper
+            .mask
+            .as_ref()
+            .map(|m| m.iter().map(|&(x, y)| (Expr::from(x), Expr::from(y))).collect());
+        let sym_up = View::create(
+            &cx,
+            &e(&upper.shape),
+            Some(&e(&upper.strides)),
+            Expr::from(upper.offset) + p,
+            mask.as_deref(),
+        )
+        .expect("fields as the concrete view's");
+        let lower = View::row_major(&cx, &[m]).expect("view");
+        let symbolic = ViewStack::from_views(&cx, vec![lower, sym_up])
+            .and_then(|st| st.bind(&cx, &b));
+        prop_assert_eq!(symbolic.is_ok(), want, "{}", up);
     }
 
     /// An op with one argument per axis given another number of them (`shrink`, `pad`,
