@@ -1,7 +1,8 @@
 //! The axis moves of the core ops, written once over the field type (`i64` or
-//! `Expr`): `permute` and `unsqueeze` on a view's shape, strides and mask.
+//! `Expr`): `permute` and `unsqueeze` on a view's shape, strides and mask, and the axes
+//! `flip` reverses.
 
-use crate::error::{check_new_axis, invalid, Result};
+use crate::error::{bad_axis, check_new_axis, invalid, Result};
 
 /// A view's shape, strides and mask after an axis move.
 pub(crate) type Moved<D> = (Vec<D>, Vec<D>, Option<Vec<(D, D)>>);
@@ -34,6 +35,30 @@ pub(crate) fn permuted<D: Copy>(
         pick(strides),
         mask.map(|m| axes.iter().map(|&a| m[a]).collect()),
     ))
+}
+
+/// The flags of `axes` for `flip` on a view of rank `ndim` described by `ctx`: one per
+/// axis, set for the listed ones.
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or repeated.
+pub(crate) fn flip_flags(
+    axes: &[usize],
+    ndim: usize,
+    ctx: impl Fn() -> String,
+) -> Result<Vec<bool>> {
+    let mut flags = vec![false; ndim];
+    for &a in axes {
+        let flag = flags
+            .get_mut(a)
+            .ok_or_else(|| bad_axis("flip", &ctx(), a, ndim))?;
+        if *flag {
+            let msg = format!("axis {a} is repeated in {axes:?} for {}", ctx());
+            return Err(invalid("flip", msg));
+        }
+        *flag = true;
+    }
+    Ok(flags)
 }
 
 /// Inserts a size-1 axis (stride 0, fully valid) at `axis` (`0 <= axis <= ndim`) into

@@ -8,7 +8,9 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
-use crate::error::{invalid, overflow, unrepresentable, view_shape_refusal, Error, Result};
+use crate::error::{
+    check_len, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
+};
 use crate::fields::{as_strided_within, storage_of};
 use crate::guard::GuardOp;
 use crate::index::IndexItem;
@@ -119,18 +121,6 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
     Ok(())
 }
 
-/// `op` with one argument per axis (`what` names them): refuses another count.
-fn per_axis<E: Engine>(v: &E, op: &'static str, what: &str, len: usize) -> Result<()> {
-    if len == v.shape().len() {
-        return Ok(());
-    }
-    let (ctx, n) = (v.ctx(), v.shape().len());
-    Err(invalid(
-        op,
-        format!("{what} has length {len} but {ctx} has rank {n}"),
-    ))
-}
-
 /// Runs the core op `op`, whose result rank is checked, on `v`.
 ///
 /// # Errors
@@ -154,11 +144,11 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
             E::finish_kept(f, ck)
         }
         Op::Shrink(b) => {
-            per_axis(v, "shrink", "bounds", b.len())?;
+            check_len("shrink", "bounds", b.len(), v.shape().len(), ctx)?;
             with_fields(cx, v, GuardOp::SHRINK, |f, ck| f.shrink(ck, b, &ctx))
         }
         Op::Pad(p) => {
-            per_axis(v, "pad", "padding", p.len())?;
+            check_len("pad", "padding", p.len(), v.shape().len(), ctx)?;
             let zero = E::D::from(0);
             if E::EXACT && p.iter().all(|&x| x == (zero, zero)) {
                 return Ok(v.clone());
@@ -166,17 +156,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
             with_fields(cx, v, GuardOp::PAD, |f, ck| f.pad(ck, p, &ctx))
         }
         Op::Flip(axes) => {
-            let mut flags = vec![false; v.shape().len()];
-            for &a in axes {
-                match flags.get_mut(a) {
-                    Some(f) if !*f => *f = true,
-                    _ => {
-                        let n = v.shape().len();
-                        let what = format!("axes {axes:?} must be distinct and below {n}");
-                        return Err(invalid("flip", format!("{what} for {}", ctx())));
-                    }
-                }
-            }
+            let flags = crate::axes::flip_flags(axes, v.shape().len(), ctx)?;
             let ck = E::checker(cx, v, GuardOp::FLIP);
             let mut f = fields_of(v);
             f.flip(&ck, &flags, &ctx)?;
@@ -326,11 +306,6 @@ pub(crate) fn expand<E: Engine>(cx: &E::Cx, v: &E, shape: &[E::D]) -> Result<E> 
         };
         return E::finish("expand", f, ck);
     }
-    if shape.len() != v.shape().len() {
-        let (ctx, n) = (v.ctx(), shape.len());
-        let what = format!("cannot expand {ctx} to shape {} of rank {n}", list(shape));
-        return Err(invalid("expand", what));
-    }
     if E::EXACT && shape == v.shape() {
         return Ok(v.clone());
     }
@@ -382,10 +357,12 @@ pub(crate) fn as_strided<E: Engine>(
             let (zero, shape) = (E::D::from(0), v.shape());
             let all = |a: usize| v.mask().map_or((zero, shape[a]), |m| m[a]);
             let bounds = (0..shape.len()).map(all);
-            storage_of(&ck, v.offset(), v.strides(), bounds).ok_or_else(|| {
-                let what = format!("the storage of {} exceeds i64", v.ctx());
-                overflow("as_strided", what)
-            })?
+            storage_of(&ck, v.offset(), v.strides(), bounds)
+                .map(|s| s.1)
+                .ok_or_else(|| {
+                    let what = format!("the storage of {} exceeds i64", v.ctx());
+                    overflow("as_strided", what)
+                })?
         }
     };
     as_strided_args(shape, strides, offset)?;

@@ -100,7 +100,6 @@ pub(crate) fn refuse_mask(
     ))
 }
 
-/// `axis` is not an axis of the view described by `ctx`, of rank `ndim`.
 /// PyTorch's refusal of `view(*shape)` when the reshape of the view `ctx` to `shape` is not
 /// one view (for a symbolic view: not provably one view for every value of its symbols).
 pub(crate) fn view_shape_refusal(shape: &str, ctx: &str, symbolic: bool) -> Error {
@@ -117,11 +116,45 @@ pub(crate) fn view_shape_refusal(shape: &str, ctx: &str, symbolic: bool) -> Erro
     )
 }
 
+/// `axis` is not an axis of the view described by `ctx`, of rank `ndim`.
 pub(crate) fn bad_axis(op: &'static str, ctx: &str, axis: usize, ndim: usize) -> Error {
     invalid(
         op,
         format!("axis {axis} is out of range for {ctx} of rank {ndim}"),
     )
+}
+
+/// The entry of `axis` in `per_axis` (one entry per axis of the view described by `ctx`,
+/// such as its shape); [`bad_axis`] of `op` when there is none.
+pub(crate) fn at_axis<T: Copy>(
+    op: &'static str,
+    per_axis: &[T],
+    axis: usize,
+    ctx: impl FnOnce() -> String,
+) -> Result<T> {
+    let ndim = per_axis.len();
+    per_axis
+        .get(axis)
+        .copied()
+        .ok_or_else(|| bad_axis(op, &ctx(), axis, ndim))
+}
+
+/// Checks that the argument `what` of `op`, of length `len`, has one entry per axis of the
+/// view described by `ctx`, of rank `ndim`.
+pub(crate) fn check_len(
+    op: &'static str,
+    what: &str,
+    len: usize,
+    ndim: usize,
+    ctx: impl FnOnce() -> String,
+) -> Result<()> {
+    if len == ndim {
+        return Ok(());
+    }
+    Err(invalid(
+        op,
+        format!("{what} has length {len} but {} has rank {ndim}", ctx()),
+    ))
 }
 
 /// Checks that `axis` is a place where `op` can insert an axis into the view

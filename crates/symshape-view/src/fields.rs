@@ -14,7 +14,7 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
-use crate::error::{bad_axis, check_piece, invalid, overflow, Result};
+use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
 use crate::op::{as_strided_negative, list};
 use crate::view::Fields;
 
@@ -29,13 +29,18 @@ impl<D: Size> Fields<D> {
     /// its element is valid and `(0, 0)` when it is not. `ctx` names the view in errors.
     ///
     /// # Errors
-    /// When an axis not (provably) of size 1 changes size.
+    /// When `shape` has another rank, or an axis not (provably) of size 1 changes size.
     pub(crate) fn expand<C: Check<D>>(
         &mut self,
         c: &mut C,
         shape: &[D],
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
+        if shape.len() != self.shape.len() {
+            let (s, n) = (list(shape), shape.len());
+            let msg = format!("cannot expand {} to shape {s} of rank {n}", ctx());
+            return Err(invalid("expand", msg));
+        }
         for (axis, &new) in shape.iter().enumerate() {
             let old = self.shape[axis];
             self.shape[axis] = new;
@@ -132,9 +137,7 @@ impl<D: Size> Fields<D> {
         (axis, size, piece): (usize, D, D),
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
-        let Some(&d) = self.shape.get(axis) else {
-            return Err(bad_axis(op, &ctx(), axis, self.shape.len()));
-        };
+        let d = at_axis(op, &self.shape, axis, ctx)?;
         let (zero, one) = (D::from(0), D::from(1));
         c.require(
             size,
@@ -208,9 +211,7 @@ impl<D: Size> Fields<D> {
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
         const OP: &str = "tensor_split";
-        let Some(&d) = self.shape.get(axis) else {
-            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
-        };
+        let d = at_axis(OP, &self.shape, axis, ctx)?;
         if sections == 0 {
             return Err(invalid(
                 OP,
@@ -257,9 +258,7 @@ impl<D: Size> Fields<D> {
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
         const OP: &str = "split_sizes";
-        let Some(&d) = self.shape.get(axis) else {
-            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
-        };
+        let d = at_axis(OP, &self.shape, axis, ctx)?;
         let zero = D::from(0);
         let list = || {
             let parts: Vec<String> = sizes.iter().map(ToString::to_string).collect();
@@ -493,7 +492,8 @@ pub(crate) fn as_strided_within<D: Size, C: Check<D>>(
         || as_strided_negative(shape, strides, Some(offset)),
     )?;
     let zero_to = |&d: &D| (zero, d);
-    let need = storage_of(c, res.2, res.1, res.0.iter().map(zero_to)).unwrap_or(D::from(i64::MAX));
+    let need =
+        storage_of(c, res.2, res.1, res.0.iter().map(zero_to)).map_or(D::from(i64::MAX), |s| s.1);
     let refused = |n: &dyn std::fmt::Display, st: &dyn std::fmt::Display| {
         invalid(
             "as_strided",
@@ -519,19 +519,45 @@ pub(crate) fn as_strided_within<D: Size, C: Check<D>>(
     )
 }
 
-/// The length of the shortest storage a view reads: one past the last element it
-/// reaches (`bounds` holds the valid range of every axis), 0 when it has none; `None` when
-/// an `i64` length leaves `i64`.
+/// The first element a view reaches and the length of the shortest storage it reads (one
+/// past the last element it reaches), both 0 when it has none (`bounds` holds the valid
+/// range of every axis); `None` when an `i64` length leaves `i64`.
 pub(crate) fn storage_of<D: Size, C: Check<D>>(
     c: &C,
     offset: D,
     strides: &[D],
     bounds: impl Iterator<Item = (D, D)> + Clone,
-) -> Option<D> {
+) -> Option<(D, D)> {
     let zero = D::from(0);
     if C::EXACT && bounds.clone().any(|(b, e)| c.holds(b, CmpOp::Ge, e)) {
-        return Some(zero);
+        return Some((zero, zero));
     }
-    let (_, last, any) = reach(offset, strides, bounds);
-    Some(any * last.try_add(D::from(1))?)
+    let (first, last, any) = reach(offset, strides, bounds);
+    Some((any * first, any * last.try_add(D::from(1))?))
+}
+
+/// Requires the valid elements of a view ([`storage_of`]'s arguments) to lie within the `n`
+/// elements of the view below (a stack's invariant 2; `below` names it in guards); returns
+/// the first element reached, 0 when none is valid.
+///
+/// # Errors
+/// `outside` when it does not fit on `i64`; on `Expr`, when that is refuted.
+pub(crate) fn fit_within<D: Size, C: Check<D>>(
+    c: &mut C,
+    (offset, strides): (D, &[D]),
+    bounds: impl Iterator<Item = (D, D)> + Clone,
+    n: D,
+    below: &dyn Fn() -> String,
+    outside: impl Fn() -> Error,
+) -> Result<D> {
+    let (first, end) = storage_of(c, offset, strides, bounds).ok_or_else(&outside)?;
+    let zero = D::from(0);
+    for (x, cmp, y, which) in [
+        (first, CmpOp::Ge, zero, "first"),
+        (end, CmpOp::Le, n, "last"),
+    ] {
+        let what = || format!("{which} element reached is within {}", below());
+        c.require(x, cmp, y, what, &outside)?;
+    }
+    Ok(first)
 }

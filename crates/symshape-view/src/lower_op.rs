@@ -17,7 +17,7 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::check::Exact;
 use crate::concrete::{check_shape, repeated_squeeze_axis};
 use crate::dim::{Dim, Size};
-use crate::error::{bad_axis, check_piece, invalid, overflow, Error, Result};
+use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::{Checker, Ctx, Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::op::{sliding_windows, Op};
@@ -209,12 +209,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
     op: &Op<D>,
 ) -> Result<Option<Lowering<D>>> {
     let ndim = shape.len();
-    let dim = |name: &'static str, axis: usize| {
-        shape
-            .get(axis)
-            .copied()
-            .ok_or_else(|| bad_axis(name, &ctx(), axis, ndim))
-    };
+    let dim = |name: &'static str, axis: usize| at_axis(name, shape, axis, ctx);
     let zero = D::from(0);
     let low = match op {
         Op::Transpose(a, b) => {
@@ -469,10 +464,7 @@ pub(crate) fn chunk_size<D: Size, K: Decide<D>>(
     axis: usize,
     chunks: usize,
 ) -> Result<D> {
-    let d = shape
-        .get(axis)
-        .copied()
-        .ok_or_else(|| bad_axis("chunk", &ctx(), axis, shape.len()))?;
+    let d = at_axis("chunk", shape, axis, ctx)?;
     if chunks == 0 {
         return Err(invalid(
             "chunk",
@@ -505,10 +497,7 @@ fn squeezed<D: Size, K: Decide<D>>(
         return Ok(res);
     };
     for (k, &a) in list.iter().enumerate() {
-        let d = shape
-            .get(a)
-            .copied()
-            .ok_or_else(|| bad_axis("squeeze", &ctx(), a, shape.len()))?;
+        let d = at_axis("squeeze", shape, a, ctx)?;
         if list[..k].contains(&a) {
             return Err(repeated_squeeze_axis(a, list, &ctx()));
         }
@@ -535,9 +524,7 @@ fn split_at_items<D: Size>(
     indices: &[D],
     piece: usize,
 ) -> Result<Vec<IndexItem<D>>> {
-    if axis >= shape.len() {
-        return Err(bad_axis("tensor_split", &ctx(), axis, shape.len()));
-    }
+    at_axis("tensor_split", shape, axis, ctx)?;
     check_piece("tensor_split", ctx, axis, piece, indices.len() + 1)?;
     let mut items = vec![IndexItem::FULL; axis];
     items.push(IndexItem::Slice {

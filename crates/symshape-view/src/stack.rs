@@ -43,6 +43,7 @@ use crate::dim::Dim;
 use crate::dispatch::Route;
 use crate::engine::{view_or_copy, Engine};
 use crate::error::{invalid, Error, Result};
+use crate::fields::fit_within;
 use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};
 use crate::op::{CopyOp, Op};
@@ -125,7 +126,17 @@ impl ViewStack {
                 check_stacked(lower, upper)?;
                 continue;
             }
-            let extra = fit_guards(cx, lower, upper)?;
+            // The rule `fields::fit_within`, proven under `cx` and both views' guards; what
+            // is not proven becomes guards (a refutation is a guard error, never `outside`).
+            let mut known = lower.guards().to_vec();
+            for g in upper.guards() {
+                add_guard(&mut known, g.clone());
+            }
+            let mut ck = Checker::new(cx, GuardOp::STACK, &known, upper.ctx());
+            let (f, outside) = (upper.fields(), || invalid("stack", "refuted"));
+            let (at, bounds) = ((f.offset, f.strides.as_slice()), f.bounds().into_iter());
+            fit_within(&mut ck, at, bounds, lower.numel(), &|| lower.ctx(), outside)?;
+            let extra = ck.guards.split_off(known.len().min(ck.guards.len()));
             if !extra.is_empty() {
                 views[k] = views[k].clone().with_guards(&extra);
             }
@@ -658,26 +669,4 @@ impl fmt::Display for ViewStack {
         }
         Ok(())
     }
-}
-
-/// The guards under which every valid element of the symbolic `upper` lies within
-/// the elements of `lower` (invariant 2), after proving what `cx` and both views'
-/// guards decide. An empty `upper` reaches nothing, hence the factor
-/// `min(valid elements, 1)`.
-pub(crate) fn fit_guards(cx: &Scope, lower: &View, upper: &View) -> Result<Vec<Guard>> {
-    let zero = Expr::from(0);
-    let (first, last, any) = symbolic::reach(upper);
-    let mut known = lower.guards().to_vec();
-    for g in upper.guards() {
-        add_guard(&mut known, g.clone());
-    }
-    let mut ck = Checker::new(cx, GuardOp::STACK, &known, upper.ctx());
-    let below = lower.ctx();
-    ck.require(any * first, CmpOp::Ge, zero, || {
-        format!("first element reached is within {below}")
-    })?;
-    ck.require(any * (last + 1), CmpOp::Le, lower.numel(), || {
-        format!("last element reached is within {below}")
-    })?;
-    Ok(ck.guards.split_off(known.len().min(ck.guards.len())))
 }

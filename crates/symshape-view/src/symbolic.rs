@@ -285,9 +285,7 @@ fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
 /// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
 /// (an empty axis gives one empty piece).
 pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
-    let Some(&d) = v.shape().get(axis) else {
-        return Err(crate::error::bad_axis("split", &v.ctx(), axis, v.ndim()));
-    };
+    let d = crate::error::at_axis("split", v.shape(), axis, || v.ctx())?;
     Ok(cx.simplify(d.ceil_div(size).max(1)))
 }
 
@@ -371,11 +369,4 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
         return Ok(reshape(cx, &with, upper.shape()).ok().flatten());
     }
     Ok(None)
-}
-
-/// The smallest and largest offset the valid elements of `v` reach, and `1` when it has a
-/// valid element, else `0` (then the two offsets mean nothing): `min(valid, 1) * (last + 1)`
-/// is the length of the shortest buffer `v` can read.
-pub(crate) fn reach(v: &View) -> (Expr, Expr, Expr) {
-    crate::fields::reach(v.offset(), v.strides(), v.fields().bounds().into_iter())
 }

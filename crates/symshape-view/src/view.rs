@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use symshape::Expr;
 
 use crate::concrete::ConcreteView;
-use crate::error::{Error, Result};
+use crate::error::{at_axis, Error, Result};
 use crate::guard::{add_guard, Guard};
 
 /// A strided view with an optional per-axis validity mask.
@@ -328,7 +328,7 @@ impl View {
     /// # Errors
     /// [`Error::Invalid`] when `axis >= ndim`.
     pub fn dim(&self, axis: usize) -> Result<Expr> {
-        self.dim_for("dim", axis)
+        at_axis("dim", self.shape(), axis, || self.ctx())
     }
 
     /// The stride of `axis`.
@@ -336,21 +336,7 @@ impl View {
     /// # Errors
     /// [`Error::Invalid`] when `axis >= ndim`.
     pub fn stride(&self, axis: usize) -> Result<Expr> {
-        self.strides()
-            .get(axis)
-            .copied()
-            .ok_or_else(|| self.bad_axis("stride", axis))
-    }
-
-    pub(crate) fn dim_for(&self, op: &'static str, axis: usize) -> Result<Expr> {
-        self.shape()
-            .get(axis)
-            .copied()
-            .ok_or_else(|| self.bad_axis(op, axis))
-    }
-
-    fn bad_axis(&self, op: &'static str, axis: usize) -> Error {
-        crate::error::bad_axis(op, &self.ctx(), axis, self.ndim())
+        at_axis("stride", self.strides(), axis, || self.ctx())
     }
 
     /// `view [2, 3] with strides [3, 1]`, as error messages name a view.

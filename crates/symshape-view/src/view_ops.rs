@@ -360,7 +360,7 @@ pub trait ViewOps: Sized {
     /// As [`ViewOps::apply_dim`]; [`Error::Symbolic`] when the size is symbolic.
     fn unbind(&self, cx: &Scope, axis: usize) -> Result<Vec<Self>> {
         let top = self.top_view();
-        let d = top.dim_for("unbind", axis)?;
+        let d = crate::error::at_axis("unbind", top.shape(), axis, || top.ctx())?;
         let Some(n) = d.as_i64() else {
             return Err(Error::Symbolic {
                 op: "unbind",
@@ -385,7 +385,7 @@ pub trait ViewOps: Sized {
     /// [`MAX_PIECES`].
     fn tensor_split(&self, cx: &Scope, axis: usize, sections: usize) -> Result<Vec<Self>> {
         let top = self.top_view();
-        top.dim_for("tensor_split", axis)?;
+        crate::error::at_axis("tensor_split", top.shape(), axis, || top.ctx())?;
         let n = i64::try_from(sections).unwrap_or(i64::MAX);
         piece_count(&top, "tensor_split", axis, Expr::from(n), || {
             format!("Op::TensorSplit {{ axis: {axis}, sections: {sections}, piece }}")

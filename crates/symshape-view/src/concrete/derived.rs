@@ -47,7 +47,7 @@ impl ConcreteView {
     /// `max(ceil(dim / n), 1)` for `axis`, after checking the axis and that `n`
     /// (what `op` calls `what`) is positive.
     fn ceil_parts(&self, op: &'static str, axis: usize, n: i64, what: &str) -> Result<i64> {
-        self.check_axis(op, axis)?;
+        crate::error::at_axis(op, self.shape(), axis, || self.ctx())?;
         if n <= 0 {
             return Err(invalid(
                 op,

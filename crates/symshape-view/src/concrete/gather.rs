@@ -1,9 +1,10 @@
 //! The gathers, NumPy's fancy and boolean indexing ([`Op::Take`], [`Op::Compress`],
-//! [`Op::BooleanMask`]): copies whose elements no strided view of the input can read. The
-//! exact rule: argument checks and the [`Selection`] the kernels gather
-//! (`symshape_kernels::gather`) into a fresh buffer.
+//! [`Op::BooleanMask`]): copies whose elements no strided view of the input can read; the
+//! [`Selection`] the kernels gather (`symshape_kernels::gather`) into a fresh buffer, after
+//! the rule both engines check (`crate::gather::indexed`).
 
-use crate::error::{bad_axis, invalid, unrepresentable, Result};
+use crate::check::Exact;
+use crate::error::{unrepresentable, Result};
 use crate::op::Op;
 
 /// What a gather reads: along `axis` of an input of `shape`, the listed indices in order;
@@ -40,77 +41,19 @@ impl Selection {
     /// [`Error::Invalid`](crate::Error::Invalid) naming the op: an axis out of range, an
     /// index out of bounds, a mask of the wrong length, or an op that is not a gather.
     pub fn of(shape: &[i64], op: &Op<i64>, ctx: &str) -> Result<Selection> {
-        let name = op.name();
-        let size_of = |axis: usize| {
-            shape
-                .get(axis)
-                .copied()
-                .ok_or_else(|| bad_axis(name, ctx, axis, shape.len()))
+        let (shape, axis) = crate::gather::indexed(&mut Exact, shape, op, &|| ctx.to_string())?;
+        // `indexed` put every index in `-dim..dim`.
+        let from_end = |i: i64| if i < 0 { i + shape[axis] } else { i };
+        let indices = match op {
+            Op::Take { indices, .. } => indices.iter().map(|&i| from_end(i)).collect(),
+            Op::Compress { mask, .. } | Op::BooleanMask(mask) => trues(mask),
+            _ => Vec::new(),
         };
-        match op {
-            Op::Take { axis, indices } => {
-                let d = size_of(*axis)?;
-                let indices = indices
-                    .iter()
-                    .map(|&i| {
-                        let at = if i < 0 { i.checked_add(d) } else { Some(i) };
-                        at.filter(|&x| (0..d).contains(&x)).ok_or_else(|| {
-                            invalid(
-                                name,
-                                format!(
-                                    "index {i} is out of bounds for axis {axis} with size {d}, for {ctx}"
-                                ),
-                            )
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(Selection {
-                    shape: shape.to_vec(),
-                    axis: *axis,
-                    indices,
-                })
-            }
-            Op::Compress { axis, mask } => {
-                let d = size_of(*axis)?;
-                if i64::try_from(mask.len()).ok() != Some(d) {
-                    return Err(invalid(
-                        name,
-                        format!(
-                            "boolean index did not match indexed array along axis {axis}; size of axis is {d} but size of corresponding boolean axis is {}, for {ctx}",
-                            mask.len()
-                        ),
-                    ));
-                }
-                Ok(Selection {
-                    shape: shape.to_vec(),
-                    axis: *axis,
-                    indices: trues(mask),
-                })
-            }
-            Op::BooleanMask(mask) => {
-                // The element count of a valid shape fits (its views' invariant).
-                let n = shape.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
-                if n != i64::try_from(mask.len()).ok() {
-                    return Err(invalid(
-                        name,
-                        format!(
-                            "boolean index did not match indexed array: the mask has {} entries but {ctx} has {} elements (one entry per element, row-major)",
-                            mask.len(),
-                            n.map_or_else(|| "too many".to_string(), |n| n.to_string())
-                        ),
-                    ));
-                }
-                Ok(Selection {
-                    shape: vec![n.unwrap_or(0)],
-                    axis: 0,
-                    indices: trues(mask),
-                })
-            }
-            other => Err(invalid(
-                name,
-                format!("{other} is not a gather (take, compress or boolean_mask)"),
-            )),
-        }
+        Ok(Selection {
+            shape,
+            axis,
+            indices,
+        })
     }
 }
 

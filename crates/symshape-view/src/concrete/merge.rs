@@ -26,7 +26,9 @@
 
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
 use super::{unravel, ConcreteView};
+use crate::check::Exact;
 use crate::error::{invalid, Result};
+use crate::fields::fit_within;
 
 /// Reduced index spaces up to this many points are decided by evaluation.
 pub(crate) const EXACT_LIMIT: i128 = 1 << 20;
@@ -143,21 +145,21 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) naming both views when one does not.
 pub(crate) fn check_stacked(lower: &ConcreteView, upper: &ConcreteView) -> Result<i128> {
-    let Some((base, lmax)) = upper.extent() else {
-        return Ok(0);
-    };
     let n1 = lower.numel();
-    if base < 0 || lmax >= n1 {
-        return Err(invalid(
+    let outside = || {
+        let (base, lmax) = upper.extent().unwrap_or_default();
+        invalid(
             "merge",
             format!(
                 "upper {} reaches elements {base}..={lmax} outside the {n1} elements of lower {}",
                 upper.ctx(),
                 lower.ctx()
             ),
-        ));
-    }
-    Ok(i128::from(base))
+        )
+    };
+    let at = (upper.offset(), upper.strides());
+    let below = || lower.ctx();
+    fit_within(&mut Exact, at, upper.bounds(), n1, &below, outside).map(i128::from)
 }
 
 /// Decides the reduced composition; `Ok(None)` when it is not one view.

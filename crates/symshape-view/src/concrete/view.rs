@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use crate::error::{invalid, overflow, Result};
+use crate::error::{at_axis, check_len, invalid, overflow, Result};
 
 /// A view with constant shape, strides, offset and optional mask.
 ///
@@ -346,10 +346,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `axis >= ndim`.
     pub fn dim(&self, axis: usize) -> Result<i64> {
-        self.shape
-            .get(axis)
-            .copied()
-            .ok_or_else(|| self.bad_axis("dim", axis))
+        at_axis("dim", &self.shape, axis, || self.ctx())
     }
 
     /// The stride of `axis`.
@@ -357,10 +354,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) when `axis >= ndim`.
     pub fn stride(&self, axis: usize) -> Result<i64> {
-        self.strides
-            .get(axis)
-            .copied()
-            .ok_or_else(|| self.bad_axis("stride", axis))
+        at_axis("stride", &self.strides, axis, || self.ctx())
     }
 
     /// The per-axis valid ranges `[b, e)`, or `None` when every element is valid.
@@ -492,7 +486,9 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) on a rank mismatch,
     /// [`Error::Overflow`](crate::Error::Overflow) when the sum leaves `i64`.
     pub fn linear_index(&self, idx: &[i64]) -> Result<i64> {
-        self.check_rank("linear_index", "index", idx.len())?;
+        check_len("linear_index", "index", idx.len(), self.ndim(), || {
+            self.ctx()
+        })?;
         idx.iter()
             .zip(&self.strides)
             .try_fold(self.offset, |acc, (&i, &t)| {
@@ -522,7 +518,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when `idx` has the wrong rank or
     /// lies outside the shape.
     pub fn offset_of(&self, idx: &[i64]) -> Result<Option<i64>> {
-        self.check_rank("offset_of", "index", idx.len())?;
+        check_len("offset_of", "index", idx.len(), self.ndim(), || self.ctx())?;
         if idx.iter().zip(&self.shape).any(|(&i, &d)| i < 0 || i >= d) {
             return Err(invalid(
                 "offset_of",
@@ -615,18 +611,6 @@ impl ConcreteView {
         s
     }
 
-    fn bad_axis(&self, op: &'static str, axis: usize) -> crate::Error {
-        crate::error::bad_axis(op, &self.ctx(), axis, self.ndim())
-    }
-
-    pub(crate) fn check_axis(&self, op: &'static str, axis: usize) -> Result<()> {
-        if axis < self.ndim() {
-            Ok(())
-        } else {
-            Err(self.bad_axis(op, axis))
-        }
-    }
-
     /// The fields, for the core field rules ([`crate::fields`]).
     pub(crate) fn to_fields(&self) -> crate::view::Fields<i64> {
         crate::view::Fields {
@@ -658,20 +642,6 @@ impl ConcreteView {
             f.mask = None;
         }
         Self::from_checked_fields(f)
-    }
-
-    pub(crate) fn check_rank(&self, op: &'static str, what: &str, len: usize) -> Result<()> {
-        if len == self.ndim() {
-            return Ok(());
-        }
-        Err(invalid(
-            op,
-            format!(
-                "{what} has length {len} but {} has rank {}",
-                self.ctx(),
-                self.ndim()
-            ),
-        ))
     }
 
     /// A view with no valid element: strides 0 and an empty mask on every axis.

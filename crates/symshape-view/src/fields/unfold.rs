@@ -6,7 +6,7 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
-use crate::error::{bad_axis, invalid, overflow, unrepresentable, Result};
+use crate::error::{at_axis, invalid, overflow, unrepresentable, Result};
 use crate::view::Fields;
 
 impl<D: Size> Fields<D> {
@@ -26,9 +26,7 @@ impl<D: Size> Fields<D> {
         ctx: &dyn Fn() -> String,
     ) -> Result<bool> {
         const OP: &str = "unfold";
-        let (Some(&d), Some(&t)) = (self.shape.get(axis), self.strides.get(axis)) else {
-            return Err(bad_axis(OP, &ctx(), axis, self.shape.len()));
-        };
+        let (d, t) = (at_axis(OP, &self.shape, axis, ctx)?, self.strides[axis]);
         let (zero, one) = (D::from(0), D::from(1));
         let misfit = || {
             let what = format!("window size {size} and step {step} do not fit axis {axis}");
@@ -94,8 +92,8 @@ impl<D: Size> Fields<D> {
     ) -> Result<()> {
         const OP: &str = "diagonal";
         let ndim = self.shape.len();
-        if let Some(&x) = [a, b].iter().find(|&&x| x >= ndim) {
-            return Err(bad_axis(OP, &ctx(), x, ndim));
+        for x in [a, b] {
+            at_axis(OP, &self.shape, x, ctx)?;
         }
         if a == b {
             let differ = format!("axes {a} and {b} must differ for {}", ctx());

@@ -12,6 +12,7 @@ mod memory;
 mod midsize;
 mod model;
 mod nest;
+mod onerule;
 mod ops;
 mod overlap;
 mod pinned;
