@@ -258,15 +258,8 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
                     // The other kernels' rows of a destination larger than the last-level
                     // cache go through an L1 buffer and out with non-temporal stores
                     // (`write_row`).
-                    Kernel::Pad => write_row(level, stream, dp, da, len, |o, os, _, n| {
-                        fill_row(o, os, n, pad)
-                    }),
-                    Kernel::BroadcastFill => {
-                        let v = *sp;
-                        write_row(level, stream, dp, 1, len, |o, os, _, n| {
-                            fill_row(o, os, n, v)
-                        })
-                    }
+                    Kernel::Pad => fill_row_of(level, stream, dp, da, len, pad),
+                    Kernel::BroadcastFill => fill_row_of(level, stream, dp, 1, len, *sp),
                     Kernel::ReversedCopy => write_row(level, stream, dp, 1, len, |o, _, at, n| {
                         reversed_row(o, sp.sub(at), n)
                     }),
@@ -931,46 +924,89 @@ unsafe fn fill_row<T: Element>(dp: *mut T, ds: isize, len: usize, v: T) {
 /// As [`fill_row`]; `level` is supported by the CPU.
 #[inline]
 unsafe fn fill_wide<T: Element>(level: Level, dp: *mut T, ds: isize, len: usize, v: T) {
-    #[cfg(target_arch = "x86_64")]
-    let size = std::mem::size_of::<T>();
-    #[cfg(target_arch = "x86_64")]
-    if ds == 1 && matches!(size, 1 | 2 | 4 | 8) && len * size >= 64 && level >= Level::Avx2 {
-        let mut pattern = [0u8; 64];
-        for k in 0..64 / size {
-            // SAFETY: `size` bytes of `v` into the pattern's `k`-th element slot.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    (&v as *const T).cast::<u8>(),
-                    pattern.as_mut_ptr().add(k * size),
-                    size,
-                )
-            };
-        }
-        // SAFETY: `len` writable elements from `dp` (caller); AVX2 is supported (`level`).
-        unsafe { fill_pattern_avx2(dp.cast::<u8>(), len * size, &pattern) };
+    // SAFETY: the caller's contract.
+    if ds == 1 && unsafe { fill_pattern::<T, false>(level, dp, len, v) } {
         return;
     }
-    let _ = level;
     // SAFETY: the caller's contract.
     unsafe { fill_row(dp, ds, len, v) }
 }
 
+/// Writes `v` to `len` unit-stride elements from `dp` in whole 64-byte patterns, the whole
+/// destination lines inside the run with non-temporal stores when `STREAM` (the caller's
+/// task fences them, [`run_units`]). Returns false, having written nothing, where there is
+/// no such path: below the AVX2 level, for elements of other sizes than 1, 2, 4 or 8 bytes,
+/// or for runs shorter than 64 bytes.
+///
+/// # Safety
+/// `dp..dp + len` writable; `level` is supported by the CPU.
+#[inline]
+unsafe fn fill_pattern<T: Element, const STREAM: bool>(
+    level: Level,
+    dp: *mut T,
+    len: usize,
+    v: T,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let size = std::mem::size_of::<T>();
+        if matches!(size, 1 | 2 | 4 | 8) && len * size >= 64 && level >= Level::Avx2 {
+            let mut pattern = [0u8; 64];
+            for k in 0..64 / size {
+                // SAFETY: `size` bytes of `v` into the pattern's `k`-th element slot.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (&v as *const T).cast::<u8>(),
+                        pattern.as_mut_ptr().add(k * size),
+                        size,
+                    )
+                };
+            }
+            // SAFETY: `len` writable elements from `dp` (caller), which is aligned for `T`;
+            // AVX2 is supported (`level`).
+            unsafe { fill_pattern_avx2::<STREAM>(dp.cast::<u8>(), len * size, &pattern) };
+            return true;
+        }
+    }
+    let _ = (level, dp, len, v);
+    false
+}
+
 /// Writes `bytes >= 64` bytes from `dp` with the 64-byte `pattern` repeated (whose period,
-/// an element's size, divides 64): two 32-byte stores per 64 bytes, the last 64 bytes stored
-/// at the end of the run, overlapping the one before.
+/// an element's size, divides 64 and the distance from `dp` to any line boundary, `dp`
+/// being aligned for the element, so the pattern is in phase wherever a store starts).
+/// Ordinary: two 32-byte stores per 64 bytes, the last 64 bytes stored at the end of the
+/// run, overlapping the one before. `STREAM`: the bytes before the first line boundary and
+/// after the last are copied from the pattern with ordinary stores, every whole line between
+/// with non-temporal ones, so that no line gets both kinds (a line written both ways made
+/// a streamed fill slower than staging it, docs/performance.md).
 ///
 /// # Safety
 /// `dp..dp + bytes` writable; the CPU supports AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fill_pattern_avx2(dp: *mut u8, bytes: usize, pattern: &[u8; 64]) {
+unsafe fn fill_pattern_avx2<const STREAM: bool>(dp: *mut u8, bytes: usize, pattern: &[u8; 64]) {
     use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
     // SAFETY: the pattern is 64 bytes; every store lies inside `dp..dp + bytes` (`bytes >=
-    // 64`), and the last one starts a whole number of elements after `dp`, so it writes
-    // the pattern's elements in phase.
+    // 64`; the head and tail copies are shorter than 64 bytes and inside the run) and
+    // starts a whole number of elements after `dp`; the non-temporal stores start on line
+    // boundaries, so they are aligned.
     unsafe {
         let lo = _mm256_loadu_si256(pattern.as_ptr().cast::<__m256i>());
         let hi = _mm256_loadu_si256(pattern.as_ptr().add(32).cast::<__m256i>());
+        if STREAM {
+            use std::arch::x86_64::_mm256_stream_si256;
+            let head = ((dp as usize).next_multiple_of(64) - dp as usize).min(bytes);
+            std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp, head);
+            let mut o = head;
+            while o + 64 <= bytes {
+                _mm256_stream_si256(dp.add(o).cast::<__m256i>(), lo);
+                _mm256_stream_si256(dp.add(o + 32).cast::<__m256i>(), hi);
+                o += 64;
+            }
+            std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp.add(o), bytes - o);
+            return;
+        }
         let mut o = 0;
         while o + 64 <= bytes {
             _mm256_storeu_si256(dp.add(o).cast::<__m256i>(), lo);
@@ -983,6 +1019,34 @@ unsafe fn fill_pattern_avx2(dp: *mut u8, bytes: usize, pattern: &[u8; 64]) {
             _mm256_storeu_si256(dp.add(last + 32).cast::<__m256i>(), hi);
         }
     }
+}
+
+/// Writes `v` to one row of `len` elements at stride `ds` (a broadcast row or a row of
+/// padding): whole lines with non-temporal stores when `stream` and the row is unit-stride
+/// and long ([`fill_pattern`], else staged by [`write_row`]), else ordinary stores
+/// ([`fill_wide`]).
+///
+/// # Safety
+/// As [`fill_row`]; `level` is supported by the CPU.
+#[inline]
+unsafe fn fill_row_of<T: Element>(
+    level: Level,
+    stream: bool,
+    dp: *mut T,
+    ds: isize,
+    len: usize,
+    v: T,
+) {
+    if stream && ds == 1 && len.saturating_mul(std::mem::size_of::<T>()) >= STREAM_ROW {
+        // SAFETY: the caller's contract.
+        if !unsafe { fill_pattern::<T, true>(level, dp, len, v) } {
+            // SAFETY: the caller's contract.
+            unsafe { write_row(level, true, dp, 1, len, |o, os, _, n| fill_row(o, os, n, v)) }
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { fill_wide(level, dp, ds, len, v) }
 }
 
 /// Bytes of the stack buffer through which [`streamed_row`] stages a row: well inside the L1
@@ -1653,16 +1717,23 @@ fn row_run_units(outer: &[Loop<2>], na: usize, size: usize) -> usize {
 mod tests {
     use super::*;
 
-    /// `fill_wide` at every supported level writes `v` to exactly its run: every length
-    /// from 0 to 300 elements, runs starting off a 64-byte boundary, guards around them.
-    fn fills_exactly<T: Element + std::fmt::Debug>(v: T, other: T) {
+    /// `fill(level, dp, len, v)` at every supported level writes `v` to exactly its run:
+    /// every length in `lens`, runs starting at every element offset within a 64-byte line,
+    /// guards around them.
+    fn fills_exactly<T: Element + std::fmt::Debug>(
+        v: T,
+        other: T,
+        lens: impl Iterator<Item = usize> + Clone,
+        fill: impl Fn(Level, *mut T, usize, T),
+    ) {
+        let size = std::mem::size_of::<T>();
         for level in simd::supported() {
-            for len in 0..300 {
-                for lead in 0..3 {
-                    let mut buf = vec![other; lead + len + 3];
-                    // SAFETY: `len` elements from `lead` lie inside `buf`; `level` is
-                    // supported.
-                    unsafe { fill_wide(level, buf.as_mut_ptr().add(lead), 1, len, v) };
+            for len in lens.clone() {
+                for line_offset in (0..64).step_by(size) {
+                    let mut buf = vec![other; 64 / size + len + 3];
+                    let lead = (line_offset + 64 - buf.as_ptr() as usize % 64) % 64 / size;
+                    // SAFETY: `len` elements from `lead` lie inside `buf`.
+                    fill(level, unsafe { buf.as_mut_ptr().add(lead) }, len, v);
                     for (i, &x) in buf.iter().enumerate() {
                         let want = if (lead..lead + len).contains(&i) {
                             v
@@ -1676,12 +1747,42 @@ mod tests {
         }
     }
 
+    /// The fills: plain ([`fill_wide`]), whole patterns with non-temporal stores
+    /// ([`fill_pattern`], or the plain fill where it has no path), and streamed rows
+    /// ([`fill_row_of`]) of lengths around [`STREAM_ROW`].
+    fn every_fill<T: Element + std::fmt::Debug>(v: T, other: T) {
+        let size = std::mem::size_of::<T>();
+        fills_exactly(v, other, 0..200, |level, dp, len, v| {
+            // SAFETY: the pointer, length and supported level `fills_exactly` gives.
+            unsafe { fill_wide(level, dp, 1, len, v) }
+        });
+        fills_exactly(v, other, 0..200, |level, dp, len, v| {
+            // SAFETY: as above.
+            if unsafe { fill_pattern::<T, true>(level, dp, len, v) } {
+                simd::fence(level);
+            } else {
+                assert!(
+                    level < Level::Avx2 || len * size < 64,
+                    "{level:?} len {len}"
+                );
+                // SAFETY: as above.
+                unsafe { fill_wide(level, dp, 1, len, v) };
+            }
+        });
+        let around = STREAM_ROW / size;
+        fills_exactly(v, other, around - 3..around + 70, |level, dp, len, v| {
+            // SAFETY: as above.
+            unsafe { fill_row_of(level, true, dp, 1, len, v) };
+            simd::fence(level);
+        });
+    }
+
     #[test]
     fn wide_fills_write_exactly_their_run() {
-        fills_exactly::<u8>(0xab, 1);
-        fills_exactly::<u16>(0xabcd, 1);
-        fills_exactly::<f32>(f32::NEG_INFINITY, 0.5);
-        fills_exactly::<f64>(-3.25, 0.5);
-        fills_exactly::<i64>(-7, 9);
+        every_fill::<u8>(0xab, 1);
+        every_fill::<u16>(0xabcd, 1);
+        every_fill::<f32>(f32::NEG_INFINITY, 0.5);
+        every_fill::<f64>(-3.25, 0.5);
+        every_fill::<i64>(-7, 9);
     }
 }
