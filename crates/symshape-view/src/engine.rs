@@ -12,9 +12,9 @@ use crate::error::{
     check_len, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
 };
 use crate::fields::{as_strided_within, storage_of};
-use crate::guard::GuardOp;
+use crate::guard::{Guard, GuardOp};
 use crate::index::IndexItem;
-use crate::lower_op::Decide;
+use crate::lower_op::{lower, Decide};
 use crate::op::{as_strided_args, list, CopyOp, Op};
 use crate::view::Fields;
 
@@ -54,10 +54,11 @@ pub(crate) trait Engine: Clone {
     /// fields it kept valid (the same elements, or fewer).
     fn finish(op: &'static str, f: Fields<Self::D>, ck: Self::Ck<'_>) -> Result<Self>;
     fn finish_kept(f: Fields<Self::D>, ck: Self::Ck<'_>) -> Result<Self>;
-    /// An unmasked view of the given fields, as `create` checks them, and a view with
-    /// the guards `ck` recorded.
+    /// An unmasked view of the given fields, as `create` checks them, a view with the
+    /// guards `ck` recorded, and one with the guards of a lowering.
     fn create(cx: &Self::Cx, shape: &[Self::D], strides: &[Self::D], at: Self::D) -> Result<Self>;
     fn with_guards(v: Self, ck: Self::Ck<'_>) -> Self;
+    fn with_lowered_guards(v: Self, guards: &[Guard]) -> Self;
     /// The reshape to `shape`: `NotRepresentable` when it is not one view (or, for
     /// `Expr`, when only values decide); the same dropping the size-1 axes for `op`.
     fn reshape(cx: &Self::Cx, v: &Self, shape: &[Self::D]) -> Result<Self>;
@@ -119,6 +120,35 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
         return Err(overflow(op, what));
     }
     Ok(())
+}
+
+/// Runs `op` on `v`: checks the result rank, lowers a derived op and runs each op it
+/// stands for (a squeeze that is one reshape drops the unit axes; errors under the
+/// derived op's name, its guards attached), else runs the core op.
+///
+/// # Errors
+/// The op's errors, as [`ViewOps`](crate::ViewOps) documents them.
+pub(crate) fn apply<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
+    op.check_rank(v.shape().len(), || v.ctx())?;
+    let ctx = || v.ctx();
+    let mut dec = E::decider(cx, &ctx);
+    let Some(low) = lower(&mut dec, v.shape(), &ctx, op)? else {
+        return apply_core(cx, v, op);
+    };
+    let r = if let (Op::Squeeze(_) | Op::SqueezeProven, [Op::Reshape(s)]) = (op, &low.ops[..]) {
+        E::drop_unit_axes(cx, v, "squeeze", s)?
+    } else {
+        let mut r = v.clone();
+        for k in &low.ops {
+            r = apply(cx, &r, k).map_err(|e| low.error(e))?;
+        }
+        r
+    };
+    Ok(if low.guards.is_empty() {
+        r
+    } else {
+        E::with_lowered_guards(r, &low.guards)
+    })
 }
 
 /// Runs the core op `op`, whose result rank is checked, on `v`.
