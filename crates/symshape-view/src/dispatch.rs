@@ -111,12 +111,13 @@ impl View {
     /// into, as an expression: `max(cdiv(dim, size), 1)`, simplified under `cx`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `axis` is out of range.
+    /// [`Error::Invalid`] when `axis` is out of range or `size` is provably not
+    /// positive.
     pub fn split_count<D: Dim>(&self, cx: &Scope, axis: usize, size: D) -> Result<Expr> {
         if let (Some(c), Some(s)) = (self.as_concrete(), size.as_const()) {
             return c.split_count(axis, s).map(Expr::from);
         }
-        symbolic::split_count(cx, self, axis, size.into())
+        crate::engine::split_count(cx, self, axis, size.into())
     }
 
     /// Runs `op`, proving its preconditions under `cx`.

@@ -323,6 +323,22 @@ pub(crate) fn chunk_size<E: Engine>(cx: &E::Cx, v: &E, axis: usize, chunks: usiz
     crate::lower_op::chunk_size(&dec, v.shape(), &ctx, axis, chunks)
 }
 
+/// The number of pieces `split` cuts `axis` of `v` into, `max(cdiv(dim, size), 1)` (an
+/// empty axis gives one empty piece), as messages show it.
+///
+/// # Errors
+/// When the axis is out of range or `size` is (provably) not positive.
+pub(crate) fn split_count<E: Engine>(cx: &E::Cx, v: &E, axis: usize, size: E::D) -> Result<E::D> {
+    let ctx = || v.ctx();
+    let d = crate::error::at_axis("split", v.shape(), axis, ctx)?;
+    let dec = E::decider(cx, &ctx);
+    if E::checker(cx, v, GuardOp::SPLIT).refutes(size, CmpOp::Ge, E::D::from(1)) {
+        let what = format!("piece size {} must be positive for {}", dec.shown(size), ctx());
+        return Err(invalid("split", what));
+    }
+    Ok(dec.shown(d.ceil_parts_of(size)))
+}
+
 /// Broadcasts the size-1 axes of `v` to `shape` (a scalar to any shape).
 pub(crate) fn expand<E: Engine>(cx: &E::Cx, v: &E, shape: &[E::D]) -> Result<E> {
     let mut ck = E::checker(cx, v, GuardOp::EXPAND);

@@ -282,13 +282,6 @@ fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
             .is_some_and(|lo| lo >= symshape::BigInt::from(1))
 }
 
-/// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
-/// (an empty axis gives one empty piece).
-pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
-    let d = crate::error::at_axis("split", v.shape(), axis, || v.ctx())?;
-    Ok(cx.simplify(d.ceil_div(size).max(1)))
-}
-
 /// The canonical form as far as proofs decide it: axes with provably one valid
 /// index get stride 0 (the offset absorbs them); a provably zero-size view gets
 /// strides 0 and offset 0; a provably empty mask gets the concrete empty form.

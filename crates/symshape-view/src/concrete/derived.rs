@@ -1,7 +1,7 @@
 //! The exact engine's functions beyond the ops: NumPy's checked `as_strided`, the
 //! number of pieces of split and chunk, and NumPy's broadcast of shapes.
 
-use super::{ceil_div, check_shape, fmt_list, ConcreteView};
+use super::{check_shape, fmt_list, ConcreteView};
 use crate::error::{invalid, Result};
 
 /// Ops that return one view per piece refuse to build more pieces than this.
@@ -41,20 +41,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
     /// `size <= 0`.
     pub fn split_count(&self, axis: usize, size: i64) -> Result<i64> {
-        self.ceil_parts("split", axis, size, "piece size")
-    }
-
-    /// `max(ceil(dim / n), 1)` for `axis`, after checking the axis and that `n`
-    /// (what `op` calls `what`) is positive.
-    fn ceil_parts(&self, op: &'static str, axis: usize, n: i64, what: &str) -> Result<i64> {
-        crate::error::at_axis(op, self.shape(), axis, || self.ctx())?;
-        if n <= 0 {
-            return Err(invalid(
-                op,
-                format!("{what} {n} must be positive for {}", self.ctx()),
-            ));
-        }
-        Ok(ceil_div(self.shape()[axis], n).max(1))
+        crate::engine::split_count(&(), self, axis, size)
     }
 
     /// The number of pieces [`ViewOps::chunk`](crate::ViewOps::chunk) gives.

@@ -1,6 +1,6 @@
 //! The rules written once for both engines (a gather's arguments and result shape, the
 //! fit of a view over the one below it in a stack, the rank of per-axis arguments and
-//! axes out of range): the exact engine, the symbolic engine bound afterwards and a
+//! axes out of range, the piece count of `split`): the exact engine, the symbolic engine bound afterwards and a
 //! naive model agree.
 
 use proptest::prelude::*;
@@ -220,6 +220,38 @@ proptest! {
         if refused {
             let (c, s) = both_refused(run(&concrete), run(&symbolic)).expect("refused");
             prop_assert_eq!(c, s);
+        }
+    }
+
+    /// `split_count` on a concrete view, on a symbolic view (its count evaluated at the
+    /// binding) and as the naive model counts (pieces cut one after the other, at least
+    /// one) agree; an axis out of range or a piece size below 1 is refused by both with
+    /// the same message.
+    #[test]
+    fn split_counts_agree_on_both_engines(
+        shape in prop::collection::vec(0i64..=4, 0..4),
+        axis in 0usize..4,
+        size in -1i64..=5,
+    ) {
+        let (cx, syms, b) = symbols_for(&shape, 0);
+        let concrete = View::contiguous(&shape).expect("view");
+        let symbolic = View::row_major(&cx, &syms).expect("view");
+        let c = concrete.split_count(&cx, axis, size);
+        let s = symbolic.split_count(&cx, axis, size);
+        if axis >= shape.len() || size < 1 {
+            let (c, s) = both_refused(c, s).expect("refused");
+            prop_assert_eq!(c, s);
+        } else {
+            let (mut n, mut start) = (0i64, 0i64);
+            loop {
+                n += 1;
+                start += size;
+                if start >= shape[axis] {
+                    break;
+                }
+            }
+            prop_assert_eq!(c.expect("count"), Expr::from(n));
+            prop_assert_eq!(s.expect("count").eval(&b).expect("bound"), n);
         }
     }
 }
