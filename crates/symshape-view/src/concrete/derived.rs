@@ -2,7 +2,9 @@
 //! number of pieces of split and chunk, and NumPy's broadcast of shapes.
 
 use super::{check_shape, fmt_list, ConcreteView};
+use crate::check::Exact;
 use crate::error::{invalid, Result};
+use crate::fields::fit_within;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
@@ -19,18 +21,20 @@ impl ConcreteView {
         buffer_len: i64,
     ) -> Result<Self> {
         let v = Self::create(shape, Some(strides), offset, None)?;
-        let Some((lo, hi)) = v.extent() else {
-            return Ok(v);
-        };
-        if lo < 0 || hi >= buffer_len {
-            return Err(invalid(
+        let outside = || {
+            let (lo, hi) = v.extent().unwrap_or_default();
+            invalid(
                 "as_strided",
                 format!(
                     "{} reaches offsets {lo}..={hi} outside a buffer of {buffer_len} elements",
                     v.ctx()
                 ),
-            ));
-        }
+            )
+        };
+        let buffer = || format!("a buffer of {buffer_len} elements");
+        // A negative length holds no element: only a view without one fits.
+        let n = buffer_len.max(0);
+        fit_within(&mut Exact, (v.offset, &v.strides), v.bounds(), n, &buffer, outside)?;
         Ok(v)
     }
 
