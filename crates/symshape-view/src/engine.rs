@@ -101,12 +101,37 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
     op: &'static str,
     shape: &[D],
 ) -> Result<()> {
+    require_sizes(c, op, shape, None)
+}
+
+/// Requires shape `i` of a broadcast within the rank limit and as [`require_shape`].
+pub(crate) fn require_broadcast_operand<D: Size, C: Check<D>>(
+    c: &mut C,
+    i: usize,
+    shape: &[D],
+) -> Result<()> {
+    crate::concrete::check_rank("broadcast_shapes", shape.len(), || {
+        "the broadcast shape".to_string()
+    })?;
+    require_sizes(c, "broadcast_shapes", shape, Some(i))
+}
+
+/// [`require_shape`], its guards naming the shape `which` of several.
+fn require_sizes<D: Size, C: Check<D>>(
+    c: &mut C,
+    op: &'static str,
+    shape: &[D],
+    which: Option<usize>,
+) -> Result<()> {
     for (axis, &d) in shape.iter().enumerate() {
         c.require(
             d,
             CmpOp::Ge,
             D::from(0),
-            || format!("size of axis {axis} is non-negative"),
+            || match which {
+                Some(i) => format!("size of axis {axis} of shape {i} is non-negative"),
+                None => format!("size of axis {axis} is non-negative"),
+            },
             || invalid(op, format!("negative size {d} in shape {}", list(shape))),
         )?;
     }

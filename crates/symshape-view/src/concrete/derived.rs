@@ -1,7 +1,7 @@
 //! The exact engine's functions beyond the ops: NumPy's checked `as_strided`, the
 //! number of pieces of split and chunk, and NumPy's broadcast of shapes.
 
-use super::{check_shape, fmt_list, ConcreteView};
+use super::{fmt_list, ConcreteView};
 use crate::check::Exact;
 use crate::error::{invalid, Result};
 use crate::fields::fit_within;
@@ -65,11 +65,8 @@ impl ConcreteView {
 /// [`Error::Invalid`](crate::Error::Invalid) showing both shapes when two sizes differ and neither is 1.
 pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
     let mut res: Vec<i64> = Vec::new();
-    for s in shapes {
-        super::check_rank("broadcast_shapes", s.len(), || {
-            "the broadcast shape".to_string()
-        })?;
-        check_shape("broadcast_shapes", s)?;
+    for (i, s) in shapes.iter().enumerate() {
+        crate::engine::require_broadcast_operand(&mut Exact, i, s)?;
         let n = res.len().max(s.len());
         let mut out = vec![1i64; n];
         for (k, o) in out.iter_mut().enumerate() {
