@@ -358,7 +358,11 @@ pub(crate) fn split_count<E: Engine>(cx: &E::Cx, v: &E, axis: usize, size: E::D)
     let d = crate::error::at_axis("split", v.shape(), axis, ctx)?;
     let dec = E::decider(cx, &ctx);
     if E::checker(cx, v, GuardOp::SPLIT).refutes(size, CmpOp::Ge, E::D::from(1)) {
-        let what = format!("piece size {} must be positive for {}", dec.shown(size), ctx());
+        let what = format!(
+            "piece size {} must be positive for {}",
+            dec.shown(size),
+            ctx()
+        );
         return Err(invalid("split", what));
     }
     Ok(dec.shown(d.ceil_parts_of(size)))

@@ -33,8 +33,8 @@ impl ConcreteView {
         };
         let buffer = || format!("a buffer of {buffer_len} elements");
         // A negative length holds no element: only a view without one fits.
-        let n = buffer_len.max(0);
-        fit_within(&mut Exact, (v.offset, &v.strides), v.bounds(), n, &buffer, outside)?;
+        let (at, n) = ((v.offset, &v.strides[..]), buffer_len.max(0));
+        fit_within(&mut Exact, at, v.bounds(), n, &buffer, outside)?;
         Ok(v)
     }
 
