@@ -95,43 +95,20 @@ fn with_fields<E: Engine>(
 }
 
 /// Requires every size of `shape` non-negative (on `i64`, also a product that fits);
-/// `op` names the failure.
+/// `op` names the failure, the guards the shape `which` of several.
 pub(crate) fn require_shape<D: Size, C: Check<D>>(
-    c: &mut C,
-    op: &'static str,
-    shape: &[D],
-) -> Result<()> {
-    require_sizes(c, op, shape, None)
-}
-
-/// Requires shape `i` of a broadcast within the rank limit and as [`require_shape`].
-pub(crate) fn require_broadcast_operand<D: Size, C: Check<D>>(
-    c: &mut C,
-    i: usize,
-    shape: &[D],
-) -> Result<()> {
-    crate::concrete::check_rank("broadcast_shapes", shape.len(), || {
-        "the broadcast shape".to_string()
-    })?;
-    require_sizes(c, "broadcast_shapes", shape, Some(i))
-}
-
-/// [`require_shape`], its guards naming the shape `which` of several.
-fn require_sizes<D: Size, C: Check<D>>(
     c: &mut C,
     op: &'static str,
     shape: &[D],
     which: Option<usize>,
 ) -> Result<()> {
+    let of = which.map(|i| format!(" of shape {i}")).unwrap_or_default();
     for (axis, &d) in shape.iter().enumerate() {
         c.require(
             d,
             CmpOp::Ge,
             D::from(0),
-            || match which {
-                Some(i) => format!("size of axis {axis} of shape {i} is non-negative"),
-                None => format!("size of axis {axis} is non-negative"),
-            },
+            || format!("size of axis {axis}{of} is non-negative"),
             || invalid(op, format!("negative size {d} in shape {}", list(shape))),
         )?;
     }
@@ -145,6 +122,17 @@ fn require_sizes<D: Size, C: Check<D>>(
         return Err(overflow(op, what));
     }
     Ok(())
+}
+
+/// Requires shape `i` of a broadcast within the rank limit and as [`require_shape`].
+pub(crate) fn require_broadcast_operand<D: Size, C: Check<D>>(
+    c: &mut C,
+    i: usize,
+    shape: &[D],
+) -> Result<()> {
+    let what = || "the broadcast shape".to_string();
+    crate::concrete::check_rank("broadcast_shapes", shape.len(), what)?;
+    require_shape(c, "broadcast_shapes", shape, Some(i))
 }
 
 /// Runs `op` on `v`: checks the result rank, lowers a derived op and runs each op it
@@ -169,11 +157,7 @@ pub(crate) fn apply<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
         }
         r
     };
-    Ok(if low.guards.is_empty() {
-        r
-    } else {
-        E::with_lowered_guards(r, &low.guards)
-    })
+    Ok(E::with_lowered_guards(r, &low.guards))
 }
 
 /// Runs the core op `op`, whose result rank is checked, on `v`.
@@ -371,7 +355,7 @@ pub(crate) fn split_count<E: Engine>(cx: &E::Cx, v: &E, axis: usize, size: E::D)
 /// Broadcasts the size-1 axes of `v` to `shape` (a scalar to any shape).
 pub(crate) fn expand<E: Engine>(cx: &E::Cx, v: &E, shape: &[E::D]) -> Result<E> {
     let mut ck = E::checker(cx, v, GuardOp::EXPAND);
-    require_shape(&mut ck, "expand", shape)?;
+    require_shape(&mut ck, "expand", shape, None)?;
     if v.shape().is_empty() {
         let f = Fields {
             shape: shape.to_vec(),

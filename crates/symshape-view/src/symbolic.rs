@@ -148,7 +148,7 @@ pub(crate) fn create(
             ),
         ));
     }
-    require_shape(&mut ck, "create", shape)?;
+    require_shape(&mut ck, "create", shape, None)?;
     if let Some(m) = mask {
         require_mask(&mut ck, shape, m)?;
     }
@@ -178,7 +178,7 @@ pub(crate) fn checker<'a>(cx: &'a Scope, op: GuardOp, v: &'a View) -> Checker<'a
 /// group of its own on both sides.
 pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>> {
     let mut ck = checker(cx, GuardOp::RESHAPE, v);
-    require_shape(&mut ck, "reshape", new)?;
+    require_shape(&mut ck, "reshape", new, None)?;
     let old = v.shape();
     let (n_old, n_new): (Expr, Expr) =
         (old.iter().copied().product(), new.iter().copied().product());

@@ -25,20 +25,6 @@ impl ConcreteView {
     pub fn apply(&self, op: &Op<i64>) -> Result<Self> {
         crate::engine::apply(&(), self, op)
     }
-
-    /// Removes size-1 axes by a reshape to `shape`, reporting failure under `op`.
-    pub(crate) fn drop_unit_axes(&self, op: &'static str, shape: &[i64]) -> Result<Self> {
-        self.reshape(shape).map_err(|e| match e {
-            Error::NotRepresentable { .. } => unrepresentable(
-                op,
-                format!(
-                    "{} has no valid element, and a scalar view cannot be masked out; use a ViewStack",
-                    self.ctx()
-                ),
-            ),
-            other => other,
-        })
-    }
 }
 
 impl Engine for ConcreteView {
@@ -88,14 +74,22 @@ impl Engine for ConcreteView {
         v
     }
     fn with_lowered_guards(v: Self, _: &[Guard]) -> Self {
-        // A lowering decided at once records none.
         v
     }
     fn reshape(_: &(), v: &Self, shape: &[i64]) -> Result<Self> {
         ConcreteView::reshape(v, shape)
     }
     fn drop_unit_axes(_: &(), v: &Self, op: &'static str, shape: &[i64]) -> Result<Self> {
-        ConcreteView::drop_unit_axes(v, op, shape)
+        v.reshape(shape).map_err(|e| match e {
+            Error::NotRepresentable { .. } => unrepresentable(
+                op,
+                format!(
+                    "{} has no valid element, and a scalar view cannot be masked out; use a ViewStack",
+                    v.ctx()
+                ),
+            ),
+            other => other,
+        })
     }
     fn flat(_: &(), v: &Self) -> Result<Self> {
         ConcreteView::reshape(v, &[ConcreteView::numel(v)])
