@@ -78,11 +78,6 @@ impl fmt::Display for Broadcast {
 /// provably negative; [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the
 /// budgets.
 pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast> {
-    for s in shapes {
-        crate::concrete::check_rank("broadcast_shapes", s.len(), || {
-            "the broadcast shape".to_string()
-        })?;
-    }
     let consts: Option<Vec<Vec<i64>>> = shapes
         .iter()
         .map(|s| s.iter().map(|d| d.as_const()).collect())
@@ -107,11 +102,7 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
     let one = Expr::from(1);
     let mut res: Vec<Expr> = Vec::new();
     for (i, s) in shapes.iter().enumerate() {
-        for (a, &d) in s.iter().enumerate() {
-            ck.require(d, CmpOp::Ge, Expr::from(0), || {
-                format!("size of axis {a} of shape {i} is non-negative")
-            })?;
-        }
+        crate::engine::require_broadcast_operand(&mut ck, i, s)?;
         let n = res.len().max(s.len());
         let mut out = Vec::with_capacity(n);
         for k in 0..n {

@@ -11,8 +11,8 @@ use crate::concrete::ConcreteView;
 use crate::dim::Dim;
 use crate::engine::Engine;
 use crate::error::{unrepresentable, Error, Result};
-use crate::guard::{Checker, GuardOp};
-use crate::lower_op::{lower, Proving};
+use crate::guard::{Checker, Guard, GuardOp};
+use crate::lower_op::Proving;
 use crate::op::{const_op, Op};
 use crate::symbolic;
 use crate::view::{fmt_list, Fields, View};
@@ -111,12 +111,13 @@ impl View {
     /// into, as an expression: `max(cdiv(dim, size), 1)`, simplified under `cx`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `axis` is out of range.
+    /// [`Error::Invalid`] when `axis` is out of range or `size` is provably not
+    /// positive.
     pub fn split_count<D: Dim>(&self, cx: &Scope, axis: usize, size: D) -> Result<Expr> {
         if let (Some(c), Some(s)) = (self.as_concrete(), size.as_const()) {
             return c.split_count(axis, s).map(Expr::from);
         }
-        symbolic::split_count(cx, self, axis, size.into())
+        crate::engine::split_count(cx, self, axis, size.into())
     }
 
     /// Runs `op`, proving its preconditions under `cx`.
@@ -146,7 +147,7 @@ impl View {
         op.check_rank(self.ndim(), || self.ctx())?;
         match self.engine(op) {
             Route::Exact(c, k) => c.apply(&k).map(View::from),
-            Route::Symbolic(op) => self.apply_symbolic(cx, &op),
+            Route::Symbolic(op) => crate::engine::apply(cx, self, &op),
         }
     }
 
@@ -160,23 +161,6 @@ impl View {
             }
         }
         Route::Symbolic(op.to_expr())
-    }
-
-    fn apply_symbolic(&self, cx: &Scope, op: &Op) -> Result<View> {
-        let ctx = || self.ctx();
-        let mut ck = Proving::new(cx, &ctx);
-        if let Some(low) = lower(&mut ck, self.shape(), &ctx, op)? {
-            let mut v = self.clone();
-            for k in &low.ops {
-                v = v.apply_symbolic(cx, k).map_err(|e| low.error(e))?;
-            }
-            return Ok(if low.guards.is_empty() {
-                v
-            } else {
-                v.with_guards(&low.guards)
-            });
-        }
-        crate::engine::apply_core(cx, self, op)
     }
 
     fn undecided_reshape(&self, cx: &Scope, shape: &[Expr]) -> Error {
@@ -250,6 +234,9 @@ impl Engine for View {
     }
     fn with_guards(v: View, ck: Checker<'_>) -> View {
         v.with_guards(&ck.guards)
+    }
+    fn with_lowered_guards(v: View, guards: &[Guard]) -> View {
+        v.with_guards(guards)
     }
     fn reshape(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {
         symbolic::reshape(cx, v, shape)?.ok_or_else(|| v.undecided_reshape(cx, shape))

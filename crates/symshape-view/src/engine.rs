@@ -12,9 +12,9 @@ use crate::error::{
     check_len, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
 };
 use crate::fields::{as_strided_within, storage_of};
-use crate::guard::GuardOp;
+use crate::guard::{Guard, GuardOp};
 use crate::index::IndexItem;
-use crate::lower_op::Decide;
+use crate::lower_op::{lower, Decide};
 use crate::op::{as_strided_args, list, CopyOp, Op};
 use crate::view::Fields;
 
@@ -54,10 +54,11 @@ pub(crate) trait Engine: Clone {
     /// fields it kept valid (the same elements, or fewer).
     fn finish(op: &'static str, f: Fields<Self::D>, ck: Self::Ck<'_>) -> Result<Self>;
     fn finish_kept(f: Fields<Self::D>, ck: Self::Ck<'_>) -> Result<Self>;
-    /// An unmasked view of the given fields, as `create` checks them, and a view with
-    /// the guards `ck` recorded.
+    /// An unmasked view of the given fields, as `create` checks them, a view with the
+    /// guards `ck` recorded, and one with the guards of a lowering.
     fn create(cx: &Self::Cx, shape: &[Self::D], strides: &[Self::D], at: Self::D) -> Result<Self>;
     fn with_guards(v: Self, ck: Self::Ck<'_>) -> Self;
+    fn with_lowered_guards(v: Self, guards: &[Guard]) -> Self;
     /// The reshape to `shape`: `NotRepresentable` when it is not one view (or, for
     /// `Expr`, when only values decide); the same dropping the size-1 axes for `op`.
     fn reshape(cx: &Self::Cx, v: &Self, shape: &[Self::D]) -> Result<Self>;
@@ -94,18 +95,20 @@ fn with_fields<E: Engine>(
 }
 
 /// Requires every size of `shape` non-negative (on `i64`, also a product that fits);
-/// `op` names the failure.
+/// `op` names the failure, the guards the shape `which` of several.
 pub(crate) fn require_shape<D: Size, C: Check<D>>(
     c: &mut C,
     op: &'static str,
     shape: &[D],
+    which: Option<usize>,
 ) -> Result<()> {
+    let of = which.map(|i| format!(" of shape {i}")).unwrap_or_default();
     for (axis, &d) in shape.iter().enumerate() {
         c.require(
             d,
             CmpOp::Ge,
             D::from(0),
-            || format!("size of axis {axis} is non-negative"),
+            || format!("size of axis {axis}{of} is non-negative"),
             || invalid(op, format!("negative size {d} in shape {}", list(shape))),
         )?;
     }
@@ -119,6 +122,42 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
         return Err(overflow(op, what));
     }
     Ok(())
+}
+
+/// Requires shape `i` of a broadcast within the rank limit and as [`require_shape`].
+pub(crate) fn require_broadcast_operand<D: Size, C: Check<D>>(
+    c: &mut C,
+    i: usize,
+    shape: &[D],
+) -> Result<()> {
+    let what = || "the broadcast shape".to_string();
+    crate::concrete::check_rank("broadcast_shapes", shape.len(), what)?;
+    require_shape(c, "broadcast_shapes", shape, Some(i))
+}
+
+/// Runs `op` on `v`: checks the result rank, lowers a derived op and runs each op it
+/// stands for (a squeeze that is one reshape drops the unit axes; errors under the
+/// derived op's name, its guards attached), else runs the core op.
+///
+/// # Errors
+/// The op's errors, as [`ViewOps`](crate::ViewOps) documents them.
+pub(crate) fn apply<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
+    op.check_rank(v.shape().len(), || v.ctx())?;
+    let ctx = || v.ctx();
+    let mut dec = E::decider(cx, &ctx);
+    let Some(low) = lower(&mut dec, v.shape(), &ctx, op)? else {
+        return apply_core(cx, v, op);
+    };
+    let r = if let (Op::Squeeze(_) | Op::SqueezeProven, [Op::Reshape(s)]) = (op, &low.ops[..]) {
+        E::drop_unit_axes(cx, v, "squeeze", s)?
+    } else {
+        let mut r = v.clone();
+        for k in &low.ops {
+            r = apply(cx, &r, k).map_err(|e| low.error(e))?;
+        }
+        r
+    };
+    Ok(E::with_lowered_guards(r, &low.guards))
 }
 
 /// Runs the core op `op`, whose result rank is checked, on `v`.
@@ -293,10 +332,30 @@ pub(crate) fn chunk_size<E: Engine>(cx: &E::Cx, v: &E, axis: usize, chunks: usiz
     crate::lower_op::chunk_size(&dec, v.shape(), &ctx, axis, chunks)
 }
 
+/// The number of pieces `split` cuts `axis` of `v` into, `max(cdiv(dim, size), 1)` (an
+/// empty axis gives one empty piece), as messages show it.
+///
+/// # Errors
+/// When the axis is out of range or `size` is (provably) not positive.
+pub(crate) fn split_count<E: Engine>(cx: &E::Cx, v: &E, axis: usize, size: E::D) -> Result<E::D> {
+    let ctx = || v.ctx();
+    let d = crate::error::at_axis("split", v.shape(), axis, ctx)?;
+    let dec = E::decider(cx, &ctx);
+    if E::checker(cx, v, GuardOp::SPLIT).refutes(size, CmpOp::Ge, E::D::from(1)) {
+        let what = format!(
+            "piece size {} must be positive for {}",
+            dec.shown(size),
+            ctx()
+        );
+        return Err(invalid("split", what));
+    }
+    Ok(dec.shown(d.ceil_parts_of(size)))
+}
+
 /// Broadcasts the size-1 axes of `v` to `shape` (a scalar to any shape).
 pub(crate) fn expand<E: Engine>(cx: &E::Cx, v: &E, shape: &[E::D]) -> Result<E> {
     let mut ck = E::checker(cx, v, GuardOp::EXPAND);
-    require_shape(&mut ck, "expand", shape)?;
+    require_shape(&mut ck, "expand", shape, None)?;
     if v.shape().is_empty() {
         let f = Fields {
             shape: shape.to_vec(),

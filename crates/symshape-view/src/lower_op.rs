@@ -65,8 +65,6 @@ pub(crate) trait Decide<D: Size> {
     fn divides(&self, d: D, n: i64) -> bool;
     /// `d` as a message shows it.
     fn shown(&self, d: D) -> D;
-    /// `max(cdiv(d, n), 1)` for `n >= 1`.
-    fn ceil_parts(&self, d: D, n: i64) -> D;
     /// The product of `dims`; `None` when it leaves `i64`.
     fn product(&self, dims: &[D]) -> Option<D>;
     /// Keeps axis `axis` of size `d`, not provably 1, in a squeeze of every size-1 axis.
@@ -93,10 +91,6 @@ impl Decide<i64> for Exact {
 
     fn shown(&self, d: i64) -> i64 {
         d
-    }
-
-    fn ceil_parts(&self, d: i64, n: i64) -> i64 {
-        crate::concrete::ceil_div(d, n).max(1)
     }
 
     fn product(&self, dims: &[i64]) -> Option<i64> {
@@ -150,10 +144,6 @@ impl Decide<Expr> for Proving<'_> {
 
     fn shown(&self, d: Expr) -> Expr {
         self.cx.simplify(d)
-    }
-
-    fn ceil_parts(&self, d: Expr, n: i64) -> Expr {
-        self.cx.simplify(d.ceil_div(n).max(1))
     }
 
     fn product(&self, dims: &[Expr]) -> Option<Expr> {
@@ -471,7 +461,8 @@ pub(crate) fn chunk_size<D: Size, K: Decide<D>>(
             format!("chunk count {chunks} must be positive for {}", ctx()),
         ));
     }
-    Ok(ck.ceil_parts(d, i64::try_from(chunks).unwrap_or(i64::MAX)))
+    let n = D::from(i64::try_from(chunks).unwrap_or(i64::MAX));
+    Ok(ck.shown(d.ceil_parts_of(n)))
 }
 
 /// The shape without the listed size-1 axes, or without every (provably, for

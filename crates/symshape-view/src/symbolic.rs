@@ -148,7 +148,7 @@ pub(crate) fn create(
             ),
         ));
     }
-    require_shape(&mut ck, "create", shape)?;
+    require_shape(&mut ck, "create", shape, None)?;
     if let Some(m) = mask {
         require_mask(&mut ck, shape, m)?;
     }
@@ -178,7 +178,7 @@ pub(crate) fn checker<'a>(cx: &'a Scope, op: GuardOp, v: &'a View) -> Checker<'a
 /// group of its own on both sides.
 pub(crate) fn reshape(cx: &Scope, v: &View, new: &[Expr]) -> Result<Option<View>> {
     let mut ck = checker(cx, GuardOp::RESHAPE, v);
-    require_shape(&mut ck, "reshape", new)?;
+    require_shape(&mut ck, "reshape", new, None)?;
     let old = v.shape();
     let (n_old, n_new): (Expr, Expr) =
         (old.iter().copied().product(), new.iter().copied().product());
@@ -280,13 +280,6 @@ fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
             .range(q)
             .lo
             .is_some_and(|lo| lo >= symshape::BigInt::from(1))
-}
-
-/// The number of pieces `split` cuts `axis` into: `max(cdiv(d, size), 1)`
-/// (an empty axis gives one empty piece).
-pub(crate) fn split_count(cx: &Scope, v: &View, axis: usize, size: Expr) -> Result<Expr> {
-    let d = crate::error::at_axis("split", v.shape(), axis, || v.ctx())?;
-    Ok(cx.simplify(d.ceil_div(size).max(1)))
 }
 
 /// The canonical form as far as proofs decide it: axes with provably one valid

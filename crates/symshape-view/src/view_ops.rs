@@ -330,10 +330,7 @@ pub trait ViewOps: Sized {
     fn chunk(&self, cx: &Scope, axis: usize, chunks: usize) -> Result<Vec<Self>> {
         let top = self.top_view();
         let size = crate::engine::chunk_size(cx, &*top, axis, chunks)?;
-        let count = match top.as_concrete() {
-            Some(c) => Expr::from(c.chunk_count(axis, chunks)?),
-            None => top.split_count(cx, axis, size)?,
-        };
+        let count = top.split_count(cx, axis, size)?;
         let n = piece_count(&top, "chunk", axis, count, || {
             format!("split_piece({axis}, {size}, i) for i below split_count")
         })?;

@@ -4,10 +4,9 @@
 use super::ConcreteView;
 use super::Selection;
 use crate::check::Exact;
-use crate::engine::{apply_core, Engine};
+use crate::engine::Engine;
 use crate::error::{unrepresentable, Error, Result};
-use crate::guard::GuardOp;
-use crate::lower_op::lower;
+use crate::guard::{Guard, GuardOp};
 use crate::op::Op;
 use crate::view::Fields;
 
@@ -24,33 +23,7 @@ impl ConcreteView {
     /// [`Error::NotRepresentable`]: crate::Error::NotRepresentable
     /// [`Error::Overflow`]: crate::Error::Overflow
     pub fn apply(&self, op: &Op<i64>) -> Result<Self> {
-        op.check_rank(self.ndim(), || self.ctx())?;
-        let ctx = || self.ctx();
-        if let Some(low) = lower(&mut Exact, self.shape(), &ctx, op)? {
-            if let (Op::Squeeze(_) | Op::SqueezeProven, [Op::Reshape(s)]) = (op, &low.ops[..]) {
-                return self.drop_unit_axes("squeeze", s);
-            }
-            let mut v = self.clone();
-            for k in &low.ops {
-                v = v.apply(k).map_err(|e| low.error(e))?;
-            }
-            return Ok(v);
-        }
-        apply_core(&(), self, op)
-    }
-
-    /// Removes size-1 axes by a reshape to `shape`, reporting failure under `op`.
-    pub(crate) fn drop_unit_axes(&self, op: &'static str, shape: &[i64]) -> Result<Self> {
-        self.reshape(shape).map_err(|e| match e {
-            Error::NotRepresentable { .. } => unrepresentable(
-                op,
-                format!(
-                    "{} has no valid element, and a scalar view cannot be masked out; use a ViewStack",
-                    self.ctx()
-                ),
-            ),
-            other => other,
-        })
+        crate::engine::apply(&(), self, op)
     }
 }
 
@@ -100,11 +73,23 @@ impl Engine for ConcreteView {
     fn with_guards(v: Self, _: Exact) -> Self {
         v
     }
+    fn with_lowered_guards(v: Self, _: &[Guard]) -> Self {
+        v
+    }
     fn reshape(_: &(), v: &Self, shape: &[i64]) -> Result<Self> {
         ConcreteView::reshape(v, shape)
     }
     fn drop_unit_axes(_: &(), v: &Self, op: &'static str, shape: &[i64]) -> Result<Self> {
-        ConcreteView::drop_unit_axes(v, op, shape)
+        v.reshape(shape).map_err(|e| match e {
+            Error::NotRepresentable { .. } => unrepresentable(
+                op,
+                format!(
+                    "{} has no valid element, and a scalar view cannot be masked out; use a ViewStack",
+                    v.ctx()
+                ),
+            ),
+            other => other,
+        })
     }
     fn flat(_: &(), v: &Self) -> Result<Self> {
         ConcreteView::reshape(v, &[ConcreteView::numel(v)])

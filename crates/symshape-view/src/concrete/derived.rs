@@ -1,8 +1,10 @@
 //! The exact engine's functions beyond the ops: NumPy's checked `as_strided`, the
 //! number of pieces of split and chunk, and NumPy's broadcast of shapes.
 
-use super::{ceil_div, check_shape, fmt_list, ConcreteView};
+use super::{fmt_list, ConcreteView};
+use crate::check::Exact;
 use crate::error::{invalid, Result};
+use crate::fields::fit_within;
 
 /// Ops that return one view per piece refuse to build more pieces than this.
 pub const MAX_PIECES: i64 = 1 << 16;
@@ -19,18 +21,20 @@ impl ConcreteView {
         buffer_len: i64,
     ) -> Result<Self> {
         let v = Self::create(shape, Some(strides), offset, None)?;
-        let Some((lo, hi)) = v.extent() else {
-            return Ok(v);
-        };
-        if lo < 0 || hi >= buffer_len {
-            return Err(invalid(
+        let outside = || {
+            let (lo, hi) = v.extent().unwrap_or_default();
+            invalid(
                 "as_strided",
                 format!(
                     "{} reaches offsets {lo}..={hi} outside a buffer of {buffer_len} elements",
                     v.ctx()
                 ),
-            ));
-        }
+            )
+        };
+        let buffer = || format!("a buffer of {buffer_len} elements");
+        // A negative length holds no element: only a view without one fits.
+        let (at, n) = ((v.offset, &v.strides[..]), buffer_len.max(0));
+        fit_within(&mut Exact, at, v.bounds(), n, &buffer, outside)?;
         Ok(v)
     }
 
@@ -41,20 +45,7 @@ impl ConcreteView {
     /// [`Error::Invalid`](crate::Error::Invalid) when the axis is out of range or
     /// `size <= 0`.
     pub fn split_count(&self, axis: usize, size: i64) -> Result<i64> {
-        self.ceil_parts("split", axis, size, "piece size")
-    }
-
-    /// `max(ceil(dim / n), 1)` for `axis`, after checking the axis and that `n`
-    /// (what `op` calls `what`) is positive.
-    fn ceil_parts(&self, op: &'static str, axis: usize, n: i64, what: &str) -> Result<i64> {
-        crate::error::at_axis(op, self.shape(), axis, || self.ctx())?;
-        if n <= 0 {
-            return Err(invalid(
-                op,
-                format!("{what} {n} must be positive for {}", self.ctx()),
-            ));
-        }
-        Ok(ceil_div(self.shape()[axis], n).max(1))
+        crate::engine::split_count(&(), self, axis, size)
     }
 
     /// The number of pieces [`ViewOps::chunk`](crate::ViewOps::chunk) gives.
@@ -74,11 +65,8 @@ impl ConcreteView {
 /// [`Error::Invalid`](crate::Error::Invalid) showing both shapes when two sizes differ and neither is 1.
 pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
     let mut res: Vec<i64> = Vec::new();
-    for s in shapes {
-        super::check_rank("broadcast_shapes", s.len(), || {
-            "the broadcast shape".to_string()
-        })?;
-        check_shape("broadcast_shapes", s)?;
+    for (i, s) in shapes.iter().enumerate() {
+        crate::engine::require_broadcast_operand(&mut Exact, i, s)?;
         let n = res.len().max(s.len());
         let mut out = vec![1i64; n];
         for (k, o) in out.iter_mut().enumerate() {

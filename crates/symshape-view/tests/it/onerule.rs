@@ -1,11 +1,11 @@
 //! The rules written once for both engines (a gather's arguments and result shape, the
 //! fit of a view over the one below it in a stack, the rank of per-axis arguments and
-//! axes out of range): the exact engine, the symbolic engine bound afterwards and a
+//! axes out of range, the piece count of `split`, the rank and sizes of broadcast shapes): the exact engine, the symbolic engine bound afterwards and a
 //! naive model agree.
 
 use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
-use symshape_view::{ConcreteView, Op, Selection, View, ViewOps, ViewStack};
+use symshape_view::{broadcast_shapes, ConcreteView, Op, Selection, View, ViewOps, ViewStack};
 
 use crate::strategy::arb_raw;
 
@@ -220,6 +220,102 @@ proptest! {
         if refused {
             let (c, s) = both_refused(run(&concrete), run(&symbolic)).expect("refused");
             prop_assert_eq!(c, s);
+        }
+    }
+
+    /// `split_count` on a concrete view, on a symbolic view (its count evaluated at the
+    /// binding) and as the naive model counts (pieces cut one after the other, at least
+    /// one) agree; an axis out of range or a piece size below 1 is refused by both with
+    /// the same message.
+    #[test]
+    fn split_counts_agree_on_both_engines(
+        shape in prop::collection::vec(0i64..=4, 0..4),
+        axis in 0usize..4,
+        size in -1i64..=5,
+    ) {
+        let (cx, syms, b) = symbols_for(&shape, 0);
+        let concrete = View::contiguous(&shape).expect("view");
+        let symbolic = View::row_major(&cx, &syms).expect("view");
+        let c = concrete.split_count(&cx, axis, size);
+        let s = symbolic.split_count(&cx, axis, size);
+        if axis >= shape.len() || size < 1 {
+            let (c, s) = both_refused(c, s).expect("refused");
+            prop_assert_eq!(c, s);
+        } else {
+            let (mut n, mut start) = (0i64, 0i64);
+            loop {
+                n += 1;
+                start += size;
+                if start >= shape[axis] {
+                    break;
+                }
+            }
+            prop_assert_eq!(c.expect("count"), Expr::from(n));
+            prop_assert_eq!(s.expect("count").eval(&b).expect("bound"), n);
+        }
+    }
+
+    /// `broadcast_shapes` of constant shapes agrees with NumPy's rule (right-aligned,
+    /// equal sizes or 1); the same shapes with every size a symbol, bound afterwards, give
+    /// the same shape where their guards hold, and a refusal of the rule is a refusal or a
+    /// failing guard; a first shape beyond the rank limit is refused alike by both.
+    #[test]
+    fn broadcasts_agree_on_both_engines(
+        shapes in prop::collection::vec(prop::collection::vec(0i64..=3, 0..4), 1..4),
+        long in any::<bool>(),
+    ) {
+        let mut cx = Scope::new();
+        let mut b = Bindings::new();
+        let mut sym: Vec<Vec<Expr>> = Vec::new();
+        for (i, s) in shapes.iter().enumerate() {
+            let mut row = Vec::new();
+            for (a, &d) in s.iter().enumerate() {
+                let e = cx.declare_str(&format!("s{i}_{a} 0..=3")).expect("declare");
+                b.set(e, d).expect("in range");
+                row.push(e);
+            }
+            sym.push(row);
+        }
+        let mut consts = shapes.clone();
+        if long {
+            consts[0] = vec![1; 65];
+            sym[0] = vec![Expr::from(1); 65];
+        }
+        let c_refs: Vec<&[i64]> = consts.iter().map(Vec::as_slice).collect();
+        let s_refs: Vec<&[Expr]> = sym.iter().map(Vec::as_slice).collect();
+        let (c, s) = (broadcast_shapes(&cx, &c_refs), broadcast_shapes(&cx, &s_refs));
+        if long {
+            let (c, s) = both_refused(c, s).expect("refused");
+            prop_assert_eq!(&c, &s);
+            prop_assert!(c.contains("65 axes"), "{}", c);
+            return Ok(());
+        }
+        // NumPy's rule, one right-aligned axis at a time.
+        let n = shapes.iter().map(Vec::len).max().unwrap_or(0);
+        let mut model = Some(Vec::new());
+        for k in 0..n {
+            let sizes: Vec<i64> = shapes
+                .iter()
+                .filter_map(|s| (k + s.len()).checked_sub(n).map(|i| s[i]))
+                .filter(|&d| d != 1)
+                .collect();
+            match sizes.first() {
+                Some(&d) if sizes.iter().any(|&x| x != d) => model = None,
+                first => {
+                    if let Some(m) = model.as_mut() {
+                        m.push(first.copied().unwrap_or(1));
+                    }
+                }
+            }
+        }
+        let model: Option<Vec<Expr>> = model.map(|m| m.into_iter().map(Expr::from).collect());
+        prop_assert_eq!(c.ok().map(|r| r.shape), model.clone());
+        if let Ok(r) = s {
+            if r.guards.iter().all(|g| g.check(&b).is_ok()) {
+                let shape: Vec<Expr> =
+                    r.shape.iter().map(|d| Expr::from(d.eval(&b).expect("bound"))).collect();
+                prop_assert_eq!(Some(shape), model);
+            }
         }
     }
 }

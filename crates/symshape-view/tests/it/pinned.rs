@@ -695,3 +695,24 @@ fn a_reversed_slice_of_one_index_leaves_its_stride_alone() {
     insta::assert_snapshot!(empty.index(&cx, &parse_index("[1::-2]").unwrap()).unwrap(), @"view shape=[1, 0] strides=[1, 1] offset=0 mask=none");
     insta::assert_snapshot!(empty.index(&cx, &parse_index("[::-1]").unwrap()).unwrap_err(), @"index: overflow: stride -9223372036854775808 times step -1 of view [2, 0] with strides [-9223372036854775808, 1]");
 }
+
+#[test]
+fn as_strided_over_a_negative_buffer() {
+    // A negative length holds no element: only a view without one fits.
+    assert!(ConcreteView::as_strided(&[0, 3], &[3, 1], 5, -1).is_ok());
+    let e = ConcreteView::as_strided(&[1, 2], &[0, 1], 0, -1).unwrap_err();
+    insta::assert_snapshot!(e, @"as_strided: view [1, 2] with strides [0, 1] reaches offsets 0..=1 outside a buffer of -1 elements");
+}
+
+#[test]
+fn broadcast_checks_each_shape_in_order_on_both_engines() {
+    // Shapes are checked (rank, sizes) and merged one after the other: the mismatch of
+    // the first two is found before the rank of the third, with constant sizes through
+    // either entry point.
+    let long = [1i64; 65];
+    let shapes: [&[i64]; 3] = [&[2], &[3], &long];
+    let e = symshape_view::concrete::broadcast_shapes(&shapes).unwrap_err();
+    let f = symshape_view::broadcast_shapes(&Scope::new(), &shapes).unwrap_err();
+    assert_eq!(e.to_string(), f.to_string());
+    insta::assert_snapshot!(e, @"broadcast_shapes: shapes [2] and [3] do not broadcast: axis -1 has sizes 2 and 3");
+}
