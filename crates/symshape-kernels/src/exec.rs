@@ -1559,7 +1559,8 @@ unsafe fn tile_part<T: Element>(
 /// non-temporal stores, which no kernel fences itself), every task ends with a store fence on
 /// its own thread, before the join hands its elements over: one fence per task rather than
 /// per row or run of rows (a fence per 16 KiB row made a streamed fill in C a quarter slower
-/// on a Zen 5; the pad and `102` rows of the comparison gained 4-9%, docs/performance.md).
+/// on an AMD EPYC family 26 model 2; the pad and `102` rows of the comparison gained 4-9%,
+/// docs/performance.md).
 fn run_units(parallel: bool, units: usize, stream: bool, run: impl Fn(usize, usize) + Sync) {
     // The pool asked only when there is something to split: `current_num_threads` is that of
     // the pool the caller installed, if any.
