@@ -25,7 +25,8 @@ use crate::plan::{
     tile_rows, BoxPartition, Kernel, Loop, LoopPlan, Partition, PARALLEL_BYTES, ROWS_RUN, TILE,
 };
 use crate::simd::{self, Level};
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Inner-axis elements handled by one unit of work (rows longer than this are split).
 const SEG: usize = 1 << 14;
@@ -1554,13 +1555,14 @@ unsafe fn tile_part<T: Element>(
     }
 }
 
-/// Runs `run` over `0..units`, split into at most `TASKS` contiguous ranges on the thread pool
-/// when `parallel`; the split depends only on `units`. When `stream` (the units may write with
-/// non-temporal stores, which no kernel fences itself), every task ends with a store fence on
-/// its own thread, before the join hands its elements over: one fence per task rather than
-/// per row or run of rows (a fence per 16 KiB row made a streamed fill in C a quarter slower
-/// on an AMD EPYC family 26 model 2; the pad and `102` rows of the comparison gained 4-9%,
-/// docs/performance.md).
+/// Runs `run` over `0..units`, split into contiguous ranges ([`split`]: the tasks) shared
+/// out between the calling thread and the pool's ([`share_out`]) when `parallel`; the split
+/// depends only on `units` and the pool's size. When `stream` (the units may write with
+/// non-temporal stores, which no kernel fences itself), every thread that ran a task ends
+/// with a store fence, before the join hands its elements over: one fence per thread rather
+/// than per row or run of rows (a fence per 16 KiB row made a streamed fill in C a quarter
+/// slower on an AMD EPYC family 26 model 2; the pad and `102` rows of the comparison gained
+/// 4-9%, docs/performance.md).
 fn run_units(parallel: bool, units: usize, stream: bool, run: impl Fn(usize, usize) + Sync) {
     // The pool asked only when there is something to split: `current_num_threads` is that of
     // the pool the caller installed, if any.
@@ -1570,19 +1572,77 @@ fn run_units(parallel: bool, units: usize, stream: bool, run: impl Fn(usize, usi
         1
     };
     let (tasks, per) = split(parallel, units, threads);
-    let task = |u0: usize, u1: usize| {
-        run(u0, u1);
+    if tasks > 1 {
+        share_out(threads.min(tasks), tasks, stream, |t| {
+            run(t * per, ((t + 1) * per).min(units));
+        });
+    } else {
+        run(0, units);
         if stream {
             simd::fence(simd::level());
         }
-    };
-    if tasks > 1 {
-        (0..tasks)
-            .into_par_iter()
-            .for_each(|t| task(t * per, ((t + 1) * per).min(units)));
-    } else {
-        task(0, units);
     }
+}
+
+/// A task counter alone on its cache lines, so that threads taking tasks from different
+/// shares do not contend for one line.
+#[repr(align(128))]
+struct Share(AtomicUsize);
+
+/// How long the caller, no task left to take, spins until the helpers' last tasks are done
+/// before it waits in the pool's join, which blocks it (a thread outside the pool sleeps on
+/// a lock there, and waking it takes microseconds: a 1.3 MB causal mask on two threads of
+/// an AMD EPYC family 26 model 2 took 16-17 µs through a parallel iterator, 10-11 this
+/// way, docs/performance.md).
+const SPIN_FOR_HELPERS: Duration = Duration::from_micros(50);
+
+/// Runs tasks `0..tasks` on the calling thread and `threads - 1` helpers from the pool the
+/// caller is in (or rayon's global one), so that the caller works rather than waits for a
+/// pool thread to wake. The tasks are cut into `threads` contiguous shares: the caller runs
+/// share 0 and helper `k` share `k`, each from its front, so that a thread that copies the
+/// same buffers again finds its share where it left it (in its own cache when the share
+/// fits); a thread done with its share takes what is left of the next shares in turn, so a
+/// helper that starts late, or never (a pool busy elsewhere), delays nothing but its own
+/// tasks. Each thread that ran a task ends with a store fence when `stream`, before the
+/// join hands its elements over. The caller, once no task is left to take, spins for at
+/// most [`SPIN_FOR_HELPERS`] until every task is done, then leaves the rest of the wait to
+/// the join.
+fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
+    let bound = |j: usize| j * tasks / threads;
+    let shares: Vec<Share> = (0..threads)
+        .map(|j| Share(AtomicUsize::new(bound(j))))
+        .collect();
+    let finished = AtomicUsize::new(0);
+    let work = |me: usize| {
+        let mut ran = 0;
+        for j in (me..threads).chain(0..me) {
+            loop {
+                let t = shares[j].0.fetch_add(1, Ordering::Relaxed);
+                if t >= bound(j + 1) {
+                    break;
+                }
+                task(t);
+                ran += 1;
+            }
+        }
+        if ran > 0 {
+            if stream {
+                simd::fence(simd::level());
+            }
+            finished.fetch_add(ran, Ordering::Release);
+        }
+    };
+    rayon::in_place_scope(|s| {
+        for k in 1..threads {
+            let work = &work;
+            s.spawn(move |_| work(k));
+        }
+        work(0);
+        let start = Instant::now();
+        while finished.load(Ordering::Acquire) < tasks && start.elapsed() < SPIN_FOR_HELPERS {
+            std::hint::spin_loop();
+        }
+    });
 }
 
 impl LoopPlan<'_> {
@@ -1717,6 +1777,40 @@ fn row_run_units(outer: &[Loop<2>], na: usize, size: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `share_out` runs every task exactly once, whatever the split of threads and tasks,
+    /// from outside a pool, from inside one (the caller then a worker of it) and from a
+    /// pool of fewer threads than helpers asked for (helpers that start after the caller
+    /// has taken every task find none).
+    #[test]
+    fn shares_run_every_task_once() {
+        let check = |threads: usize, tasks: usize| {
+            let runs: Vec<AtomicUsize> = (0..tasks).map(|_| AtomicUsize::new(0)).collect();
+            share_out(threads, tasks, false, |t| {
+                runs[t].fetch_add(1, Ordering::Relaxed);
+            });
+            let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+            assert!(
+                counts.iter().all(|&c| c == 1),
+                "{threads} threads, {tasks} tasks: {counts:?}"
+            );
+        };
+        let cases = [(2, 2), (2, 3), (3, 5), (4, 64), (7, 100), (16, 17)];
+        for &(threads, tasks) in &cases {
+            check(threads, tasks);
+        }
+        for pool_threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(pool_threads)
+                .build()
+                .expect("pool");
+            pool.install(|| {
+                for &(threads, tasks) in &cases {
+                    check(threads, tasks);
+                }
+            });
+        }
+    }
 
     /// `fill(level, dp, len, v)` at every supported level writes `v` to exactly its run:
     /// every length in `lens`, runs starting at every element offset within a 64-byte line,
