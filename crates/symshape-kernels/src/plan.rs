@@ -684,15 +684,21 @@ fn cell_nest(
 }
 
 /// Swaps the last two outer axes of a nest of whole rows of `na` elements (in source order)
-/// when, swapped, the destination is written in order over them and the inner one is shorter:
-/// the source is then read as that many sequential streams, rather than the destination
-/// written at a stride with gaps, pass after pass. Merging attention heads (`[8, 12, 512, 64]`
-/// permuted `0, 2, 1, 3`: 12 streams instead of 12 passes over rows 3 KiB apart) took 1.06 ms
-/// rather than 1.32 on one thread of a Xeon; a `[8, 512, 768]` write into a head-major cache,
-/// already in that shape in source order, and the `1, 0, 2` permute of 256^3, whose two axes
-/// are as long, keep source order. Rows under 16 elements (the windows of an im2col) keep
-/// the order the short-row kernels were tuned with.
-fn fewer_streams_inside(outer: &mut [Loop<2>], na: usize) {
+/// when, swapped, the destination is written in order over them and the inner one is longer:
+/// each side then moves along the longer axis row after row (one side in order, the other at
+/// a stride), and the shorter axis is crossed once per pass. Writing `[8, 512, 768]` into a
+/// head-major cache (`[8, 12, 512, 64]` permuted `0, 2, 1, 3`) visits the 512 tokens inside
+/// each head, and merging heads, the same two axes the other way, keeps source order, with
+/// the tokens inside too. On an AMD EPYC (family 26, model 2), with each row's registers
+/// loaded before they are stored (`simd::copy_rows`), merging heads took 0.50 ms this way
+/// against 0.63 with the 12 heads inside on one thread (0.26 against 0.30 on two), and the
+/// cache write 0.61 against 0.60 on one thread, 0.26 against 0.28 on two
+/// (docs/performance.md). A Xeon (family 6, model 207) measured the opposite
+/// order faster, heads inside, with the row copy of the day, which stored each register
+/// right after loading it. The `1, 0, 2` permute of 256^3, whose two axes are as long, keeps
+/// source order. Rows under 16 elements (the windows of an im2col) keep the order the
+/// short-row kernels were tuned with.
+fn longer_axis_inside(outer: &mut [Loop<2>], na: usize) {
     let [.., Loop {
         extent: no,
         steps: [dso, _],
@@ -708,7 +714,7 @@ fn fewer_streams_inside(outer: &mut [Loop<2>], na: usize) {
     }
     let na = na as isize;
     let sequential = dso == na && isize::try_from(no).is_ok_and(|n| dsi == n.wrapping_mul(na));
-    if sequential && no < ni {
+    if sequential && no > ni {
         let k = outer.len();
         outer.swap(k - 2, k - 1);
     }
@@ -738,7 +744,7 @@ pub(crate) fn pick_kernel(axes: &mut [Loop<2>], table: bool) -> Kernel {
             // twice as fast on a Xeon with the rows copied in runs (docs/performance.md).
             if let Some((_, outer)) = axes.split_last_mut() {
                 outer.sort_by_key(|a| std::cmp::Reverse(a.steps[1].unsigned_abs()));
-                fewer_streams_inside(outer, na);
+                longer_axis_inside(outer, na);
             }
             return Kernel::CopyFromSlice;
         }
