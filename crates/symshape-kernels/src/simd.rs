@@ -91,6 +91,12 @@ pub(crate) static FORCED: AtomicU8 = AtomicU8::new(0);
 pub(crate) static FORCE_STREAM: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
+/// The bytes at the end of a streamed destination written with ordinary stores in the tests
+/// that stream (none unless set).
+#[cfg(test)]
+pub(crate) static FORCE_CACHED_TAIL: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// The best level this CPU supports (detected on first use).
 #[inline]
 pub(crate) fn level() -> Level {
@@ -1650,7 +1656,10 @@ mod tests {
     fn streamed_row_copies_match_the_reference() {
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         super::FORCE_STREAM.store(true, Ordering::Relaxed);
-        for level in supported() {
+        // Every row streamed, then the rows of the last 40,000 bytes of each destination
+        // written with ordinary stores (a row that starts before them streams whole).
+        for (level, tail) in supported().into_iter().flat_map(|l| [(l, 0), (l, 40_000)]) {
+            super::FORCE_CACHED_TAIL.store(tail, Ordering::Relaxed);
             FORCED.store(level as u8, Ordering::Relaxed);
             // Rows of at least 8 KiB (the streaming bound) in every element size, whole rows
             // reordered, and a block read through a pad.
@@ -1680,6 +1689,7 @@ mod tests {
             check_strided(&[3, 9001], &[1, 0], 0, 3);
         }
         FORCED.store(0, Ordering::Relaxed);
+        super::FORCE_CACHED_TAIL.store(0, Ordering::Relaxed);
         super::FORCE_STREAM.store(false, Ordering::Relaxed);
     }
 
