@@ -1667,12 +1667,12 @@ const SPIN_FOR_HELPERS: Duration = Duration::from_micros(50);
 /// pool thread to wake. The tasks are cut into `threads` contiguous shares: the caller runs
 /// share 0 and helper `k` share `k`, each from its front, so that a thread that copies the
 /// same buffers again finds its share where it left it (in its own cache when the share
-/// fits); a thread done with its share takes what is left of the next shares in turn, so a
-/// helper that starts late, or never (a pool busy elsewhere), delays nothing but its own
-/// tasks. Each thread that ran a task ends with a store fence when `stream`, before the
-/// join hands its elements over. The caller, once no task is left to take, spins for at
-/// most [`SPIN_FOR_HELPERS`] until every task is done, then leaves the rest of the wait to
-/// the join.
+/// fits); a thread done with its share takes what is left of the next shares in turn, so the
+/// tasks of a helper that starts late are run by the others (the join still waits for the
+/// helper to start and find nothing, as it waited for every task before). Each thread that
+/// ran a task ends with a store fence when `stream`, before the join hands its elements
+/// over. The caller, once no task is left to take, spins for at most [`SPIN_FOR_HELPERS`]
+/// until every task is done, then leaves the rest of the wait to the join.
 fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
     let bound = |j: usize| j * tasks / threads;
     let shares: Vec<Share> = (0..threads)
