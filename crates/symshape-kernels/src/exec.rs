@@ -104,29 +104,15 @@ unsafe impl<T: Send> Send for Ptr<T> {}
 unsafe impl<T: Sync> Sync for Ptr<T> {}
 
 /// Walks the outer axes with an odometer (no division per step) and calls
-/// `unit(offsets, start, len)` for each segment of the inner axis.
+/// `unit(offsets, start, len)` for each segment of the inner axis; with `joined`, the
+/// consecutive segments of one outer index that a task runs go to `unit` as one call (for
+/// units that take any `start..start + len` of the inner axis), so that the split into units
+/// costs nothing on the thread that runs them.
 ///
 /// Work is split into units (outer index x inner segment); in parallel mode contiguous runs of
 /// units go to rayon tasks. The split never changes what any unit computes.
-pub(crate) fn drive<const K: usize, F>(
-    outer: &[Loop<K>],
-    base: [isize; K],
-    inner_len: usize,
-    seg: usize,
-    parallel: bool,
-    stream: bool,
-    unit: &F,
-) where
-    F: Fn([isize; K], usize, usize) + Sync,
-{
-    drive_segments(outer, base, inner_len, seg, parallel, stream, false, unit);
-}
-
-/// [`drive`], with `joined`: the consecutive segments of one outer index that a task runs go
-/// to `unit` as one call (for units that take any `start..start + len` of the inner axis),
-/// so that the split into units costs nothing on the thread that runs them.
 #[allow(clippy::too_many_arguments)]
-fn drive_segments<const K: usize, F>(
+pub(crate) fn drive<const K: usize, F>(
     outer: &[Loop<K>],
     base: [isize; K],
     inner_len: usize,
@@ -338,7 +324,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
                 }
             }
         };
-        drive(outer, base, na, SEG, parallel, stream, &row);
+        drive(outer, base, na, SEG, parallel, stream, false, &row);
     }
 }
 
@@ -353,10 +339,10 @@ fn run_rows(na: usize, nb: usize, size: usize) -> usize {
 }
 
 /// A [`Kernel::CopyFromSlice`] box of rows of at most [`SEG`] elements: `run` (its last
-/// outer axis) cut into units of [`run_rows`] rows, each unit's rows copied by one call of
-/// [`simd::copy_rows`] (or, into a destination that streams, rows of at least
-/// [`STREAM_ROW`] bytes with non-temporal stores, fenced once per task by [`drive`]), so that neither a
-/// call nor the outer odometer is paid per row. Kept out of [`run_boxes`], whose small plans
+/// outer axis) cut into units of [`run_rows`] rows, a task's consecutive units of one run
+/// copied by one call of [`simd::copy_rows`] (or, into a destination that streams, rows of
+/// at least [`STREAM_ROW`] bytes with non-temporal stores, fenced once per thread by
+/// [`run_units`]), so that neither a call nor the outer odometer is paid per row. Kept out of [`run_boxes`], whose small plans
 /// it would slow down.
 ///
 /// # Safety
@@ -401,7 +387,7 @@ unsafe fn row_runs<T: Element>(
         }
     };
     // Joined: a task's consecutive units of one run are one call, one register loop.
-    drive_segments(
+    drive(
         outer,
         base,
         nb,
@@ -486,7 +472,7 @@ unsafe fn masked_rows_box<T: Element>(
             }
         }
     };
-    drive(&outer4, base4, 1, 1, parallel, false, &row);
+    drive(&outer4, base4, 1, 1, parallel, false, false, &row);
 }
 
 /// The tiled kernel over one box: `(na, sa)` its last axis (unit stride in the destination),
@@ -862,7 +848,7 @@ unsafe fn short_row_runs<T: Element>(
                     short_rows_blocked(dp, [db, dw], sp, [sb, sw], (nb, len), na)
                 }
             };
-            drive(&rest, base, nw, SHORT_SLABS, parallel, false, &block);
+            drive(&rest, base, nw, SHORT_SLABS, parallel, false, false, &block);
             return;
         }
     }
@@ -875,7 +861,7 @@ unsafe fn short_row_runs<T: Element>(
             short_rows(dp, db, sp, sb, len, na)
         }
     };
-    drive(&rest, base, nb, SEG, parallel, false, &rows);
+    drive(&rest, base, nb, SEG, parallel, false, false, &rows);
 }
 
 /// Copies `rows` rows of `na` contiguous elements, rows at strides `db` and `sb`.

@@ -389,7 +389,7 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
             });
         }
     };
-    drive(outer, base, n, 1 << 14, parallel, stream, &row);
+    drive(outer, base, n, 1 << 14, parallel, stream, false, &row);
     Ok(())
 }
 
@@ -525,7 +525,7 @@ fn map_rows<T: Element, U: Element>(
             });
         }
     };
-    drive(outer, base, n, 1 << 14, parallel, stream, &row);
+    drive(outer, base, n, 1 << 14, parallel, stream, false, &row);
     Ok(())
 }
 
@@ -667,7 +667,7 @@ fn zip_rows<A: Element, B: Element, C: Element>(
             });
         }
     };
-    drive(outer, base, n, 1 << 14, parallel, stream, &row);
+    drive(outer, base, n, 1 << 14, parallel, stream, false, &row);
     Ok(())
 }
 
