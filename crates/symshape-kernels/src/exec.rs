@@ -1002,77 +1002,122 @@ unsafe fn fill_pattern<T: Element, const STREAM: bool>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        let size = std::mem::size_of::<T>();
-        if matches!(size, 1 | 2 | 4 | 8) && len * size >= 64 && level >= Level::Avx2 {
-            let mut pattern = [0u8; 64];
-            for k in 0..64 / size {
-                // SAFETY: `size` bytes of `v` into the pattern's `k`-th element slot.
+        let bytes = len * std::mem::size_of::<T>();
+        if bytes >= 64 && level >= Level::Avx2 {
+            if let Some(word) = splat(v) {
+                // SAFETY: `bytes >= 64` writable bytes from `dp` (caller), which is aligned
+                // for `T`, whose size is the period of `word`; the level is supported.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        (&v as *const T).cast::<u8>(),
-                        pattern.as_mut_ptr().add(k * size),
-                        size,
-                    )
-                };
+                    if level >= Level::Avx512 {
+                        fill_words_avx512::<STREAM>(dp.cast::<u8>(), bytes, word);
+                    } else {
+                        fill_words_avx2::<STREAM>(dp.cast::<u8>(), bytes, word);
+                    }
+                }
+                return true;
             }
-            // SAFETY: `len` writable elements from `dp` (caller), which is aligned for `T`;
-            // AVX2 is supported (`level`).
-            unsafe { fill_pattern_avx2::<STREAM>(dp.cast::<u8>(), len * size, &pattern) };
-            return true;
         }
     }
     let _ = (level, dp, len, v);
     false
 }
 
-/// Writes `bytes >= 64` bytes from `dp` with the 64-byte `pattern` repeated (whose period,
-/// an element's size, divides 64 and the distance from `dp` to any line boundary, `dp`
-/// being aligned for the element, so the pattern is in phase wherever a store starts).
-/// Ordinary: two 32-byte stores per 64 bytes, the last 64 bytes stored at the end of the
-/// run, overlapping the one before. `STREAM`: the bytes before the first line boundary and
-/// after the last are copied from the pattern with ordinary stores, every whole line between
-/// with non-temporal ones, so that no line gets both kinds (a line written both ways made
-/// a streamed fill slower than staging it, docs/performance.md).
-///
-/// # Safety
-/// `dp..dp + bytes` writable; the CPU supports AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn fill_pattern_avx2<const STREAM: bool>(dp: *mut u8, bytes: usize, pattern: &[u8; 64]) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
-    // SAFETY: the pattern is 64 bytes; every store lies inside `dp..dp + bytes` (`bytes >=
-    // 64`; the head and tail copies are shorter than 64 bytes and inside the run) and
-    // starts a whole number of elements after `dp`; the non-temporal stores start on line
-    // boundaries, so they are aligned.
+/// The bytes of `v` repeated over 8 bytes, where its size (1, 2, 4 or 8) divides 8. Formed
+/// in registers: a pattern stored element by element and loaded back as one vector stalled
+/// the store-to-load forwarding of every call, half the time of a causal mask's fills
+/// (docs/performance.md).
+#[inline(always)]
+fn splat<T: Element>(v: T) -> Option<u64> {
+    // SAFETY: each arm reads exactly `size_of::<T>()` bytes of `v`, as an integer of that
+    // size (every bit pattern of which is valid).
     unsafe {
-        let lo = _mm256_loadu_si256(pattern.as_ptr().cast::<__m256i>());
-        let hi = _mm256_loadu_si256(pattern.as_ptr().add(32).cast::<__m256i>());
-        if STREAM {
-            use std::arch::x86_64::_mm256_stream_si256;
-            let head = ((dp as usize).next_multiple_of(64) - dp as usize).min(bytes);
-            std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp, head);
-            let mut o = head;
-            while o + 64 <= bytes {
-                _mm256_stream_si256(dp.add(o).cast::<__m256i>(), lo);
-                _mm256_stream_si256(dp.add(o + 32).cast::<__m256i>(), hi);
-                o += 64;
-            }
-            std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp.add(o), bytes - o);
-            return;
-        }
-        let mut o = 0;
-        while o + 64 <= bytes {
-            _mm256_storeu_si256(dp.add(o).cast::<__m256i>(), lo);
-            _mm256_storeu_si256(dp.add(o + 32).cast::<__m256i>(), hi);
-            o += 64;
-        }
-        if o < bytes {
-            let last = bytes - 64;
-            _mm256_storeu_si256(dp.add(last).cast::<__m256i>(), lo);
-            _mm256_storeu_si256(dp.add(last + 32).cast::<__m256i>(), hi);
-        }
+        Some(match std::mem::size_of::<T>() {
+            1 => u64::from(std::mem::transmute_copy::<T, u8>(&v)) * 0x0101_0101_0101_0101,
+            2 => u64::from(std::mem::transmute_copy::<T, u16>(&v)) * 0x0001_0001_0001_0001,
+            4 => u64::from(std::mem::transmute_copy::<T, u32>(&v)) * 0x0000_0001_0000_0001,
+            8 => std::mem::transmute_copy::<T, u64>(&v),
+            _ => return None,
+        })
     }
 }
+
+/// Defines `$name::<STREAM>(dp, bytes, word)`: writes `bytes >= 64` bytes from `dp` with the
+/// 8-byte `word` repeated (whose period, an element's size, divides the distance from `dp`
+/// to any store, `dp` being aligned for the element, so the pattern is in phase wherever a
+/// store starts), in `$vec` stores of `$width` bytes. Ordinary: 64 bytes at a time, the
+/// last 64 bytes stored at the end of the run, overlapping the ones before. `STREAM`: the
+/// bytes before the first line boundary and after the last are copied from the pattern with
+/// ordinary stores, every whole line between with non-temporal ones, so that no line gets
+/// both kinds (a line written both ways made a streamed fill slower than staging it,
+/// docs/performance.md).
+macro_rules! fill_words {
+    ($name:ident, $feature:literal, $vec:ident, $width:literal, $splat:ident, $store:ident, $stream:ident) => {
+        /// See [`fill_words`].
+        ///
+        /// # Safety
+        /// `dp..dp + bytes` writable, `bytes >= 64`, `dp` aligned for the period of `word`;
+        /// the CPU supports the target feature.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<const STREAM: bool>(dp: *mut u8, bytes: usize, word: u64) {
+            use std::arch::x86_64::{$splat, $store, $stream, $vec};
+            // SAFETY: every store lies inside `dp..dp + bytes` (`bytes >= 64`; the head and
+            // tail copies are shorter than 64 bytes and inside the run) and starts a whole
+            // number of elements after `dp`; the non-temporal stores start on line
+            // boundaries, so they are aligned.
+            unsafe {
+                let x = $splat(word as i64);
+                let line = |p: *mut u8| {
+                    for k in (0..64).step_by($width) {
+                        $store(p.add(k).cast::<$vec>(), x);
+                    }
+                };
+                if STREAM {
+                    let mut pattern = [0u8; 64];
+                    line(pattern.as_mut_ptr());
+                    let head = ((dp as usize).next_multiple_of(64) - dp as usize).min(bytes);
+                    std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp, head);
+                    let mut o = head;
+                    while o + 64 <= bytes {
+                        for k in (0..64).step_by($width) {
+                            $stream(dp.add(o + k).cast::<$vec>(), x);
+                        }
+                        o += 64;
+                    }
+                    std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp.add(o), bytes - o);
+                    return;
+                }
+                let mut o = 0;
+                while o + 64 <= bytes {
+                    line(dp.add(o));
+                    o += 64;
+                }
+                if o < bytes {
+                    line(dp.add(bytes - 64));
+                }
+            }
+        }
+    };
+}
+
+fill_words!(
+    fill_words_avx2,
+    "avx2",
+    __m256i,
+    32,
+    _mm256_set1_epi64x,
+    _mm256_storeu_si256,
+    _mm256_stream_si256
+);
+fill_words!(
+    fill_words_avx512,
+    "avx512f",
+    __m512i,
+    64,
+    _mm512_set1_epi64,
+    _mm512_storeu_si512,
+    _mm512_stream_si512
+);
 
 /// Writes `v` to one row of `len` elements at stride `ds` (a broadcast row or a row of
 /// padding): whole lines with non-temporal stores when `stream` and the row is unit-stride
