@@ -9,6 +9,7 @@ WRONG and the script exits with status 1.
 
 Usage:
     python3 compare.py --bin PATH/symshape-compare [--threads N] [--runs R] [--only A,B]
+                       [--gap-us G]
 
 `--threads N` sets symshape's rayon pool (`--threads` of the binary, and
 RAYON_NUM_THREADS), PyTorch's intra-op threads (`torch.set_num_threads`) and
@@ -37,9 +38,13 @@ def parse_args():
                    help="threads for all three (default: every logical CPU)")
     p.add_argument("--runs", type=int, default=11, help="timed runs of each (median taken)")
     p.add_argument("--only", default="", help="comma-separated workload names (default: all)")
+    p.add_argument("--gap-us", type=int, default=0,
+                   help="microseconds slept before each timed run of all three (default 0: back to back)")
     args = p.parse_args()
     if args.threads < 1 or args.runs < 1:
         p.error("--threads and --runs take positive integers")
+    if args.gap_us < 0:
+        p.error("--gap-us takes a whole number")
     return args
 
 
@@ -218,6 +223,8 @@ def torch_workloads():
 def median_ns(run, runs):
     times = []
     for _ in range(runs):
+        if ARGS.gap_us:
+            time.sleep(ARGS.gap_us / 1e6)
         t0 = time.perf_counter_ns()
         run()
         times.append(time.perf_counter_ns() - t0)
@@ -227,7 +234,7 @@ def median_ns(run, runs):
 def ours(name, out_path):
     """Runs the binary on one workload: (median ns, its thread count, kernels)."""
     cmd = [ARGS.bin, "run", name, "--threads", str(ARGS.threads), "--runs", str(ARGS.runs),
-           "--out", out_path]
+           "--gap-us", str(ARGS.gap_us), "--out", out_path]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         sys.exit(f"compare: `{' '.join(cmd)}` failed: {res.stderr.strip()}")
@@ -279,7 +286,9 @@ def main():
     print(f"cpu: {cpu_model()}, {os.cpu_count()} logical CPUs; threads: {ARGS.threads} for symshape "
           f"(rayon pool) and PyTorch (reports {torch.get_num_threads()}); NumPy copies use one")
     print(f"numpy {np.__version__}, torch {torch.__version__}, python {platform.python_version()}; "
-          f"median of {ARGS.runs} runs each, after one checked run; load average at start: {load()}")
+          f"median of {ARGS.runs} runs each, after one checked run"
+          + (f", each after {ARGS.gap_us} µs asleep" if ARGS.gap_us else "")
+          + f"; load average at start: {load()}")
     print()
     print("| workload | ours ms | NumPy ms | PyTorch ms | ours/NumPy | ours/PyTorch | kernels |")
     print("|---|---:|---:|---:|---:|---:|---|")

@@ -4,7 +4,8 @@
 //! environment under the target directory with the pinned NumPy and PyTorch from PyPI (once;
 //! a stamp file records the pins), and runs the driver benches/compare/compare.py with the
 //! binary. `--python PATH` runs the driver with an interpreter that already has numpy and
-//! torch instead. Every other option goes to the driver (`--threads`, `--runs`, `--only`).
+//! torch instead. Every other option goes to the driver (`--threads`, `--runs`, `--only`,
+//! `--gap-us`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

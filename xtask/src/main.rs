@@ -47,11 +47,13 @@ tasks:
           copy; without one (or with --cpu-check), both dialects rendered, index
           widths checked and the OpenCL kernels run on POCL. To run on another
           machine, copy target/release/symshape-gpu-bench there. Not part of ci
-  compare [--threads N] [--runs R] [--only NAME,...] [--python PATH]
+  compare [--threads N] [--runs R] [--only NAME,...] [--gap-us G] [--python PATH]
           build the release symshape-compare binary and time each workload copied
           by it, by NumPy (np.copyto) and by PyTorch (out.copy_) with N threads
           (default: every CPU), printing ours / NumPy / PyTorch (medians of R runs,
-          default 11) after checking every result against NumPy's. Makes
+          default 11) after checking every result against NumPy's; --gap-us G
+          sleeps G µs before each timed run (the thread pools asleep, as between
+          a framework's ops). Makes
           target/compare-venv with the pinned numpy and torch from PyPI, unless
           --python names an interpreter that has them. Not part of ci; needs an
           idle machine for figures worth quoting

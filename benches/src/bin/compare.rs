@@ -2,7 +2,7 @@
 //! (`benches/compare/compare.py`, `cargo xtask compare`).
 //!
 //! `symshape-compare list` prints the workloads, one name a line.
-//! `symshape-compare run NAME [--threads N] [--runs R] [--out FILE]` builds the workload's
+//! `symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--out FILE]` builds the workload's
 //! views, fills its source with `0, 1, 2, ...` as `f32` (exact: no buffer has more than 2^24
 //! elements), copies it once into a preallocated zeroed destination (writing that buffer, raw
 //! little-endian `f32`, to FILE when given, for the driver to compare with NumPy's), then
@@ -10,7 +10,9 @@
 //! `NAME median_ns=.. min_ns=.. plan_ns=.. run_ns=.. runs=R threads=T bytes=B kernels=K`,
 //! where `plan_ns` and `run_ns` are the medians of `R` plans alone (`plan_copy_into`) and of
 //! `R` runs of one plan (`LoopPlan::run_copy`), the two parts of `copy` (0 for a destination
-//! of several views, which has no copy plan).
+//! of several views, which has no copy plan). `--gap-us G` sleeps `G` µs before each timed copy
+//! (default 0: back to back), as a framework does other work between copies: the pool's
+//! threads have gone to sleep by then, and the copy pays for waking them.
 //! `symshape-compare plan NAME [--threads N]` prints the workload's plan and how it splits
 //! its work on `N` threads (default: the pool's size).
 //!
@@ -171,6 +173,8 @@ struct RunArgs {
     name: String,
     threads: Option<usize>,
     runs: usize,
+    /// Microseconds slept before each timed copy.
+    gap_us: u64,
     out: Option<String>,
 }
 
@@ -181,6 +185,7 @@ fn parse_run(args: &[String]) -> Res<RunArgs> {
         name,
         threads: None,
         runs: 11,
+        gap_us: 0,
         out: None,
     };
     while let Some(flag) = it.next() {
@@ -197,6 +202,11 @@ fn parse_run(args: &[String]) -> Res<RunArgs> {
         match flag.as_str() {
             "--threads" => res.threads = Some(count()?),
             "--runs" => res.runs = count()?,
+            "--gap-us" => {
+                res.gap_us = value
+                    .parse::<u64>()
+                    .map_err(|_| format!("run: `--gap-us` takes a whole number, not `{value}`"))?
+            }
             "--out" => res.out = Some(value.clone()),
             other => return Err(format!("run: unknown option `{other}`")),
         }
@@ -228,6 +238,9 @@ fn run(args: &RunArgs) -> Res<()> {
     }
     let mut times = Vec::with_capacity(args.runs);
     for _ in 0..args.runs {
+        if args.gap_us > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(args.gap_us));
+        }
         let t = Instant::now();
         once(&mut dst)?;
         times.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
@@ -300,7 +313,7 @@ fn show_plan(args: &[String]) -> Res<()> {
 
 const HELP: &str = "\
 usage: symshape-compare list
-       symshape-compare run NAME [--threads N] [--runs R] [--out FILE]
+       symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--out FILE]
        symshape-compare plan NAME [--threads N]
 ";
 

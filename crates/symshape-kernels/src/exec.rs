@@ -1686,60 +1686,149 @@ fn run_units(parallel: bool, units: usize, stream: bool, run: impl Fn(usize, usi
 #[repr(align(128))]
 struct Share(AtomicUsize);
 
-/// How long the caller, no task left to take, spins until the helpers' last tasks are done
-/// before it waits in the pool's join, which blocks it (a thread outside the pool sleeps on
-/// a lock there, and waking it takes microseconds: a 1.3 MB causal mask on two threads of
-/// an AMD EPYC family 26 model 2 took 16-17 µs through a parallel iterator, 10-11 this
-/// way, docs/performance.md).
+/// How long the caller, no task left to take, spins until the helpers' tasks in flight are
+/// done before it parks (a thread woken from sleep takes microseconds to run again: a 1.3
+/// MB causal mask on two threads of an AMD EPYC family 26 model 2 took 16-17 µs when the
+/// caller slept in a pool's join, 10-11 spinning, docs/performance.md).
 const SPIN_FOR_HELPERS: Duration = Duration::from_micros(50);
 
-/// Runs tasks `0..tasks` on the calling thread and `threads - 1` helpers from the pool the
-/// caller is in (or rayon's global one), so that the caller works rather than waits for a
-/// pool thread to wake. The tasks are cut into `threads` contiguous shares: the caller runs
-/// share 0 and helper `k` share `k`, each from its front, so that a thread that copies the
-/// same buffers again finds its share where it left it (in its own cache when the share
-/// fits); a thread done with its share takes what is left of the next shares in turn, so the
-/// tasks of a helper that starts late are run by the others (the join still waits for the
-/// helper to start and find nothing, as it waited for every task before). Each thread that
-/// ran a task ends with a store fence when `stream`, before the join hands its elements
-/// over. The caller, once no task is left to take, spins for at most [`SPIN_FOR_HELPERS`]
-/// until every task is done, then leaves the rest of the wait to the join.
-fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
-    let bound = |j: usize| j * tasks / threads;
-    let shares: Vec<Share> = (0..threads)
-        .map(|j| Share(AtomicUsize::new(bound(j))))
-        .collect();
-    let finished = AtomicUsize::new(0);
-    let work = |me: usize| {
+/// How long the caller parks at a time once it has spun for [`SPIN_FOR_HELPERS`] (the
+/// helper that finishes the last task unparks it; the timeout only bounds a lost wake-up).
+const PARK_FOR_HELPERS: Duration = Duration::from_micros(200);
+
+/// What the caller of [`share_out`] and its helpers share: on the heap, held by each of
+/// them, so that a helper that starts after the caller has returned finds it still there.
+struct Shares {
+    /// `next[j]`: the next task of share `j`, whose tasks are `bound(j)..bound(j + 1)`.
+    next: Box<[Share]>,
+    threads: usize,
+    tasks: usize,
+    /// Tasks run to their end (and fenced, when `stream`).
+    finished: AtomicUsize,
+    stream: bool,
+    /// The calling thread, unparked by the helper that finishes the last task.
+    caller: std::thread::Thread,
+}
+
+/// The tasks' closure, its lifetime erased, for helpers that may outlive the call
+/// ([`share_out`] says when it may be called).
+struct TaskPtr(*const (dyn Fn(usize) + Sync));
+
+// SAFETY: the closure is `Sync`; the pointer crosses threads only under `share_out`'s
+// protocol, which calls it only while the caller's frame that owns it is alive.
+unsafe impl Send for TaskPtr {}
+
+impl TaskPtr {
+    /// The pointer (a method, so closures capture the whole `TaskPtr`, not its raw field).
+    fn get(&self) -> *const (dyn Fn(usize) + Sync) {
+        self.0
+    }
+}
+
+impl Shares {
+    fn bound(&self, j: usize) -> usize {
+        j * self.tasks / self.threads
+    }
+
+    /// Runs what is left of share `me`, then of the next shares in turn, each task claimed
+    /// first; then fences (when `stream`) and counts the tasks it ran as finished.
+    ///
+    /// # Safety
+    /// `task` is valid whenever a claim succeeds: the caller of [`share_out`] returns only
+    /// after every task has finished, after which no claim succeeds.
+    unsafe fn work(&self, me: usize, task: *const (dyn Fn(usize) + Sync)) {
         let mut ran = 0;
-        for j in (me..threads).chain(0..me) {
+        for j in (me..self.threads).chain(0..me) {
             loop {
-                let t = shares[j].0.fetch_add(1, Ordering::Relaxed);
-                if t >= bound(j + 1) {
+                let t = self.next[j].0.fetch_add(1, Ordering::Relaxed);
+                if t >= self.bound(j + 1) {
                     break;
                 }
-                task(t);
+                // SAFETY: task `t` is claimed and not finished, so the caller has not
+                // returned and the closure is alive (the function's contract).
+                unsafe { (*task)(t) };
                 ran += 1;
             }
         }
         if ran > 0 {
-            if stream {
+            if self.stream {
                 simd::fence(simd::level());
             }
-            finished.fetch_add(ran, Ordering::Release);
+            let done = self.finished.fetch_add(ran, Ordering::Release) + ran;
+            if done == self.tasks && me != 0 {
+                self.caller.unpark();
+            }
         }
-    };
-    rayon::in_place_scope(|s| {
-        for k in 1..threads {
-            let work = &work;
-            s.spawn(move |_| work(k));
-        }
-        work(0);
+    }
+
+    /// Waits until every task has finished: spins for [`SPIN_FOR_HELPERS`], then parks.
+    fn wait(&self) {
         let start = Instant::now();
-        while finished.load(Ordering::Acquire) < tasks && start.elapsed() < SPIN_FOR_HELPERS {
-            std::hint::spin_loop();
+        while self.finished.load(Ordering::Acquire) < self.tasks {
+            if start.elapsed() < SPIN_FOR_HELPERS {
+                std::hint::spin_loop();
+            } else {
+                std::thread::park_timeout(PARK_FOR_HELPERS);
+            }
         }
+    }
+}
+
+/// Aborts the process if dropped: armed while helpers may run tasks that borrow the
+/// caller's frame, which an unwinding caller would free under them.
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        std::process::abort();
+    }
+}
+
+/// Runs tasks `0..tasks` on the calling thread and `threads - 1` helpers spawned on the pool
+/// the caller is in (or rayon's global one), so that the caller works rather than waits for
+/// a pool thread to wake. The tasks are cut into `threads` contiguous shares: the caller
+/// runs share 0 and helper `k` share `k`, each from its front, so that a thread that copies
+/// the same buffers again finds its share where it left it (in its own cache when the share
+/// fits); a thread done with its share takes what is left of the next shares in turn, so the
+/// tasks of a helper that starts late are run by the others. Each thread that ran a task
+/// ends with a store fence when `stream`, before it counts its tasks as finished.
+///
+/// The caller returns as soon as every task has finished, not when every helper has
+/// started: a helper woken late (a sleeping pool thread took 8-23 µs to start on an AMD EPYC
+/// family 26 model 2, docs/performance.md) finds no task left and ends without touching the
+/// call's data, which is why the helpers hold the shared counters (`Shares`) on the heap and
+/// call `task` only for a task they claimed. A panic in a task aborts the process (a
+/// helper's, as rayon does for a spawned job; the caller's, rather than free data that
+/// helpers may still be using): the kernels' tasks do not panic.
+fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
+    let shares = std::sync::Arc::new(Shares {
+        next: (0..threads)
+            .map(|j| Share(AtomicUsize::new(j * tasks / threads)))
+            .collect(),
+        threads,
+        tasks,
+        finished: AtomicUsize::new(0),
+        stream,
+        caller: std::thread::current(),
     });
+    let task: &(dyn Fn(usize) + Sync) = &task;
+    // SAFETY: only the lifetime changes; the pointer is dereferenced only for a claimed
+    // task, and this function returns (or aborts) only once every task has finished.
+    let task = TaskPtr(unsafe {
+        std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const (dyn Fn(usize) + Sync)>(
+            task,
+        )
+    });
+    let armed = AbortOnUnwind;
+    for k in 1..threads {
+        let (shares, task) = (std::sync::Arc::clone(&shares), TaskPtr(task.get()));
+        // SAFETY: `share_out`'s protocol, above.
+        rayon::spawn(move || unsafe { shares.work(k, task.get()) });
+    }
+    // SAFETY: as above.
+    unsafe { shares.work(0, task.get()) };
+    shares.wait();
+    std::mem::forget(armed);
 }
 
 impl LoopPlan<'_> {
