@@ -220,6 +220,14 @@ def torch_workloads():
     return w
 
 
+# Seconds slept before each implementation's runs. PyTorch's OpenMP threads (libgomp) spin
+# for milliseconds after each parallel region before they sleep; a copy timed in that
+# window shares the cores with them (the causal mask on 2 threads of an AMD EPYC family 26:
+# 17 µs right after PyTorch's runs, 10 µs from 5 ms after them on). Every implementation
+# starts on quiet cores.
+SETTLE_S = 0.1
+
+
 def median_ns(run, runs):
     times = []
     for _ in range(runs):
@@ -299,6 +307,7 @@ def main():
             if only and name not in only:
                 continue
             path = os.path.join(tmp, name + ".f32")
+            time.sleep(SETTLE_S)
             t_ours, threads, kernels = ours(name, path)
             if threads != ARGS.threads:
                 sys.exit(f"compare: the binary ran {threads} threads, not {ARGS.threads}")
@@ -315,7 +324,9 @@ def main():
             os.remove(path)
             gc.collect()
             gc.disable()
+            time.sleep(SETTLE_S)
             t_np = median_ns(run_np, ARGS.runs)
+            time.sleep(SETTLE_S)
             t_t = median_ns(run_t, ARGS.runs)
             gc.enable()
             status = ""
