@@ -36,9 +36,12 @@
 //! - Threads: work above 1 MiB runs on the rayon pool of the calling thread: a caller's
 //!   own `ThreadPool` when called inside `pool.install(..)`, else rayon's global pool; a
 //!   pool of one thread runs the work inline. The calling thread works too: the tasks are
-//!   shared out between it and the pool's threads, one contiguous share each first, and it
-//!   spins for at most 50 µs for the helpers' last tasks before it waits in the pool's
-//!   join. [`LoopPlan::partition`] prints how a plan splits its work for a given pool size.
+//!   shared out between it and the pool's threads, one contiguous share each first, then
+//!   what is left of the others. It returns as soon as every task has finished (spinning
+//!   for at most 50 µs, then parking), not when every helper it spawned has started: a
+//!   helper that starts late finds nothing left and touches none of the call's data. A
+//!   panic inside a task (the kernels' tasks do not panic) aborts the process.
+//!   [`LoopPlan::partition`] prints how a plan splits its work for a given pool size.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
 //!   that span a 2 MiB huge page are advised for transparent huge pages before they are
