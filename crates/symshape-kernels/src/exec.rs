@@ -1026,6 +1026,7 @@ unsafe fn fill_pattern<T: Element, const STREAM: bool>(
 /// in registers: a pattern stored element by element and loaded back as one vector stalled
 /// the store-to-load forwarding of every call, half the time of a causal mask's fills
 /// (docs/performance.md).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn splat<T: Element>(v: T) -> Option<u64> {
     // SAFETY: each arm reads exactly `size_of::<T>()` bytes of `v`, as an integer of that
