@@ -1999,6 +1999,58 @@ mod tests {
         }
     }
 
+    /// A caller outside the pool whose helpers cannot start (every thread of rayon's global
+    /// pool, where they go, is busy until the call has returned) runs every task itself and
+    /// returns without waiting for them (a join would wait forever here); the helpers, run
+    /// later, find no task left and run none.
+    #[test]
+    fn late_helpers_neither_hold_the_caller_nor_run_tasks() {
+        use std::sync::{Arc, Barrier};
+        let n = rayon::current_num_threads();
+        let (busy, release) = (Arc::new(AtomicUsize::new(0)), Arc::new(Barrier::new(n + 1)));
+        for _ in 0..n {
+            let (busy, release) = (Arc::clone(&busy), Arc::clone(&release));
+            rayon::spawn(move || {
+                busy.fetch_add(1, Ordering::SeqCst);
+                release.wait();
+            });
+        }
+        while busy.load(Ordering::SeqCst) < n {
+            std::thread::yield_now();
+        }
+        let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..40).map(|_| AtomicUsize::new(0)).collect());
+        let elsewhere = Arc::new(AtomicUsize::new(0));
+        let (done, returned) = std::sync::mpsc::channel();
+        let (r, e) = (Arc::clone(&runs), Arc::clone(&elsewhere));
+        std::thread::spawn(move || {
+            let me = std::thread::current().id();
+            share_out(n + 1, 40, false, |t| {
+                r[t].fetch_add(1, Ordering::SeqCst);
+                if std::thread::current().id() != me {
+                    e.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            let _ = done.send(());
+        });
+        let waited = returned.recv_timeout(Duration::from_secs(20));
+        release.wait();
+        assert!(
+            waited.is_ok(),
+            "the caller waited for helpers that could not start"
+        );
+        assert_eq!(
+            elsewhere.load(Ordering::SeqCst),
+            0,
+            "a blocked helper ran a task"
+        );
+        // Let the helpers run (queued behind the blocked jobs), then check that none of
+        // them ran a task.
+        rayon::join(|| (), || ());
+        std::thread::sleep(Duration::from_millis(50));
+        let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
+        assert!(counts.iter().all(|&c| c == 1), "{counts:?}");
+    }
+
     /// `fill(level, dp, len, v)` at every supported level writes `v` to exactly its run:
     /// every length in `lens`, runs starting at every element offset within a 64-byte line,
     /// guards around them.
