@@ -342,8 +342,8 @@ fn run_rows(na: usize, nb: usize, size: usize) -> usize {
 /// outer axis) cut into units of [`run_rows`] rows, a task's consecutive units of one run
 /// copied by one call of [`simd::copy_rows`] (or, into a destination that streams, rows of
 /// at least [`STREAM_ROW`] bytes with non-temporal stores, fenced once per thread by
-/// [`run_units`]), so that neither a call nor the outer odometer is paid per row. Kept out of [`run_boxes`], whose small plans
-/// it would slow down.
+/// [`run_units`]), so that neither a call nor the outer odometer is paid per row. Kept out
+/// of [`run_boxes`], whose small plans it would slow down.
 ///
 /// # Safety
 /// As [`run_boxes`], for the box; `level` is supported by the CPU.
@@ -1727,6 +1727,23 @@ impl TaskPtr {
 }
 
 impl Shares {
+    /// Counters for `tasks` tasks cut into `threads` shares, each at its share's first task.
+    fn new(threads: usize, tasks: usize, stream: bool) -> Self {
+        let mut shares = Shares {
+            next: Box::default(),
+            threads,
+            tasks,
+            finished: AtomicUsize::new(0),
+            stream,
+            caller: std::thread::current(),
+        };
+        shares.next = (0..threads)
+            .map(|j| Share(AtomicUsize::new(shares.bound(j))))
+            .collect();
+        shares
+    }
+
+    /// The first task of share `j` (`tasks` for `j == threads`).
     fn bound(&self, j: usize) -> usize {
         j * self.tasks / self.threads
     }
@@ -1802,16 +1819,7 @@ impl Drop for AbortOnUnwind {
 /// helper's, as rayon does for a spawned job; the caller's, rather than free data that
 /// helpers may still be using): the kernels' tasks do not panic.
 fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
-    let shares = std::sync::Arc::new(Shares {
-        next: (0..threads)
-            .map(|j| Share(AtomicUsize::new(j * tasks / threads)))
-            .collect(),
-        threads,
-        tasks,
-        finished: AtomicUsize::new(0),
-        stream,
-        caller: std::thread::current(),
-    });
+    let shares = std::sync::Arc::new(Shares::new(threads, tasks, stream));
     let task: &(dyn Fn(usize) + Sync) = &task;
     // SAFETY: only the lifetime changes; the pointer is dereferenced only for a claimed
     // task, and this function returns (or aborts) only once every task has finished.
