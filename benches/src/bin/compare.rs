@@ -5,8 +5,10 @@
 //! `symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--out FILE]` builds the workload's
 //! views, fills its source with `0, 1, 2, ...` as `f32` (exact: no buffer has more than 2^24
 //! elements), copies it once into a preallocated zeroed destination (writing that buffer, raw
-//! little-endian `f32`, to FILE when given, for the driver to compare with NumPy's), then
-//! times `R` more copies (planning included, as a framework calls `copy`) and prints one line
+//! little-endian `f32`, to FILE when given, for the driver to compare with NumPy's), copies
+//! it again, untimed, for 20 ms (so that the pool's new threads are running on their own
+//! CPUs before any timing, as a framework's long-lived pool's are), then times `R` more
+//! copies (planning included, as a framework calls `copy`) and prints one line
 //! `NAME median_ns=.. min_ns=.. plan_ns=.. run_ns=.. runs=R threads=T bytes=B kernels=K`,
 //! where `plan_ns` and `run_ns` are the medians of `R` plans alone (`plan_copy_into`) and of
 //! `R` runs of one plan (`LoopPlan::run_copy`), the two parts of `copy` (0 for a destination
@@ -168,6 +170,9 @@ fn kernels(w: &Workload) -> String {
     benches::kernels_of(&plan)
 }
 
+/// How long `run` copies, untimed, after its checked copy and before its timed ones.
+const WARM_UP: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Options of `run`.
 struct RunArgs {
     name: String,
@@ -235,6 +240,16 @@ fn run(args: &RunArgs) -> Res<()> {
     if let Some(path) = &args.out {
         let bytes: Vec<u8> = dst.iter().flat_map(|x| x.to_le_bytes()).collect();
         std::fs::write(path, bytes).map_err(|e| format!("run: cannot write `{path}`: {e}"))?;
+    }
+    // Untimed copies for WARM_UP first: the pool's threads are new in this process, and in
+    // some processes the helper did not start during the first 22 copies (the causal mask
+    // on two threads of an AMD EPYC family 26: the caller ran them all, 17 µs each). Over
+    // 30 processes each, the median of 21 copies was 9.25 µs without the warm-up and 8.9
+    // with it, and 2 processes against none were slower than 12 µs. NumPy's and PyTorch's
+    // threads are warm from the driver's earlier runs.
+    let warm = Instant::now();
+    while warm.elapsed() < WARM_UP {
+        once(&mut dst)?;
     }
     let mut times = Vec::with_capacity(args.runs);
     for _ in 0..args.runs {
