@@ -462,7 +462,8 @@ unsafe fn masked_rows_box<T: Element>(
                 let (dr, sr) = (dp.offset(lo * dn), (s.get() as *const T).offset(first));
                 let len = (hi - lo) as usize;
                 if dn == 1 && sn == 1 {
-                    std::ptr::copy_nonoverlapping(sr, dr, len);
+                    let bytes = len * std::mem::size_of::<T>();
+                    simd::copy_run(level, dr.cast(), sr.cast(), bytes);
                 } else {
                     strided_row(dr, dn, sr, sn, len);
                 }
@@ -1045,8 +1046,10 @@ fn splat<T: Element>(v: T) -> Option<u64> {
 /// Defines `$name::<STREAM>(dp, bytes, word)`: writes `bytes >= 64` bytes from `dp` with the
 /// 8-byte `word` repeated (whose period, an element's size, divides the distance from `dp`
 /// to any store, `dp` being aligned for the element, so the pattern is in phase wherever a
-/// store starts), in `$vec` stores of `$width` bytes. Ordinary: 64 bytes at a time, the
-/// last 64 bytes stored at the end of the run, overlapping the ones before. `STREAM`: the
+/// store starts), in `$vec` stores of `$width` bytes. Ordinary: the first 64 bytes, then
+/// whole lines from the first line boundary after `dp`, then the last 64 bytes of the run,
+/// overlapping the ones before (a store straddling two lines costs two, and the
+/// minus-infinity tail of a causal mask's row starts anywhere in a line). `STREAM`: the
 /// bytes before the first line boundary and after the last are copied from the pattern with
 /// ordinary stores, every whole line between with non-temporal ones, so that no line gets
 /// both kinds (a line written both ways made a streamed fill slower than staging it,
@@ -1088,7 +1091,8 @@ macro_rules! fill_words {
                     std::ptr::copy_nonoverlapping(pattern.as_ptr(), dp.add(o), bytes - o);
                     return;
                 }
-                let mut o = 0;
+                line(dp);
+                let mut o = 64 - dp as usize % 64;
                 while o + 64 <= bytes {
                     line(dp.add(o));
                     o += 64;
