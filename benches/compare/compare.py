@@ -65,6 +65,16 @@ def ramp(n):
     return np.arange(n, dtype=np.int64).astype(np.float32)
 
 
+def zeros_on_a_line(shape):
+    """np.zeros(shape, float32) starting on a 64-byte line, as PyTorch's allocator places
+    `torch.zeros` and the symshape binary its destination (`np.zeros` here starts 16 or 48
+    bytes past one): every implementation writes a destination placed alike."""
+    n = int(np.prod(shape))
+    buf = np.zeros(n + 16, np.float32)
+    lead = (-buf.ctypes.data % 64) // 4
+    return buf[lead:lead + n].reshape(shape)
+
+
 def causal_row(s, length):
     """The buffer of the causal mask: `ramp(length)`, then `s - 1` minus infinities."""
     z = np.full(length + s - 1, -np.inf, np.float32)
@@ -79,7 +89,7 @@ def numpy_workloads():
     def copy_of(make_src, shape):
         def setup():
             src = make_src()
-            out = np.zeros(shape, np.float32)
+            out = zeros_on_a_line(shape)
             return (lambda: np.copyto(out, src)), out
         return setup
 
@@ -93,7 +103,7 @@ def numpy_workloads():
 
     def pad():
         a = ramp((N - 2) ** 2).reshape(N - 2, N - 2)
-        out = np.zeros((N, N), np.float32)
+        out = zeros_on_a_line((N, N))
         inner, edges = out[1:-1, 1:-1], [out[0], out[-1], out[1:-1, 0], out[1:-1, -1]]
 
         def run():
@@ -108,14 +118,14 @@ def numpy_workloads():
 
     def merge_heads():
         h = ramp(8 * 12 * 512 * 64).reshape(8, 12, 512, 64)
-        out = np.zeros((8, 512, 768), np.float32)
+        out = zeros_on_a_line((8, 512, 768))
         ov, hv = out.reshape(8, 512, 12, 64), h.transpose(0, 2, 1, 3)
         return (lambda: np.copyto(ov, hv)), out
     w["merge_heads_8x12x512x64"] = merge_heads
 
     def kv_cache_write():
         x = ramp(8 * 512 * 768).reshape(8, 512, 768)
-        cache = np.zeros((8, 12, 512, 64), np.float32)
+        cache = zeros_on_a_line((8, 12, 512, 64))
         cv, xv = cache.transpose(0, 2, 1, 3), x.reshape(8, 512, 12, 64)
         return (lambda: np.copyto(cv, xv)), cache
     w["kv_cache_write_8x512x768"] = kv_cache_write
@@ -123,8 +133,8 @@ def numpy_workloads():
     def im2col():
         # NumPy has no padded view: pad into a scratch buffer, then copy its windows.
         x = ramp(8 * 512 * 768).reshape(8, 512, 768)
-        xp = np.zeros((8, 768, 515), np.float32)
-        out = np.zeros((8, 768, 512, 4), np.float32)
+        xp = zeros_on_a_line((8, 768, 515))
+        out = zeros_on_a_line((8, 768, 512, 4))
         head, body = xp[:, :, :3], xp[:, :, 3:]
         xt = x.transpose(0, 2, 1)
         windows = np.lib.stride_tricks.sliding_window_view(xp, 4, axis=2)
@@ -140,7 +150,7 @@ def numpy_workloads():
         # Row i is the window at s - 1 - i of the buffer followed by minus infinity.
         s, length = 512, 640
         view = np.lib.stride_tricks.sliding_window_view(causal_row(s, length), length)[::-1]
-        out = np.zeros((s, length), np.float32)
+        out = zeros_on_a_line((s, length))
         return (lambda: np.copyto(out, view)), out
     w["causal_mask_s512_p128"] = causal_mask
     return w
