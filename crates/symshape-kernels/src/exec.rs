@@ -1822,6 +1822,14 @@ impl Drop for AbortOnUnwind {
 /// call `task` only for a task they claimed. A panic in a task aborts the process (a
 /// helper's, as rayon does for a spawned job; the caller's, rather than free data that
 /// helpers may still be using): the kernels' tasks do not panic.
+///
+/// A caller outside any pool (its helpers go to rayon's global pool) first hands shares to
+/// the helpers that are lingering after an earlier call ([`help`], [`WAITING`]), and spawns
+/// helpers only for the shares left: a lingering helper starts its share within a
+/// microsecond, where a pool thread woken from sleep took 8-29 µs (the causal mask on two
+/// threads of an AMD EPYC family 26 with 100 µs between copies: 19 µs with every helper
+/// spawned, 9 with lingering ones; docs/performance.md). Callers inside a pool they
+/// installed spawn every helper: the global pool's threads are not theirs.
 fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
     let shares = std::sync::Arc::new(Shares::new(threads, tasks, stream));
     let task: &(dyn Fn(usize) + Sync) = &task;
@@ -1833,15 +1841,161 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
         )
     });
     let armed = AbortOnUnwind;
-    for k in 1..threads {
-        let (shares, task) = (std::sync::Arc::clone(&shares), TaskPtr(task.get()));
-        // SAFETY: `share_out`'s protocol, above.
-        rayon::spawn(move || unsafe { shares.work(k, task.get()) });
+    // Outside any pool, the helpers go to rayon's global pool, whose lingering helpers are
+    // handed their shares first.
+    let global = rayon::current_thread_index().is_none();
+    let mut k = 1;
+    if global {
+        let mut waiting = lock(&WAITING);
+        while k < threads {
+            let Some(mailbox) = waiting.pop() else {
+                break;
+            };
+            mailbox.post(Job {
+                shares: std::sync::Arc::clone(&shares),
+                task: TaskPtr(task.get()),
+                k,
+            });
+            k += 1;
+        }
+    }
+    for k in k..threads {
+        let job = Job {
+            shares: std::sync::Arc::clone(&shares),
+            task: TaskPtr(task.get()),
+            k,
+        };
+        rayon::spawn(move || help(job, global));
     }
     // SAFETY: as above.
     unsafe { shares.work(0, task.get()) };
     shares.wait();
     std::mem::forget(armed);
+}
+
+/// Share `k` of a [`share_out`] call, for a helper.
+struct Job {
+    shares: std::sync::Arc<Shares>,
+    task: TaskPtr,
+    k: usize,
+}
+
+impl Job {
+    fn run(self) {
+        // SAFETY: `share_out`'s protocol: `work` calls the task only for a claimed task.
+        unsafe { self.shares.work(self.k, self.task.get()) };
+    }
+}
+
+/// How long a helper of rayon's global pool waits, spinning, for the next parallel copy's
+/// share after finishing one ([`help`]), unless set otherwise ([`set_helper_linger`]).
+const DEFAULT_LINGER: Duration = Duration::from_micros(200);
+
+/// [`DEFAULT_LINGER`] or what [`set_helper_linger`] set, in nanoseconds.
+static LINGER_NS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_LINGER.as_nanos() as u64);
+
+/// Sets how long a helper thread of rayon's global pool, done with its share of a parallel
+/// copy, fill or map, keeps spinning for the next one's before it returns to the pool
+/// (default 200 µs; `Duration::ZERO`: never). A pool thread woken from sleep takes
+/// microseconds to run (8-29 µs on two vCPUs of an AMD EPYC family 26): a framework that
+/// calls the kernels between other work would pay that on every call, where OpenMP's
+/// threads spin. While it waits, a lingering thread runs any job spawned on the global pool
+/// (`rayon::yield_now`), so it holds up no other work; the cost is CPU time spent spinning.
+/// Kernels called inside a pool the caller installed use no lingering threads.
+pub fn set_helper_linger(linger: Duration) {
+    let ns = u64::try_from(linger.as_nanos()).unwrap_or(u64::MAX);
+    LINGER_NS.store(ns, Ordering::Relaxed);
+}
+
+/// A lingering helper's slot: a caller of [`share_out`] takes it off [`WAITING`] and posts a
+/// job into it, under the lock of [`WAITING`].
+#[derive(Default)]
+struct Mailbox {
+    job: std::sync::Mutex<Option<Job>>,
+    posted: std::sync::atomic::AtomicBool,
+}
+
+impl Mailbox {
+    fn post(&self, job: Job) {
+        *lock(&self.job) = Some(job);
+        self.posted.store(true, Ordering::Release);
+    }
+
+    /// The posted job, waiting for it to be posted (its poster holds [`WAITING`]'s lock
+    /// from taking the mailbox off the list until it has posted).
+    fn take(&self) -> Job {
+        while !self.posted.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
+        self.posted.store(false, Ordering::Relaxed);
+        loop {
+            if let Some(job) = lock(&self.job).take() {
+                return job;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// The global pool's lingering helpers, most recent last.
+static WAITING: std::sync::Mutex<Vec<std::sync::Arc<Mailbox>>> = std::sync::Mutex::new(Vec::new());
+
+/// A lock that a panic elsewhere does not poison for the kernels (the data it guards is
+/// a list or a slot, whole at every step).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+std::thread_local! {
+    /// Whether this thread is a lingering helper (a helper job that this thread runs while
+    /// lingering, through `rayon::yield_now`, does not linger itself).
+    static LINGERING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A helper of [`share_out`]: runs its share, then, on the global pool (`linger`), waits for
+/// the next call's share for the linger time ([`set_helper_linger`]), spinning, and runs it
+/// too, as long as shares come; then returns to the pool.
+fn help(job: Job, linger: bool) {
+    job.run();
+    if !linger || LINGERING.with(std::cell::Cell::get) {
+        return;
+    }
+    LINGERING.with(|l| l.set(true));
+    let mailbox = std::sync::Arc::new(Mailbox::default());
+    let linger = || Duration::from_nanos(LINGER_NS.load(Ordering::Relaxed));
+    while !linger().is_zero() {
+        lock(&WAITING).push(std::sync::Arc::clone(&mailbox));
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while !mailbox.posted.load(Ordering::Acquire) {
+            spins = spins.wrapping_add(1);
+            if !spins.is_multiple_of(64) {
+                std::hint::spin_loop();
+                continue;
+            }
+            if start.elapsed() >= linger() {
+                break;
+            }
+            // Any other job of the pool runs here rather than wait for this thread.
+            rayon::yield_now();
+        }
+        if !mailbox.posted.load(Ordering::Acquire) {
+            let mut waiting = lock(&WAITING);
+            if let Some(i) = waiting
+                .iter()
+                .position(|m| std::sync::Arc::ptr_eq(m, &mailbox))
+            {
+                waiting.swap_remove(i);
+                break;
+            }
+            // Taken off the list: its poster has posted (under the lock just taken).
+        }
+        #[cfg(test)]
+        tests::POSTED_RUNS.fetch_add(1, Ordering::SeqCst);
+        mailbox.take().run();
+    }
+    LINGERING.with(|l| l.set(false));
 }
 
 impl LoopPlan<'_> {
@@ -2061,6 +2215,78 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
         assert!(counts.iter().all(|&c| c == 1), "{counts:?}");
+    }
+
+    /// Shares run by lingering helpers that a call handed them.
+    pub(super) static POSTED_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+    /// Restores the default linger when dropped (a failed assertion included).
+    struct DefaultLinger;
+
+    impl Drop for DefaultLinger {
+        fn drop(&mut self) {
+            set_helper_linger(DEFAULT_LINGER);
+        }
+    }
+
+    /// Waits up to 30 s (other tests may hold the global pool's threads) for `done`.
+    fn within_30s(done: impl Fn() -> bool) -> bool {
+        let start = Instant::now();
+        while !done() {
+            if start.elapsed() > Duration::from_secs(30) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    /// A helper of the global pool that has run its share waits on [`WAITING`] for the
+    /// linger time; the next call from outside a pool hands it a share, which it runs on its
+    /// lingering thread (every task still exactly once); with the linger set to zero, the
+    /// waiting helpers leave.
+    #[test]
+    fn lingering_helpers_take_the_next_calls_shares_and_leave_when_told() {
+        let _restore = DefaultLinger;
+        set_helper_linger(Duration::from_secs(60));
+        let call = || {
+            std::thread::spawn(|| {
+                let me = std::thread::current().id();
+                let runs: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+                let by_lingering = AtomicUsize::new(0);
+                share_out(2, 64, false, |t| {
+                    runs[t].fetch_add(1, Ordering::SeqCst);
+                    if std::thread::current().id() != me && LINGERING.with(std::cell::Cell::get) {
+                        by_lingering.fetch_add(1, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                });
+                let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
+                assert!(counts.iter().all(|&c| c == 1), "{counts:?}");
+                by_lingering.load(Ordering::SeqCst)
+            })
+            .join()
+            .expect("the call")
+        };
+        call();
+        assert!(
+            within_30s(|| !lock(&WAITING).is_empty()),
+            "no helper lingered after its share"
+        );
+        let handed = POSTED_RUNS.load(Ordering::SeqCst);
+        assert!(
+            call() > 0,
+            "no task of the second call ran on a lingering helper"
+        );
+        assert!(
+            POSTED_RUNS.load(Ordering::SeqCst) > handed,
+            "the second call handed no share to a lingering helper"
+        );
+        set_helper_linger(Duration::ZERO);
+        assert!(
+            within_30s(|| lock(&WAITING).is_empty()),
+            "lingering helpers stayed with the linger set to zero"
+        );
     }
 
     /// `fill(level, dp, len, v)` at every supported level writes `v` to exactly its run:

@@ -40,7 +40,11 @@
 //!   what is left of the others. It returns as soon as every task has finished (spinning
 //!   for at most 50 µs, then parking), not when every helper it spawned has started: a
 //!   helper that starts late finds nothing left and touches none of the call's data. A
-//!   panic inside a task (the kernels' tasks do not panic) aborts the process.
+//!   panic inside a task (the kernels' tasks do not panic) aborts the process. On the
+//!   global pool, a helper done with its share keeps spinning for the next call's for 200
+//!   µs ([`set_helper_linger`] changes this; zero turns it off), so that a framework that
+//!   calls the kernels between other work does not wake sleeping threads on every call;
+//!   while it waits, it runs any other job of the pool.
 //!   [`LoopPlan::partition`] prints how a plan splits its work for a given pool size.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
@@ -156,6 +160,7 @@ pub use alloc::{
 };
 pub use element::Element;
 pub use error::{Error, Result};
+pub use exec::set_helper_linger;
 pub use gather::{boolean_mask, compress, gather, take};
 /// The half-precision element types, re-exported so that callers name the same `half` crate.
 pub use half::{bf16, f16};
