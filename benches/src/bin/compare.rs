@@ -2,8 +2,8 @@
 //! (`benches/compare/compare.py`, `cargo xtask compare`).
 //!
 //! `symshape-compare list` prints the workloads, one name a line.
-//! `symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--out FILE]` builds the workload's
-//! views, fills its source with `0, 1, 2, ...` as `f32` (exact: no buffer has more than 2^24
+//! `symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--linger-us L]
+//! [--out FILE]` builds the workload's views, fills its source with `0, 1, 2, ...` as `f32` (exact: no buffer has more than 2^24
 //! elements), copies it once into a preallocated zeroed destination (writing that buffer, raw
 //! little-endian `f32`, to FILE when given, for the driver to compare with NumPy's), copies
 //! it again, untimed, for 20 ms (so that the pool's new threads are running on their own
@@ -13,8 +13,10 @@
 //! where `plan_ns` and `run_ns` are the medians of `R` plans alone (`plan_copy_into`) and of
 //! `R` runs of one plan (`LoopPlan::run_copy`), the two parts of `copy` (0 for a destination
 //! of several views, which has no copy plan). `--gap-us G` sleeps `G` µs before each timed copy
-//! (default 0: back to back), as a framework does other work between copies: the pool's
-//! threads have gone to sleep by then, and the copy pays for waking them.
+//! (default 0: back to back), as a framework does other work between copies: rayon's idle
+//! threads sleep after some tens of µs, the kernels' helpers after lingering `L` µs for the
+//! next copy (`--linger-us L`, `set_helper_linger`; default 1000), and a copy that starts
+//! later pays for waking them.
 //! `symshape-compare plan NAME [--threads N]` prints the workload's plan and how it splits
 //! its work on `N` threads (default: the pool's size).
 //!
@@ -26,7 +28,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use symshape::Scope;
-use symshape_kernels::{copy, plan_copy_into, plan_materialize, ConcreteStack, Input, Output};
+use symshape_kernels::{
+    copy, plan_copy_into, plan_materialize, set_helper_linger, ConcreteStack, Input, Output,
+};
 use symshape_view::{Op, View, ViewStack};
 
 /// One workload: a source view over a buffer of `src_len` elements copied through a
@@ -180,6 +184,8 @@ struct RunArgs {
     runs: usize,
     /// Microseconds slept before each timed copy.
     gap_us: u64,
+    /// Microseconds the pool's helpers linger for the next copy (`set_helper_linger`).
+    linger_us: Option<u64>,
     out: Option<String>,
 }
 
@@ -191,12 +197,18 @@ fn parse_run(args: &[String]) -> Res<RunArgs> {
         threads: None,
         runs: 11,
         gap_us: 0,
+        linger_us: None,
         out: None,
     };
     while let Some(flag) = it.next() {
         let value = it
             .next()
             .ok_or_else(|| format!("run: `{flag}` needs a value"))?;
+        let whole = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("run: `{flag}` takes a whole number, not `{value}`"))
+        };
         let count = || {
             value
                 .parse::<usize>()
@@ -207,11 +219,8 @@ fn parse_run(args: &[String]) -> Res<RunArgs> {
         match flag.as_str() {
             "--threads" => res.threads = Some(count()?),
             "--runs" => res.runs = count()?,
-            "--gap-us" => {
-                res.gap_us = value
-                    .parse::<u64>()
-                    .map_err(|_| format!("run: `--gap-us` takes a whole number, not `{value}`"))?
-            }
+            "--gap-us" => res.gap_us = whole()?,
+            "--linger-us" => res.linger_us = Some(whole()?),
             "--out" => res.out = Some(value.clone()),
             other => return Err(format!("run: unknown option `{other}`")),
         }
@@ -225,6 +234,9 @@ fn run(args: &RunArgs) -> Res<()> {
             .num_threads(n)
             .build_global()
             .map_err(|e| format!("run: cannot start {n} threads: {e}"))?;
+    }
+    if let Some(us) = args.linger_us {
+        set_helper_linger(std::time::Duration::from_micros(us));
     }
     let w = workload(&args.name)?;
     let src: Vec<f32> = (0..w.src_len).map(|i| i as f32).collect();
@@ -333,7 +345,7 @@ fn show_plan(args: &[String]) -> Res<()> {
 
 const HELP: &str = "\
 usage: symshape-compare list
-       symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--out FILE]
+       symshape-compare run NAME [--threads N] [--runs R] [--gap-us G] [--linger-us L] [--out FILE]
        symshape-compare plan NAME [--threads N]
 ";
 

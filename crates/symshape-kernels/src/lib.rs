@@ -41,8 +41,8 @@
 //!   for at most 50 µs, then parking), not when every helper it spawned has started: a
 //!   helper that starts late finds nothing left and touches none of the call's data. A
 //!   panic inside a task (the kernels' tasks do not panic) aborts the process. On the
-//!   global pool, a helper done with its share keeps spinning for the next call's for 200
-//!   µs ([`set_helper_linger`] changes this; zero turns it off), so that a framework that
+//!   global pool, a helper done with its share keeps spinning for the next call's for 1
+//!   ms ([`set_helper_linger`] changes this; zero turns it off), so that a framework that
 //!   calls the kernels between other work does not wake sleeping threads on every call;
 //!   while it waits, it runs any other job of the pool.
 //!   [`LoopPlan::partition`] prints how a plan splits its work for a given pool size.
