@@ -1825,11 +1825,12 @@ impl Drop for AbortOnUnwind {
 ///
 /// A caller outside any pool (its helpers go to rayon's global pool) first hands shares to
 /// the helpers that are lingering after an earlier call ([`help`], [`WAITING`]), and spawns
-/// helpers only for the shares left: a lingering helper starts its share within a
-/// microsecond, where a pool thread woken from sleep took 8-29 µs (the causal mask on two
-/// threads of an AMD EPYC family 26 with 100 µs between copies: 19 µs with every helper
-/// spawned, 9 with lingering ones; docs/performance.md). Callers inside a pool they
-/// installed spawn every helper: the global pool's threads are not theirs.
+/// helpers only for the shares left: a lingering helper, spinning on its mailbox, starts as
+/// soon as its share is posted, where waking a sleeping pool thread cost the caller 9 µs and
+/// the thread started 28 µs later (the causal mask on two threads of an AMD EPYC family 26
+/// with 100 µs between copies: 19 µs with every helper spawned, 9 with lingering ones;
+/// docs/performance.md). Callers inside a pool they installed spawn every helper: the global
+/// pool's threads are not theirs.
 fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
     let shares = std::sync::Arc::new(Shares::new(threads, tasks, stream));
     let task: &(dyn Fn(usize) + Sync) = &task;
@@ -1897,8 +1898,9 @@ static LINGER_NS: std::sync::atomic::AtomicU64 =
 
 /// Sets how long a helper thread of rayon's global pool, done with its share of a parallel
 /// copy, fill or map, keeps spinning for the next one's before it returns to the pool
-/// (default 1 ms; `Duration::ZERO`: never). A pool thread woken from sleep takes
-/// microseconds to run (8-29 µs on two vCPUs of an AMD EPYC family 26): a framework that
+/// (default 1 ms; `Duration::ZERO`: never). Waking a sleeping pool thread takes
+/// microseconds (on two vCPUs of an AMD EPYC family 26 it cost the caller 9 µs, and the
+/// thread started 28 µs later): a framework that
 /// calls the kernels between other work would pay that on every call, where OpenMP's
 /// threads (PyTorch's) spin for about as long. On that machine, two threads, a 1.3 MB
 /// causal mask every 500 µs took 18 µs with helpers lingering 200 µs, 9 with 1 ms (PyTorch:

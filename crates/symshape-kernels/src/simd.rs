@@ -413,13 +413,12 @@ pub(crate) unsafe fn copy_rows(
 
 /// Copies `bytes` bytes from `sp` to `dp` in whole registers of the level's width with the
 /// destination's stores on 64-byte line boundaries: the first and last 64 bytes unaligned,
-/// overlapping the aligned lines between them. A store that straddles two lines costs two;
-/// a masked row of a causal mask starts anywhere in a line (its run of source elements moves
-/// one element a row), and `memcpy`, which also aligns its stores, went to `rep movsb` for
-/// runs of 2 KiB or more, slower for a source and destination misaligned to each other (the
-/// 1.3 MB mask on one thread of an AMD EPYC family 26 model 2: 14.5 µs through `memcpy`,
-/// 13.2 with this; docs/performance.md). Runs under 64 bytes, and levels below AVX2, go
-/// through `copy_nonoverlapping`.
+/// overlapping the aligned lines between them (a store that straddles two lines costs two).
+/// It copies the runs of a causal mask's rows, which start anywhere in a line: `memcpy`
+/// spent a quarter of its time there in `rep movsb`, which glibc takes for runs of 2 KiB or
+/// more on an AMD EPYC family 26 model 2, where the 1.3 MB mask on one thread took 14.2-15.1
+/// µs through `memcpy` and 13.2-13.8 with this (docs/performance.md). Runs under 64 bytes,
+/// and levels below AVX2, go through `copy_nonoverlapping`.
 ///
 /// # Safety
 /// `level` is supported by this CPU; `sp..sp + bytes` readable, `dp..dp + bytes` writable, not
