@@ -1671,57 +1671,31 @@ mod tests {
         FORCED.store(0, Ordering::Relaxed);
     }
 
-    #[test]
-    fn stream_copy_at_every_alignment() {
-        let src: Vec<u8> = (0..20_000u32).map(|i| (i * 13 % 256) as u8).collect();
-        for level in supported() {
-            for (off_d, off_s) in [(0, 0), (1, 0), (0, 3), (17, 5), (63, 62), (32, 1)] {
-                for len in [0, 1, 15, 63, 64, 65, 127, 200, 4099, 9000, 19_000] {
-                    let mut dst = vec![0u8; 20_100];
-                    // SAFETY: `len + 100 <= 20_000` readable from `off_s <= 62` and
-                    // writable from `off_d <= 63`; two vectors, no overlap; `level` supported.
-                    unsafe {
-                        super::stream_copy(
-                            level,
-                            dst.as_mut_ptr().add(off_d),
-                            src.as_ptr().add(off_s),
-                            len,
-                        )
-                    };
-                    assert_eq!(
-                        dst[off_d..off_d + len],
-                        src[off_s..off_s + len],
-                        "{level:?}"
-                    );
-                    assert!(dst[..off_d].iter().all(|&x| x == 0));
-                    assert!(dst[off_d + len..].iter().all(|&x| x == 0));
-                }
-            }
-        }
-    }
-
-    /// `copy_run` at every level copies exactly its bytes: every length up to 600 (the
-    /// unaligned head and tail, zero to several whole lines between, the four-line loop)
-    /// and longer ones, from every source and destination offset within a line.
-    #[test]
-    fn copy_run_at_every_length_and_alignment() {
-        let src: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let lens = (0..=600).chain([1000, 1024, 2047, 2048, 2049, 2560, 2880]);
+    /// `copy(level, dp, sp, len)` at every supported level writes exactly `len` bytes of the
+    /// source to the destination and nothing around them, for every length of `lens` and
+    /// every pair of `offsets(len)`: the destination's offset within a 64-byte line and the
+    /// source's from the start of its buffer.
+    fn copies_exactly(
+        copy: impl Fn(Level, *mut u8, *const u8, usize),
+        lens: impl Iterator<Item = usize> + Clone,
+        offsets: impl Fn(usize) -> Vec<(usize, usize)>,
+    ) {
+        let longest = lens.clone().max().unwrap_or(0);
+        let src: Vec<u8> = (0..longest + 64).map(|i| (i * 7 % 251) as u8).collect();
         for level in supported() {
             for len in lens.clone() {
-                for (off_d, off_s) in (0..64).map(|k| (k, (k * 5 + len) % 64)) {
-                    let mut dst = vec![0u8; 3000];
+                for (off_d, off_s) in offsets(len) {
+                    let mut dst = vec![0u8; longest + 128];
                     let d0 = (off_d + 64 - dst.as_ptr() as usize % 64) % 64;
-                    // SAFETY: `len <= 2880` readable from `off_s < 64` in 3000 bytes and
-                    // writable from `d0 < 64` in 3000 bytes; two vectors; `level` supported.
-                    unsafe {
-                        super::copy_run(
-                            level,
-                            dst.as_mut_ptr().add(d0),
-                            src.as_ptr().add(off_s),
-                            len,
-                        )
-                    };
+                    // SAFETY: `len` bytes readable from `off_s < 64` in `longest + 64` and
+                    // writable from `d0 < 64` in `longest + 128`; two vectors; `level`
+                    // supported.
+                    copy(
+                        level,
+                        unsafe { dst.as_mut_ptr().add(d0) },
+                        unsafe { src.as_ptr().add(off_s) },
+                        len,
+                    );
                     assert_eq!(
                         dst[d0..d0 + len],
                         src[off_s..off_s + len],
@@ -1732,6 +1706,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stream_copy_at_every_alignment() {
+        let lens = [0, 1, 15, 63, 64, 65, 127, 200, 4099, 9000, 19_000];
+        copies_exactly(
+            // SAFETY: the pointers, length and supported level `copies_exactly` gives.
+            |level, dp, sp, len| unsafe { super::stream_copy(level, dp, sp, len) },
+            lens.into_iter(),
+            |_| vec![(0, 0), (1, 0), (0, 3), (17, 5), (63, 62), (32, 1)],
+        );
+    }
+
+    /// `copy_run` at every level copies exactly its bytes: every length up to 600 (the
+    /// unaligned head and tail, zero to several whole lines between, the four-line loop)
+    /// and longer ones, from every source and destination offset within a line.
+    #[test]
+    fn copy_run_at_every_length_and_alignment() {
+        copies_exactly(
+            // SAFETY: as above.
+            |level, dp, sp, len| unsafe { super::copy_run(level, dp, sp, len) },
+            (0..=600).chain([1000, 1024, 2047, 2048, 2049, 2560, 2880]),
+            |len| (0..64).map(|k| (k, (k * 5 + len) % 64)).collect(),
+        );
     }
 
     #[test]
