@@ -1928,18 +1928,14 @@ impl Mailbox {
     }
 
     /// The posted job, waiting for it to be posted (its poster holds [`WAITING`]'s lock
-    /// from taking the mailbox off the list until it has posted).
-    fn take(&self) -> Job {
+    /// from taking the mailbox off the list until it has posted; the job is in place before
+    /// `posted` is set, so this is never `None`).
+    fn take(&self) -> Option<Job> {
         while !self.posted.load(Ordering::Acquire) {
             std::hint::spin_loop();
         }
         self.posted.store(false, Ordering::Relaxed);
-        loop {
-            if let Some(job) = lock(&self.job).take() {
-                return job;
-            }
-            std::hint::spin_loop();
-        }
+        lock(&self.job).take()
     }
 }
 
@@ -1998,7 +1994,9 @@ fn help(job: Job, linger: bool) {
         }
         #[cfg(test)]
         tests::POSTED_RUNS.fetch_add(1, Ordering::SeqCst);
-        mailbox.take().run();
+        if let Some(job) = mailbox.take() {
+            job.run();
+        }
     }
     LINGERING.with(|l| l.set(false));
 }
