@@ -117,7 +117,9 @@ impl<D: Size> Fields<D> {
     /// one axis, the larger size must be a multiple of the smaller, and the last axis
     /// stride 1 (unless it is of size 1); with the ratio `r`, smaller elements multiply
     /// the size of the last axis, the other strides and the offset by `r`, larger ones
-    /// divide them, each required to be a multiple of `r`.
+    /// divide them, each required to be a multiple of `r`. A view of no elements (an axis
+    /// of size 0, decided or proven) has its strides and offset set to 0 first, so that
+    /// only the conditions on its shape apply.
     fn reinterpret<C: Check<D>>(
         &mut self,
         c: &mut C,
@@ -156,8 +158,14 @@ impl<D: Size> Fields<D> {
                 ),
             ));
         }
-        let (d, t, one) = (self.shape[last], self.strides[last], D::from(1));
-        if !c.holds(d, CmpOp::Eq, one) {
+        let (d, t, one, zero) = (self.shape[last], self.strides[last], D::from(1), D::from(0));
+        if self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero)) {
+            // No element, no byte read: only the shape is subject to the rules. The
+            // strides and offset take the canonical zero-size form first, so that no
+            // condition on them applies.
+            self.strides.fill(zero);
+            self.offset = zero;
+        } else if !c.holds(d, CmpOp::Eq, one) {
             c.require(
                 t,
                 CmpOp::Eq,
