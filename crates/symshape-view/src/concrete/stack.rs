@@ -11,8 +11,9 @@
 //!    (nor, for tops of at most 2^16 elements, any run of levels).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
+
+use hashbrown::{Equivalent, HashMap};
 
 use super::merge::{check_stacked, collapse_run, merge, RUN_LIMIT};
 use super::refute::refute;
@@ -294,16 +295,75 @@ pub(crate) fn merge_down(out: &mut Vec<ConcreteView>) -> Result<()> {
 /// Entries kept per thread in each memo before it is cleared.
 const MEMO_CAPACITY: usize = 4096;
 
-type MergeKey = (ConcreteView, ConcreteView);
-
 /// A collapsed run: the level it starts at and the one view it is.
 type Run = Option<(usize, ConcreteView)>;
+
+/// A pair of levels, lower first, owned: the key of the pair memos.
+#[derive(PartialEq, Eq, Hash)]
+pub(super) struct Pair(ConcreteView, ConcreteView);
+
+/// A pair of levels, borrowed: looks a [`Pair`] up without copying the views (it hashes
+/// as the `Pair` does).
+#[derive(Hash)]
+struct PairRef<'a>(&'a ConcreteView, &'a ConcreteView);
+
+impl Equivalent<Pair> for PairRef<'_> {
+    fn equivalent(&self, key: &Pair) -> bool {
+        *self.0 == key.0 && *self.1 == key.1
+    }
+}
+
+/// A memo of one thread: a pure function's results by argument.
+pub(super) type Memo<K, V> = std::thread::LocalKey<RefCell<HashMap<K, V>>>;
 
 thread_local! {
     // Merge and collapse are pure functions of their inputs; a chain of ops that
     // revisits the same pair (a reshape and its inverse, say) decides it once.
-    static MERGES: RefCell<HashMap<MergeKey, Option<ConcreteView>>> = RefCell::new(HashMap::new());
+    static MERGES: RefCell<HashMap<Pair, Option<ConcreteView>>> = RefCell::new(HashMap::new());
     static RUNS: RefCell<HashMap<Vec<ConcreteView>, Run>> = RefCell::new(HashMap::new());
+}
+
+/// `compute()`'s result, remembered in `memo` under `key` (`own` makes the key to store);
+/// a memo that holds [`MEMO_CAPACITY`] entries is cleared before it takes another. Errors
+/// are not remembered.
+fn remembered<K, Q, V>(
+    memo: &'static Memo<K, V>,
+    key: &Q,
+    own: impl FnOnce() -> K,
+    compute: impl FnOnce() -> Result<V>,
+) -> Result<V>
+where
+    K: std::hash::Hash + Eq,
+    Q: std::hash::Hash + Equivalent<K> + ?Sized,
+    V: Clone,
+{
+    if let Some(hit) = memo.with(|m| m.borrow().get(key).cloned()) {
+        return Ok(hit);
+    }
+    let res = compute()?;
+    memo.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_CAPACITY {
+            m.clear();
+        }
+        m.insert(own(), res.clone());
+    });
+    Ok(res)
+}
+
+/// `compute(lower, upper)`, remembered in `memo` (a memo keyed by pairs of levels).
+pub(super) fn remembered_pair<V: Clone>(
+    memo: &'static Memo<Pair, V>,
+    lower: &ConcreteView,
+    upper: &ConcreteView,
+    compute: impl FnOnce(&ConcreteView, &ConcreteView) -> Result<V>,
+) -> Result<V> {
+    remembered(
+        memo,
+        &PairRef(lower, upper),
+        || Pair(lower.clone(), upper.clone()),
+        || compute(lower, upper),
+    )
 }
 
 /// [`merge`], remembered per thread: a planner that meets the same pair of levels again
@@ -312,33 +372,35 @@ thread_local! {
 /// # Errors
 /// As [`merge`].
 pub fn merge_memo(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<ConcreteView>> {
-    let key = (lower.clone(), upper.clone());
-    if let Some(hit) = MERGES.with(|m| m.borrow().get(&key).cloned()) {
-        return Ok(hit);
-    }
-    let res = merge(lower, upper)?;
-    MERGES.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= MEMO_CAPACITY {
-            m.clear();
-        }
-        m.insert(key, res.clone());
-    });
-    Ok(res)
+    remembered_pair(&MERGES, lower, upper, merge)
 }
 
 /// [`collapse_run`], remembered per thread.
 fn collapse_memo(views: &[ConcreteView]) -> Result<Run> {
-    if let Some(hit) = RUNS.with(|m| m.borrow().get(views).cloned()) {
-        return Ok(hit);
+    remembered(&RUNS, views, || views.to_vec(), || collapse_run(views))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lookup by borrowed views hashes as the stored pair does, so a pair decided once
+    /// is found again (were the hashes to differ, every lookup would miss and decide
+    /// again, with the same results: only this test would see it).
+    #[test]
+    fn pair_memos_find_a_decided_pair_by_its_borrowed_views() {
+        let lower = ConcreteView::create(&[12, 64], Some(&[1, 12]), 0, None).expect("lower");
+        let upper = ConcreteView::create(&[4, 3, 64], None, 0, None).expect("upper");
+        assert_eq!(
+            merge_memo(&lower, &upper).expect("merge"),
+            merge(&lower, &upper).expect("merge")
+        );
+        let found = |m: &RefCell<HashMap<Pair, Option<ConcreteView>>>| {
+            m.borrow().contains_key(&PairRef(&lower, &upper))
+        };
+        assert!(MERGES.with(found));
+        let views = [lower.clone(), upper.clone(), lower];
+        collapse_memo(&views).expect("collapse");
+        assert!(RUNS.with(|m| m.borrow().contains_key(&views[..])));
     }
-    let res = collapse_run(views)?;
-    RUNS.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= MEMO_CAPACITY {
-            m.clear();
-        }
-        m.insert(views.to_vec(), res.clone());
-    });
-    Ok(res)
 }
