@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use hashbrown::HashMap;
 
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
-use super::stack::{remembered_pair, Pair};
+use super::memo::{remembered_pair, Pair};
 use super::{unravel, ConcreteView};
 use crate::check::Exact;
 use crate::error::{invalid, Result};

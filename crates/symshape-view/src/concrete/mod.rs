@@ -14,6 +14,7 @@ mod apply;
 mod decide;
 mod derived;
 mod gather;
+mod memo;
 mod memory;
 mod merge;
 mod overlap;

@@ -13,8 +13,9 @@
 use std::cell::RefCell;
 use std::fmt;
 
-use hashbrown::{Equivalent, HashMap};
+use hashbrown::HashMap;
 
+use super::memo::{remembered, remembered_pair, Pair};
 use super::merge::{check_stacked, collapse_run, merge, RUN_LIMIT};
 use super::refute::refute;
 use super::{format_offsets, unravel, ConcreteView};
@@ -292,78 +293,14 @@ pub(crate) fn merge_down(out: &mut Vec<ConcreteView>) -> Result<()> {
     }
 }
 
-/// Entries kept per thread in each memo before it is cleared.
-const MEMO_CAPACITY: usize = 4096;
-
 /// A collapsed run: the level it starts at and the one view it is.
 type Run = Option<(usize, ConcreteView)>;
-
-/// A pair of levels, lower first, owned: the key of the pair memos.
-#[derive(PartialEq, Eq, Hash)]
-pub(super) struct Pair(ConcreteView, ConcreteView);
-
-/// A pair of levels, borrowed: looks a [`Pair`] up without copying the views (it hashes
-/// as the `Pair` does).
-#[derive(Hash)]
-struct PairRef<'a>(&'a ConcreteView, &'a ConcreteView);
-
-impl Equivalent<Pair> for PairRef<'_> {
-    fn equivalent(&self, key: &Pair) -> bool {
-        *self.0 == key.0 && *self.1 == key.1
-    }
-}
-
-/// A memo of one thread: a pure function's results by argument.
-pub(super) type Memo<K, V> = std::thread::LocalKey<RefCell<HashMap<K, V>>>;
 
 thread_local! {
     // Merge and collapse are pure functions of their inputs; a chain of ops that
     // revisits the same pair (a reshape and its inverse, say) decides it once.
     static MERGES: RefCell<HashMap<Pair, Option<ConcreteView>>> = RefCell::new(HashMap::new());
     static RUNS: RefCell<HashMap<Vec<ConcreteView>, Run>> = RefCell::new(HashMap::new());
-}
-
-/// `compute()`'s result, remembered in `memo` under `key` (`own` makes the key to store);
-/// a memo that holds [`MEMO_CAPACITY`] entries is cleared before it takes another. Errors
-/// are not remembered.
-fn remembered<K, Q, V>(
-    memo: &'static Memo<K, V>,
-    key: &Q,
-    own: impl FnOnce() -> K,
-    compute: impl FnOnce() -> Result<V>,
-) -> Result<V>
-where
-    K: std::hash::Hash + Eq,
-    Q: std::hash::Hash + Equivalent<K> + ?Sized,
-    V: Clone,
-{
-    if let Some(hit) = memo.with(|m| m.borrow().get(key).cloned()) {
-        return Ok(hit);
-    }
-    let res = compute()?;
-    memo.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= MEMO_CAPACITY {
-            m.clear();
-        }
-        m.insert(own(), res.clone());
-    });
-    Ok(res)
-}
-
-/// `compute(lower, upper)`, remembered in `memo` (a memo keyed by pairs of levels).
-pub(super) fn remembered_pair<V: Clone>(
-    memo: &'static Memo<Pair, V>,
-    lower: &ConcreteView,
-    upper: &ConcreteView,
-    compute: impl FnOnce(&ConcreteView, &ConcreteView) -> Result<V>,
-) -> Result<V> {
-    remembered(
-        memo,
-        &PairRef(lower, upper),
-        || Pair(lower.clone(), upper.clone()),
-        || compute(lower, upper),
-    )
 }
 
 /// [`merge`], remembered per thread: a planner that meets the same pair of levels again
@@ -382,6 +319,7 @@ fn collapse_memo(views: &[ConcreteView]) -> Result<Run> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::memo::PairRef;
     use super::*;
 
     /// A lookup by borrowed views hashes as the stored pair does, so a pair decided once
