@@ -112,14 +112,28 @@ impl<D: Size> Fields<D> {
         }
     }
 
+    /// Whether the view has no elements (an axis of size 0, decided or proven); its
+    /// strides and offset are then set to 0, the canonical zero-size form. A view that
+    /// reads no byte is subject only to the element-size ops' conditions on its shape (a
+    /// zero-size view's strides are arbitrary, 0 once canonical).
+    fn reads_nothing<C: Check<D>>(&mut self, c: &C) -> bool {
+        let zero = D::from(0);
+        let empty = self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero));
+        if empty {
+            self.strides.fill(zero);
+            self.offset = zero;
+        }
+        empty
+    }
+
     /// PyTorch's `view(dtype)`: elements of `from` bytes read as elements of `to` bytes.
     /// Equal sizes change nothing. Otherwise the view must have no mask and at least
     /// one axis, the larger size must be a multiple of the smaller, and the last axis
     /// stride 1 (unless it is of size 1); with the ratio `r`, smaller elements multiply
     /// the size of the last axis, the other strides and the offset by `r`, larger ones
     /// divide them, each required to be a multiple of `r`. A view of no elements (an axis
-    /// of size 0, decided or proven) has its strides and offset set to 0 first, so that
-    /// only the conditions on its shape apply.
+    /// of size 0, decided or proven) has only the conditions on its shape, and its
+    /// strides and offset are 0 ([`reads_nothing`](Self::reads_nothing)).
     fn reinterpret<C: Check<D>>(
         &mut self,
         c: &mut C,
@@ -158,14 +172,9 @@ impl<D: Size> Fields<D> {
                 ),
             ));
         }
-        let (d, t, one, zero) = (self.shape[last], self.strides[last], D::from(1), D::from(0));
-        if self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero)) {
-            // No element, no byte read: only the shape is subject to the rules. The
-            // strides and offset take the canonical zero-size form first, so that no
-            // condition on them applies.
-            self.strides.fill(zero);
-            self.offset = zero;
-        } else if !c.holds(d, CmpOp::Eq, one) {
+        let (d, t, one) = (self.shape[last], self.strides[last], D::from(1));
+        let empty = self.reads_nothing(c);
+        if !empty && !c.holds(d, CmpOp::Eq, one) {
             c.require(
                 t,
                 CmpOp::Eq,
@@ -188,7 +197,9 @@ impl<D: Size> Fields<D> {
                 &|part, x| invalid(OP, format!("cannot view {}: the {part} {x} is not divisible by the ratio {r} of the element sizes, in {}", what(), ctx())),
             )?;
         }
-        self.strides[last] = one;
+        if !empty {
+            self.strides[last] = one;
+        }
         Ok(())
     }
 
@@ -283,8 +294,9 @@ impl<D: Size> Fields<D> {
 
     /// PyTorch's `view_as_complex`, the inverse of `view_as_real`, with PyTorch's
     /// reasons: rank at least 1, the last axis of size 2 and stride 1, every other
-    /// stride and the offset even; then a change to elements twice the size, and the
-    /// last axis (now of size 1) removed.
+    /// stride and the offset even (but for a view of no elements, which has only the
+    /// conditions on its shape); then a change to elements twice the size, and the last
+    /// axis (now of size 1) removed.
     fn view_as_complex<C: Check<D>>(&mut self, c: &mut C, ctx: &dyn Fn() -> String) -> Result<()> {
         const OP: &str = "view_as_complex";
         self.unmasked(OP, COMPLEX, ctx)?;
@@ -306,17 +318,19 @@ impl<D: Size> Fields<D> {
                 ))
             },
         )?;
-        c.require(
-            t,
-            CmpOp::Eq,
-            D::from(1),
-            || "Tensor must have a last dimension with stride 1".to_string(),
-            || {
-                fail(format!(
-                    "Tensor must have a last dimension with stride 1, not {t}"
-                ))
-            },
-        )?;
+        if !self.reads_nothing(c) {
+            c.require(
+                t,
+                CmpOp::Eq,
+                D::from(1),
+                || "Tensor must have a last dimension with stride 1".to_string(),
+                || {
+                    fail(format!(
+                        "Tensor must have a last dimension with stride 1, not {t}"
+                    ))
+                },
+            )?;
+        }
         self.scale_down(
             c,
             (last, 2, false),
