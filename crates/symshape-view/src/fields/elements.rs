@@ -307,29 +307,23 @@ impl<D: Size> Fields<D> {
             ));
         };
         let (d, t) = (self.shape[last], self.strides[last]);
-        c.require(
-            d,
-            CmpOp::Eq,
-            D::from(2),
-            || "Tensor must have a last dimension of size 2".to_string(),
-            || {
-                fail(format!(
-                    "Tensor must have a last dimension of size 2, not {d}"
-                ))
-            },
-        )?;
-        if !self.reads_nothing(c) {
+        // PyTorch's condition on the last axis, `what` of it, and its words.
+        let last_axis = |c: &mut C, x: D, is: i64, what: &str| {
             c.require(
-                t,
+                x,
                 CmpOp::Eq,
-                D::from(1),
-                || "Tensor must have a last dimension with stride 1".to_string(),
+                D::from(is),
+                || format!("Tensor must have a last dimension {what} {is}"),
                 || {
                     fail(format!(
-                        "Tensor must have a last dimension with stride 1, not {t}"
+                        "Tensor must have a last dimension {what} {is}, not {x}"
                     ))
                 },
-            )?;
+            )
+        };
+        last_axis(c, d, 2, "of size")?;
+        if !self.reads_nothing(c) {
+            last_axis(c, t, 1, "with stride")?;
         }
         self.scale_down(
             c,
