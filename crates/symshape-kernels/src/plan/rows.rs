@@ -10,8 +10,8 @@
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
+use hashbrown::HashMap;
 use symshape_view::ConcreteView;
 
 use super::{pick_kernel, simplify, Kernel, Loop, Nest, PlanBox, RowRun, TableReason};
