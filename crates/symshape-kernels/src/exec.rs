@@ -1927,13 +1927,10 @@ impl Mailbox {
         self.posted.store(true, Ordering::Release);
     }
 
-    /// The posted job, waiting for it to be posted (its poster holds [`WAITING`]'s lock
-    /// from taking the mailbox off the list until it has posted; the job is in place before
-    /// `posted` is set, so this is never `None`).
+    /// The posted job, for a helper that saw `posted` set or found its mailbox taken off
+    /// [`WAITING`] under the list's lock (its poster holds that lock from taking the mailbox
+    /// until it has posted, so the job is in place: never `None` then).
     fn take(&self) -> Option<Job> {
-        while !self.posted.load(Ordering::Acquire) {
-            std::hint::spin_loop();
-        }
         self.posted.store(false, Ordering::Relaxed);
         lock(&self.job).take()
     }

@@ -112,11 +112,11 @@ impl<D: Size> Fields<D> {
         }
     }
 
-    /// Whether the view has no elements (an axis of size 0, decided or proven); its
-    /// strides and offset are then set to 0, the canonical zero-size form. A view that
-    /// reads no byte is subject only to the element-size ops' conditions on its shape (a
-    /// zero-size view's strides are arbitrary, 0 once canonical).
-    fn reads_nothing<C: Check<D>>(&mut self, c: &C) -> bool {
+    /// Whether the view has no elements (an axis of size 0, decided or proven), setting
+    /// its strides and offset to 0 (the canonical zero-size form) when it has none. A view
+    /// that reads no byte is subject only to the element-size ops' conditions on its shape
+    /// (a zero-size view's strides are arbitrary, 0 once canonical).
+    fn zero_if_empty<C: Check<D>>(&mut self, c: &C) -> bool {
         let zero = D::from(0);
         let empty = self.shape.iter().any(|&x| c.holds(x, CmpOp::Eq, zero));
         if empty {
@@ -133,7 +133,7 @@ impl<D: Size> Fields<D> {
     /// the size of the last axis, the other strides and the offset by `r`, larger ones
     /// divide them, each required to be a multiple of `r`. A view of no elements (an axis
     /// of size 0, decided or proven) has only the conditions on its shape, and its
-    /// strides and offset are 0 ([`reads_nothing`](Self::reads_nothing)).
+    /// strides and offset are 0 ([`zero_if_empty`](Self::zero_if_empty)).
     fn reinterpret<C: Check<D>>(
         &mut self,
         c: &mut C,
@@ -173,7 +173,7 @@ impl<D: Size> Fields<D> {
             ));
         }
         let (d, t, one) = (self.shape[last], self.strides[last], D::from(1));
-        let empty = self.reads_nothing(c);
+        let empty = self.zero_if_empty(c);
         if !empty && !c.holds(d, CmpOp::Eq, one) {
             c.require(
                 t,
@@ -322,7 +322,7 @@ impl<D: Size> Fields<D> {
             )
         };
         last_axis(c, d, 2, "of size")?;
-        if !self.reads_nothing(c) {
+        if !self.zero_if_empty(c) {
             last_axis(c, t, 1, "with stride")?;
         }
         self.scale_down(
