@@ -1,8 +1,11 @@
 //! Reductions over chosen axes, deterministic whatever the number of threads.
 //!
-//! Every output element is folded by one task, in an order fixed by the shapes alone: builtin
-//! operations over a unit-stride axis keep 16 running lanes (element `i` goes to lane `i % 16`)
-//! combined pairwise at the end; other folds go in row-major order of the reduced axes. When
+//! Every output element is folded by one task, in an order fixed by the layout, never by the
+//! thread count. Where the innermost kept axis lies inside the reduced ones in memory, each
+//! output takes the reduced indices in row-major order. Otherwise builtin operations keep 16
+//! running lanes over the innermost reduced axis, whatever its stride (element `i` goes to lane
+//! `i % 16`), combined pairwise at the end, so a strided run folds exactly as its contiguous
+//! copy; other folds go in row-major order of the reduced axes. When
 //! there are few outputs and many inputs, the outer reduced positions (or, failing that, the
 //! innermost reduced axis) are cut into blocks whose bounds depend only on the shape; blocks are
 //! folded from the identity and combined left to right.
@@ -48,8 +51,8 @@ trait Fold<T>: Sync {
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// The result of an accumulator.
     fn finish(&self, a: Self::Acc) -> T;
-    /// Each of `src` as an accumulator into `dst` (as far as the shorter goes), for folds
-    /// whose `step` is `combine` with the element widened.
+    /// Each of `src` as an accumulator into `dst` (as far as the shorter goes): `step` is
+    /// `combine` with the element widened, for every fold.
     fn widen(&self, src: &[T], dst: &mut [Self::Acc]);
 }
 
@@ -128,36 +131,69 @@ const INNER_BLOCK: usize = 1 << 15;
 /// Input elements above which a reduction runs on the rayon thread pool.
 const PARALLEL_ELEMS: usize = 1 << 18;
 
-/// Folds a contiguous run into `acc`.
+/// Room for a block of gathered elements and a block of widened ones, made once per task
+/// rather than once per output (short rows would spend their time clearing it).
+struct Scratch<T, A> {
+    gathered: [T; WIDE_BLOCK],
+    wide: [A; WIDE_BLOCK],
+}
+
+impl<T: Element, A: Element> Scratch<T, A> {
+    fn new() -> Self {
+        Scratch {
+            gathered: [T::ZERO; WIDE_BLOCK],
+            wide: [A::ZERO; WIDE_BLOCK],
+        }
+    }
+}
+
+/// Folds the `n` elements `stride` apart from `p` into `acc`. A builtin fold of at least
+/// `2 * LANES` elements keeps `LANES` running lanes whatever the stride (element `i` goes to
+/// lane `i % LANES`, the lanes combined pairwise at the end), so a strided run folds exactly
+/// as its contiguous copy would; other folds go in order. Strided runs are gathered a block
+/// at a time into `scratch`; elements that widen (`f16`, `bf16`) are widened a block at a
+/// time.
+///
+/// # Safety
+/// The elements `p + i * stride` for `i < n` are readable.
 #[inline(always)]
-fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: F::Acc, s: &[T]) -> F::Acc {
-    if !F::LANES || s.len() < 2 * LANES {
-        return s.iter().fold(acc, |a, &x| fold.step(a, x));
+unsafe fn fold_run<T: Element, F: Fold<T>>(
+    fold: &F,
+    acc: F::Acc,
+    (p, stride, n): (*const T, isize, usize),
+    scratch: &mut Scratch<T, F::Acc>,
+) -> F::Acc {
+    if !F::LANES || n < 2 * LANES {
+        let mut acc = acc;
+        for i in 0..n as isize {
+            // SAFETY: element `i < n`, readable by the contract.
+            acc = fold.step(acc, unsafe { *p.offset(i * stride) });
+        }
+        return acc;
     }
     let mut lanes = [fold.identity(); LANES];
-    let mut chunks = s.chunks_exact(LANES);
-    if widens::<T, F>() {
-        // Elements that widen (`f16`, `bf16`): blocks converted at once into `wide`, then the
-        // same lanes fed the same values in the same order.
-        let mut wide = [fold.identity(); WIDE_BLOCK];
-        let (whole, _) = s.split_at(s.len() / LANES * LANES);
-        for block in whole.chunks(WIDE_BLOCK) {
-            fold.widen(block, &mut wide);
-            for c in wide.get(..block.len()).unwrap_or(&[]).chunks_exact(LANES) {
-                for (l, &x) in lanes.iter_mut().zip(c) {
-                    *l = fold.combine(*l, x);
-                }
+    let mut i = 0;
+    while i < n {
+        let len = WIDE_BLOCK.min(n - i);
+        // SAFETY: elements `i..i + len`, with `i + len <= n`, readable by the contract.
+        unsafe {
+            let q = p.offset(i as isize * stride);
+            if stride == 1 {
+                let block = std::slice::from_raw_parts(q, len);
+                fold_lanes(fold, &mut lanes, block, &mut scratch.wide);
+            } else if widens::<T, F>() {
+                combine_lanes(
+                    fold,
+                    &mut lanes,
+                    gather_wide(fold, (q, stride, len), scratch),
+                );
+            } else {
+                let g = scratch.gathered.get_mut(..len).unwrap_or(&mut []);
+                gather(q, stride, g);
+                fold_lanes(fold, &mut lanes, g, &mut scratch.wide);
             }
         }
-    } else {
-        for c in &mut chunks {
-            for (l, &x) in lanes.iter_mut().zip(c) {
-                *l = fold.step(*l, x);
-            }
-        }
-    }
-    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
-        *l = fold.step(*l, x);
+        i += len;
     }
     let mut width = LANES;
     while width > 1 {
@@ -169,12 +205,91 @@ fn fold_slice<T: Element, F: Fold<T>>(fold: &F, acc: F::Acc, s: &[T]) -> F::Acc 
     fold.combine(acc, lanes[0])
 }
 
+/// Folds `block` (at most `WIDE_BLOCK` elements, the first going to lane 0) into `lanes`,
+/// element `j` into lane `j % LANES`; a fold that widens converts the block into `wide` at
+/// once first.
+#[inline(always)]
+fn fold_lanes<T: Element, F: Fold<T>>(
+    fold: &F,
+    lanes: &mut [F::Acc; LANES],
+    block: &[T],
+    wide: &mut [F::Acc; WIDE_BLOCK],
+) {
+    if widens::<T, F>() {
+        fold.widen(block, wide);
+        combine_lanes(fold, lanes, wide.get(..block.len()).unwrap_or(&[]));
+        return;
+    }
+    let mut chunks = block.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = fold.step(*l, x);
+        }
+    }
+    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
+        *l = fold.step(*l, x);
+    }
+}
+
+/// Combines the widened `block` into `lanes` as [`fold_lanes`] folds a block (`combine` of a
+/// widened element is `step` of the element).
+#[inline(always)]
+fn combine_lanes<F: Fold<T>, T>(fold: &F, lanes: &mut [F::Acc; LANES], block: &[F::Acc]) {
+    let mut chunks = block.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = fold.combine(*l, x);
+        }
+    }
+    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
+        *l = fold.combine(*l, x);
+    }
+}
+
+/// Copies the `out.len()` elements `stride` apart from `p` into `out`. At stride -1 (a flip)
+/// and 2 (every second element: a real or imaginary part, an `a[:, ::2]`) the span they lie
+/// in is read as a slice, which vectorizes where a gather does not.
+///
+/// # Safety
+/// The elements `p + j * stride` for `j < out.len()` are readable.
+#[inline(always)]
+unsafe fn gather<T: Element>(p: *const T, stride: isize, out: &mut [T]) {
+    if stride == -1 && !out.is_empty() {
+        // SAFETY: the span from the last element to the first, readable by the contract.
+        let span =
+            unsafe { std::slice::from_raw_parts(p.offset(1 - out.len() as isize), out.len()) };
+        for (o, &x) in out.iter_mut().zip(span.iter().rev()) {
+            *o = x;
+        }
+        return;
+    }
+    if let (2, Some((last, body))) = (stride, out.split_last_mut()) {
+        // SAFETY: the span from the first element to the last, readable by the contract.
+        let span = unsafe { std::slice::from_raw_parts(p, 2 * body.len() + 1) };
+        for (o, pair) in body.iter_mut().zip(span.chunks_exact(2)) {
+            *o = pair[0];
+        }
+        *last = span[2 * body.len()];
+        return;
+    }
+    for (j, o) in out.iter_mut().enumerate() {
+        // SAFETY: element `j < out.len()`, readable by the contract.
+        *o = unsafe { *p.offset(j as isize * stride) };
+    }
+}
+
 /// Reduces `src` over `axes` with a builtin operation.
 ///
 /// The fold runs in [`Element::Acc`]: `f16` and `bf16` elements are widened to `f32`
 /// exactly, folded in `f32` and each result rounded once to the element type (to nearest,
 /// ties to even), as PyTorch does on the CPU; `Min` and `Max` are exact. NaN behaves as for
 /// `f32`: sums and products propagate it, `Min` and `Max` ignore it.
+///
+/// The order of the fold is fixed by the layout, never by the thread count: along the
+/// innermost reduced axis (runs of 32 elements or more), 16 lanes whatever its stride, so the
+/// sum of every second element of a row equals, bit for bit, the sum of their contiguous
+/// copy; where the kept axis is the innermost in memory, each output takes the reduced
+/// indices in row-major order.
 ///
 /// Masked elements read the input's pad (zero unless set with
 /// [`Input::pad`](crate::Input::pad)), not the fold's identity: the max of a view padded
@@ -394,64 +509,57 @@ fn columns<T: Element, F: Fold<T>>(
         for &ro in &red_outer {
             let (n_in, s_in) = red_inner.unwrap_or((1, 0));
             let mut i0 = 0isize;
-            if col_stride == 1 {
-                // Four reduced indices per pass over the chunk: each output still folds them
-                // one after the other (the same order, so the same rounding), with one load
-                // and store of the output per four input rows.
-                let n = chunk.len();
-                while i0 + 4 <= n_in as isize {
-                    let start = base + row_off + ro + i0 * s_in + col0 as isize;
-                    // SAFETY: offsets of in-range indices of a plain layout whose extent was
-                    // checked against the source; `n` columns from `col0` of four rows.
-                    let rows = unsafe {
-                        let p = |k: isize| {
-                            std::slice::from_raw_parts(
-                                sp.get().offset(start + k * s_in) as *const T,
-                                n,
-                            )
-                        };
-                        [p(0), p(1), p(2), p(3)]
-                    };
-                    if widens::<T, F>() {
-                        fold_wide_rows(fold, chunk, rows);
-                    } else {
+            // Unit-stride rows of elements that do not widen are read in place; rows of
+            // elements that widen are gathered and widened a block at a time; other rows are
+            // read one element at a time, in place.
+            let direct = col_stride == 1 && !widens::<T, F>();
+            // Four reduced indices per pass over the chunk: each output still folds them one
+            // after the other (the same order, so the same rounding), with one load and store
+            // of the output per four input rows.
+            let n = chunk.len();
+            while (direct || widens::<T, F>()) && i0 + 4 <= n_in as isize {
+                let start = base + row_off + ro + i0 * s_in + col0 as isize * col_stride;
+                let p = |k: isize| sp.get().wrapping_offset(start + k * s_in) as *const T;
+                let rows = [p(0), p(1), p(2), p(3)];
+                // SAFETY: offsets of in-range indices of a plain layout whose extent was
+                // checked against the source; `n` columns from `col0` of four rows.
+                unsafe {
+                    if direct {
+                        let [r0, r1, r2, r3] = rows.map(|r| std::slice::from_raw_parts(r, n));
                         for (j, o) in chunk.iter_mut().enumerate() {
-                            let mut a = fold.step(*o, rows[0][j]);
-                            a = fold.step(a, rows[1][j]);
-                            a = fold.step(a, rows[2][j]);
-                            *o = fold.step(a, rows[3][j]);
+                            let mut a = fold.step(*o, r0[j]);
+                            a = fold.step(a, r1[j]);
+                            a = fold.step(a, r2[j]);
+                            *o = fold.step(a, r3[j]);
                         }
+                    } else {
+                        fold_rows(fold, chunk, rows, col_stride);
                     }
-                    i0 += 4;
                 }
+                i0 += 4;
             }
             for i in i0..n_in as isize {
                 let start = base + row_off + ro + i * s_in + col0 as isize * col_stride;
                 // SAFETY: offsets of in-range indices of a plain layout whose extent was
                 // checked against the source; `chunk.len()` columns from `col0`.
                 unsafe {
-                    if col_stride == 1 {
-                        let s = std::slice::from_raw_parts(
-                            sp.get().offset(start) as *const T,
-                            chunk.len(),
-                        );
-                        if widens::<T, F>() {
-                            fold_wide_rows(fold, chunk, [s]);
-                        } else {
-                            for (o, &x) in chunk.iter_mut().zip(s) {
-                                *o = fold.step(*o, x);
-                            }
+                    let p = sp.get().offset(start) as *const T;
+                    if direct {
+                        let s = std::slice::from_raw_parts(p, n);
+                        for (o, &x) in chunk.iter_mut().zip(s) {
+                            *o = fold.step(*o, x);
                         }
-                    } else if col_stride == -1 && !widens::<T, F>() {
-                        let s = std::slice::from_raw_parts(
-                            sp.get().offset(start - chunk.len() as isize + 1) as *const T,
-                            chunk.len(),
-                        );
+                    } else if widens::<T, F>() {
+                        fold_rows(fold, chunk, [p], col_stride);
+                    } else if col_stride == -1 {
+                        let s = std::slice::from_raw_parts(p.offset(1 - n as isize), n);
                         for (o, &x) in chunk.iter_mut().zip(s.iter().rev()) {
                             *o = fold.step(*o, x);
                         }
                     } else {
-                        fold_strided_row(fold, chunk, sp.get().offset(start), col_stride);
+                        for (j, o) in chunk.iter_mut().enumerate() {
+                            *o = fold.step(*o, *p.offset(j as isize * col_stride));
+                        }
                     }
                 }
             }
@@ -479,31 +587,39 @@ fn widens<T: Element, F: Fold<T>>() -> bool {
     std::mem::size_of::<T>() != std::mem::size_of::<F::Acc>()
 }
 
-/// Folds `R` rows of elements (each at least as long as `out`) into `out`, each output taking
-/// them in order, for a fold that widens: blocks of each row are widened at once (one
-/// vectorized conversion for `f16`), then combined, with the rounding of `step`.
+/// Folds `R` rows of `out.len()` elements `stride` apart, from `rows`, into `out`, each
+/// output taking them in order, for a fold that widens: blocks of each row are gathered and
+/// widened at once ([`gather_wide`]), then combined, with the rounding of `step`.
+///
+/// # Safety
+/// The elements `rows[k] + j * stride` for `j < out.len()` are readable.
 #[inline(always)]
-fn fold_wide_rows<T: Element, F: Fold<T>, const R: usize>(
+unsafe fn fold_rows<T: Element, F: Fold<T>, const R: usize>(
     fold: &F,
     out: &mut [F::Acc],
-    rows: [&[T]; R],
+    rows: [*const T; R],
+    stride: isize,
 ) {
-    let mut wide = [[fold.identity(); WIDE_BLOCK]; R];
+    let mut scratch: [Scratch<T, F::Acc>; R] = std::array::from_fn(|_| Scratch::new());
     for (b, out) in out.chunks_mut(WIDE_BLOCK).enumerate() {
-        let lo = b * WIDE_BLOCK;
-        for (w, row) in wide.iter_mut().zip(rows) {
-            fold.widen(row.get(lo..).unwrap_or(&[]), w);
+        let lo = (b * WIDE_BLOCK) as isize * stride;
+        let mut blocks = [&[][..]; R];
+        for ((s, row), block) in scratch.iter_mut().zip(rows).zip(&mut blocks) {
+            // SAFETY: elements `b * WIDE_BLOCK..` of the row up to `out.len()` in all,
+            // readable by the contract.
+            *block = unsafe { gather_wide(fold, (row.offset(lo), stride, out.len()), s) };
         }
-        match &wide[..] {
+        match &blocks[..] {
             // Four rows in one pass: one load and store of each output per four rows.
             [w0, w1, w2, w3] => {
-                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(w0).zip(w1).zip(w2).zip(w3) {
+                for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(*w0).zip(*w1).zip(*w2).zip(*w3)
+                {
                     *o = fold.combine(fold.combine(fold.combine(fold.combine(*o, a), b), c), d);
                 }
             }
             // Row after row over the block: each output still takes the rows in order.
             _ => {
-                for w in &wide {
+                for w in blocks {
                     for (o, &x) in out.iter_mut().zip(w) {
                         *o = fold.combine(*o, x);
                     }
@@ -513,93 +629,30 @@ fn fold_wide_rows<T: Element, F: Fold<T>, const R: usize>(
     }
 }
 
-/// Folds the `out.len()` elements `stride` apart from `p` into `out`, one each. A fold that
-/// widens gathers blocks of them and widens each block at once (whole registers for `f16`
-/// and `bf16`), with the rounding of `step`.
-///
-/// # Safety
-/// The elements `p + j * stride` for `j < out.len()` are readable.
-#[inline(always)]
-unsafe fn fold_strided_row<T: Element, F: Fold<T>>(
-    fold: &F,
-    out: &mut [F::Acc],
-    p: *const T,
-    stride: isize,
-) {
-    if widens::<T, F>() {
-        let mut wide = [fold.identity(); WIDE_BLOCK];
-        for (b, out) in out.chunks_mut(WIDE_BLOCK).enumerate() {
-            let lo = (b * WIDE_BLOCK) as isize;
-            // SAFETY: elements `lo..lo + out.len()` of the row, readable by the contract.
-            let block =
-                unsafe { gather_wide(fold, p.offset(lo * stride), stride, out.len(), &mut wide) };
-            for (o, &x) in out.iter_mut().zip(block) {
-                *o = fold.combine(*o, x);
-            }
-        }
-    } else {
-        for (j, o) in out.iter_mut().enumerate() {
-            // SAFETY: element `j < out.len()`, readable by the contract.
-            *o = fold.step(*o, unsafe { *p.offset(j as isize * stride) });
-        }
-    }
-}
-
-/// Folds the `n` elements `stride` apart from `p` into `acc`, in order; a fold that widens
-/// widens them by blocks, as [`fold_strided_row`].
-///
-/// # Safety
-/// The elements `p + i * stride` for `i < n` are readable.
-#[inline(always)]
-unsafe fn fold_strided<T: Element, F: Fold<T>>(
-    fold: &F,
-    acc: F::Acc,
-    p: *const T,
-    stride: isize,
-    n: usize,
-) -> F::Acc {
-    let mut acc = acc;
-    if widens::<T, F>() {
-        let mut wide = [fold.identity(); WIDE_BLOCK];
-        let mut i = 0;
-        while i < n {
-            let len = WIDE_BLOCK.min(n - i);
-            // SAFETY: elements `i..i + len`, with `i + len <= n`, readable by the contract.
-            let block =
-                unsafe { gather_wide(fold, p.offset(i as isize * stride), stride, len, &mut wide) };
-            acc = block.iter().fold(acc, |a, &x| fold.combine(a, x));
-            i += len;
-        }
-    } else {
-        for i in 0..n as isize {
-            // SAFETY: element `i < n`, readable by the contract.
-            acc = fold.step(acc, unsafe { *p.offset(i * stride) });
-        }
-    }
-    acc
-}
-
 /// The `len` (at most `WIDE_BLOCK`) elements `stride` apart from `p`, gathered and widened
-/// into the start of `wide`, which is returned.
+/// into the start of `scratch.wide`, which is returned (a unit-stride block is widened in
+/// place).
 ///
 /// # Safety
 /// The elements `p + j * stride` for `j < len` are readable.
 #[inline(always)]
 unsafe fn gather_wide<'w, T: Element, F: Fold<T>>(
     fold: &F,
-    p: *const T,
-    stride: isize,
-    len: usize,
-    wide: &'w mut [F::Acc; WIDE_BLOCK],
+    (p, stride, len): (*const T, isize, usize),
+    scratch: &'w mut Scratch<T, F::Acc>,
 ) -> &'w [F::Acc] {
-    let mut gathered = [T::ZERO; WIDE_BLOCK];
-    let gathered = gathered.get_mut(..len).unwrap_or(&mut []);
-    for (j, g) in gathered.iter_mut().enumerate() {
-        // SAFETY: element `j < len`, readable by the contract.
-        *g = unsafe { *p.offset(j as isize * stride) };
+    let Scratch { gathered, wide } = scratch;
+    let len = len.min(WIDE_BLOCK);
+    if stride == 1 {
+        // SAFETY: elements `j < len`, readable by the contract.
+        fold.widen(unsafe { std::slice::from_raw_parts(p, len) }, wide);
+    } else {
+        let gathered = gathered.get_mut(..len).unwrap_or(&mut []);
+        // SAFETY: elements `j < len`, readable by the contract.
+        unsafe { gather(p, stride, gathered) };
+        fold.widen(gathered, wide);
     }
-    fold.widen(gathered, wide);
-    wide.get(..gathered.len()).unwrap_or(&[])
+    wide.get(..len).unwrap_or(&[])
 }
 
 /// One fold per output over all reduced indices.
@@ -614,22 +667,16 @@ fn per_output<T: Element, F: Fold<T>>(
     let mid = red.len().saturating_sub(1);
     let mid_offs = offsets_of(red.get(..mid).unwrap_or(&[]))?;
     // Fold of reduced indices whose outer-reduced positions are in `range`.
-    let fold_range = |o: isize, range: std::ops::Range<usize>, acc: F::Acc| -> F::Acc {
+    let fold_range = |scratch: &mut Scratch<T, F::Acc>,
+                      o: isize,
+                      range: std::ops::Range<usize>,
+                      acc: F::Acc|
+     -> F::Acc {
         let mut acc = acc;
         for &m in mid_offs.get(range).unwrap_or(&[]) {
-            let start = base + o + m;
+            let p = sp.get().wrapping_offset(base + o + m) as *const T;
             // SAFETY: in-range indices of a plain layout whose extent was checked.
-            unsafe {
-                acc = if s_in == 1 {
-                    fold_slice(
-                        fold,
-                        acc,
-                        std::slice::from_raw_parts(sp.get().offset(start) as *const T, n_in),
-                    )
-                } else {
-                    fold_strided(fold, acc, sp.get().offset(start), s_in, n_in)
-                };
-            }
+            acc = unsafe { fold_run(fold, acc, (p, s_in, n_in), scratch) };
         }
         acc
     };
@@ -640,7 +687,10 @@ fn per_output<T: Element, F: Fold<T>>(
         for (o, &ko) in out.iter_mut().zip(&kept_offs) {
             let parts: Vec<F::Acc> = (0..n_mid.div_ceil(block))
                 .into_par_iter()
-                .map(|b| fold_range(ko, b * block..((b + 1) * block).min(n_mid), fold.identity()))
+                .map_init(Scratch::new, |s, b| {
+                    let range = b * block..((b + 1) * block).min(n_mid);
+                    fold_range(s, ko, range, fold.identity())
+                })
                 .collect();
             *o = parts.into_iter().fold(*o, |a, p| fold.combine(a, p));
         }
@@ -654,41 +704,35 @@ fn per_output<T: Element, F: Fold<T>>(
         for (o, &ko) in out.iter_mut().zip(&kept_offs) {
             (0..n_mid * n_blk)
                 .into_par_iter()
-                .map(|w| {
+                .map_init(Scratch::new, |s, w| {
                     let (m, blk) = (w / n_blk, w % n_blk);
                     let lo = blk * INNER_BLOCK;
                     let len = INNER_BLOCK.min(n_in - lo);
                     let start =
                         base + ko + mid_offs.get(m).copied().unwrap_or(0) + lo as isize * s_in;
-                    let mut acc = fold.identity();
+                    let p = sp.get().wrapping_offset(start) as *const T;
                     // SAFETY: `len` in-range indices of the innermost reduced axis of a plain
                     // layout whose extent was checked.
-                    unsafe {
-                        if s_in == 1 {
-                            acc = fold_slice(
-                                fold,
-                                acc,
-                                std::slice::from_raw_parts(sp.get().offset(start) as *const T, len),
-                            );
-                        } else {
-                            acc = fold_strided(fold, acc, sp.get().offset(start), s_in, len);
-                        }
-                    }
-                    acc
+                    unsafe { fold_run(fold, fold.identity(), (p, s_in, len), s) }
                 })
                 .collect_into_vec(&mut parts);
             *o = parts.iter().fold(*o, |a, &p| fold.combine(a, p));
         }
         return Ok(());
     }
-    let body = |(o, &ko): (&mut F::Acc, &isize)| *o = fold_range(ko, 0..n_mid, *o);
+    let body = |s: &mut Scratch<T, F::Acc>, (o, &ko): (&mut F::Acc, &isize)| {
+        *o = fold_range(s, ko, 0..n_mid, *o);
+    };
     if parallel {
         out.par_iter_mut()
             .zip(&kept_offs)
             .with_min_len(16)
-            .for_each(body);
+            .for_each_init(Scratch::new, body);
     } else {
-        out.iter_mut().zip(&kept_offs).for_each(body);
+        let mut s = Scratch::new();
+        out.iter_mut()
+            .zip(&kept_offs)
+            .for_each(|item| body(&mut s, item));
     }
     Ok(())
 }
@@ -698,6 +742,61 @@ mod tests {
     use super::{reduce, ReduceConfig, ReduceOp};
     use crate::Input;
     use symshape_view::ConcreteView;
+
+    #[test]
+    fn float_sums_of_strided_runs_use_the_lanes_of_their_contiguous_copy() {
+        // Magnitudes far apart, so that every grouping rounds differently; strides around the
+        // gathered and span-read paths, lengths around the lanes and the gathered blocks.
+        let lanes_sum = |xs: &[f32]| {
+            if xs.len() < 32 {
+                return xs.iter().fold(0.0f32, |a, &x| a + x);
+            }
+            let mut l = [0.0f32; 16];
+            for (i, &x) in xs.iter().enumerate() {
+                l[i % 16] += x;
+            }
+            for width in [8, 4, 2, 1] {
+                for i in 0..width {
+                    l[i] += l[i + width];
+                }
+            }
+            0.0 + l[0]
+        };
+        for step in [1i64, -1, 2, -2, 3] {
+            for n in [5usize, 31, 32, 33, 255, 256, 257, 600] {
+                let rows = 3;
+                let span = n * step.unsigned_abs() as usize;
+                let buf: Vec<f32> = (0..rows * span)
+                    .map(|i| ((i * 7919) % 1000) as f32 * 1.37e-3 + (i % 5) as f32 * 1e5)
+                    .collect();
+                let first = if step < 0 { span as i64 - 1 } else { 0 };
+                let v = ConcreteView::as_strided(
+                    &[rows as i64, n as i64],
+                    &[span as i64, step],
+                    first,
+                    buf.len() as i64,
+                )
+                .expect("view");
+                let got = reduce(
+                    Input::new(&buf, &v),
+                    &[1],
+                    ReduceOp::Sum,
+                    Default::default(),
+                )
+                .expect("reduce");
+                let want: Vec<f32> = (0..rows)
+                    .map(|r| {
+                        let xs: Vec<f32> = (0..n as i64)
+                            .map(|j| buf[(r as i64 * span as i64 + first + j * step) as usize])
+                            .collect();
+                        lanes_sum(&xs)
+                    })
+                    .collect();
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got.values), bits(&want), "step {step}, {n} elements");
+            }
+        }
+    }
 
     #[test]
     fn leading_axis_float_sums_fold_rows_in_order() {
