@@ -105,9 +105,8 @@
 //! # Dependencies
 //!
 //! `thiserror` for the error type, `rayon` for the thread pool, `symshape-view` for the views
-//! the kernels run on, `hashbrown` for the per-thread memo of masked-row plans (its default
-//! hasher: a causal mask's plan took 0.50 µs with std's, 0.41 with it, on an AMD EPYC family
-//! 26), `half` for the `f16` and `bf16` element types (the types frameworks such as candle
+//! the kernels run on (and its per-thread [`Memo`](symshape_view::concrete::Memo), which
+//! remembers masked-row plans), `half` for the `f16` and `bf16` element types (the types frameworks such as candle
 //! and burn use, so their buffers are kernel operands without a copy; only its `std`
 //! feature, for the run-time detection of the F16C conversions), and on Linux `libc`
 //! for `madvise` (huge-page advice; std has no binding for it). The optional `ndarray`

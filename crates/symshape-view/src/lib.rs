@@ -103,8 +103,9 @@
 //! ```
 //!
 //! Dependencies: `symshape` for the expression fields, `thiserror` for [`Error`],
-//! `hashbrown` for the per-thread memos of merges (its fast default hasher, and lookups
-//! by borrowed levels, which the standard map cannot do without copying them).
+//! `hashbrown` for the per-thread memos ([`concrete::Memo`], of merges here and of the
+//! kernels' row plans: its fast default hasher, and lookups by borrowed levels, which the
+//! standard map cannot do without copying them; its `Equivalent` trait is re-exported).
 //! Optional `serde` (feature `serde`): `Serialize`/`Deserialize` for [`View`],
 //! [`ViewStack`], [`Guard`], [`Op`] and [`IndexItem`], loaded through the validating
 //! constructors.

@@ -8,10 +8,9 @@
 //! offsets reproduce every row it covers, so the loops read exactly what a table would.
 //! Plans are remembered per thread: a stack copied again is not evaluated again.
 
-use std::cell::RefCell;
 use std::cmp::Ordering;
 
-use hashbrown::HashMap;
+use symshape_view::concrete::{Equivalent, Memo};
 use symshape_view::ConcreteView;
 
 use super::{pick_kernel, simplify, Kernel, Loop, Nest, PlanBox, RowRun, TableReason};
@@ -176,7 +175,19 @@ pub(crate) type RowPlan = (Vec<PlanBox>, Option<(i64, i64)>);
 type RowResult = std::result::Result<RowPlan, TableReason>;
 
 /// What a masked-row plan depends on: the destination, the two levels, `unit_only`.
-type RowKey = (ConcreteView, ConcreteView, ConcreteView, bool);
+#[derive(PartialEq, Eq, Hash)]
+struct RowKey(ConcreteView, ConcreteView, ConcreteView, bool);
+
+/// A [`RowKey`] borrowed: looks a plan up without copying the three views (it hashes as the
+/// key does).
+#[derive(Hash)]
+struct RowKeyRef<'a>(&'a ConcreteView, &'a ConcreteView, &'a ConcreteView, bool);
+
+impl Equivalent<RowKey> for RowKeyRef<'_> {
+    fn equivalent(&self, key: &RowKey) -> bool {
+        *self.0 == key.0 && *self.1 == key.1 && *self.2 == key.2 && self.3 == key.3
+    }
+}
 
 /// Masked-row plans kept per thread before the memo is cleared (a plan holds at most
 /// [`MAX_BOXES`] boxes).
@@ -185,7 +196,7 @@ const MEMO_CAPACITY: usize = 256;
 thread_local! {
     // A masked-row plan evaluates every row of the top; it is a pure function of its
     // inputs, so a stack copied again (a framework's mask at every step) is planned once.
-    static ROW_PLANS: RefCell<HashMap<RowKey, RowResult>> = RefCell::new(HashMap::new());
+    static ROW_PLANS: Memo<RowKey, RowResult> = Memo::new(MEMO_CAPACITY);
 }
 
 /// A masked-row plan of `upper` over `lower` into `dst` (of the top's shape), or why there is
@@ -201,19 +212,13 @@ pub(crate) fn masked_rows(
     upper: &ConcreteView,
     unit_only: bool,
 ) -> Result<RowResult> {
-    let key = (dst.clone(), lower.clone(), upper.clone(), unit_only);
-    if let Some(hit) = ROW_PLANS.with(|m| m.borrow().get(&key).cloned()) {
-        return Ok(hit);
-    }
-    let res = plan_rows(op, &Machine::of(op, dst)?, lower, upper, unit_only)?;
     ROW_PLANS.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= MEMO_CAPACITY {
-            m.clear();
-        }
-        m.insert(key, res.clone());
-    });
-    Ok(res)
+        m.remembered(
+            &RowKeyRef(dst, lower, upper, unit_only),
+            || RowKey(dst.clone(), lower.clone(), upper.clone(), unit_only),
+            || plan_rows(op, &Machine::of(op, dst)?, lower, upper, unit_only),
+        )
+    })
 }
 
 /// [`masked_rows`], not remembered.
@@ -481,8 +486,7 @@ mod tests {
         assert_eq!(boxes.len(), 1);
         assert_eq!(boxes[0].nest.kernel, Kernel::MaskedRows);
         assert_eq!(read, Some((0, 9)));
-        let key = (dst.clone(), lower.clone(), upper.clone(), true);
-        assert!(ROW_PLANS.with(|m| m.borrow().get(&key) == Some(&first)));
+        assert!(ROW_PLANS.with(|m| m.contains(&RowKeyRef(&dst, &lower, &upper, true))));
         // What the memo returns is what planning again from scratch gives.
         let fresh = plan_rows(
             "copy",

@@ -1,15 +1,76 @@
-//! Per-thread memos of the pure deciders (merges of two levels, collapses of runs):
-//! a planner or a chain of ops that meets the same levels again decides them once.
+//! Per-thread memos of pure deciders (merges of two levels, collapses of runs, and the
+//! kernels' plans of masked rows): a planner or a chain of ops that meets the same levels
+//! again decides them once.
 
 use std::cell::RefCell;
+use std::hash::Hash;
 
-use hashbrown::{Equivalent, HashMap};
+use hashbrown::HashMap;
+
+/// The trait by which a [`Memo`] is searched with a borrowed form of its key (hashbrown's):
+/// the borrowed form hashes as the key does and compares equal to it.
+pub use hashbrown::Equivalent;
 
 use super::ConcreteView;
 use crate::error::Result;
 
-/// Entries kept per thread in each memo before it is cleared.
+/// Entries kept per thread in each memo of this crate before it is cleared.
 const MEMO_CAPACITY: usize = 4096;
+
+/// A memo of a pure function's results by argument, for one thread (declare it in
+/// `thread_local!`): searched with a borrowed key (no copy of the argument per lookup),
+/// cleared when it holds `capacity` entries and must take another, so its memory is
+/// bounded. Errors are not remembered. It uses hashbrown's fast hasher, which is not
+/// resistant to chosen collisions: keys are the caller's own views, and a collision costs
+/// time, never a wrong result.
+pub struct Memo<K, V> {
+    map: RefCell<HashMap<K, V>>,
+    capacity: usize,
+}
+
+impl<K: Hash + Eq, V: Clone> Memo<K, V> {
+    /// An empty memo of at most `capacity` entries.
+    #[must_use]
+    pub fn new(capacity: usize) -> Self {
+        Memo {
+            map: RefCell::new(HashMap::new()),
+            capacity,
+        }
+    }
+
+    /// The result remembered under `key`, or `compute()`'s, remembered under `own()` (the
+    /// owned form of `key`) when it is `Ok`. `compute` may use this memo itself: nothing is
+    /// borrowed while it runs.
+    ///
+    /// # Errors
+    /// `compute`'s.
+    pub fn remembered<Q, E>(
+        &self,
+        key: &Q,
+        own: impl FnOnce() -> K,
+        compute: impl FnOnce() -> std::result::Result<V, E>,
+    ) -> std::result::Result<V, E>
+    where
+        Q: Hash + Equivalent<K> + ?Sized,
+    {
+        if let Some(hit) = self.map.borrow().get(key).cloned() {
+            return Ok(hit);
+        }
+        let res = compute()?;
+        let mut map = self.map.borrow_mut();
+        if map.len() >= self.capacity {
+            map.clear();
+        }
+        map.insert(own(), res.clone());
+        Ok(res)
+    }
+
+    /// Whether a result is remembered under `key`.
+    #[must_use]
+    pub fn contains<Q: Hash + Equivalent<K> + ?Sized>(&self, key: &Q) -> bool {
+        self.map.borrow().contains_key(key)
+    }
+}
 
 /// A pair of levels, lower first, owned: the key of the pair memos.
 #[derive(PartialEq, Eq, Hash)]
@@ -26,48 +87,23 @@ impl Equivalent<Pair> for PairRef<'_> {
     }
 }
 
-/// A memo of one thread: a pure function's results by argument.
-pub(super) type Memo<K, V> = std::thread::LocalKey<RefCell<HashMap<K, V>>>;
-
-/// `compute()`'s result, remembered in `memo` under `key` (`own` makes the key to store);
-/// a memo that holds [`MEMO_CAPACITY`] entries is cleared before it takes another. Errors
-/// are not remembered.
-pub(super) fn remembered<K, Q, V>(
-    memo: &'static Memo<K, V>,
-    key: &Q,
-    own: impl FnOnce() -> K,
-    compute: impl FnOnce() -> Result<V>,
-) -> Result<V>
-where
-    K: std::hash::Hash + Eq,
-    Q: std::hash::Hash + Equivalent<K> + ?Sized,
-    V: Clone,
-{
-    if let Some(hit) = memo.with(|m| m.borrow().get(key).cloned()) {
-        return Ok(hit);
-    }
-    let res = compute()?;
-    memo.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= MEMO_CAPACITY {
-            m.clear();
-        }
-        m.insert(own(), res.clone());
-    });
-    Ok(res)
+/// A memo of this crate, of [`MEMO_CAPACITY`] entries.
+pub(super) fn crate_memo<K: Hash + Eq, V: Clone>() -> Memo<K, V> {
+    Memo::new(MEMO_CAPACITY)
 }
 
 /// `compute(lower, upper)`, remembered in `memo` (a memo keyed by pairs of levels).
 pub(super) fn remembered_pair<V: Clone>(
-    memo: &'static Memo<Pair, V>,
+    memo: &'static std::thread::LocalKey<Memo<Pair, V>>,
     lower: &ConcreteView,
     upper: &ConcreteView,
     compute: impl FnOnce(&ConcreteView, &ConcreteView) -> Result<V>,
 ) -> Result<V> {
-    remembered(
-        memo,
-        &PairRef(lower, upper),
-        || Pair(lower.clone(), upper.clone()),
-        || compute(lower, upper),
-    )
+    memo.with(|m| {
+        m.remembered(
+            &PairRef(lower, upper),
+            || Pair(lower.clone(), upper.clone()),
+            || compute(lower, upper),
+        )
+    })
 }

@@ -24,12 +24,8 @@
 //! complete and efficient here in general: whether a composition is even empty
 //! is a bounded subset-sum question (see docs/semantics.md, "Completeness scope").
 
-use std::cell::RefCell;
-
-use hashbrown::HashMap;
-
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
-use super::memo::{remembered_pair, Pair};
+use super::memo::{crate_memo, remembered_pair, Memo, Pair};
 use super::{unravel, ConcreteView};
 use crate::check::Exact;
 use crate::error::{invalid, Result};
@@ -794,7 +790,7 @@ impl Refined {
 /// As [`merge`].
 pub fn merge_refined(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Refined>> {
     thread_local! {
-        static REFINED: RefCell<HashMap<Pair, Option<Refined>>> = RefCell::new(HashMap::new());
+        static REFINED: Memo<Pair, Option<Refined>> = crate_memo();
     }
     remembered_pair(&REFINED, lower, upper, refine)
 }

@@ -10,12 +10,9 @@
 //!    [`merge`](super::merge) decides: no two adjacent levels compose into one view
 //!    (nor, for tops of at most 2^16 elements, any run of levels).
 
-use std::cell::RefCell;
 use std::fmt;
 
-use hashbrown::HashMap;
-
-use super::memo::{remembered, remembered_pair, Pair};
+use super::memo::{crate_memo, remembered_pair, Memo, Pair};
 use super::merge::{check_stacked, collapse_run, merge, RUN_LIMIT};
 use super::refute::refute;
 use super::{format_offsets, unravel, ConcreteView};
@@ -299,8 +296,8 @@ type Run = Option<(usize, ConcreteView)>;
 thread_local! {
     // Merge and collapse are pure functions of their inputs; a chain of ops that
     // revisits the same pair (a reshape and its inverse, say) decides it once.
-    static MERGES: RefCell<HashMap<Pair, Option<ConcreteView>>> = RefCell::new(HashMap::new());
-    static RUNS: RefCell<HashMap<Vec<ConcreteView>, Run>> = RefCell::new(HashMap::new());
+    static MERGES: Memo<Pair, Option<ConcreteView>> = crate_memo();
+    static RUNS: Memo<Vec<ConcreteView>, Run> = crate_memo();
 }
 
 /// [`merge`], remembered per thread: a planner that meets the same pair of levels again
@@ -314,7 +311,7 @@ pub fn merge_memo(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<C
 
 /// [`collapse_run`], remembered per thread.
 fn collapse_memo(views: &[ConcreteView]) -> Result<Run> {
-    remembered(&RUNS, views, || views.to_vec(), || collapse_run(views))
+    RUNS.with(|m| m.remembered(views, || views.to_vec(), || collapse_run(views)))
 }
 
 #[cfg(test)]
@@ -333,12 +330,9 @@ mod tests {
             merge_memo(&lower, &upper).expect("merge"),
             merge(&lower, &upper).expect("merge")
         );
-        let found = |m: &RefCell<HashMap<Pair, Option<ConcreteView>>>| {
-            m.borrow().contains_key(&PairRef(&lower, &upper))
-        };
-        assert!(MERGES.with(found));
+        assert!(MERGES.with(|m| m.contains(&PairRef(&lower, &upper))));
         let views = [lower.clone(), upper.clone(), lower];
         collapse_memo(&views).expect("collapse");
-        assert!(RUNS.with(|m| m.borrow().contains_key(&views[..])));
+        assert!(RUNS.with(|m| m.contains(&views[..])));
     }
 }
