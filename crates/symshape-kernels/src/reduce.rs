@@ -178,19 +178,15 @@ unsafe fn fold_run<T: Element, F: Fold<T>>(
         // SAFETY: elements `i..i + len`, with `i + len <= n`, readable by the contract.
         unsafe {
             let q = p.offset(i as isize * stride);
-            if stride == 1 {
-                let block = std::slice::from_raw_parts(q, len);
-                fold_lanes(fold, &mut lanes, block, &mut scratch.wide);
-            } else if widens::<T, F>() {
-                combine_lanes(
+            if widens::<T, F>() {
+                let block = gather_wide(fold, (q, stride, len), scratch);
+                combine_lanes(fold, &mut lanes, block);
+            } else {
+                fold_lanes(
                     fold,
                     &mut lanes,
-                    gather_wide(fold, (q, stride, len), scratch),
+                    block(q, stride, len, &mut scratch.gathered),
                 );
-            } else {
-                let g = scratch.gathered.get_mut(..len).unwrap_or(&mut []);
-                gather(q, stride, g);
-                fold_lanes(fold, &mut lanes, g, &mut scratch.wide);
             }
         }
         i += len;
@@ -205,21 +201,10 @@ unsafe fn fold_run<T: Element, F: Fold<T>>(
     fold.combine(acc, lanes[0])
 }
 
-/// Folds `block` (at most `WIDE_BLOCK` elements, the first going to lane 0) into `lanes`,
-/// element `j` into lane `j % LANES`; a fold that widens converts the block into `wide` at
-/// once first.
+/// Folds `block` (its first element going to lane 0) into `lanes`, element `j` into lane
+/// `j % LANES`.
 #[inline(always)]
-fn fold_lanes<T: Element, F: Fold<T>>(
-    fold: &F,
-    lanes: &mut [F::Acc; LANES],
-    block: &[T],
-    wide: &mut [F::Acc; WIDE_BLOCK],
-) {
-    if widens::<T, F>() {
-        fold.widen(block, wide);
-        combine_lanes(fold, lanes, wide.get(..block.len()).unwrap_or(&[]));
-        return;
-    }
+fn fold_lanes<T: Element, F: Fold<T>>(fold: &F, lanes: &mut [F::Acc; LANES], block: &[T]) {
     let mut chunks = block.chunks_exact(LANES);
     for c in &mut chunks {
         for (l, &x) in lanes.iter_mut().zip(c) {
@@ -231,8 +216,8 @@ fn fold_lanes<T: Element, F: Fold<T>>(
     }
 }
 
-/// Combines the widened `block` into `lanes` as [`fold_lanes`] folds a block (`combine` of a
-/// widened element is `step` of the element).
+/// Combines the widened `block` into `lanes` as [`fold_lanes`] folds the elements (`combine`
+/// of a widened element is `step` of the element).
 #[inline(always)]
 fn combine_lanes<F: Fold<T>, T>(fold: &F, lanes: &mut [F::Acc; LANES], block: &[F::Acc]) {
     let mut chunks = block.chunks_exact(LANES);
@@ -629,9 +614,8 @@ unsafe fn fold_rows<T: Element, F: Fold<T>, const R: usize>(
     }
 }
 
-/// The `len` (at most `WIDE_BLOCK`) elements `stride` apart from `p`, gathered and widened
-/// into the start of `scratch.wide`, which is returned (a unit-stride block is widened in
-/// place).
+/// The `len` (at most `WIDE_BLOCK`) elements `stride` apart from `p` ([`block`]), widened
+/// into the start of `scratch.wide`, which is returned.
 ///
 /// # Safety
 /// The elements `p + j * stride` for `j < len` are readable.
@@ -642,17 +626,34 @@ unsafe fn gather_wide<'w, T: Element, F: Fold<T>>(
     scratch: &'w mut Scratch<T, F::Acc>,
 ) -> &'w [F::Acc] {
     let Scratch { gathered, wide } = scratch;
+    // SAFETY: elements `j < len`, readable by the contract.
+    let block = unsafe { block(p, stride, len, gathered) };
+    fold.widen(block, wide);
+    wide.get(..block.len()).unwrap_or(&[])
+}
+
+/// The `len` (at most `WIDE_BLOCK`) elements `stride` apart from `p`: read in place at unit
+/// stride, else gathered into `gathered`.
+///
+/// # Safety
+/// The elements `p + j * stride` for `j < len` are readable, and stay so while the block is
+/// used.
+#[inline(always)]
+unsafe fn block<T: Element>(
+    p: *const T,
+    stride: isize,
+    len: usize,
+    gathered: &mut [T; WIDE_BLOCK],
+) -> &[T] {
     let len = len.min(WIDE_BLOCK);
     if stride == 1 {
         // SAFETY: elements `j < len`, readable by the contract.
-        fold.widen(unsafe { std::slice::from_raw_parts(p, len) }, wide);
-    } else {
-        let gathered = gathered.get_mut(..len).unwrap_or(&mut []);
-        // SAFETY: elements `j < len`, readable by the contract.
-        unsafe { gather(p, stride, gathered) };
-        fold.widen(gathered, wide);
+        return unsafe { std::slice::from_raw_parts(p, len) };
     }
-    wide.get(..len).unwrap_or(&[])
+    let gathered = gathered.get_mut(..len).unwrap_or(&mut []);
+    // SAFETY: elements `j < len`, readable by the contract.
+    unsafe { gather(p, stride, gathered) };
+    gathered
 }
 
 /// One fold per output over all reduced indices.

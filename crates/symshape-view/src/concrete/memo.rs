@@ -15,7 +15,7 @@ use super::ConcreteView;
 use crate::error::Result;
 
 /// Entries kept per thread in each memo of this crate before it is cleared.
-const MEMO_CAPACITY: usize = 4096;
+pub(super) const MEMO_CAPACITY: usize = 4096;
 
 /// A memo of a pure function's results by argument, for one thread (declare it in
 /// `thread_local!`): searched with a borrowed key (no copy of the argument per lookup),
@@ -85,11 +85,6 @@ impl Equivalent<Pair> for PairRef<'_> {
     fn equivalent(&self, key: &Pair) -> bool {
         *self.0 == key.0 && *self.1 == key.1
     }
-}
-
-/// A memo of this crate, of [`MEMO_CAPACITY`] entries.
-pub(super) fn crate_memo<K: Hash + Eq, V: Clone>() -> Memo<K, V> {
-    Memo::new(MEMO_CAPACITY)
 }
 
 /// `compute(lower, upper)`, remembered in `memo` (a memo keyed by pairs of levels).

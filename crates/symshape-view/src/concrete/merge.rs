@@ -25,7 +25,7 @@
 //! is a bounded subset-sum question (see docs/semantics.md, "Completeness scope").
 
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
-use super::memo::{crate_memo, remembered_pair, Memo, Pair};
+use super::memo::{remembered_pair, Memo, Pair, MEMO_CAPACITY};
 use super::{unravel, ConcreteView};
 use crate::check::Exact;
 use crate::error::{invalid, Result};
@@ -790,7 +790,7 @@ impl Refined {
 /// As [`merge`].
 pub fn merge_refined(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Refined>> {
     thread_local! {
-        static REFINED: Memo<Pair, Option<Refined>> = crate_memo();
+        static REFINED: Memo<Pair, Option<Refined>> = Memo::new(MEMO_CAPACITY);
     }
     remembered_pair(&REFINED, lower, upper, refine)
 }

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use super::memo::{crate_memo, remembered_pair, Memo, Pair};
+use super::memo::{remembered_pair, Memo, Pair, MEMO_CAPACITY};
 use super::merge::{check_stacked, collapse_run, merge, RUN_LIMIT};
 use super::refute::refute;
 use super::{format_offsets, unravel, ConcreteView};
@@ -296,8 +296,8 @@ type Run = Option<(usize, ConcreteView)>;
 thread_local! {
     // Merge and collapse are pure functions of their inputs; a chain of ops that
     // revisits the same pair (a reshape and its inverse, say) decides it once.
-    static MERGES: Memo<Pair, Option<ConcreteView>> = crate_memo();
-    static RUNS: Memo<Vec<ConcreteView>, Run> = crate_memo();
+    static MERGES: Memo<Pair, Option<ConcreteView>> = Memo::new(MEMO_CAPACITY);
+    static RUNS: Memo<Vec<ConcreteView>, Run> = Memo::new(MEMO_CAPACITY);
 }
 
 /// [`merge`], remembered per thread: a planner that meets the same pair of levels again
