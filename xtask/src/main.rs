@@ -27,10 +27,11 @@ tasks:
   ci      module layering (no cycles), the OpenCL platform the codegen tests run
           on (POCL: apt-get installs pocl-opencl-icd and ocl-icd-opencl-dev
           where missing, as root or under CI=true; without it the OpenCL
-          tests are skipped, but fail under CI=true), format check, clippy (-D warnings), the whole
-          test suite, the kernels crate again with its ndarray and dlpack features
-          (symshape-kernels needs Rust 1.89), symshape and view with their serde
-          feature, the docs (-D warnings), a compile of every benchmark,
+          tests are skipped, but fail under CI=true), format check, clippy (-D warnings)
+          and the whole test suite, both with every optional feature on (serde of
+          symshape and symshape-view, ndarray and dlpack of symshape-kernels), clippy
+          of those three libraries with their features off,
+          the docs (-D warnings), a compile of every benchmark,
           `cargo package --workspace`, and clippy of the kernels for
           aarch64-unknown-linux-gnu (the portable paths; skipped when rustup
           cannot add that target), then the Python package: a virtual environment in
@@ -112,53 +113,54 @@ impl Step {
 /// What follows clippy's own arguments: every warning an error.
 const DENY_WARNINGS: &[&str] = &["--", "-D", "warnings"];
 
-/// Clippy and the tests of `package` with `features`, the steps named after `what`.
-fn feature_steps(what: &str, package: &'static str, features: &'static str) -> [Step; 2] {
-    let opts = ["--package", package, "--features", features, "--locked"];
-    [
-        Step::new(
-            &format!("clippy ({what})"),
-            &[&["clippy", "--all-targets"], &opts, DENY_WARNINGS],
-        ),
-        Step::new(&format!("tests ({what})"), &[&["test"], &opts]),
-    ]
-}
+/// The optional features every build of the workspace in `ci` turns on: they are
+/// independent and additive, so one build of the workspace lints and tests them all (a
+/// build per feature would compile the crates above it again, several minutes on two
+/// cores).
+const FEATURES: &str =
+    "symshape/serde,symshape-view/serde,symshape-kernels/ndarray,symshape-kernels/dlpack";
 
 /// The steps of `cargo xtask ci`, in order.
 fn ci_steps() -> Vec<Step> {
+    let features = ["--features", FEATURES, "--locked"];
     let mut steps = vec![
         Step::new("format", &[&["fmt", "--all", "--", "--check"]]),
         Step::new(
             "clippy",
             &[
-                &["clippy", "--workspace", "--all-targets", "--locked"],
+                &["clippy", "--workspace", "--all-targets"],
+                &features,
                 DENY_WARNINGS,
             ],
         ),
-        Step::new("tests", &[&["test", "--workspace", "--locked"]]),
+        // The libraries with their features off, as a crate that depends on them without
+        // features builds them (the workspace's own builds turn them on).
+        Step::new(
+            "clippy (no optional features)",
+            &[
+                &[
+                    "clippy",
+                    "--package",
+                    "symshape",
+                    "--package",
+                    "symshape-view",
+                    "--package",
+                    "symshape-kernels",
+                    "--locked",
+                ],
+                DENY_WARNINGS,
+            ],
+        ),
+        Step::new("tests", &[&["test", "--workspace"], &features]),
     ];
-    // Both optional features of the kernels at once: they are independent and additive.
-    steps.extend(feature_steps(
-        "kernels with ndarray and dlpack",
-        "symshape-kernels",
-        "ndarray,dlpack",
-    ));
-    steps.extend(feature_steps("symshape with serde", "symshape", "serde"));
-    steps.extend(feature_steps("view with serde", "symshape-view", "serde"));
     steps.push(Step {
         env: &[("RUSTDOCFLAGS", "-D warnings")],
         ..Step::new("docs", &[&["doc", "--workspace", "--no-deps", "--locked"]])
     });
     steps.push(Step::new(
         "benches compile",
-        &[&[
-            "test",
-            "--package",
-            "benches",
-            "--benches",
-            "--no-run",
-            "--locked",
-        ]],
+        // The features of the test build, so that its libraries are reused.
+        &[&["test", "--workspace", "--benches", "--no-run"], &features],
     ));
     steps.push(Step {
         // A target directory of its own, emptied first: cargo takes a packaged crate of an
@@ -172,9 +174,32 @@ fn ci_steps() -> Vec<Step> {
 /// The target directory of the package step, relative to the workspace root.
 const PACKAGE_TARGET: &str = "target/package-check";
 
+/// Whether this run is CI's (`CI=true`): the OpenCL tests fail without a platform, and
+/// the builds take [`CI_BUILD_ENV`].
+fn in_ci() -> bool {
+    env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The build settings of a run under CI (`CI=true`), which builds everything once from a
+/// fresh clone: no incremental state to save (nothing reuses it), and line tables only in
+/// the debug information of the dev and test builds (file and line in a panic's backtrace
+/// are kept). Together they take about a third off the test build on two cores. Not set
+/// elsewhere: a developer's builds keep their own settings, and with them their artifacts.
+const CI_BUILD_ENV: &[(&str, &str)] = &[
+    ("CARGO_INCREMENTAL", "0"),
+    ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
+    ("CARGO_PROFILE_TEST_DEBUG", "line-tables-only"),
+];
+
 fn ci() -> Result<(), String> {
     let root = project_root();
     let started = Instant::now();
+    if in_ci() {
+        for &(key, value) in CI_BUILD_ENV {
+            // Before any child process; every cargo and maturin run below inherits them.
+            env::set_var(key, value);
+        }
+    }
     layering::check(&root)?;
     opencl::ensure()?;
     for step in ci_steps() {

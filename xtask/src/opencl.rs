@@ -42,11 +42,6 @@ fn is_root() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-/// Whether this run is CI's (`CI=true`), where the OpenCL tests fail without a platform.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
 /// Makes sure the OpenCL tests can run: nothing when the platform is present; else, as
 /// root or under `CI=true`, `apt-get install -y --no-install-recommends` of [`PACKAGES`]
 /// (after `apt-get update` when the first try fails), timed; else a note that the OpenCL
@@ -57,7 +52,7 @@ pub fn ensure() -> Result<(), String> {
         return Ok(());
     }
     let root = is_root();
-    if !root && !in_ci() {
+    if !root && !crate::in_ci() {
         eprintln!(
             "xtask ci: no OpenCL platform; the OpenCL tests will be skipped \
              (install with `sudo apt-get install --no-install-recommends {}`)",
@@ -77,7 +72,7 @@ pub fn ensure() -> Result<(), String> {
         "cannot install the OpenCL platform ({}) with apt-get",
         PACKAGES.join(" ")
     );
-    if in_ci() {
+    if crate::in_ci() {
         return Err(msg);
     }
     eprintln!("xtask ci: {msg}; the OpenCL tests will be skipped");
