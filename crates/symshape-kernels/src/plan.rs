@@ -683,44 +683,6 @@ fn cell_nest(
     })
 }
 
-/// Swaps the last two outer axes of a nest of whole rows of `na` elements (in source order)
-/// when, swapped, the destination is written in order over them and the inner one is longer:
-/// each side then moves along the longer axis row after row (one side in order, the other at
-/// a stride), and the shorter axis is crossed once per pass. Writing `[8, 512, 768]` into a
-/// head-major cache (`[8, 12, 512, 64]` permuted `0, 2, 1, 3`) visits the 512 tokens inside
-/// each head, and merging heads, the same two axes the other way, keeps source order, with
-/// the tokens inside too. On an AMD EPYC (family 26, model 2), with each row's registers
-/// loaded before they are stored (`simd::copy_rows`), merging heads took 0.50 ms this way
-/// against 0.63 with the 12 heads inside on one thread (0.26 against 0.30 on two), and the
-/// cache write 0.61 against 0.60 on one thread, 0.26 against 0.28 on two
-/// (docs/performance.md). A Xeon (family 6, model 207) is faster the opposite way, heads
-/// inside, with this row copy too: merging heads 1.13 against 1.22 ms on one thread, 0.18
-/// against 0.24 on 16. The plan does not depend on the CPU; the EPYC's order is kept (a known
-/// miss on the Xeon). The `1, 0, 2` permute of 256^3, whose two axes are as long, keeps
-/// source order. Rows under 16 elements (the windows of an im2col) keep the order the
-/// short-row kernels were tuned with.
-fn longer_axis_inside(outer: &mut [Loop<2>], na: usize) {
-    let [.., Loop {
-        extent: no,
-        steps: [dso, _],
-    }, Loop {
-        extent: ni,
-        steps: [dsi, _],
-    }] = *outer
-    else {
-        return;
-    };
-    if na < 16 {
-        return;
-    }
-    let na = na as isize;
-    let sequential = dso == na && isize::try_from(no).is_ok_and(|n| dsi == n.wrapping_mul(na));
-    if sequential && no > ni {
-        let k = outer.len();
-        outer.swap(k - 2, k - 1);
-    }
-}
-
 /// Chooses the inner kernel of a simplified copy nest and puts its axes in the order the
 /// kernel expects.
 pub(crate) fn pick_kernel(axes: &mut [Loop<2>], table: bool) -> Kernel {
@@ -743,9 +705,13 @@ pub(crate) fn pick_kernel(axes: &mut [Loop<2>], table: bool) -> Kernel {
             // Whole rows: visit them in source order, so reads stream and only the (buffered)
             // writes jump; measured about 25% faster on a 256^3 permutation (1, 0, 2), and
             // twice as fast on a Xeon with the rows copied in runs (docs/performance.md).
+            // Writing `[8, 512, 768]` into a head-major cache this way (the 12 heads inside,
+            // each token's rows written 128 KiB apart) took 1.75-2.07 ms against 2.70-3.57
+            // with the tokens inside on an AMD EPYC family 25, 0.73-0.92 against 1.08-1.59 on
+            // two threads; the Xeon (family 6, model 207) is faster this way too, an EPYC
+            // family 26 as fast (docs/performance.md). Merging heads visits the tokens inside.
             if let Some((_, outer)) = axes.split_last_mut() {
                 outer.sort_by_key(|a| std::cmp::Reverse(a.steps[1].unsigned_abs()));
-                longer_axis_inside(outer, na);
             }
             return Kernel::CopyFromSlice;
         }

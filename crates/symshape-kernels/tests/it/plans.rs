@@ -224,21 +224,20 @@ fn box_line(plan: &symshape_kernels::LoopPlan<'_>) -> String {
         .to_string()
 }
 
-/// Whole rows go in source order, but for two axes that lay the destination's rows end to
-/// end, the longer inside: merging heads (`[8, 12, 512, 64]` permuted `0, 2, 1, 3`) keeps
-/// source order, the 512 tokens inside each head (the source read in order, the destination
+/// Whole rows go in source order: merging heads (`[8, 12, 512, 64]` permuted `0, 2, 1, 3`)
+/// visits the 512 tokens inside each head (the source read in order, the destination
 /// written in rows 3 KiB apart); the write into a head-major cache, the same axes the other
-/// way, swaps them to visit the tokens inside too (the destination written in order); the
-/// `1, 0, 2` permute, whose two axes are as long, keeps source order.
+/// way, the 12 heads inside each token (the source read in order, the destination written
+/// in rows 128 KiB apart); the `1, 0, 2` permute keeps source order too.
 #[test]
-fn whole_rows_keep_the_longer_axis_inside() {
+fn whole_rows_keep_source_order() {
     let heads = lay(&[8, 512, 12, 64], &[393216, 64, 32768, 1], 0);
     let plan = plan_materialize::<f32>(&heads).unwrap();
     insta::assert_snapshot!(box_line(&plan), @"box [0..8, 0..512, 0..12, 0..64]: copy_from_slice [8, 12, 512, 64] dst @0 [393216, 64, 768, 1] src @0 [393216, 32768, 64, 1]");
     let cache = lay(&[8, 512, 12, 64], &[393216, 64, 32768, 1], 0);
     let x = lay(&[8, 512, 12, 64], &[393216, 768, 64, 1], 0);
     let plan = plan_copy_into::<f32>(&x, &cache).unwrap();
-    insta::assert_snapshot!(box_line(&plan), @"box [0..8, 0..512, 0..12, 0..64]: copy_from_slice [8, 12, 512, 64] dst @0 [393216, 32768, 64, 1] src @0 [393216, 64, 768, 1]");
+    insta::assert_snapshot!(box_line(&plan), @"box [0..8, 0..512, 0..12, 0..64]: copy_from_slice [8, 512, 12, 64] dst @0 [393216, 64, 32768, 1] src @0 [393216, 768, 64, 1]");
     let p102 = lay(&[256, 256, 256], &[256, 65536, 1], 0);
     let plan = plan_materialize::<f32>(&p102).unwrap();
     insta::assert_snapshot!(box_line(&plan), @"box [0..256, 0..256, 0..256]: copy_from_slice [256, 256, 256] dst @0 [256, 65536, 1] src @0 [65536, 256, 1]");
