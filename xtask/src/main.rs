@@ -431,3 +431,57 @@ fn project_root() -> PathBuf {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `--features` of a step, if it names any.
+    fn features(step: &Step) -> Option<&str> {
+        let at = step.args.iter().position(|&a| a == "--features")?;
+        step.args.get(at + 1).copied()
+    }
+
+    /// The steps that build the workspace in the test profile turn on the same features, so
+    /// that the benchmarks' compile reuses the test build's libraries instead of building
+    /// them again with other features; clippy lints that same feature set.
+    #[test]
+    fn workspace_builds_share_one_feature_set() {
+        let steps = ci_steps();
+        let named = |name: &str| {
+            steps
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap_or_else(|| panic!("no step `{name}`"))
+        };
+        for name in ["clippy", "tests", "benches compile"] {
+            let step = named(name);
+            assert_eq!(features(step), Some(FEATURES), "step `{name}`");
+            assert!(step.args.contains(&"--workspace"), "step `{name}`");
+        }
+        assert_eq!(features(named("clippy (no optional features)")), None);
+    }
+
+    /// Every feature in [`FEATURES`] is declared by its package.
+    #[test]
+    fn the_features_exist() {
+        let root = project_root();
+        for feature in FEATURES.split(',') {
+            let (package, name) = feature.split_once('/').expect("package/feature");
+            let manifest = root.join("crates").join(package).join("Cargo.toml");
+            let text = std::fs::read_to_string(&manifest)
+                .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+            let features = text
+                .split("[features]")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{package} declares no features"));
+            let section = features.split("\n[").next().unwrap_or("");
+            assert!(
+                section
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{name} ="))),
+                "{package} does not declare `{name}`"
+            );
+        }
+    }
+}
