@@ -505,6 +505,30 @@ unsafe fn tiled_box<T: Element>(
     else {
         return;
     };
+    // A box of at most a line by a line (an 8 x 8 transpose), not staged (1-byte rows of a
+    // whole line may be): straight to the kernel. Where its tiles break is moot, and the
+    // leads, blocks and units below cost more than the copy.
+    let k = tile_rows(size);
+    if outer.is_empty() && !stream && na <= k && nb <= k && (size > 1 || na < LINE) {
+        // SAFETY: the box is the one unit, inside the checked extents (caller); `level` is
+        // supported (caller).
+        unsafe {
+            tiled(
+                level,
+                d.get(),
+                s.get(),
+                base,
+                (0, na),
+                (0, nb),
+                sa,
+                db,
+                sb,
+                [0; 2],
+                false,
+            )
+        };
+        return;
+    }
     // Whole destination lines stream at the AVX-512 level (2-, 4- and 8-byte elements) and
     // at AVX2 (4- and 8-byte ones): tiles then start on lines. (Streaming the staged 1-byte
     // lines did not help on a Zen 4.)
