@@ -652,7 +652,7 @@ proptest! {
 }
 
 /// A transposed `rows` x `cols` slab of `T` elements (source rows `pitch` apart, from
-/// `offset`), planned and run, against the reference.
+/// `offset`), planned and run, materialized and copied, against the reference.
 fn small_transpose_matches<T: symshape_kernels::Element + std::fmt::Debug>(
     (rows, cols, pitch, offset, flip): (usize, usize, usize, usize, bool),
     f: impl Fn(usize) -> T,
@@ -670,7 +670,22 @@ fn small_transpose_matches<T: symshape_kernels::Element + std::fmt::Debug>(
     let want = r::materialize(&buf, t.levels(), f(0));
     let mut got = vec![f(1); want.len()];
     plan.run_materialize(&buf, &mut got, f(0)).unwrap();
-    prop_assert!(got == want, "{:?}\n{plan}", (rows, cols, pitch, offset, flip));
+    prop_assert!(
+        got == want,
+        "{:?}\n{plan}",
+        (rows, cols, pitch, offset, flip)
+    );
+    // Small views skip the planner in `materialize` and `copy`.
+    let got = materialize(Input::new(&buf, &t).pad(f(0))).unwrap().values;
+    prop_assert!(
+        got == want,
+        "materialize {:?}",
+        (rows, cols, pitch, offset, flip)
+    );
+    let dst = ConcreteView::contiguous(t.shape()).unwrap();
+    let mut got = vec![f(1); want.len()];
+    copy(Input::new(&buf, &t), Output::new(&mut got, &dst)).unwrap();
+    prop_assert!(got == want, "copy {:?}", (rows, cols, pitch, offset, flip));
     Ok(())
 }
 
