@@ -19,6 +19,7 @@ use super::{unravel, ConcreteView};
 use crate::error::{invalid, Result};
 
 /// A mapping that is one view, in reduced coordinates.
+#[derive(Clone)]
 pub(super) enum Solved {
     /// No point is valid.
     Empty,

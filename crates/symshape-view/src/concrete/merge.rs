@@ -263,33 +263,14 @@ fn no_carry(lower: &ConcreteView, red: &[Red], base: i128) -> Result<Option<Solv
     // The whole run was already decided directly by the caller.
     for mid in 1..last {
         if let Some(part) = runs.split(0, mid, last)? {
-            return Ok(Some(match part {
-                Part::Empty => Solved::Empty,
-                Part::View {
-                    strides,
-                    ranges,
-                    origin,
-                } => Solved::View {
-                    strides,
-                    ranges,
-                    origin,
-                },
-            }));
+            return Ok(Some(part));
         }
     }
     Ok(None)
 }
 
 /// A decided run of lower axes, in the reduced coordinates of every upper axis.
-#[derive(Clone)]
-enum Part {
-    Empty,
-    View {
-        strides: Vec<i128>,
-        ranges: Vec<(i128, i128)>,
-        origin: i128,
-    },
-}
+type Part = Solved;
 
 /// The sum of two parts read at the same upper index.
 fn add_parts(red: &[Red], a: &Part, b: &Part) -> Part {
