@@ -1288,8 +1288,10 @@ fn plan_single_view<'a>(
         value,
         view: v.to_string(),
     };
+    // The shapes are equal: so are the element counts.
+    let numel = src.numel();
+    let dst_numel = usize::try_from(numel).map_err(|_| bad(src, "element count", numel))?;
     for v in dst.iter().chain([src]) {
-        usize::try_from(v.numel()).map_err(|_| bad(v, "element count", v.numel()))?;
         if isize::BITS < i64::BITS {
             if let Some((lo, hi)) = v.extent() {
                 for x in [lo, hi] {
@@ -1345,8 +1347,6 @@ fn plan_single_view<'a>(
         }
         None => Boxes::Many(Vec::new()),
     };
-    // The element count fits (checked above); the shapes are equal.
-    let dst_numel = src.numel() as usize;
     let dst = dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View);
     let plan = LoopPlan {
         read: src.extent(),
