@@ -7,8 +7,7 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::concrete::{positive_itemsize, ByteLayout};
-use crate::dim::{Size, Truth as _};
-use crate::engine::Engine;
+use crate::dim::{Size, Truth};
 use crate::error::{invalid, overflow, refuse_mask, Result};
 use crate::op::list;
 
@@ -38,53 +37,59 @@ pub(crate) fn dense<D: Size>(shape: &[D], strides: &[D], numel: D, c_order: bool
     numel.is(CmpOp::Eq, D::from(0)).or(axes)
 }
 
-/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of `v` ([`dense`]).
+/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags ([`dense`]); `ctx` describes the view.
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
-pub(crate) fn flags<E: Engine>(v: &E) -> Result<(Truth<E>, Truth<E>)> {
-    if v.mask().is_some() {
-        refuse_mask("flags", true, v.ctx(), BYTES)?;
+pub(crate) fn flags<D: Size>(
+    shape: &[D],
+    strides: &[D],
+    numel: D,
+    masked: bool,
+    ctx: &dyn Fn() -> String,
+) -> Result<(D::Truth, D::Truth)> {
+    if masked {
+        refuse_mask("flags", true, ctx(), BYTES)?;
     }
-    let (shape, strides, numel) = (v.shape(), v.strides(), v.numel());
     Ok((
         dense(shape, strides, numel, true),
         dense(shape, strides, numel, false),
     ))
 }
 
-/// The flags' truth type of an engine's views.
-type Truth<E> = <<E as Engine>::D as Size>::Truth;
-
-/// The layout in bytes of `v` for elements of `itemsize` bytes: strides and offset times it.
+/// The layout in bytes for elements of `itemsize` bytes: strides and offset times it.
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) for an item size below 1 or a masked view;
 /// [`Error::Overflow`](crate::Error::Overflow) when an `i64` byte value leaves `i64`;
 /// [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the budgets.
-pub(crate) fn byte_layout<E: Engine>(v: &E, itemsize: i64) -> Result<ByteLayout<E::D>> {
+pub(crate) fn byte_layout<D: Size>(
+    (shape, strides, offset): (&[D], &[D], D),
+    masked: bool,
+    itemsize: i64,
+    ctx: &dyn Fn() -> String,
+) -> Result<ByteLayout<D>> {
     positive_itemsize("bytes", "item size", itemsize)?;
-    if v.mask().is_some() {
-        refuse_mask("bytes", true, v.ctx(), BYTES)?;
+    if masked {
+        refuse_mask("bytes", true, ctx(), BYTES)?;
     }
-    let scale = |x: E::D, what: &str| -> Result<E::D> {
-        let bytes = x.try_mul(E::D::from(itemsize)).ok_or_else(|| {
+    let scale = |x: D, what: &str| -> Result<D> {
+        let bytes = x.try_mul(D::from(itemsize)).ok_or_else(|| {
             overflow(
                 "bytes",
-                format!("{what} {x} times item size {itemsize} of {}", v.ctx()),
+                format!("{what} {x} times item size {itemsize} of {}", ctx()),
             )
         })?;
         Ok(bytes.checked()?)
     };
-    let strides = v
-        .strides()
+    let strides = strides
         .iter()
         .map(|&t| scale(t, "stride"))
         .collect::<Result<Vec<_>>>()?;
     Ok(ByteLayout {
-        shape: v.shape().to_vec(),
+        shape: shape.to_vec(),
         strides,
-        offset: scale(v.offset(), "offset")?,
+        offset: scale(offset, "offset")?,
         itemsize,
     })
 }

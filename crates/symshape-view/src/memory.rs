@@ -64,7 +64,13 @@ impl View {
                 f_condition: Cond::constant(f.f_contiguous),
             });
         }
-        let (c, f) = layout::flags(self)?;
+        let (c, f) = layout::flags(
+            self.shape(),
+            self.strides(),
+            self.numel(),
+            self.mask().is_some(),
+            &|| self.ctx(),
+        )?;
         let (c, f) = (c.check()?, f.check()?);
         let ck = checker(cx, GuardOp::FLAGS, self);
         Ok(FlagProofs {
@@ -103,7 +109,8 @@ impl View {
                 itemsize,
             });
         }
-        layout::byte_layout(self, itemsize)
+        let fields = (self.shape(), self.strides(), self.offset());
+        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
     }
 
     /// A view from NumPy's byte strides and byte offset for elements of `itemsize` bytes

@@ -99,7 +99,13 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
     pub fn numpy_flags(&self) -> Result<Flags> {
-        let (c_contiguous, f_contiguous) = layout::flags(self)?;
+        let (c_contiguous, f_contiguous) = layout::flags(
+            self.shape(),
+            self.strides(),
+            self.numel(),
+            self.mask().is_some(),
+            &|| self.ctx(),
+        )?;
         Ok(Flags {
             c_contiguous,
             f_contiguous,
@@ -137,7 +143,8 @@ impl ConcreteView {
     /// size below 1; [`Error::Overflow`](crate::Error::Overflow) when a byte value
     /// leaves `i64`.
     pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout> {
-        layout::byte_layout(self, itemsize)
+        let fields = (self.shape(), self.strides(), self.offset());
+        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
     }
 
     /// A view from NumPy's byte strides and a byte offset for elements of
