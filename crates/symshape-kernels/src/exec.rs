@@ -219,7 +219,10 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
     let table = Ptr(plan.table.as_ptr() as *mut isize);
     let level = simd::level();
     let size = std::mem::size_of::<T>();
-    let stream = plan.n_written().saturating_mul(size) >= stream_bytes();
+    // The boxes write distinct destination elements: at most `dst_numel`, counted first.
+    debug_assert!(plan.n_written() <= plan.dst_numel, "{plan}");
+    let streams = |n: usize| n.saturating_mul(size) >= stream_bytes();
+    let stream = streams(plan.dst_numel) && streams(plan.n_written());
     // Filled rows starting at or past this address are written with ordinary stores
     // (`CACHED_TAIL`).
     let cached_from = if stream {
@@ -2054,10 +2057,12 @@ impl LoopPlan<'_> {
 /// least [`PARALLEL_BYTES`] (the pad and edge boxes of an im2col, a few KiB each, are not
 /// worth a fork and join on every thread).
 fn box_parallel(plan: &LoopPlan, region: &[(usize, usize)]) -> bool {
-    let elems = region
-        .iter()
-        .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo));
-    plan.parallel && elems.saturating_mul(plan.elem_size) >= PARALLEL_BYTES
+    let elems = || {
+        region
+            .iter()
+            .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo))
+    };
+    plan.parallel && elems().saturating_mul(plan.elem_size) >= PARALLEL_BYTES
 }
 
 /// How [`run_units`] splits `units` on a pool of `threads`: the number of tasks and the units
