@@ -75,7 +75,7 @@ const LONG_ROW: usize = 4096;
 /// Tiles of wider elements start this many bytes past a destination line ([`tile_leads`]).
 const TILE_SKEW: usize = 16;
 
-/// Slabs per unit of [`short_rows_blocked`]: few enough that their destination rows (3 KiB
+/// Slabs per unit of [`short_rows`]: few enough that their destination rows (3 KiB
 /// apart in an im2col, so in four cache sets) stay in the L1 cache while a unit fills them;
 /// 8 was fastest of 4 to 128 on a Zen 3 (docs/performance.md).
 const SHORT_SLABS: usize = 8;
@@ -516,14 +516,17 @@ unsafe fn tiled_box<T: Element>(
         // SAFETY: the box is the one unit, inside the checked extents (caller); `level` is
         // supported (caller).
         unsafe {
-            tile_part(
+            tiled(
                 level,
                 d.get(),
                 s.get(),
                 base,
                 (0, na),
                 (0, nb),
-                (sa, db, sb),
+                sa,
+                db,
+                sb,
+                [0; 2],
                 false,
             )
         };
@@ -834,7 +837,7 @@ fn tile_a_block(
 /// The runs of short rows of a box (rows of `na < SHORT_ROW` bytes) that axis `k` of `outer`
 /// lays end to end in the destination: copied with plain loops rather than a call per row, and
 /// when the last other axis steps through the source by less than a line (the shifted windows
-/// of an im2col), eight of its slabs per run ([`short_rows_blocked`]). Kept out of
+/// of an im2col), eight of its slabs per run ([`short_rows`]). Kept out of
 /// [`run_boxes`], whose small plans it would slow down.
 ///
 /// # Safety
@@ -870,7 +873,7 @@ unsafe fn short_row_runs<T: Element>(
                 unsafe {
                     let dp = d.get().offset(off[0] + start as isize * dw);
                     let sp = s.get().offset(off[1] + start as isize * sw) as *const T;
-                    short_rows_blocked(dp, [db, dw], sp, [sb, sw], (nb, len), na)
+                    short_rows(dp, [db, dw], sp, [sb, sw], (nb, len), na)
                 }
             };
             drive(&rest, base, nw, SHORT_SLABS, parallel, false, false, &block);
@@ -883,68 +886,24 @@ unsafe fn short_row_runs<T: Element>(
         unsafe {
             let dp = d.get().offset(off[0] + start as isize * db);
             let sp = s.get().offset(off[1] + start as isize * sb) as *const T;
-            short_rows(dp, db, sp, sb, len, na)
+            short_rows(dp, [db, 0], sp, [sb, 0], (len, 1), na)
         }
     };
     drive(&rest, base, nb, SEG, parallel, false, false, &rows);
-}
-
-/// Copies `rows` rows of `na` contiguous elements, rows at strides `db` and `sb`.
-///
-/// # Safety
-/// For `i < rows` and `k < na`: `dp + i * db + k` writable, `sp + i * sb + k` readable.
-#[inline]
-unsafe fn short_rows<T: Element>(
-    dp: *mut T,
-    db: isize,
-    sp: *const T,
-    sb: isize,
-    rows: usize,
-    na: usize,
-) {
-    macro_rules! fixed {
-        ($n:literal) => {
-            for i in 0..rows as isize {
-                // SAFETY: the function's contract, with `na == $n`.
-                unsafe {
-                    let (d, s) = (dp.offset(i * db), sp.offset(i * sb));
-                    for k in 0..$n {
-                        *d.add(k) = *s.add(k);
-                    }
-                }
-            }
-        };
-    }
-    match na {
-        1 => fixed!(1),
-        2 => fixed!(2),
-        3 => fixed!(3),
-        4 => fixed!(4),
-        _ => {
-            for i in 0..rows as isize {
-                // SAFETY: the function's contract.
-                unsafe {
-                    let (d, s) = (dp.offset(i * db), sp.offset(i * sb));
-                    for k in 0..na {
-                        *d.add(k) = *s.add(k);
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Copies, for each of `rows` rows and each of `slabs` slabs, `na` contiguous elements:
 /// row `i` of slab `w` from `sp + i * sb + w * sw` to `dp + i * db + w * dw` (with
 /// `[db, dw]` and `[sb, sw]`), the slabs innermost: where consecutive slabs lie less than a
 /// line apart in the source (the shifted windows of an im2col), each source line is read
-/// for all the slabs that need it at once, instead of once per slab.
+/// for all the slabs that need it at once, instead of once per slab. One slab (the other
+/// strides 0): plain rows, the slab loop gone once inlined.
 ///
 /// # Safety
 /// For `i < rows`, `w < slabs` and `k < na`: `dp + i * db + w * dw + k` writable,
 /// `sp + i * sb + w * sw + k` readable.
 #[inline]
-unsafe fn short_rows_blocked<T: Element>(
+unsafe fn short_rows<T: Element>(
     dp: *mut T,
     [db, dw]: [isize; 2],
     sp: *const T,
@@ -1585,6 +1544,14 @@ pub(crate) unsafe fn tiled<T: Element>(
 ) {
     let size = std::mem::size_of::<T>();
     let k_full = tile_rows(size);
+    if a.1 <= k_full && a.0.is_multiple_of(k_full) && lead == [0; 2] {
+        // One tile wide, cut from its start: its one part, without the set-up below (about
+        // 150 instructions of the 500 an 8 x 8 `f32` transpose took on an AMD EPYC family 25).
+        let bs = (b.0, b.0 + b.1);
+        // SAFETY: the rectangle the caller vouches for.
+        unsafe { tile_part(level, dst, src, off, a, bs, (sa, db, sb), stream) };
+        return;
+    }
     let (a_end, b_end) = (a.0 + a.1, b.0 + b.1);
     // The `b` range in two parts: before the source's first line boundary, and from it.
     let b_mid = if b.0 < lead[1] {
@@ -1619,16 +1586,13 @@ pub(crate) unsafe fn tiled<T: Element>(
     }
 }
 
-/// The part of a tile of [`tiled`] at source rows `a0..a0 + kk` and destination rows `b0..b1`;
-/// on its own, a tile of at most a line (`kk <= tile_rows`) cut from its start, without the
-/// set-up of [`tiled`] (about 150 instructions of the 500 that an 8 x 8 `f32` transpose took
-/// through it on an AMD EPYC family 25).
+/// The part of a tile of [`tiled`] at source rows `a0..a0 + kk` and destination rows `b0..b1`.
 ///
 /// # Safety
 /// As [`tiled`], for this part.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn tile_part<T: Element>(
+unsafe fn tile_part<T: Element>(
     level: Level,
     dst: *mut T,
     src: *mut T,

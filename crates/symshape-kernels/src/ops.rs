@@ -11,13 +11,12 @@ use symshape_view::{ConcreteStack, ConcreteView, Levels};
 use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::exec::{drive, run_boxes, streams, tile_part, tiled, write_row, Ptr};
+use crate::exec::{drive, run_boxes, streams, tiled, write_row, Ptr};
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
 use crate::plan::{
-    plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, tile_rows, Loop,
-    PARALLEL_BYTES,
+    plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Loop, PARALLEL_BYTES,
 };
 use crate::simd;
 use std::mem::size_of;
@@ -166,33 +165,19 @@ fn small_gather<T: Element>(
         unsafe {
             if transpose {
                 let nb = n[rank - 2];
-                if n_in <= tile_rows(size_of::<T>()) {
-                    // One tile wide: its one part.
-                    tile_part(
-                        level,
-                        row.as_mut_ptr(),
-                        sp as *mut T,
-                        [0, off],
-                        (0, n_in),
-                        (0, nb),
-                        (s_in, n_in as isize, 1),
-                        false,
-                    );
-                } else {
-                    tiled(
-                        level,
-                        row.as_mut_ptr(),
-                        sp as *mut T,
-                        [0, off],
-                        (0, n_in),
-                        (0, nb),
-                        s_in,
-                        n_in as isize,
-                        1,
-                        [0, 0],
-                        false,
-                    );
-                }
+                tiled(
+                    level,
+                    row.as_mut_ptr(),
+                    sp as *mut T,
+                    [0, off],
+                    (0, n_in),
+                    (0, nb),
+                    s_in,
+                    n_in as isize,
+                    1,
+                    [0, 0],
+                    false,
+                );
             } else if s_in == 1 {
                 row.copy_from_slice(std::slice::from_raw_parts(sp.offset(off), n_in));
             } else {

@@ -354,6 +354,24 @@ fn im2col_matches_reference_without_a_table() {
     assert_eq!(planned, want);
 }
 
+/// `materialize` of `src` over `buf` and its explicit plan, run into a buffer of `unset`,
+/// against the reference; `case` names the failing input. Returns the reference.
+fn both_paths_match<T: symshape_kernels::Element + std::fmt::Debug>(
+    src: &impl Levels,
+    buf: &[T],
+    (pad, unset): (T, T),
+    case: &dyn std::fmt::Debug,
+) -> Result<Vec<T>, TestCaseError> {
+    let want = r::materialize(buf, src.levels(), pad);
+    let got = materialize(Input::new(buf, src).pad(pad)).unwrap().values;
+    prop_assert!(got == want, "materialize {:?}", case);
+    let plan = plan_materialize::<T>(src).unwrap();
+    let mut planned = vec![unset; want.len()];
+    plan.run_materialize(buf, &mut planned, pad).unwrap();
+    prop_assert!(planned == want, "{:?}\n{plan}", case);
+    Ok(want)
+}
+
 /// A channels-last im2col (`crate::plans::channels_last_im2col`) of `T` elements against the
 /// reference (the caller has checked that its plan holds a `tiled rows` box).
 fn channels_last_im2col_matches<T: symshape_kernels::Element + std::fmt::Debug>(
@@ -361,16 +379,8 @@ fn channels_last_im2col_matches<T: symshape_kernels::Element + std::fmt::Debug>(
     f: impl Fn(usize) -> T,
 ) -> Result<(), TestCaseError> {
     let st = crate::plans::channels_last_im2col(b, s, c, k, step);
-    let plan = plan_materialize::<T>(&st).unwrap();
     let buf: Vec<T> = (0..b * s * c).map(&f).collect();
-    let pad = f(7);
-    let want = r::materialize(&buf, st.levels(), pad);
-    let got = materialize(Input::new(&buf, &st).pad(pad)).unwrap().values;
-    prop_assert!(got == want, "{:?}", (b, s, c, k, step));
-    let mut planned = vec![pad; want.len()];
-    plan.run_materialize(&buf, &mut planned, pad).unwrap();
-    prop_assert!(planned == want, "{:?}", (b, s, c, k, step));
-    Ok(())
+    both_paths_match(&st, &buf, (f(7), f(7)), &(b, s, c, k, step)).map(drop)
 }
 
 proptest! {
@@ -666,26 +676,13 @@ fn small_transpose_matches<T: symshape_kernels::Element + std::fmt::Debug>(
         (1, offset as isize)
     };
     let t = crate::gen::lay(&[cols, rows], &[stride, pitch as isize], start);
-    let plan = plan_materialize::<T>(&t).unwrap();
-    let want = r::materialize(&buf, t.levels(), f(0));
-    let mut got = vec![f(1); want.len()];
-    plan.run_materialize(&buf, &mut got, f(0)).unwrap();
-    prop_assert!(
-        got == want,
-        "{:?}\n{plan}",
-        (rows, cols, pitch, offset, flip)
-    );
-    // Small views skip the planner in `materialize` and `copy`.
-    let got = materialize(Input::new(&buf, &t).pad(f(0))).unwrap().values;
-    prop_assert!(
-        got == want,
-        "materialize {:?}",
-        (rows, cols, pitch, offset, flip)
-    );
+    let case = (rows, cols, pitch, offset, flip);
+    let want = both_paths_match(&t, &buf, (f(0), f(1)), &case)?;
+    // Small views skip the planner in `copy` too.
     let dst = ConcreteView::contiguous(t.shape()).unwrap();
     let mut got = vec![f(1); want.len()];
     copy(Input::new(&buf, &t), Output::new(&mut got, &dst)).unwrap();
-    prop_assert!(got == want, "copy {:?}", (rows, cols, pitch, offset, flip));
+    prop_assert!(got == want, "copy {:?}", case);
     Ok(())
 }
 
