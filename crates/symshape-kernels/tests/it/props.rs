@@ -692,11 +692,8 @@ proptest! {
     /// reversed.
     #[test]
     fn small_transposes_of_every_element_size_match_reference(
-        rows in 1usize..=64,
-        cols in 1usize..=64,
-        gap in 0usize..=9,
-        offset in 0usize..=17,
-        flip in any::<bool>(),
+        (rows, cols) in (1usize..=64, 1usize..=64),
+        (gap, offset, flip) in (0usize..=9, 0usize..=17, any::<bool>()),
     ) {
         let shape = |k: usize| (rows.min(k), cols.min(k), cols.min(k) + gap, offset, flip);
         small_transpose_matches::<u8>(shape(64), |i| (i * 13 % 251) as u8)?;
