@@ -135,3 +135,43 @@ im2col 8x768x512x4: partition on 16 threads: 71 tasks in 8 boxes
   box 7: 768 units in 64 tasks of 781824 bytes
     ");
 }
+
+/// On a pool of 16 threads or more, whole rows whose last two outer axes both lay rows go
+/// with the shorter axis inside: merging attention heads visits the heads inside each token
+/// (4,096 units of one token's 12 rows, where smaller pools run 768 units of 64 tokens of
+/// one head). The copy is the reference's, element for element, on pools of 1, 2 and 16
+/// threads, merging heads and writing them back head-major (whose heads are already inside).
+#[test]
+fn many_threads_merge_heads_token_by_token() {
+    let heads = ConcreteView::contiguous(&[8, 12, 512, 64]).unwrap();
+    let merged = heads.apply(&Op::Permute(vec![0, 2, 1, 3])).unwrap();
+    let buf: Vec<f32> = (0..8 * 12 * 512 * 64).map(|i| i as f32).collect();
+    let plan = plan_materialize::<f32>(&merged).unwrap();
+    let text = format!("{}{}", plan.partition(8), plan.partition(16));
+    insta::assert_snapshot!(text, @r"
+partition on 8 threads: 64 tasks in 1 box
+  box 0: 768 units in 64 tasks of 196608 bytes
+partition on 16 threads: 64 tasks in 1 box
+  box 0: 4096 units in 64 tasks of 196608 bytes
+    ");
+    let want = crate::reference::materialize(&buf, std::slice::from_ref(&merged), 0.0);
+    // Written back: the merged values copied into the head-major layout give the source.
+    let tokens = ConcreteView::contiguous(&[8, 512, 12, 64]).unwrap();
+    for threads in [1, 2, 16] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let (got, back) = pool.install(|| {
+            let got = symshape_kernels::materialize(Input::new(&buf, &merged))
+                .unwrap()
+                .values;
+            let mut back = vec![0f32; buf.len()];
+            symshape_kernels::copy(Input::new(&got, &tokens), Output::new(&mut back, &merged))
+                .unwrap();
+            (got, back)
+        });
+        assert!(got == want, "{threads} threads: merged heads differ");
+        assert!(back == buf, "{threads} threads: heads written back differ");
+    }
+}
