@@ -44,8 +44,12 @@
 //!   global pool, a helper done with its share keeps spinning for the next call's for 1
 //!   ms ([`set_helper_linger`] changes this; zero turns it off), so that a framework that
 //!   calls the kernels between other work does not wake sleeping threads on every call;
-//!   while it waits, it runs any other job of the pool.
-//!   [`LoopPlan::partition`] prints how a plan splits its work for a given pool size.
+//!   while it waits, it runs any other job of the pool. The pool's size changes how the
+//!   work is visited, never its result: on pools of 16 threads or more, whole rows whose
+//!   last two outer axes both lay rows in the destination go with the shorter axis inside
+//!   (each thread then writes a stretch of the destination in order; the plan prints the
+//!   source's order). [`LoopPlan::partition`] prints how a plan splits its work for a given
+//!   pool size.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
 //!   that span a 2 MiB huge page are advised for transparent huge pages before they are
@@ -100,7 +104,10 @@
 //! before writing it and leave the caches to the source: row copies of 1 KiB or more, the
 //! whole-line tiles, and every other row a kernel writes (fills, pads, broadcasts, reversed and
 //! strided rows, offset-table gathers, `map` and `zip`), which go through a 4 KiB buffer on
-//! the stack. docs/performance.md has the measurements behind each of these choices.
+//! the stack. The fills (broadcast and pad rows) of the destination's last 16 MiB are
+//! written with ordinary stores, to stay in the cache for whatever reads the result; on a
+//! pool of more than 4 threads, 4 MiB per thread, within half the last-level cache (read
+//! from Linux's sysfs). docs/performance.md has the measurements behind each of these choices.
 //!
 //! # Dependencies
 //!
