@@ -332,12 +332,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
             }
         }
         if kernel == Kernel::CopyFromSlice && na <= SEG {
-            let threads = if plan.parallel {
-                rayon::current_num_threads()
-            } else {
-                1
-            };
-            if let Some((&run_axis, rest)) = rows_order(outer, na, threads).split_last() {
+            if let Some((&run_axis, rest)) = outer.split_last() {
                 // SAFETY: the caller's contract, for this box; `level` is the detected one.
                 unsafe { row_runs(level, d, s, rest, run_axis, base, na, plan.parallel, stream) };
                 continue;
@@ -392,38 +387,6 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
         };
         drive(outer, base, na, SEG, parallel, stream, false, &row);
     }
-}
-
-/// Pools of at least this many threads copy whole rows with the shorter of the last two
-/// outer axes inside ([`rows_order`]).
-const MANY_THREADS: usize = 16;
-
-/// The outer axes of a box of whole rows of `na` elements in the order [`row_runs`] visits
-/// them on a pool of `threads`: the plan's (the source's order), or on a pool of
-/// [`MANY_THREADS`] or more with the last two swapped when the inner one is the longer and,
-/// swapped, the destination is written in order over them. Each thread then writes a
-/// stretch of the destination in order, reading as many streams as the shorter axis is
-/// long, where in source order the threads' rows interleave across the whole destination.
-/// Merging attention heads (`[8, 12, 512, 64]` permuted `0, 2, 1, 3`) on 16 threads of an
-/// Intel Xeon (family 6, model 207) took 122-137 µs this way against 158-173 in source
-/// order (three machines; PyTorch: 139-156), where on 1 to 8 threads the two orders
-/// were within each other's quartiles, and one and two threads of an AMD EPYC family 25
-/// or 26 were faster in source order (docs/performance.md). The KV-cache write already has
-/// its shorter axis, the 12 heads, inside, and on 16 threads was faster so (113 µs against
-/// 142). The plan's printed order is the source's whatever the pool.
-fn rows_order(outer: &[Loop<2>], na: usize, threads: usize) -> std::borrow::Cow<'_, [Loop<2>]> {
-    if let [.., o, i] = outer {
-        let na = na as isize;
-        let in_order = o.steps[0] == na
-            && isize::try_from(o.extent).is_ok_and(|n| i.steps[0] == n.wrapping_mul(na));
-        if threads >= MANY_THREADS && in_order && o.extent < i.extent {
-            let mut swapped = outer.to_vec();
-            let k = swapped.len();
-            swapped.swap(k - 2, k - 1);
-            return std::borrow::Cow::Owned(swapped);
-        }
-    }
-    std::borrow::Cow::Borrowed(outer)
 }
 
 /// Destination bytes of the rows of one unit of work of [`row_runs`] (fewer rows for a
@@ -2198,9 +2161,7 @@ pub(crate) fn box_units(axes: &[Loop<2>], kernel: Kernel, size: usize, threads: 
                 None => row_run_units(outer, na, size),
             }
         }
-        Kernel::CopyFromSlice if na <= SEG && !outer.is_empty() => {
-            row_run_units(&rows_order(outer, na, threads), na, size)
-        }
+        Kernel::CopyFromSlice if na <= SEG && !outer.is_empty() => row_run_units(outer, na, size),
         _ => product(outer).saturating_mul(na.div_ceil(SEG)),
     }
 }
@@ -2220,38 +2181,6 @@ fn row_run_units(outer: &[Loop<2>], na: usize, size: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn many_threads_put_the_shorter_of_two_row_laying_axes_inside() {
-        let l = |extent, d, s| Loop {
-            extent,
-            steps: [d, s],
-        };
-        // Merging heads: `[b, h, s]` over rows of 64, the destination `[b, s, h * 64]`.
-        let heads = [l(8, 393216, 393216), l(12, 64, 32768), l(512, 768, 64)];
-        let swapped = [heads[0], heads[2], heads[1]];
-        assert_eq!(&*rows_order(&heads, 64, 16), &swapped[..]);
-        assert_eq!(&*rows_order(&heads, 64, 64), &swapped[..]);
-        for threads in [1, 2, 8, 15] {
-            assert_eq!(&*rows_order(&heads, 64, threads), &heads[..]);
-        }
-        // The KV-cache write (the heads already inside), axes as long, a destination not
-        // written in order over the two, and fewer than two axes: as planned.
-        let kv = [l(8, 393216, 393216), l(512, 64, 768), l(12, 32768, 64)];
-        // (the `1, 0, 2` permute of 256^3: rows of 256, both outer axes 256 long).
-        let even = [l(256, 256, 65536), l(256, 65536, 256)];
-        let gaps = [l(12, 128, 32768), l(512, 768 * 2, 64)];
-        let one = [l(512, 768, 64)];
-        for (outer, na) in [
-            (&kv[..], 64),
-            (&even, 256),
-            (&gaps, 64),
-            (&one, 64),
-            (&[], 64),
-        ] {
-            assert_eq!(&*rows_order(outer, na, 16), outer);
-        }
-    }
 
     #[test]
     fn the_cached_tail_grows_with_the_pool_within_half_the_cache() {

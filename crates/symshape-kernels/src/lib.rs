@@ -44,12 +44,8 @@
 //!   global pool, a helper done with its share keeps spinning for the next call's for 1
 //!   ms ([`set_helper_linger`] changes this; zero turns it off), so that a framework that
 //!   calls the kernels between other work does not wake sleeping threads on every call;
-//!   while it waits, it runs any other job of the pool. The pool's size changes how the
-//!   work is visited, never its result: on pools of 16 threads or more, whole rows whose
-//!   last two outer axes both lay rows in the destination go with the shorter axis inside
-//!   (each thread then writes a stretch of the destination in order; the plan prints the
-//!   source's order). [`LoopPlan::partition`] prints how a plan splits its work for a given
-//!   pool size.
+//!   while it waits, it runs any other job of the pool. [`LoopPlan::partition`] prints how
+//!   a plan splits its work for a given pool size; results never depend on it.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
 //!   that span a 2 MiB huge page are advised for transparent huge pages before they are

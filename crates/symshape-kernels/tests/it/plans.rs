@@ -224,16 +224,17 @@ fn box_line(plan: &symshape_kernels::LoopPlan<'_>) -> String {
         .to_string()
 }
 
-/// Whole rows go in source order: merging heads (`[8, 12, 512, 64]` permuted `0, 2, 1, 3`)
-/// visits the 512 tokens inside each head (the source read in order, the destination
-/// written in rows 3 KiB apart); the write into a head-major cache, the same axes the other
-/// way, the 12 heads inside each token (the source read in order, the destination written
-/// in rows 128 KiB apart); the `1, 0, 2` permute keeps source order too.
+/// Whole rows go in source order, but for the shorter of the last two axes inside where the
+/// destination lays rows in order over them: merging heads (`[8, 12, 512, 64]` permuted `0,
+/// 2, 1, 3`) visits the 12 heads inside each token (the destination written in order, the
+/// source read as 12 streams); the write into a head-major cache, the same axes the other
+/// way, the 12 heads inside each token too, in source order (the source read in order, the
+/// destination written in rows 128 KiB apart); the `1, 0, 2` permute keeps source order.
 #[test]
-fn whole_rows_keep_source_order() {
+fn whole_rows_keep_source_order_but_the_shorter_axis_inside() {
     let heads = lay(&[8, 512, 12, 64], &[393216, 64, 32768, 1], 0);
     let plan = plan_materialize::<f32>(&heads).unwrap();
-    insta::assert_snapshot!(box_line(&plan), @"box [0..8, 0..512, 0..12, 0..64]: copy_from_slice [8, 12, 512, 64] dst @0 [393216, 64, 768, 1] src @0 [393216, 32768, 64, 1]");
+    insta::assert_snapshot!(box_line(&plan), @"box [0..8, 0..512, 0..12, 0..64]: copy_from_slice [8, 512, 12, 64] dst @0 [393216, 768, 64, 1] src @0 [393216, 64, 32768, 1]");
     let cache = lay(&[8, 512, 12, 64], &[393216, 64, 32768, 1], 0);
     let x = lay(&[8, 512, 12, 64], &[393216, 768, 64, 1], 0);
     let plan = plan_copy_into::<f32>(&x, &cache).unwrap();
