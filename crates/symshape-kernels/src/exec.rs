@@ -44,7 +44,8 @@ fn stream_bytes() -> usize {
 }
 
 /// The last bytes of a streamed destination (by address) whose filled rows (broadcast and
-/// pad rows, which read nothing) are written with ordinary stores even so: they stay in the
+/// pad rows, which read nothing) are written with ordinary stores even so, on any pool
+/// ([`fill_tail`] grows it on large ones with a large cache): they stay in the
 /// last-level cache for whatever reads the result next (and for the next write of the same
 /// buffer), where the lines before them could not have stayed. Half the 32 MiB L3 of an AMD
 /// EPYC family 26 model 2: a 64 MiB fill in C took 1.22 ms on two threads with its last 16
@@ -282,7 +283,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
     let streams = |n: usize| n.saturating_mul(size) >= stream_bytes();
     let stream = streams(plan.dst_numel) && streams(plan.n_written());
     // Filled rows starting at or past this address are written with ordinary stores
-    // (`CACHED_TAIL`).
+    // (`fill_tail`).
     let cached_from = if stream {
         cached_tail(plan, dst)
     } else {
