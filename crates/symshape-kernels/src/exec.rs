@@ -1874,8 +1874,9 @@ impl Drop for AbortOnUnwind {
 /// helpers may still be using): the kernels' tasks do not panic.
 ///
 /// A caller outside any pool (its helpers go to rayon's global pool) first hands shares to
-/// the helpers that are lingering after an earlier call ([`help`], [`WAITING`]), and spawns
-/// helpers only for the shares left: a lingering helper, spinning on its mailbox, starts as
+/// the helpers that are lingering after an earlier call ([`help`], [`WAITING`]), each the
+/// share it ran last where it can ([`hand_out`]), and spawns helpers only for the shares
+/// left: a lingering helper, spinning on its mailbox, starts as
 /// soon as its share is posted, where waking a sleeping pool thread cost the caller 9 µs and
 /// the thread started 28 µs later (the causal mask on two threads of an AMD EPYC family 26
 /// with 100 µs between copies: 19 µs with every helper spawned, 9 with lingering ones;
@@ -1895,33 +1896,61 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
     // Outside any pool, the helpers go to rayon's global pool, whose lingering helpers are
     // handed their shares first.
     let global = rayon::current_thread_index().is_none();
-    let mut k = 1;
+    let share = |k| Job {
+        shares: std::sync::Arc::clone(&shares),
+        task: TaskPtr(task.get()),
+        k,
+    };
+    let mut handed = vec![false; threads];
     if global {
-        let mut waiting = lock(&WAITING);
-        while k < threads {
-            let Some(mailbox) = waiting.pop() else {
-                break;
-            };
-            mailbox.post(Job {
-                shares: std::sync::Arc::clone(&shares),
-                task: TaskPtr(task.get()),
-                k,
-            });
-            k += 1;
-        }
+        hand_out(&mut lock(&WAITING), &mut handed, |mailbox, k| {
+            mailbox.post(share(k));
+        });
     }
-    for k in k..threads {
-        let job = Job {
-            shares: std::sync::Arc::clone(&shares),
-            task: TaskPtr(task.get()),
-            k,
-        };
+    for k in (1..threads).filter(|&k| !handed[k]) {
+        let job = share(k);
         rayon::spawn(move || help(job, global));
     }
     // SAFETY: as above.
     unsafe { shares.work(0, task.get()) };
     shares.wait();
     std::mem::forget(armed);
+}
+
+/// Hands shares `1..handed.len()` to the `waiting` helpers (most recent last) through
+/// `post`, marking each share handed: first each helper whose last share is one of them
+/// gets it again, most recent first, then the shares left go to the most recent helpers
+/// left. Shares no helper was waiting for stay unmarked.
+///
+/// A thread that runs the same share of a call that copies the same buffers again finds
+/// the destination lines it wrote last time in its own cache, modified, rather than in
+/// another core's: on a 16-thread Intel Xeon, a helper's place in the list (the order in
+/// which the helpers finished the last call) moved every share to another core each call
+/// (docs/performance.md). Share 0 is always the caller's.
+fn hand_out(
+    waiting: &mut Vec<std::sync::Arc<Mailbox>>,
+    handed: &mut [bool],
+    mut post: impl FnMut(&Mailbox, usize),
+) {
+    let mut give = |mailbox: std::sync::Arc<Mailbox>, k: usize, handed: &mut [bool]| {
+        mailbox.last.store(k, Ordering::Relaxed);
+        post(&mailbox, k);
+        handed[k] = true;
+    };
+    for i in (0..waiting.len()).rev() {
+        let k = waiting[i].last.load(Ordering::Relaxed);
+        if (1..handed.len()).contains(&k) && !handed[k] {
+            give(waiting.remove(i), k, handed);
+        }
+    }
+    for k in 1..handed.len() {
+        if !handed[k] {
+            let Some(mailbox) = waiting.pop() else {
+                break;
+            };
+            give(mailbox, k, handed);
+        }
+    }
 }
 
 /// Share `k` of a [`share_out`] call, for a helper.
@@ -1969,6 +1998,9 @@ pub fn set_helper_linger(linger: Duration) {
 struct Mailbox {
     job: std::sync::Mutex<Option<Job>>,
     posted: std::sync::atomic::AtomicBool,
+    /// The share the helper was last given ([`hand_out`]; written under [`WAITING`]'s lock
+    /// or before the mailbox is on the list).
+    last: AtomicUsize,
 }
 
 impl Mailbox {
@@ -2005,12 +2037,16 @@ std::thread_local! {
 /// the next call's share for the linger time ([`set_helper_linger`]), spinning, and runs it
 /// too, as long as shares come; then returns to the pool.
 fn help(job: Job, linger: bool) {
+    let k = job.k;
     job.run();
     if !linger || LINGERING.with(std::cell::Cell::get) {
         return;
     }
     LINGERING.with(|l| l.set(true));
-    let mailbox = std::sync::Arc::new(Mailbox::default());
+    let mailbox = std::sync::Arc::new(Mailbox {
+        last: AtomicUsize::new(k),
+        ..Mailbox::default()
+    });
     let linger = || Duration::from_nanos(LINGER_NS.load(Ordering::Relaxed));
     while !linger().is_zero() {
         lock(&WAITING).push(std::sync::Arc::clone(&mailbox));
@@ -2362,6 +2398,74 @@ mod tests {
             within_30s(|| lock(&WAITING).is_empty()),
             "lingering helpers stayed with the linger set to zero"
         );
+    }
+
+    /// Waiting helpers (most recent last) whose last shares are `lasts`, handed the shares
+    /// of a call on `threads` threads: each helper's new share (`None`: still waiting),
+    /// and the shares left for new helpers.
+    fn handed_out(lasts: &[usize], threads: usize) -> (Vec<Option<usize>>, Vec<usize>) {
+        let mailboxes: Vec<std::sync::Arc<Mailbox>> = lasts
+            .iter()
+            .map(|&k| {
+                std::sync::Arc::new(Mailbox {
+                    last: AtomicUsize::new(k),
+                    ..Mailbox::default()
+                })
+            })
+            .collect();
+        let mut waiting = mailboxes.clone();
+        let mut handed = vec![false; threads];
+        let mut posts = Vec::new();
+        hand_out(&mut waiting, &mut handed, |mailbox, k| {
+            posts.push((std::ptr::from_ref(mailbox), k));
+        });
+        let got: Vec<Option<usize>> = mailboxes
+            .iter()
+            .map(|m| {
+                let posted: Vec<usize> = posts
+                    .iter()
+                    .filter(|&&(p, _)| std::ptr::eq(p, std::sync::Arc::as_ptr(m)))
+                    .map(|&(_, k)| k)
+                    .collect();
+                assert!(posted.len() <= 1, "{posted:?}");
+                let still = waiting.iter().any(|w| std::sync::Arc::ptr_eq(w, m));
+                assert_eq!(still, posted.is_empty(), "{lasts:?} on {threads} threads");
+                if let Some(&k) = posted.first() {
+                    assert_eq!(m.last.load(Ordering::Relaxed), k);
+                }
+                posted.first().copied()
+            })
+            .collect();
+        let left = (1..threads).filter(|&k| !handed[k]).collect();
+        (got, left)
+    }
+
+    /// Each waiting helper gets the share it ran last when the call has it and no more
+    /// recent helper took it; the other shares go to the most recent helpers left; a helper
+    /// is never handed share 0 (the caller's) or two shares.
+    #[test]
+    fn waiting_helpers_get_their_last_shares_back() {
+        // Every share back to the helper that ran it, whatever order they finished in.
+        assert_eq!(
+            handed_out(&[2, 3, 1], 4),
+            (vec![Some(2), Some(3), Some(1)], vec![])
+        );
+        // Two helpers ran share 1 (one was late): the more recent keeps it; the other
+        // takes share 2, which no helper ran; one waits, as no share is left for it.
+        assert_eq!(
+            handed_out(&[9, 1, 1], 3),
+            (vec![None, Some(2), Some(1)], vec![])
+        );
+        // More shares than helpers: shares 1 and 3 are theirs; 2 and 4 to new helpers.
+        assert_eq!(handed_out(&[3, 1], 5), (vec![Some(3), Some(1)], vec![2, 4]));
+        // Shares of a call on more threads are handed out most recent first.
+        assert_eq!(
+            handed_out(&[7, 6, 5], 3),
+            (vec![None, Some(2), Some(1)], vec![])
+        );
+        // No helper waiting, or one thread: nothing handed.
+        assert_eq!(handed_out(&[], 3), (vec![], vec![1, 2]));
+        assert_eq!(handed_out(&[1, 2], 1), (vec![None, None], vec![]));
     }
 
     /// `fill(level, dp, len, v)` at every supported level writes `v` to exactly its run:
