@@ -1928,27 +1928,24 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
 /// which the helpers finished the last call) moved every share to another core each call
 /// (docs/performance.md). Share 0 is always the caller's.
 fn hand_out(
-    waiting: &mut Vec<std::sync::Arc<Mailbox>>,
+    waiting: &mut Vec<Waiting>,
     handed: &mut [bool],
     mut post: impl FnMut(&Mailbox, usize),
 ) {
-    let mut give = |mailbox: std::sync::Arc<Mailbox>, k: usize, handed: &mut [bool]| {
-        mailbox.last.store(k, Ordering::Relaxed);
-        post(&mailbox, k);
-        handed[k] = true;
-    };
     for i in (0..waiting.len()).rev() {
-        let k = waiting[i].last.load(Ordering::Relaxed);
+        let k = waiting[i].last;
         if (1..handed.len()).contains(&k) && !handed[k] {
-            give(waiting.remove(i), k, handed);
+            post(&waiting.remove(i).mailbox, k);
+            handed[k] = true;
         }
     }
-    for k in 1..handed.len() {
-        if !handed[k] {
-            let Some(mailbox) = waiting.pop() else {
+    for (k, done) in handed.iter_mut().enumerate().skip(1) {
+        if !*done {
+            let Some(helper) = waiting.pop() else {
                 break;
             };
-            give(mailbox, k, handed);
+            post(&helper.mailbox, k);
+            *done = true;
         }
     }
 }
@@ -1998,9 +1995,13 @@ pub fn set_helper_linger(linger: Duration) {
 struct Mailbox {
     job: std::sync::Mutex<Option<Job>>,
     posted: std::sync::atomic::AtomicBool,
-    /// The share the helper was last given ([`hand_out`]; written under [`WAITING`]'s lock
-    /// or before the mailbox is on the list).
-    last: AtomicUsize,
+}
+
+/// A lingering helper on [`WAITING`]: its mailbox and the share it ran last, kept in the
+/// list so that [`hand_out`] reads no line a helper spins on.
+struct Waiting {
+    mailbox: std::sync::Arc<Mailbox>,
+    last: usize,
 }
 
 impl Mailbox {
@@ -2019,7 +2020,7 @@ impl Mailbox {
 }
 
 /// The global pool's lingering helpers, most recent last.
-static WAITING: std::sync::Mutex<Vec<std::sync::Arc<Mailbox>>> = std::sync::Mutex::new(Vec::new());
+static WAITING: std::sync::Mutex<Vec<Waiting>> = std::sync::Mutex::new(Vec::new());
 
 /// A lock that a panic elsewhere does not poison for the kernels (the data it guards is
 /// a list or a slot, whole at every step).
@@ -2037,19 +2038,19 @@ std::thread_local! {
 /// the next call's share for the linger time ([`set_helper_linger`]), spinning, and runs it
 /// too, as long as shares come; then returns to the pool.
 fn help(job: Job, linger: bool) {
-    let k = job.k;
+    let mut last = job.k;
     job.run();
     if !linger || LINGERING.with(std::cell::Cell::get) {
         return;
     }
     LINGERING.with(|l| l.set(true));
-    let mailbox = std::sync::Arc::new(Mailbox {
-        last: AtomicUsize::new(k),
-        ..Mailbox::default()
-    });
+    let mailbox = std::sync::Arc::new(Mailbox::default());
     let linger = || Duration::from_nanos(LINGER_NS.load(Ordering::Relaxed));
     while !linger().is_zero() {
-        lock(&WAITING).push(std::sync::Arc::clone(&mailbox));
+        lock(&WAITING).push(Waiting {
+            mailbox: std::sync::Arc::clone(&mailbox),
+            last,
+        });
         let start = Instant::now();
         let mut spins = 0u32;
         while !mailbox.posted.load(Ordering::Acquire) {
@@ -2068,9 +2069,9 @@ fn help(job: Job, linger: bool) {
             let mut waiting = lock(&WAITING);
             if let Some(i) = waiting
                 .iter()
-                .position(|m| std::sync::Arc::ptr_eq(m, &mailbox))
+                .position(|w| std::sync::Arc::ptr_eq(&w.mailbox, &mailbox))
             {
-                waiting.swap_remove(i);
+                waiting.remove(i);
                 break;
             }
             // Taken off the list: its poster has posted (under the lock just taken).
@@ -2078,6 +2079,7 @@ fn help(job: Job, linger: bool) {
         #[cfg(test)]
         tests::POSTED_RUNS.fetch_add(1, Ordering::SeqCst);
         if let Some(job) = mailbox.take() {
+            last = job.k;
             job.run();
         }
     }
@@ -2404,35 +2406,39 @@ mod tests {
     /// of a call on `threads` threads: each helper's new share (`None`: still waiting),
     /// and the shares left for new helpers.
     fn handed_out(lasts: &[usize], threads: usize) -> (Vec<Option<usize>>, Vec<usize>) {
-        let mailboxes: Vec<std::sync::Arc<Mailbox>> = lasts
+        let helpers: Vec<Waiting> = lasts
             .iter()
-            .map(|&k| {
-                std::sync::Arc::new(Mailbox {
-                    last: AtomicUsize::new(k),
-                    ..Mailbox::default()
-                })
+            .map(|&last| Waiting {
+                mailbox: std::sync::Arc::default(),
+                last,
             })
             .collect();
-        let mut waiting = mailboxes.clone();
+        let mut waiting: Vec<Waiting> = helpers
+            .iter()
+            .map(|w| Waiting {
+                mailbox: std::sync::Arc::clone(&w.mailbox),
+                last: w.last,
+            })
+            .collect();
         let mut handed = vec![false; threads];
         let mut posts = Vec::new();
         hand_out(&mut waiting, &mut handed, |mailbox, k| {
             posts.push((std::ptr::from_ref(mailbox), k));
         });
-        let got: Vec<Option<usize>> = mailboxes
+        let got = helpers
             .iter()
-            .map(|m| {
+            .map(|h| {
+                let mine = std::sync::Arc::as_ptr(&h.mailbox);
                 let posted: Vec<usize> = posts
                     .iter()
-                    .filter(|&&(p, _)| std::ptr::eq(p, std::sync::Arc::as_ptr(m)))
+                    .filter(|&&(p, _)| std::ptr::eq(p, mine))
                     .map(|&(_, k)| k)
                     .collect();
                 assert!(posted.len() <= 1, "{posted:?}");
-                let still = waiting.iter().any(|w| std::sync::Arc::ptr_eq(w, m));
+                let still = waiting
+                    .iter()
+                    .any(|w| std::ptr::eq(std::sync::Arc::as_ptr(&w.mailbox), mine));
                 assert_eq!(still, posted.is_empty(), "{lasts:?} on {threads} threads");
-                if let Some(&k) = posted.first() {
-                    assert_eq!(m.last.load(Ordering::Relaxed), k);
-                }
                 posted.first().copied()
             })
             .collect();
