@@ -9,10 +9,12 @@
 //! it again, untimed, for 20 ms (so that the pool's new threads are running on their own
 //! CPUs before any timing, as a framework's long-lived pool's are), then times `R` more
 //! copies (planning included, as a framework calls `copy`) and prints one line
-//! `NAME median_ns=.. min_ns=.. plan_ns=.. run_ns=.. runs=R threads=T bytes=B kernels=K`,
-//! where `plan_ns` and `run_ns` are the medians of `R` plans alone (`plan_copy_into`) and of
-//! `R` runs of one plan (`LoopPlan::run_copy`), the two parts of `copy` (0 for a destination
-//! of several views, which has no copy plan). `--gap-us G` sleeps `G` µs before each timed copy
+//! `NAME median_ns=.. min_ns=.. plan_ns=.. run_ns=.. runs=R threads=T bytes=B calls=..
+//! handed=.. kept=.. spawned=.. kernels=K`, where `plan_ns` and `run_ns` are the medians of
+//! `R` plans alone (`plan_copy_into`) and of `R` runs of one plan (`LoopPlan::run_copy`), the
+//! two parts of `copy` (0 for a destination of several views, which has no copy plan), and
+//! `calls` to `spawned` count how the `R` timed copies found their helper threads
+//! (`helper_counts`). `--gap-us G` sleeps `G` µs before each timed copy
 //! (default 0: back to back), as a framework does other work between copies: rayon's idle
 //! threads sleep after some tens of µs, the kernels' helpers after lingering `L` µs for the
 //! next copy (`--linger-us L`, `set_helper_linger`; default 1000), and a copy that starts
@@ -29,7 +31,8 @@ use std::time::Instant;
 
 use symshape::Scope;
 use symshape_kernels::{
-    copy, plan_copy_into, plan_materialize, set_helper_linger, ConcreteStack, Input, Output,
+    copy, helper_counts, plan_copy_into, plan_materialize, set_helper_linger, ConcreteStack, Input,
+    Output,
 };
 use symshape_view::{Op, View, ViewStack};
 
@@ -269,6 +272,7 @@ fn run(args: &RunArgs) -> Res<()> {
         once(dst)?;
     }
     let mut times = Vec::with_capacity(args.runs);
+    let before = helper_counts();
     for _ in 0..args.runs {
         if args.gap_us > 0 {
             std::thread::sleep(std::time::Duration::from_micros(args.gap_us));
@@ -277,16 +281,22 @@ fn run(args: &RunArgs) -> Res<()> {
         once(dst)?;
         times.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
     }
+    let after = helper_counts();
     times.sort_unstable();
     let (plan_ns, run_ns) = split_times(&w, &src, dst, args.runs)?;
     println!(
-        "{} median_ns={} min_ns={} plan_ns={plan_ns} run_ns={run_ns} runs={} threads={} bytes={} kernels={}",
+        "{} median_ns={} min_ns={} plan_ns={plan_ns} run_ns={run_ns} runs={} threads={} bytes={} \
+         calls={} handed={} kept={} spawned={} kernels={}",
         args.name,
         times[times.len() / 2],
         times[0],
         args.runs,
         rayon::current_num_threads(),
         w.dst.numel().saturating_mul(4),
+        after.calls - before.calls,
+        after.handed - before.handed,
+        after.kept - before.kept,
+        after.spawned - before.spawned,
         kernels(&w)
     );
     Ok(())

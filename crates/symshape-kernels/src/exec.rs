@@ -1803,7 +1803,10 @@ impl Shares {
     }
 
     /// Runs what is left of share `me`, then of the next shares in turn, each task claimed
-    /// first; then fences (when `stream`) and counts the tasks it ran as finished.
+    /// first; then fences (when `stream`) and counts the tasks it ran as finished. A share
+    /// is read before it is claimed from: a spent share costs the scan a shared read of
+    /// its line, which many threads make at once, not a locked increment that takes the
+    /// line from its owner and waits for it (16 threads scan 15 shares each).
     ///
     /// # Safety
     /// `task` is valid whenever a claim succeeds: the caller of [`share_out`] returns only
@@ -1811,9 +1814,10 @@ impl Shares {
     unsafe fn work(&self, me: usize, task: *const (dyn Fn(usize) + Sync)) {
         let mut ran = 0;
         for j in (me..self.threads).chain(0..me) {
-            loop {
+            let end = self.bound(j + 1);
+            while self.next[j].0.load(Ordering::Relaxed) < end {
                 let t = self.next[j].0.fetch_add(1, Ordering::Relaxed);
-                if t >= self.bound(j + 1) {
+                if t >= end {
                     break;
                 }
                 // SAFETY: task `t` is claimed and not finished, so the caller has not
@@ -1902,15 +1906,20 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
         k,
     };
     let mut handed = vec![false; threads];
-    if global {
+    let kept = if global {
         hand_out(&mut lock(&WAITING), &mut handed, |mailbox, k| {
             mailbox.post(share(k));
-        });
-    }
+        })
+    } else {
+        0
+    };
+    let mut spawned = 0;
     for k in (1..threads).filter(|&k| !handed[k]) {
         let job = share(k);
         rayon::spawn(move || help(job, global));
+        spawned += 1;
     }
+    COUNTS.count(threads.saturating_sub(1 + spawned), kept, spawned);
     // SAFETY: as above.
     unsafe { shares.work(0, task.get()) };
     shares.wait();
@@ -1920,7 +1929,8 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
 /// Hands shares `1..handed.len()` to the `waiting` helpers (most recent last) through
 /// `post`, marking each share handed: first each helper whose last share is one of them
 /// gets it again, most recent first, then the shares left go to the most recent helpers
-/// left. Shares no helper was waiting for stay unmarked.
+/// left. Shares no helper was waiting for stay unmarked. Returns how many helpers got
+/// their last share back.
 ///
 /// A thread that runs the same share of a call that copies the same buffers again finds
 /// the destination lines it wrote last time in its own cache, modified, rather than in
@@ -1931,12 +1941,14 @@ fn hand_out(
     waiting: &mut Vec<Waiting>,
     handed: &mut [bool],
     mut post: impl FnMut(&Mailbox, usize),
-) {
+) -> usize {
+    let mut kept = 0;
     for i in (0..waiting.len()).rev() {
         let k = waiting[i].last;
         if (1..handed.len()).contains(&k) && !handed[k] {
             post(&waiting.remove(i).mailbox, k);
             handed[k] = true;
+            kept += 1;
         }
     }
     for (k, done) in handed.iter_mut().enumerate().skip(1) {
@@ -1947,6 +1959,70 @@ fn hand_out(
             post(&helper.mailbox, k);
             *done = true;
         }
+    }
+    kept
+}
+
+/// How the parallel copies, fills and maps of this process found their helper threads
+/// ([`helper_counts`]): counts since the process started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HelperCounts {
+    /// Calls that shared their work between the calling thread and helpers.
+    pub calls: u64,
+    /// Shares handed to helpers lingering after an earlier call
+    /// ([`set_helper_linger`]), which start at once.
+    pub handed: u64,
+    /// Of those, shares handed to the helper that ran the same share of the last call.
+    pub kept: u64,
+    /// Helpers spawned on the pool, for the shares no lingering helper took: each may wake
+    /// a sleeping thread (microseconds for the caller, tens for the thread to start).
+    pub spawned: u64,
+}
+
+/// The counters behind [`helper_counts`], one line of their own.
+#[repr(align(128))]
+struct Counts {
+    calls: std::sync::atomic::AtomicU64,
+    handed: std::sync::atomic::AtomicU64,
+    kept: std::sync::atomic::AtomicU64,
+    spawned: std::sync::atomic::AtomicU64,
+}
+
+static COUNTS: Counts = Counts {
+    calls: std::sync::atomic::AtomicU64::new(0),
+    handed: std::sync::atomic::AtomicU64::new(0),
+    kept: std::sync::atomic::AtomicU64::new(0),
+    spawned: std::sync::atomic::AtomicU64::new(0),
+};
+
+impl Counts {
+    fn count(&self, handed: usize, kept: usize, spawned: usize) {
+        let add = |c: &std::sync::atomic::AtomicU64, n: usize| {
+            if n > 0 {
+                c.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        };
+        add(&self.calls, 1);
+        add(&self.handed, handed);
+        add(&self.kept, kept);
+        add(&self.spawned, spawned);
+    }
+}
+
+/// How the parallel copies, fills and maps of this process have found their helper
+/// threads so far. A caller outside any pool that calls the kernels back to back should
+/// see `handed` grow and `spawned` stay still after its first calls; shares `spawned` on
+/// every call mean helpers that come back too late, or calls further apart than the linger
+/// time ([`set_helper_linger`]), each paying for waking a thread. Calls inside a pool the
+/// caller installed spawn every helper. The counters are shared by the whole process.
+#[must_use]
+pub fn helper_counts() -> HelperCounts {
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    HelperCounts {
+        calls: get(&COUNTS.calls),
+        handed: get(&COUNTS.handed),
+        kept: get(&COUNTS.kept),
+        spawned: get(&COUNTS.spawned),
     }
 }
 
@@ -2390,11 +2466,18 @@ mod tests {
             "no helper lingered after its share"
         );
         let handed = POSTED_RUNS.load(Ordering::SeqCst);
+        let counted = helper_counts();
         call();
         assert!(
             within_30s(|| POSTED_RUNS.load(Ordering::SeqCst) > handed),
             "the second call handed no share to a lingering helper"
         );
+        let now = helper_counts();
+        assert!(
+            now.calls > counted.calls && now.handed > counted.handed,
+            "{counted:?} then {now:?}"
+        );
+        assert!(now.kept <= now.handed, "{now:?}");
         set_helper_linger(Duration::ZERO);
         assert!(
             within_30s(|| lock(&WAITING).is_empty()),

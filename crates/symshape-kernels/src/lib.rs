@@ -46,7 +46,8 @@
 //!   calls the kernels between other work does not wake sleeping threads on every call;
 //!   while it waits, it runs any other job of the pool. The next call hands each waiting
 //!   helper the share it ran last where it has that share, so a thread copying into the
-//!   same buffer again writes the part that is already in its cache. [`LoopPlan::partition`] prints how
+//!   same buffer again writes the part that is already in its cache. [`helper_counts`]
+//!   says how many shares went to waiting helpers and how many helpers were spawned. [`LoopPlan::partition`] prints how
 //!   a plan splits its work for a given pool size; results never depend on it.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
@@ -166,7 +167,7 @@ pub use alloc::{
 };
 pub use element::Element;
 pub use error::{Error, Result};
-pub use exec::set_helper_linger;
+pub use exec::{helper_counts, set_helper_linger, HelperCounts};
 pub use gather::{boolean_mask, compress, gather, take};
 /// The half-precision element types, re-exported so that callers name the same `half` crate.
 pub use half::{bf16, f16};
