@@ -1878,7 +1878,7 @@ impl Drop for AbortOnUnwind {
 /// helpers may still be using): the kernels' tasks do not panic.
 ///
 /// A caller outside any pool (its helpers go to rayon's global pool) first hands shares to
-/// the helpers that are lingering after an earlier call ([`help`], [`WAITING`]), each the
+/// the helpers that are lingering after an earlier call ([`help`], [`HELPERS`]), each the
 /// share it ran last where it can ([`hand_out`]), and spawns helpers only for the shares
 /// left: a lingering helper, spinning on its mailbox, starts as
 /// soon as its share is posted, where waking a sleeping pool thread cost the caller 9 µs and
@@ -1907,7 +1907,7 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
     };
     let mut handed = vec![false; threads];
     let kept = if global {
-        hand_out(&mut lock(&WAITING), &mut handed, |mailbox, k| {
+        hand_out(&mut lock(&HELPERS).waiting, &mut handed, |mailbox, k| {
             mailbox.post(share(k));
         })
     } else {
@@ -2058,22 +2058,23 @@ static LINGER_NS: std::sync::atomic::AtomicU64 =
 /// lingering 200 µs, 9 with 1 ms (PyTorch: 11); every 2 ms, 26 µs with 1 ms and 11 with 5
 /// ms (PyTorch: 17). While it waits, a lingering thread runs any job spawned on the global
 /// pool (`rayon::yield_now`), so it holds up no other work; the cost is the CPU time spent
-/// spinning, up to the linger time per helper after a program's last parallel call. Kernels
-/// called inside a pool the caller installed use no lingering threads.
+/// spinning, up to the linger time per helper after a program's last parallel call; at most
+/// the pool's threads but one linger at a time. Kernels called inside a pool the caller
+/// installed use no lingering threads.
 pub fn set_helper_linger(linger: Duration) {
     let ns = u64::try_from(linger.as_nanos()).unwrap_or(u64::MAX);
     LINGER_NS.store(ns, Ordering::Relaxed);
 }
 
-/// A lingering helper's slot: a caller of [`share_out`] takes it off [`WAITING`] and posts a
-/// job into it, under the lock of [`WAITING`].
+/// A lingering helper's slot: a caller of [`share_out`] takes it off [`HELPERS`] and posts a
+/// job into it, under the lock of [`HELPERS`].
 #[derive(Default)]
 struct Mailbox {
     job: std::sync::Mutex<Option<Job>>,
     posted: std::sync::atomic::AtomicBool,
 }
 
-/// A lingering helper on [`WAITING`]: its mailbox and the share it ran last, kept in the
+/// A lingering helper on [`HELPERS`]: its mailbox and the share it ran last, kept in the
 /// list so that [`hand_out`] reads no line a helper spins on.
 struct Waiting {
     mailbox: std::sync::Arc<Mailbox>,
@@ -2087,7 +2088,7 @@ impl Mailbox {
     }
 
     /// The posted job, for a helper that saw `posted` set or found its mailbox taken off
-    /// [`WAITING`] under the list's lock (its poster holds that lock from taking the mailbox
+    /// [`HELPERS`] under the list's lock (its poster holds that lock from taking the mailbox
     /// until it has posted, so the job is in place: never `None` then).
     fn take(&self) -> Option<Job> {
         self.posted.store(false, Ordering::Relaxed);
@@ -2095,8 +2096,20 @@ impl Mailbox {
     }
 }
 
-/// The global pool's lingering helpers, most recent last.
-static WAITING: std::sync::Mutex<Vec<Waiting>> = std::sync::Mutex::new(Vec::new());
+/// The global pool's lingering helpers.
+struct Helpers {
+    /// Those waiting for a share, most recent last.
+    waiting: Vec<Waiting>,
+    /// Those lingering: waiting, running a share handed to them, or on their way back. At
+    /// most the pool's threads but one ([`help`]).
+    lingering: usize,
+}
+
+/// The global pool's lingering helpers.
+static HELPERS: std::sync::Mutex<Helpers> = std::sync::Mutex::new(Helpers {
+    waiting: Vec::new(),
+    lingering: 0,
+});
 
 /// A lock that a panic elsewhere does not poison for the kernels (the data it guards is
 /// a list or a slot, whole at every step).
@@ -2113,20 +2126,39 @@ std::thread_local! {
 /// A helper of [`share_out`]: runs its share, then, on the global pool (`linger`), waits for
 /// the next call's share for the linger time ([`set_helper_linger`]), spinning, and runs it
 /// too, as long as shares come; then returns to the pool.
+///
+/// At most the pool's threads but one linger: with a calling thread outside the pool, no
+/// more threads spin than the pool has. A helper past that returns to the pool at once:
+/// spinning, it would take a CPU from a thread with work (helpers spawned while the
+/// lingering ones were busy would otherwise all linger, and keep each other busy).
 fn help(job: Job, linger: bool) {
     let mut last = job.k;
     job.run();
     if !linger || LINGERING.with(std::cell::Cell::get) {
         return;
     }
+    {
+        let mut helpers = lock(&HELPERS);
+        if helpers.lingering + 1 >= rayon::current_num_threads() {
+            return;
+        }
+        helpers.lingering += 1;
+    }
     LINGERING.with(|l| l.set(true));
     let mailbox = std::sync::Arc::new(Mailbox::default());
     let linger = || Duration::from_nanos(LINGER_NS.load(Ordering::Relaxed));
-    while !linger().is_zero() {
-        lock(&WAITING).push(Waiting {
-            mailbox: std::sync::Arc::clone(&mailbox),
-            last,
-        });
+    loop {
+        {
+            let mut helpers = lock(&HELPERS);
+            if linger().is_zero() {
+                helpers.lingering -= 1;
+                break;
+            }
+            helpers.waiting.push(Waiting {
+                mailbox: std::sync::Arc::clone(&mailbox),
+                last,
+            });
+        }
         let start = Instant::now();
         let mut spins = 0u32;
         while !mailbox.posted.load(Ordering::Acquire) {
@@ -2142,12 +2174,14 @@ fn help(job: Job, linger: bool) {
             rayon::yield_now();
         }
         if !mailbox.posted.load(Ordering::Acquire) {
-            let mut waiting = lock(&WAITING);
-            if let Some(i) = waiting
+            let mut helpers = lock(&HELPERS);
+            if let Some(i) = helpers
+                .waiting
                 .iter()
                 .position(|w| std::sync::Arc::ptr_eq(&w.mailbox, &mailbox))
             {
-                waiting.remove(i);
+                helpers.waiting.remove(i);
+                helpers.lingering -= 1;
                 break;
             }
             // Taken off the list: its poster has posted (under the lock just taken).
@@ -2438,7 +2472,7 @@ mod tests {
         true
     }
 
-    /// A helper of the global pool that has run its share waits on [`WAITING`] for the
+    /// A helper of the global pool that has run its share waits on [`HELPERS`] for the
     /// linger time; the next call from outside a pool hands it a share, which it takes
     /// (every task still exactly once; the helper may run none of them if it is busy with
     /// another job of the pool and the caller takes them all); with the linger set to zero,
@@ -2462,7 +2496,7 @@ mod tests {
         };
         call();
         assert!(
-            within_30s(|| !lock(&WAITING).is_empty()),
+            within_30s(|| !lock(&HELPERS).waiting.is_empty()),
             "no helper lingered after its share"
         );
         let handed = POSTED_RUNS.load(Ordering::SeqCst);
@@ -2480,8 +2514,50 @@ mod tests {
         assert!(now.kept <= now.handed, "{now:?}");
         set_helper_linger(Duration::ZERO);
         assert!(
-            within_30s(|| lock(&WAITING).is_empty()),
+            within_30s(|| lock(&HELPERS).waiting.is_empty()),
             "lingering helpers stayed with the linger set to zero"
+        );
+    }
+
+    /// Callers outside any pool, several at once, each handing shares to lingering helpers
+    /// or spawning new ones, never keep more helpers lingering than the global pool's
+    /// threads but one: with a caller, no more threads spin than the pool has.
+    #[test]
+    fn no_more_helpers_linger_than_the_pool_has_threads_but_one() {
+        let cap = rayon::current_num_threads().saturating_sub(1);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let most = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    most.fetch_max(lock(&HELPERS).lingering, Ordering::Relaxed);
+                    std::thread::yield_now();
+                }
+            });
+            let callers: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        for _ in 0..200 {
+                            share_out(cap + 1, 64, false, |_| {
+                                let start = Instant::now();
+                                while start.elapsed() < Duration::from_micros(5) {
+                                    std::hint::spin_loop();
+                                }
+                            });
+                        }
+                    })
+                })
+                .collect();
+            for caller in callers {
+                caller.join().expect("a caller");
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        let most = most.load(Ordering::Relaxed);
+        assert!(
+            most <= cap,
+            "{most} helpers lingered on a pool of {}",
+            cap + 1
         );
     }
 

@@ -44,11 +44,13 @@
 //!   global pool, a helper done with its share keeps spinning for the next call's for 1
 //!   ms ([`set_helper_linger`] changes this; zero turns it off), so that a framework that
 //!   calls the kernels between other work does not wake sleeping threads on every call;
-//!   while it waits, it runs any other job of the pool. The next call hands each waiting
-//!   helper the share it ran last where it has that share, so a thread copying into the
-//!   same buffer again writes the part that is already in its cache. [`helper_counts`]
-//!   says how many shares went to waiting helpers and how many helpers were spawned. [`LoopPlan::partition`] prints how
-//!   a plan splits its work for a given pool size; results never depend on it.
+//!   while it waits, it runs any other job of the pool. At most the pool's threads but one
+//!   linger at a time, so no more threads spin than the pool has. The next call hands each
+//!   waiting helper the share it ran last where it has that share, so a thread copying
+//!   into the same buffer again writes the part that is already in its cache;
+//!   [`helper_counts`] says how many shares went to waiting helpers and how many helpers
+//!   were spawned. [`LoopPlan::partition`] prints how a plan splits its work for a given
+//!   pool size; results never depend on it.
 //! - [`set_alloc_limit`]: every buffer an operation allocates on its own is reserved
 //!   fallibly and refused beyond this process-wide limit ([`Error::Alloc`]). On Linux those
 //!   that span a 2 MiB huge page are advised for transparent huge pages before they are
