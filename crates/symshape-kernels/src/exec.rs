@@ -1880,12 +1880,12 @@ impl Drop for AbortOnUnwind {
 /// A caller outside any pool (its helpers go to rayon's global pool) first hands shares to
 /// the helpers that are lingering after an earlier call ([`help`], [`HELPERS`]), each the
 /// share it ran last where it can ([`hand_out`]), and spawns helpers only for the shares
-/// left: a lingering helper, spinning on its mailbox, starts as
-/// soon as its share is posted, where waking a sleeping pool thread cost the caller 9 µs and
-/// the thread started 28 µs later (the causal mask on two threads of an AMD EPYC family 26
-/// with 100 µs between copies: 19 µs with every helper spawned, 9 with lingering ones;
-/// docs/performance.md). Callers inside a pool they installed spawn every helper: the global
-/// pool's threads are not theirs.
+/// left: a lingering helper, spinning on its mailbox, starts as soon as its share is
+/// posted, where waking a sleeping pool thread cost the caller 9 µs and the thread started
+/// 28 µs later (the causal mask on two threads of an AMD EPYC family 26 with 100 µs
+/// between copies: 19 µs with every helper spawned, 9 with lingering ones;
+/// docs/performance.md). Callers inside a pool they installed spawn every helper: the
+/// global pool's threads are not theirs. [`helper_counts`] counts what each call did.
 fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + Sync) {
     let shares = std::sync::Arc::new(Shares::new(threads, tasks, stream));
     let task: &(dyn Fn(usize) + Sync) = &task;
@@ -2011,9 +2011,9 @@ impl Counts {
 
 /// How the parallel copies, fills and maps of this process have found their helper
 /// threads so far. A caller outside any pool that calls the kernels back to back should
-/// see `handed` grow and `spawned` stay still after its first calls; shares `spawned` on
-/// every call mean helpers that come back too late, or calls further apart than the linger
-/// time ([`set_helper_linger`]), each paying for waking a thread. Calls inside a pool the
+/// see `handed` grow and `spawned` stay still after its first calls; `spawned` growing on
+/// every call means helpers that come back too late, or calls further apart than the
+/// linger time ([`set_helper_linger`]), each call paying for waking threads. Calls inside a pool the
 /// caller installed spawn every helper. The counters are shared by the whole process.
 #[must_use]
 pub fn helper_counts() -> HelperCounts {
@@ -2506,11 +2506,16 @@ mod tests {
             within_30s(|| POSTED_RUNS.load(Ordering::SeqCst) > handed),
             "the second call handed no share to a lingering helper"
         );
-        let now = helper_counts();
+        // A call counts its shares after posting them: wait for the count.
         assert!(
-            now.calls > counted.calls && now.handed > counted.handed,
-            "{counted:?} then {now:?}"
+            within_30s(|| {
+                let now = helper_counts();
+                now.calls > counted.calls && now.handed > counted.handed
+            }),
+            "{counted:?} then {:?}",
+            helper_counts()
         );
+        let now = helper_counts();
         assert!(now.kept <= now.handed, "{now:?}");
         set_helper_linger(Duration::ZERO);
         assert!(
