@@ -1934,8 +1934,9 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
 ///
 /// A thread that runs the same share of a call that copies the same buffers again finds
 /// the destination lines it wrote last time in its own cache, modified, rather than in
-/// another core's: on a 16-thread Intel Xeon, a helper's place in the list (the order in
-/// which the helpers finished the last call) moved every share to another core each call
+/// another core's. Handed by its place in the list (the order in which the helpers
+/// finished the last call), a share could move to another core on every call: the
+/// suspected cause of the causal mask's 16-thread times on an Intel Xeon, not yet measured
 /// (docs/performance.md). Share 0 is always the caller's.
 fn hand_out(
     waiting: &mut Vec<Waiting>,
@@ -2076,6 +2077,7 @@ struct Mailbox {
 
 /// A lingering helper on [`HELPERS`]: its mailbox and the share it ran last, kept in the
 /// list so that [`hand_out`] reads no line a helper spins on.
+#[derive(Clone)]
 struct Waiting {
     mailbox: std::sync::Arc<Mailbox>,
     last: usize,
@@ -2577,13 +2579,7 @@ mod tests {
                 last,
             })
             .collect();
-        let mut waiting: Vec<Waiting> = helpers
-            .iter()
-            .map(|w| Waiting {
-                mailbox: std::sync::Arc::clone(&w.mailbox),
-                last: w.last,
-            })
-            .collect();
+        let mut waiting = helpers.clone();
         let mut handed = vec![false; threads];
         let mut posts = Vec::new();
         hand_out(&mut waiting, &mut handed, |mailbox, k| {
