@@ -1803,7 +1803,7 @@ impl Shares {
     }
 
     /// Runs what is left of share `me`, then of the next shares in turn, each task claimed
-    /// first; then fences (when `stream`) and counts the tasks it ran as finished. A share
+    /// first; then fences (when `stream`). Returns the tasks it ran, for [`Shares::finish`]. A share
     /// is read before it is claimed from: a spent share costs the scan a shared read of
     /// its line, which many threads make at once, not a locked increment that takes the
     /// line from its owner and waits for it (16 threads scan 15 shares each).
@@ -1811,7 +1811,7 @@ impl Shares {
     /// # Safety
     /// `task` is valid whenever a claim succeeds: the caller of [`share_out`] returns only
     /// after every task has finished, after which no claim succeeds.
-    unsafe fn work(&self, me: usize, task: *const (dyn Fn(usize) + Sync)) {
+    unsafe fn work(&self, me: usize, task: *const (dyn Fn(usize) + Sync)) -> usize {
         let mut ran = 0;
         for j in (me..self.threads).chain(0..me) {
             let end = self.bound(j + 1);
@@ -1826,12 +1826,18 @@ impl Shares {
                 ran += 1;
             }
         }
+        if ran > 0 && self.stream {
+            simd::fence(simd::level());
+        }
+        ran
+    }
+
+    /// Counts `ran` tasks that a thread ran ([`Shares::work`]) as finished; a helper
+    /// (`helper`) that finishes the last one unparks the caller.
+    fn finish(&self, ran: usize, helper: bool) {
         if ran > 0 {
-            if self.stream {
-                simd::fence(simd::level());
-            }
             let done = self.finished.fetch_add(ran, Ordering::Release) + ran;
-            if done == self.tasks && me != 0 {
+            if done == self.tasks && helper {
                 self.caller.unpark();
             }
         }
@@ -1880,7 +1886,7 @@ impl Drop for AbortOnUnwind {
 /// A caller outside any pool (its helpers go to rayon's global pool) first hands shares to
 /// the helpers that are lingering after an earlier call ([`help`], [`HELPERS`]), each the
 /// share it ran last where it can ([`hand_out`]), and spawns helpers only for the shares
-/// left: a lingering helper, spinning on its mailbox, starts as soon as its share is
+/// left: a lingering helper, spinning on its seat, starts as soon as its share is
 /// posted, where waking a sleeping pool thread cost the caller 9 µs and the thread started
 /// 28 µs later (the causal mask on two threads of an AMD EPYC family 26 with 100 µs
 /// between copies: 19 µs with every helper spawned, 9 with lingering ones;
@@ -1900,54 +1906,76 @@ fn share_out(threads: usize, tasks: usize, stream: bool, task: impl Fn(usize) + 
     // Outside any pool, the helpers go to rayon's global pool, whose lingering helpers are
     // handed their shares first.
     let global = rayon::current_thread_index().is_none();
-    let share = |k| Job {
-        shares: std::sync::Arc::clone(&shares),
-        task: TaskPtr(task.get()),
-        k,
-    };
+    // Every helper's job is made before any is posted: a post is then plain stores, which
+    // no locked increment of the shared count waits behind.
+    let mut jobs: Vec<Option<Job>> = (0..threads)
+        .map(|k| {
+            (k > 0).then(|| Job {
+                shares: std::sync::Arc::clone(&shares),
+                task: TaskPtr(task.get()),
+                k,
+            })
+        })
+        .collect();
     let mut handed = vec![false; threads];
     let kept = if global {
-        hand_out(&mut lock(&HELPERS).waiting, &mut handed, |mailbox, k| {
-            mailbox.post(share(k));
+        let _helpers = lock(&HELPERS);
+        let seats = seats();
+        let mut waiting: Vec<Waiting> = seats
+            .iter()
+            .enumerate()
+            .filter(|(_, seat)| seat.state.load(Ordering::Acquire) == WAITING)
+            .map(|(i, seat)| Waiting {
+                seat: i,
+                last: seat.last.load(Ordering::Relaxed),
+            })
+            .collect();
+        hand_out(&mut waiting, &mut handed, |i, k| {
+            if let Some(job) = jobs[k].take() {
+                // SAFETY: seat `i` was waiting when read under the lock, still held.
+                unsafe { seats[i].post(job) };
+            }
         })
     } else {
         0
     };
     let mut spawned = 0;
-    for k in (1..threads).filter(|&k| !handed[k]) {
-        let job = share(k);
+    for job in jobs.iter_mut().filter_map(Option::take) {
         rayon::spawn(move || help(job, global));
         spawned += 1;
     }
     COUNTS.count(threads.saturating_sub(1 + spawned), kept, spawned);
     // SAFETY: as above.
-    unsafe { shares.work(0, task.get()) };
+    let ran = unsafe { shares.work(0, task.get()) };
+    shares.finish(ran, false);
     shares.wait();
     std::mem::forget(armed);
 }
 
-/// Hands shares `1..handed.len()` to the `waiting` helpers (most recent last) through
-/// `post`, marking each share handed: first each helper whose last share is one of them
-/// gets it again, most recent first, then the shares left go to the most recent helpers
-/// left. Shares no helper was waiting for stay unmarked. Returns how many helpers got
-/// their last share back.
+/// Hands shares `1..handed.len()` to the `waiting` seats (in seat order) through `post`,
+/// marking each share handed: first each seat whose last share is one of them gets it
+/// again, from the end of the list (a share two seats ran last goes to the later one), then
+/// the shares left go to the seats left, from the end. Shares no seat was waiting for stay
+/// unmarked. Returns how many seats got their last share back.
 ///
 /// A thread that runs the same share of a call that copies the same buffers again finds
 /// the destination lines it wrote last time in its own cache, modified, rather than in
-/// another core's. Handed by its place in the list (the order in which the helpers
-/// finished the last call), a share could move to another core on every call: the
-/// suspected cause of the causal mask's 16-thread times on an Intel Xeon, not yet measured
-/// (docs/performance.md). Share 0 is always the caller's.
+/// another core's. Handed by the order in which the helpers came back, a share could move
+/// to another core on every call. With the cap on lingering helpers and the scan's shared
+/// reads ([`Shares::work`]), handing shares back took the causal mask on 16 threads of an
+/// Intel Xeon family 6 model 207 from 28 to 22 µs and merge heads from 122 to 78 µs
+/// (docs/performance.md); the three were not measured apart. Share 0 is always the
+/// caller's.
 fn hand_out(
     waiting: &mut Vec<Waiting>,
     handed: &mut [bool],
-    mut post: impl FnMut(&Mailbox, usize),
+    mut post: impl FnMut(usize, usize),
 ) -> usize {
     let mut kept = 0;
     for i in (0..waiting.len()).rev() {
         let k = waiting[i].last;
         if (1..handed.len()).contains(&k) && !handed[k] {
-            post(&waiting.remove(i).mailbox, k);
+            post(waiting.remove(i).seat, k);
             handed[k] = true;
             kept += 1;
         }
@@ -1957,7 +1985,7 @@ fn hand_out(
             let Some(helper) = waiting.pop() else {
                 break;
             };
-            post(&helper.mailbox, k);
+            post(helper.seat, k);
             *done = true;
         }
     }
@@ -2035,9 +2063,13 @@ struct Job {
 }
 
 impl Job {
-    fn run(self) {
+    /// Runs the share's tasks ([`Shares::work`]); `then` runs before they are counted as
+    /// finished, while the caller still waits for them.
+    fn run(self, then: impl FnOnce()) {
         // SAFETY: `share_out`'s protocol: `work` calls the task only for a claimed task.
-        unsafe { self.shares.work(self.k, self.task.get()) };
+        let ran = unsafe { self.shares.work(self.k, self.task.get()) };
+        then();
+        self.shares.finish(ran, true);
     }
 }
 
@@ -2067,54 +2099,107 @@ pub fn set_helper_linger(linger: Duration) {
     LINGER_NS.store(ns, Ordering::Relaxed);
 }
 
-/// A lingering helper's slot: a caller of [`share_out`] takes it off [`HELPERS`] and posts a
-/// job into it, under the lock of [`HELPERS`].
+/// A thread of rayon's global pool, seen from [`share_out`]: its state ([`ABSENT`],
+/// [`WAITING`], [`POSTED`], [`BUSY`]), the share it ran last, and the job posted to it,
+/// together on a line of their own. A thread that lingers ([`help`]) spins on its seat's
+/// state; a caller that reads it waiting under the lock of [`HELPERS`] writes the job and
+/// then the state, plain stores to the one line that thread reads, so that posting to 15
+/// helpers waits for no line 15 times in turn. A thread puts itself back (waiting) with
+/// plain stores too, without the lock, so that helpers done at once do not queue for it.
+///
+/// On 16 threads of an Intel Xeon family 6 model 207, back to back 1.3 MB causal masks:
+/// with a list of helpers' mailboxes under one lock (a locked slot, its count and the flag
+/// on one line), handing out the shares took 8.6 µs and the last helper started at 13.8;
+/// with seats, 4.0 and 4.0, and the copy took 15 µs rather than 20 (docs/performance.md).
 #[derive(Default)]
-struct Mailbox {
-    job: std::sync::Mutex<Option<Job>>,
-    posted: std::sync::atomic::AtomicBool,
+#[repr(align(128))]
+struct Seat {
+    state: std::sync::atomic::AtomicU8,
+    last: AtomicUsize,
+    job: std::cell::UnsafeCell<Option<Job>>,
+    /// Jobs posted to it so far.
+    #[cfg(test)]
+    posts: AtomicUsize,
 }
 
-/// A lingering helper on [`HELPERS`]: its mailbox and the share it ran last, kept in the
-/// list so that [`hand_out`] reads no line a helper spins on.
-#[derive(Clone)]
+/// The seat's thread is not lingering.
+const ABSENT: u8 = 0;
+/// Lingering, waiting for a job: a caller may post one, under the lock of [`HELPERS`].
+const WAITING: u8 = 1;
+/// A job is posted; its thread takes it.
+const POSTED: u8 = 2;
+/// Lingering, running a job or on its way back.
+const BUSY: u8 = 3;
+
+// SAFETY: `job` is written only by `Seat::post` and read only by `Seat::take`, whose
+// contracts order them through `state` (a poster writes only a waiting seat, read under the
+// lock that its thread takes to leave; its thread reads only after seeing it posted); the
+// job itself is `Send`.
+unsafe impl Sync for Seat {}
+
+impl Seat {
+    /// Posts `job`.
+    ///
+    /// # Safety
+    /// The caller holds the lock of [`HELPERS`] and read the seat [`WAITING`] under it: its
+    /// thread has taken its last job and reads the slot only once it sees [`POSTED`].
+    unsafe fn post(&self, job: Job) {
+        // SAFETY: the contract above; the slot is empty, so nothing is dropped here.
+        unsafe { *self.job.get() = Some(job) };
+        #[cfg(test)]
+        self.posts.fetch_add(1, Ordering::Relaxed);
+        self.state.store(POSTED, Ordering::Release);
+    }
+
+    /// The posted job; the seat is [`BUSY`] again.
+    ///
+    /// # Safety
+    /// Called only by the seat's thread, once it has seen [`POSTED`].
+    unsafe fn take(&self) -> Option<Job> {
+        self.state.store(BUSY, Ordering::Relaxed);
+        // SAFETY: the contract: the post happened before, and no post comes until the
+        // seat is waiting again, which only this thread sets.
+        unsafe { (*self.job.get()).take() }
+    }
+
+    /// Marks the seat waiting, with `last` the share its thread ran last.
+    fn wait(&self, last: usize) {
+        self.last.store(last, Ordering::Relaxed);
+        self.state.store(WAITING, Ordering::Release);
+    }
+}
+
+/// The global pool's seats, one per thread, made at the first use.
+fn seats() -> &'static [Seat] {
+    static SEATS: std::sync::OnceLock<Box<[Seat]>> = std::sync::OnceLock::new();
+    SEATS.get_or_init(|| {
+        // Called outside any pool or on the global one: its size.
+        (0..rayon::current_num_threads())
+            .map(|_| Seat::default())
+            .collect()
+    })
+}
+
+/// A waiting seat, as [`hand_out`] sees it: its index and the share its thread ran last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Waiting {
-    mailbox: std::sync::Arc<Mailbox>,
+    seat: usize,
     last: usize,
 }
 
-impl Mailbox {
-    fn post(&self, job: Job) {
-        *lock(&self.job) = Some(job);
-        self.posted.store(true, Ordering::Release);
-    }
-
-    /// The posted job, for a helper that saw `posted` set or found its mailbox taken off
-    /// [`HELPERS`] under the list's lock (its poster holds that lock from taking the mailbox
-    /// until it has posted, so the job is in place: never `None` then).
-    fn take(&self) -> Option<Job> {
-        self.posted.store(false, Ordering::Relaxed);
-        lock(&self.job).take()
-    }
-}
-
-/// The global pool's lingering helpers.
+/// The global pool's lingering helpers: the lock under which callers post to waiting seats
+/// and threads leave theirs.
 struct Helpers {
-    /// Those waiting for a share, most recent last.
-    waiting: Vec<Waiting>,
-    /// Those lingering: waiting, running a share handed to them, or on their way back. At
-    /// most the pool's threads but one ([`help`]).
+    /// Threads lingering: waiting, running a share handed to them, or on their way back.
+    /// At most the pool's threads but one ([`help`]).
     lingering: usize,
 }
 
 /// The global pool's lingering helpers.
-static HELPERS: std::sync::Mutex<Helpers> = std::sync::Mutex::new(Helpers {
-    waiting: Vec::new(),
-    lingering: 0,
-});
+static HELPERS: std::sync::Mutex<Helpers> = std::sync::Mutex::new(Helpers { lingering: 0 });
 
 /// A lock that a panic elsewhere does not poison for the kernels (the data it guards is
-/// a list or a slot, whole at every step).
+/// a count, whole at every step).
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -2126,44 +2211,34 @@ std::thread_local! {
 }
 
 /// A helper of [`share_out`]: runs its share, then, on the global pool (`linger`), waits for
-/// the next call's share for the linger time ([`set_helper_linger`]), spinning, and runs it
-/// too, as long as shares come; then returns to the pool.
+/// the next call's share for the linger time ([`set_helper_linger`]), spinning on its seat,
+/// and runs it too, as long as shares come; then returns to the pool.
+///
+/// A helper marks its seat waiting before it counts its tasks as finished: the caller
+/// returns only once every task has finished, so a caller that calls again at once finds
+/// every lingering helper of its last call waiting, rather than spawn a helper for the
+/// share of one still on its way back (back to back causal masks on 16 threads of an Intel
+/// Xeon family 6 model 207 spawned 2.1 helpers a call when helpers went back on a list
+/// under a lock after finishing; 0.05 with seats).
 ///
 /// At most the pool's threads but one linger: with a calling thread outside the pool, no
 /// more threads spin than the pool has. A helper past that returns to the pool at once:
 /// spinning, it would take a CPU from a thread with work (helpers spawned while the
 /// lingering ones were busy would otherwise all linger, and keep each other busy).
 fn help(job: Job, linger: bool) {
-    let mut last = job.k;
-    job.run();
-    if !linger || LINGERING.with(std::cell::Cell::get) {
+    let linger = linger && !LINGERING.with(std::cell::Cell::get);
+    let mut seat = None;
+    let k = job.k;
+    job.run(|| seat = linger.then(|| start_lingering(k)).flatten());
+    let Some(seat) = seat else {
         return;
-    }
-    {
-        let mut helpers = lock(&HELPERS);
-        if helpers.lingering + 1 >= rayon::current_num_threads() {
-            return;
-        }
-        helpers.lingering += 1;
-    }
+    };
     LINGERING.with(|l| l.set(true));
-    let mailbox = std::sync::Arc::new(Mailbox::default());
     let linger = || Duration::from_nanos(LINGER_NS.load(Ordering::Relaxed));
     loop {
-        {
-            let mut helpers = lock(&HELPERS);
-            if linger().is_zero() {
-                helpers.lingering -= 1;
-                break;
-            }
-            helpers.waiting.push(Waiting {
-                mailbox: std::sync::Arc::clone(&mailbox),
-                last,
-            });
-        }
         let start = Instant::now();
         let mut spins = 0u32;
-        while !mailbox.posted.load(Ordering::Acquire) {
+        while seat.state.load(Ordering::Acquire) != POSTED {
             spins = spins.wrapping_add(1);
             if !spins.is_multiple_of(64) {
                 std::hint::spin_loop();
@@ -2175,27 +2250,61 @@ fn help(job: Job, linger: bool) {
             // Any other job of the pool runs here rather than wait for this thread.
             rayon::yield_now();
         }
-        if !mailbox.posted.load(Ordering::Acquire) {
+        if seat.state.load(Ordering::Acquire) != POSTED {
             let mut helpers = lock(&HELPERS);
-            if let Some(i) = helpers
-                .waiting
-                .iter()
-                .position(|w| std::sync::Arc::ptr_eq(&w.mailbox, &mailbox))
-            {
-                helpers.waiting.remove(i);
+            if seat.state.load(Ordering::Acquire) == WAITING {
+                seat.state.store(ABSENT, Ordering::Relaxed);
                 helpers.lingering -= 1;
                 break;
             }
-            // Taken off the list: its poster has posted (under the lock just taken).
+            // Posted since: its poster held the lock just taken.
         }
         #[cfg(test)]
         tests::POSTED_RUNS.fetch_add(1, Ordering::SeqCst);
-        if let Some(job) = mailbox.take() {
-            last = job.k;
-            job.run();
+        // SAFETY: the seat was seen posted.
+        let job = unsafe { seat.take() };
+        let mut again = false;
+        match job {
+            Some(job) => {
+                let k = job.k;
+                job.run(|| again = wait_again(seat, k));
+            }
+            None => again = wait_again(seat, seat.last.load(Ordering::Relaxed)),
+        }
+        if !again {
+            break;
         }
     }
     LINGERING.with(|l| l.set(false));
+}
+
+/// This thread's seat, marked waiting with `last` the share it ran, if it may start to
+/// linger: a thread of the global pool, a linger time above zero, and fewer than the
+/// pool's threads but one lingering.
+fn start_lingering(last: usize) -> Option<&'static Seat> {
+    let seat = seats().get(rayon::current_thread_index()?)?;
+    let mut helpers = lock(&HELPERS);
+    if LINGER_NS.load(Ordering::Relaxed) == 0
+        || helpers.lingering + 1 >= rayon::current_num_threads()
+    {
+        return None;
+    }
+    helpers.lingering += 1;
+    seat.wait(last);
+    Some(seat)
+}
+
+/// Marks a lingering thread's seat waiting again, with `last` the share it ran, unless the
+/// linger time is now zero: then the thread stops lingering. Returns whether it waits.
+fn wait_again(seat: &Seat, last: usize) -> bool {
+    if LINGER_NS.load(Ordering::Relaxed) == 0 {
+        let mut helpers = lock(&HELPERS);
+        seat.state.store(ABSENT, Ordering::Relaxed);
+        helpers.lingering -= 1;
+        return false;
+    }
+    seat.wait(last);
+    true
 }
 
 impl LoopPlan<'_> {
@@ -2453,13 +2562,29 @@ mod tests {
     /// Shares that lingering helpers took from a call's hand.
     pub(super) static POSTED_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-    /// Restores the default linger when dropped (a failed assertion included).
-    struct DefaultLinger;
+    /// Held by a test that sets the linger time, so that such tests run one at a time;
+    /// restores the default when dropped (a failed assertion included).
+    struct DefaultLinger(#[allow(dead_code)] std::sync::MutexGuard<'static, ()>);
+
+    impl DefaultLinger {
+        fn hold() -> Self {
+            static SETTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            DefaultLinger(lock(&SETTING))
+        }
+    }
 
     impl Drop for DefaultLinger {
         fn drop(&mut self) {
             set_helper_linger(DEFAULT_LINGER);
         }
+    }
+
+    /// The seats of the global pool waiting for a share.
+    fn waiting_seats() -> usize {
+        seats()
+            .iter()
+            .filter(|seat| seat.state.load(Ordering::Acquire) == WAITING)
+            .count()
     }
 
     /// Waits up to 30 s (other tests may hold the global pool's threads) for `done`.
@@ -2481,7 +2606,7 @@ mod tests {
     /// the waiting helpers leave.
     #[test]
     fn lingering_helpers_take_the_next_calls_shares_and_leave_when_told() {
-        let _restore = DefaultLinger;
+        let _restore = DefaultLinger::hold();
         set_helper_linger(Duration::from_secs(60));
         let call = || {
             std::thread::spawn(|| {
@@ -2498,7 +2623,7 @@ mod tests {
         };
         call();
         assert!(
-            within_30s(|| !lock(&HELPERS).waiting.is_empty()),
+            within_30s(|| waiting_seats() > 0),
             "no helper lingered after its share"
         );
         let handed = POSTED_RUNS.load(Ordering::SeqCst);
@@ -2521,9 +2646,47 @@ mod tests {
         assert!(now.kept <= now.handed, "{now:?}");
         set_helper_linger(Duration::ZERO);
         assert!(
-            within_30s(|| lock(&HELPERS).waiting.is_empty()),
+            within_30s(|| waiting_seats() == 0),
             "lingering helpers stayed with the linger set to zero"
         );
+    }
+
+    /// A lingering helper that runs a call's last tasks is waiting for the next call's share
+    /// by the time the call returns (or has been handed one since), so a caller that calls
+    /// again at once need not spawn a helper for its share.
+    #[test]
+    fn a_lingering_helper_is_back_on_its_seat_before_the_call_returns() {
+        let _restore = DefaultLinger::hold();
+        set_helper_linger(Duration::from_secs(60));
+        // The helper's tasks are slow, so that it finishes last.
+        let (mut checked, mut rounds) = (0, 0);
+        while checked < 100 && rounds < 5000 {
+            rounds += 1;
+            let seen = std::sync::Mutex::new(None);
+            share_out(2, 8, false, |_| {
+                if rayon::current_thread_index().is_none() {
+                    std::thread::sleep(Duration::from_micros(10));
+                } else if LINGERING.with(std::cell::Cell::get) {
+                    let i = rayon::current_thread_index().expect("a pool thread");
+                    let posts = seats()[i].posts.load(Ordering::SeqCst);
+                    *lock(&seen) = Some((i, posts));
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            });
+            let Some((i, posts)) = lock(&seen).take() else {
+                // Run by the caller alone, or by a helper not yet lingering.
+                continue;
+            };
+            let seat = &seats()[i];
+            let waiting = seat.state.load(Ordering::SeqCst) == WAITING;
+            let since = seat.posts.load(Ordering::SeqCst) - posts;
+            assert!(
+                waiting || since > 0,
+                "round {rounds}: the helper was neither waiting nor handed a share"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 100, "{rounds} rounds");
     }
 
     /// Callers outside any pool, several at once, each handing shares to lingering helpers
@@ -2568,36 +2731,29 @@ mod tests {
         );
     }
 
-    /// Waiting helpers (most recent last) whose last shares are `lasts`, handed the shares
-    /// of a call on `threads` threads: each helper's new share (`None`: still waiting),
-    /// and the shares left for new helpers.
+    /// Waiting seats `0..lasts.len()` whose last shares are `lasts`, handed the shares of
+    /// a call on `threads` threads: each seat's new share (`None`: still waiting), and the
+    /// shares left for new helpers.
     fn handed_out(lasts: &[usize], threads: usize) -> (Vec<Option<usize>>, Vec<usize>) {
         let helpers: Vec<Waiting> = lasts
             .iter()
-            .map(|&last| Waiting {
-                mailbox: std::sync::Arc::default(),
-                last,
-            })
+            .enumerate()
+            .map(|(seat, &last)| Waiting { seat, last })
             .collect();
         let mut waiting = helpers.clone();
         let mut handed = vec![false; threads];
         let mut posts = Vec::new();
-        hand_out(&mut waiting, &mut handed, |mailbox, k| {
-            posts.push((std::ptr::from_ref(mailbox), k));
-        });
+        hand_out(&mut waiting, &mut handed, |seat, k| posts.push((seat, k)));
         let got = helpers
             .iter()
             .map(|h| {
-                let mine = std::sync::Arc::as_ptr(&h.mailbox);
                 let posted: Vec<usize> = posts
                     .iter()
-                    .filter(|&&(p, _)| std::ptr::eq(p, mine))
+                    .filter(|&&(seat, _)| seat == h.seat)
                     .map(|&(_, k)| k)
                     .collect();
                 assert!(posted.len() <= 1, "{posted:?}");
-                let still = waiting
-                    .iter()
-                    .any(|w| std::ptr::eq(std::sync::Arc::as_ptr(&w.mailbox), mine));
+                let still = waiting.contains(h);
                 assert_eq!(still, posted.is_empty(), "{lasts:?} on {threads} threads");
                 posted.first().copied()
             })
@@ -2606,30 +2762,30 @@ mod tests {
         (got, left)
     }
 
-    /// Each waiting helper gets the share it ran last when the call has it and no more
-    /// recent helper took it; the other shares go to the most recent helpers left; a helper
-    /// is never handed share 0 (the caller's) or two shares.
+    /// Each waiting seat gets the share it ran last when the call has it and no later seat
+    /// took it; the other shares go to the last seats left; a seat is never handed share 0
+    /// (the caller's) or two shares.
     #[test]
     fn waiting_helpers_get_their_last_shares_back() {
-        // Every share back to the helper that ran it, whatever order they finished in.
+        // Every share back to the seat that ran it, whatever the seats' order.
         assert_eq!(
             handed_out(&[2, 3, 1], 4),
             (vec![Some(2), Some(3), Some(1)], vec![])
         );
-        // Two helpers ran share 1 (one was late): the more recent keeps it; the other
-        // takes share 2, which no helper ran; one waits, as no share is left for it.
+        // Two seats ran share 1 (one was late): the later keeps it; the other takes share
+        // 2, which no seat ran; one waits, as no share is left for it.
         assert_eq!(
             handed_out(&[9, 1, 1], 3),
             (vec![None, Some(2), Some(1)], vec![])
         );
-        // More shares than helpers: shares 1 and 3 are theirs; 2 and 4 to new helpers.
+        // More shares than seats: shares 1 and 3 are theirs; 2 and 4 to new helpers.
         assert_eq!(handed_out(&[3, 1], 5), (vec![Some(3), Some(1)], vec![2, 4]));
-        // Shares of a call on more threads are handed out most recent first.
+        // Shares of a call on more threads are handed out from the last seat.
         assert_eq!(
             handed_out(&[7, 6, 5], 3),
             (vec![None, Some(2), Some(1)], vec![])
         );
-        // No helper waiting, or one thread: nothing handed.
+        // No seat waiting, or one thread: nothing handed.
         assert_eq!(handed_out(&[], 3), (vec![], vec![1, 2]));
         assert_eq!(handed_out(&[1, 2], 1), (vec![None, None], vec![]));
     }
