@@ -1803,10 +1803,11 @@ impl Shares {
     }
 
     /// Runs what is left of share `me`, then of the next shares in turn, each task claimed
-    /// first; then fences (when `stream`). Returns the tasks it ran, for [`Shares::finish`]. A share
-    /// is read before it is claimed from: a spent share costs the scan a shared read of
-    /// its line, which many threads make at once, not a locked increment that takes the
-    /// line from its owner and waits for it (16 threads scan 15 shares each).
+    /// first; then fences (when `stream`). Returns the tasks it ran, for
+    /// [`Shares::finish`]. A share is read before it is claimed from: a spent share costs
+    /// the scan a shared read of its line, which many threads make at once, not a locked
+    /// increment that takes the line from its owner and waits for it (16 threads scan 15
+    /// shares each).
     ///
     /// # Safety
     /// `task` is valid whenever a claim succeeds: the caller of [`share_out`] returns only
