@@ -118,7 +118,7 @@ pub(crate) fn drive<const K: usize, F>(
     base: [isize; K],
     inner_len: usize,
     seg: usize,
-    parallel: bool,
+    threads: usize,
     stream: bool,
     joined: bool,
     unit: &F,
@@ -181,7 +181,7 @@ pub(crate) fn drive<const K: usize, F>(
             }
         }
     };
-    run_units(parallel, units, stream, run);
+    run_units(threads, units, stream, run);
 }
 
 /// Filled bytes per thread of the pool that a streamed destination's cached tail grows to on
@@ -304,22 +304,22 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
         else {
             continue;
         };
-        let parallel = box_parallel(plan, &b.region);
+        let threads = box_threads(plan, &b.region, rayon::current_num_threads);
         if kernel == Kernel::MaskedRows {
             if let Some(run) = &b.nest.run {
                 // SAFETY: the caller's contract, for this box.
-                unsafe { masked_rows_box(d, s, axes, base, run, pad, parallel) };
+                unsafe { masked_rows_box(d, s, axes, base, run, pad, threads) };
             }
             continue;
         }
         if kernel == Kernel::Tiled {
             // SAFETY: the caller's contract, for this box; `level` is the detected one.
-            unsafe { tiled_box(level, d, s, outer, base, (na, sa), parallel, stream) };
+            unsafe { tiled_box(level, d, s, outer, base, (na, sa), threads, stream) };
             continue;
         }
         if kernel == Kernel::TiledRows {
             // SAFETY: the caller's contract, for this box.
-            unsafe { tiled_rows_box(level, d, s, outer, base, (na, sa), parallel) };
+            unsafe { tiled_rows_box(level, d, s, outer, base, (na, sa), threads) };
             continue;
         }
         if kernel == Kernel::CopyFromSlice && na * size < SHORT_ROW {
@@ -328,14 +328,14 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
             // rather than a call per row.
             if let Some(k) = outer.iter().position(|a| a.steps[0] == na as isize) {
                 // SAFETY: the caller's contract, for this box.
-                unsafe { short_row_runs(d, s, outer, k, base, na, parallel) };
+                unsafe { short_row_runs(d, s, outer, k, base, na, threads) };
                 continue;
             }
         }
         if kernel == Kernel::CopyFromSlice && na <= SEG {
             if let Some((&run_axis, rest)) = outer.split_last() {
                 // SAFETY: the caller's contract, for this box; `level` is the detected one.
-                unsafe { row_runs(level, d, s, rest, run_axis, base, na, plan.parallel, stream) };
+                unsafe { row_runs(level, d, s, rest, run_axis, base, na, threads, stream) };
                 continue;
             }
         }
@@ -386,7 +386,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
                 }
             }
         };
-        drive(outer, base, na, SEG, parallel, stream, false, &row);
+        drive(outer, base, na, SEG, threads, stream, false, &row);
     }
 }
 
@@ -422,7 +422,7 @@ unsafe fn row_runs<T: Element>(
     }: Loop<2>,
     base: [isize; 2],
     na: usize,
-    parallel: bool,
+    threads: usize,
     stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
@@ -454,7 +454,7 @@ unsafe fn row_runs<T: Element>(
         base,
         nb,
         run_rows(na, nb, size),
-        parallel,
+        threads,
         stream,
         true,
         &rows,
@@ -476,7 +476,7 @@ unsafe fn masked_rows_box<T: Element>(
     base: [isize; 2],
     run: &crate::plan::RowRun,
     pad: T,
-    parallel: bool,
+    threads: usize,
 ) {
     let Some((
         &Loop {
@@ -535,7 +535,7 @@ unsafe fn masked_rows_box<T: Element>(
             }
         }
     };
-    drive(&outer4, base4, 1, 1, parallel, false, false, &row);
+    drive(&outer4, base4, 1, 1, threads, false, false, &row);
 }
 
 /// The tiled kernel over one box: `(na, sa)` its last axis (unit stride in the destination),
@@ -553,7 +553,7 @@ unsafe fn tiled_box<T: Element>(
     outer: &[Loop<2>],
     base: [isize; 2],
     (na, sa): (usize, isize),
-    parallel: bool,
+    threads: usize,
     stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
@@ -628,17 +628,12 @@ unsafe fn tiled_box<T: Element>(
         // supported (caller).
         unsafe { tiled(level, d.get(), s.get(), off, a, b, sa, db, sb, lead, stream) }
     };
-    let threads = if parallel {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
     let a_block = tile_a_block(outer, (na, nb), size, staged, threads);
     let (a, b) = (
         Blocks::new(na, a_block, lead[0]),
         Blocks::new(nb, TILE, lead[1]),
     );
-    drive_tiles(outer, base, a, b, parallel, stream, &tile);
+    drive_tiles(outer, base, a, b, threads, stream, &tile);
 }
 
 /// A [`Kernel::TiledRows`] box: `outer` ends with the source's unit axis `b` and the tiled
@@ -658,7 +653,7 @@ unsafe fn tiled_rows_box<T: Element>(
     outer: &[Loop<2>],
     base: [isize; 2],
     (nr, sr): (usize, isize),
-    parallel: bool,
+    threads: usize,
 ) {
     let Some((
         &Loop {
@@ -747,7 +742,7 @@ unsafe fn tiled_rows_box<T: Element>(
         Blocks::new(na, ROWS_RUN, 0),
         Blocks::new(nb, tile_rows(size), 0),
     );
-    drive_tiles(outer, base, a, b, parallel, false, &tile);
+    drive_tiles(outer, base, a, b, threads, false, &tile);
 }
 
 /// Elements of `a` a [`Kernel::TiledRows`] chunk of shifted rows loads at once: 64 rows and
@@ -909,7 +904,7 @@ unsafe fn short_row_runs<T: Element>(
     k: usize,
     base: [isize; 2],
     na: usize,
-    parallel: bool,
+    threads: usize,
 ) {
     let size = std::mem::size_of::<T>();
     let mut rest: Vec<Loop<2>> = outer.to_vec();
@@ -935,7 +930,7 @@ unsafe fn short_row_runs<T: Element>(
                     short_rows(dp, [db, dw], sp, [sb, sw], (nb, len), na)
                 }
             };
-            drive(&rest, base, nw, SHORT_SLABS, parallel, false, false, &block);
+            drive(&rest, base, nw, SHORT_SLABS, threads, false, false, &block);
             return;
         }
     }
@@ -948,7 +943,7 @@ unsafe fn short_row_runs<T: Element>(
             short_rows(dp, [db, 0], sp, [sb, 0], (len, 1), na)
         }
     };
-    drive(&rest, base, nb, SEG, parallel, false, false, &rows);
+    drive(&rest, base, nb, SEG, threads, false, false, &rows);
 }
 
 /// Copies, for each of `rows` rows and each of `slabs` slabs, `na` contiguous elements:
@@ -1542,7 +1537,7 @@ fn drive_tiles<F>(
     base: [isize; 2],
     a: Blocks,
     b: Blocks,
-    parallel: bool,
+    threads: usize,
     stream: bool,
     unit: &F,
 ) where
@@ -1569,7 +1564,7 @@ fn drive_tiles<F>(
             unit(off, a.get(ai), b.get(bi));
         }
     };
-    run_units(parallel, units, stream, run);
+    run_units(threads, units, stream, run);
 }
 
 /// A cache-blocked copy of a rectangle of a 2-D slab: `dst[ib * db + ia] = src[ia * sa + ib * sb]`
@@ -1715,15 +1710,8 @@ unsafe fn tile_part<T: Element>(
 /// than per row or run of rows (a fence per 16 KiB row made a streamed fill in C a quarter
 /// slower on an AMD EPYC family 26 model 2; the pad and `102` rows of the comparison gained
 /// 4-9%, docs/performance.md).
-fn run_units(parallel: bool, units: usize, stream: bool, run: impl Fn(usize, usize) + Sync) {
-    // The pool asked only when there is something to split: `current_num_threads` is that of
-    // the pool the caller installed, if any.
-    let threads = if parallel && units > 1 {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
-    let (tasks, per) = split(parallel, units, threads);
+fn run_units(threads: usize, units: usize, stream: bool, run: impl Fn(usize, usize) + Sync) {
+    let (tasks, per) = split(units, threads);
     if tasks > 1 {
         share_out(threads.min(tasks), tasks, stream, |t| {
             run(t * per, ((t + 1) * per).min(units));
@@ -2312,22 +2300,23 @@ impl LoopPlan<'_> {
     // Written beside the execution it predicts: the units are the ones `run_boxes` cuts.
     /// How the plan would split its work on a pool of `threads` threads (the pool a caller
     /// installs, or rayon's global one): per box, the units of work its kernel cuts it into,
-    /// the rayon tasks those go to, and the bytes each task writes. A plan under the
-    /// parallel threshold, or on one thread, runs each box as one task on the calling thread.
+    /// the rayon tasks those go to, the bytes each task writes and the threads that share
+    /// them ([`share_threads`]). A box under the parallel threshold, or on one thread, runs
+    /// as one task on the calling thread.
     #[must_use]
     pub fn partition(&self, threads: usize) -> Partition {
         let boxes = self
             .boxes
             .iter()
             .map(|b| {
-                let parallel = box_parallel(self, &b.region);
-                let threads = if parallel { threads } else { 1 };
+                let threads = box_threads(self, &b.region, || threads);
                 let units = box_units(&b.nest.loops, b.nest.kernel, self.elem_size, threads);
-                let (tasks, _) = split(parallel, units, threads);
+                let (tasks, _) = split(units, threads);
                 let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
                 BoxPartition {
                     units,
                     tasks,
+                    threads: threads.min(tasks),
                     bytes_per_task: elems.saturating_mul(self.elem_size).div_ceil(tasks.max(1)),
                 }
             })
@@ -2336,24 +2325,45 @@ impl LoopPlan<'_> {
     }
 }
 
-/// Whether box `region` of `plan` runs on the pool: the plan does, and the box writes at
-/// least [`PARALLEL_BYTES`] (the pad and edge boxes of an im2col, a few KiB each, are not
-/// worth a fork and join on every thread).
-fn box_parallel(plan: &LoopPlan, region: &[(usize, usize)]) -> bool {
-    let elems = || {
-        region
-            .iter()
-            .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo))
-    };
-    plan.parallel && elems().saturating_mul(plan.elem_size) >= PARALLEL_BYTES
+/// The threads box `region` of `plan` shares its work between on a pool of `pool()` threads
+/// ([`share_threads`] of its bytes; one when the plan runs on the calling thread).
+fn box_threads(plan: &LoopPlan, region: &[(usize, usize)], pool: impl FnOnce() -> usize) -> usize {
+    if !plan.parallel {
+        return 1;
+    }
+    let elems = region
+        .iter()
+        .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo));
+    share_threads(elems.saturating_mul(plan.elem_size), pool)
 }
 
-/// How [`run_units`] splits `units` on a pool of `threads`: the number of tasks and the units
-/// of each (the last may have fewer). One task when not `parallel` or on one thread; else
+/// The least a thread's share of a parallel call writes: a call of fewer than this many bytes
+/// per thread of the pool shares its work between fewer threads, each thread more being a
+/// hand-out that the others wait for and one more CPU that spins (PyTorch's parallel loops
+/// give each thread at least 32768 elements). On a 16-thread pool of an Intel Xeon family 6
+/// model 207, the 1.3 MB causal mask took 15 µs on 8 threads, 16 on 6, 10 or 12, and 19 on
+/// all 16, while every workload of 12 MiB or more was slower on fewer than 16
+/// (docs/performance.md).
+const SHARE_BYTES: usize = 160 << 10;
+
+/// The threads a call that writes `bytes` bytes shares its work between on a pool of
+/// `pool()` threads: one under [`PARALLEL_BYTES`] (a few KiB, as the pad and edge boxes of an
+/// im2col, are not worth a fork and join), else one per [`SHARE_BYTES`], at most the pool's.
+/// The pool is asked only when there is something to share: `current_num_threads` is that of
+/// the pool the caller installed, if any.
+pub(crate) fn share_threads(bytes: usize, pool: impl FnOnce() -> usize) -> usize {
+    if bytes < PARALLEL_BYTES {
+        return 1;
+    }
+    pool().min(bytes / SHARE_BYTES).max(1)
+}
+
+/// How [`run_units`] splits `units` between `threads` threads: the number of tasks and the
+/// units of each (the last may have fewer). One task on one thread; else
 /// about [`TASKS`], or four per thread on a pool of more than 16, so that a thread that
 /// finishes early takes another task and no thread waits for a long last one.
-pub(crate) fn split(parallel: bool, units: usize, threads: usize) -> (usize, usize) {
-    if !parallel || threads <= 1 || units <= 1 {
+pub(crate) fn split(units: usize, threads: usize) -> (usize, usize) {
+    if threads <= 1 || units <= 1 {
         return (1, units);
     }
     let want = TASKS.max(threads.saturating_mul(4)).min(units);
@@ -2650,6 +2660,25 @@ mod tests {
             within_30s(|| waiting_seats() == 0),
             "lingering helpers stayed with the linger set to zero"
         );
+    }
+
+    /// Work under the parallel threshold stays on the calling thread without asking the
+    /// pool; above it, each thread's share writes at least `SHARE_BYTES`, on at most the
+    /// pool's threads.
+    #[test]
+    fn shares_write_at_least_their_floor() {
+        let unasked = || panic!("the pool was asked for work under the threshold");
+        assert_eq!(share_threads(0, unasked), 1);
+        assert_eq!(share_threads(PARALLEL_BYTES - 1, unasked), 1);
+        assert_eq!(
+            share_threads(PARALLEL_BYTES, || 16),
+            PARALLEL_BYTES / SHARE_BYTES
+        );
+        assert_eq!(share_threads(512 * 640 * 4, || 16), 8);
+        assert_eq!(share_threads(16 * SHARE_BYTES, || 16), 16);
+        assert_eq!(share_threads(64 << 20, || 16), 16);
+        assert_eq!(share_threads(64 << 20, || 2), 2);
+        assert_eq!(share_threads(usize::MAX, || 1), 1);
     }
 
     /// A lingering helper that runs a call's last tasks is waiting for the next call's share

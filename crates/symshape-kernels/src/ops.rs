@@ -11,13 +11,11 @@ use symshape_view::{ConcreteStack, ConcreteView, Levels};
 use crate::alloc;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::exec::{drive, run_boxes, streams, tiled, write_row, Ptr};
+use crate::exec::{drive, run_boxes, share_threads, streams, tiled, write_row, Ptr};
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
-use crate::plan::{
-    plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Loop, PARALLEL_BYTES,
-};
+use crate::plan::{plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Loop};
 use crate::simd;
 use std::mem::size_of;
 
@@ -364,7 +362,10 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
-    let parallel = numel.saturating_mul(std::mem::size_of::<T>()) >= PARALLEL_BYTES;
+    let threads = share_threads(
+        numel.saturating_mul(std::mem::size_of::<T>()),
+        rayon::current_num_threads,
+    );
     let Some((
         &Loop {
             extent: n,
@@ -389,7 +390,7 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
             });
         }
     };
-    drive(outer, base, n, 1 << 14, parallel, stream, false, &row);
+    drive(outer, base, n, 1 << 14, threads, stream, false, &row);
     Ok(())
 }
 
@@ -484,7 +485,10 @@ fn map_rows<T: Element, U: Element>(
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
-    let parallel = dst.numel().saturating_mul(std::mem::size_of::<U>()) >= PARALLEL_BYTES;
+    let threads = share_threads(
+        dst.numel().saturating_mul(std::mem::size_of::<U>()),
+        rayon::current_num_threads,
+    );
     let Some((
         &Loop {
             extent: n,
@@ -525,7 +529,7 @@ fn map_rows<T: Element, U: Element>(
             });
         }
     };
-    drive(outer, base, n, 1 << 14, parallel, stream, false, &row);
+    drive(outer, base, n, 1 << 14, threads, stream, false, &row);
     Ok(())
 }
 
@@ -632,7 +636,10 @@ fn zip_rows<A: Element, B: Element, C: Element>(
     let Some(axes) = simplify(axes, &mut base) else {
         return Ok(());
     };
-    let parallel = dst.numel().saturating_mul(std::mem::size_of::<C>()) >= PARALLEL_BYTES;
+    let threads = share_threads(
+        dst.numel().saturating_mul(std::mem::size_of::<C>()),
+        rayon::current_num_threads,
+    );
     let Some((
         &Loop {
             extent: n,
@@ -667,7 +674,7 @@ fn zip_rows<A: Element, B: Element, C: Element>(
             });
         }
     };
-    drive(outer, base, n, 1 << 14, parallel, stream, false, &row);
+    drive(outer, base, n, 1 << 14, threads, stream, false, &row);
     Ok(())
 }
 

@@ -113,6 +113,9 @@ pub struct BoxPartition {
     pub tasks: usize,
     /// Destination bytes each task writes, on average.
     pub bytes_per_task: usize,
+    /// Threads the tasks are shared between: at most the pool's, and fewer for a box that
+    /// writes less than a share's floor per thread.
+    pub threads: usize,
 }
 
 impl fmt::Display for Partition {
@@ -131,12 +134,14 @@ impl fmt::Display for Partition {
         for (k, b) in self.boxes.iter().enumerate() {
             writeln!(
                 f,
-                "  box {k}: {} unit{} in {} task{} of {} bytes",
+                "  box {k}: {} unit{} in {} task{} of {} bytes on {} thread{}",
                 b.units,
                 if b.units == 1 { "" } else { "s" },
                 b.tasks,
                 if b.tasks == 1 { "" } else { "s" },
-                b.bytes_per_task
+                b.bytes_per_task,
+                b.threads,
+                if b.threads == 1 { "" } else { "s" }
             )?;
         }
         Ok(())

@@ -76,7 +76,8 @@ fn plans_report_their_partition() {
     }
     let mask = crate::props::causal_mask(512, 128, true, 1);
     let plan = plan_materialize::<f32>(&mask).unwrap();
-    for threads in [1, 3] {
+    // 1.3 MB: on 16 threads, shared between 8 (a share's floor).
+    for threads in [1, 3, 16] {
         text.push_str(&format!("causal mask 512x640: {}", plan.partition(threads)));
     }
     // The pad and edge boxes of an im2col (a few KiB each) run on the calling thread; the
@@ -88,51 +89,53 @@ fn plans_report_their_partition() {
     }
     insta::assert_snapshot!(text, @r"
 contiguous 4096x4096: partition on 1 thread: 1 task in 1 box
-  box 0: 1024 units in 1 task of 67108864 bytes
+  box 0: 1024 units in 1 task of 67108864 bytes on 1 thread
 contiguous 4096x4096: partition on 2 threads: 64 tasks in 1 box
-  box 0: 1024 units in 64 tasks of 1048576 bytes
+  box 0: 1024 units in 64 tasks of 1048576 bytes on 2 threads
 contiguous 4096x4096: partition on 3 threads: 64 tasks in 1 box
-  box 0: 1024 units in 64 tasks of 1048576 bytes
+  box 0: 1024 units in 64 tasks of 1048576 bytes on 3 threads
 contiguous 4096x4096: partition on 32 threads: 128 tasks in 1 box
-  box 0: 1024 units in 128 tasks of 524288 bytes
+  box 0: 1024 units in 128 tasks of 524288 bytes on 32 threads
 transpose 4096x4096: partition on 1 thread: 1 task in 1 box
-  box 0: 8 units in 1 task of 67108864 bytes
+  box 0: 8 units in 1 task of 67108864 bytes on 1 thread
 transpose 4096x4096: partition on 2 threads: 8 tasks in 1 box
-  box 0: 8 units in 8 tasks of 8388608 bytes
+  box 0: 8 units in 8 tasks of 8388608 bytes on 2 threads
 transpose 4096x4096: partition on 3 threads: 64 tasks in 1 box
-  box 0: 128 units in 64 tasks of 1048576 bytes
+  box 0: 128 units in 64 tasks of 1048576 bytes on 3 threads
 transpose 4096x4096: partition on 32 threads: 128 tasks in 1 box
-  box 0: 128 units in 128 tasks of 524288 bytes
+  box 0: 128 units in 128 tasks of 524288 bytes on 32 threads
 8x8 transpose: partition on 1 thread: 1 task in 1 box
-  box 0: 1 unit in 1 task of 256 bytes
+  box 0: 1 unit in 1 task of 256 bytes on 1 thread
 8x8 transpose: partition on 2 threads: 1 task in 1 box
-  box 0: 1 unit in 1 task of 256 bytes
+  box 0: 1 unit in 1 task of 256 bytes on 1 thread
 8x8 transpose: partition on 3 threads: 1 task in 1 box
-  box 0: 1 unit in 1 task of 256 bytes
+  box 0: 1 unit in 1 task of 256 bytes on 1 thread
 8x8 transpose: partition on 32 threads: 1 task in 1 box
-  box 0: 1 unit in 1 task of 256 bytes
+  box 0: 1 unit in 1 task of 256 bytes on 1 thread
 causal mask 512x640: partition on 1 thread: 1 task in 1 box
-  box 0: 512 units in 1 task of 1310720 bytes
+  box 0: 512 units in 1 task of 1310720 bytes on 1 thread
 causal mask 512x640: partition on 3 threads: 64 tasks in 1 box
-  box 0: 512 units in 64 tasks of 20480 bytes
+  box 0: 512 units in 64 tasks of 20480 bytes on 3 threads
+causal mask 512x640: partition on 16 threads: 64 tasks in 1 box
+  box 0: 512 units in 64 tasks of 20480 bytes on 8 threads
 im2col 8x768x512x4: partition on 2 threads: 71 tasks in 8 boxes
-  box 0: 6144 units in 1 task of 49152 bytes
-  box 1: 6144 units in 1 task of 49152 bytes
-  box 2: 1 unit in 1 task of 24576 bytes
-  box 3: 8 units in 1 task of 24576 bytes
-  box 4: 1 unit in 1 task of 24576 bytes
-  box 5: 8 units in 1 task of 24576 bytes
-  box 6: 12288 units in 1 task of 98304 bytes
-  box 7: 768 units in 64 tasks of 781824 bytes
+  box 0: 6144 units in 1 task of 49152 bytes on 1 thread
+  box 1: 6144 units in 1 task of 49152 bytes on 1 thread
+  box 2: 1 unit in 1 task of 24576 bytes on 1 thread
+  box 3: 8 units in 1 task of 24576 bytes on 1 thread
+  box 4: 1 unit in 1 task of 24576 bytes on 1 thread
+  box 5: 8 units in 1 task of 24576 bytes on 1 thread
+  box 6: 12288 units in 1 task of 98304 bytes on 1 thread
+  box 7: 768 units in 64 tasks of 781824 bytes on 2 threads
 im2col 8x768x512x4: partition on 16 threads: 71 tasks in 8 boxes
-  box 0: 6144 units in 1 task of 49152 bytes
-  box 1: 6144 units in 1 task of 49152 bytes
-  box 2: 1 unit in 1 task of 24576 bytes
-  box 3: 8 units in 1 task of 24576 bytes
-  box 4: 1 unit in 1 task of 24576 bytes
-  box 5: 8 units in 1 task of 24576 bytes
-  box 6: 12288 units in 1 task of 98304 bytes
-  box 7: 768 units in 64 tasks of 781824 bytes
+  box 0: 6144 units in 1 task of 49152 bytes on 1 thread
+  box 1: 6144 units in 1 task of 49152 bytes on 1 thread
+  box 2: 1 unit in 1 task of 24576 bytes on 1 thread
+  box 3: 8 units in 1 task of 24576 bytes on 1 thread
+  box 4: 1 unit in 1 task of 24576 bytes on 1 thread
+  box 5: 8 units in 1 task of 24576 bytes on 1 thread
+  box 6: 12288 units in 1 task of 98304 bytes on 1 thread
+  box 7: 768 units in 64 tasks of 781824 bytes on 16 threads
     ");
 }
 
@@ -148,9 +151,9 @@ fn merged_heads_go_token_by_token_on_any_pool() {
     let text = format!("{}{}", plan.partition(2), plan.partition(16));
     insta::assert_snapshot!(text, @r"
 partition on 2 threads: 64 tasks in 1 box
-  box 0: 4096 units in 64 tasks of 196608 bytes
+  box 0: 4096 units in 64 tasks of 196608 bytes on 2 threads
 partition on 16 threads: 64 tasks in 1 box
-  box 0: 4096 units in 64 tasks of 196608 bytes
+  box 0: 4096 units in 64 tasks of 196608 bytes on 16 threads
     ");
     let want = crate::reference::materialize(&buf, std::slice::from_ref(&merged), 0.0);
     // Written back: the merged values copied into the head-major layout give the source.
