@@ -110,8 +110,9 @@ unsafe impl<T: Sync> Sync for Ptr<T> {}
 /// units that take any `start..start + len` of the inner axis), so that the split into units
 /// costs nothing on the thread that runs them.
 ///
-/// Work is split into units (outer index x inner segment); in parallel mode contiguous runs of
-/// units go to rayon tasks. The split never changes what any unit computes.
+/// Work is split into units (outer index x inner segment); on more than one of `threads`,
+/// contiguous runs of units go to tasks ([`run_units`]). The split never changes what any
+/// unit computes.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive<const K: usize, F>(
     outer: &[Loop<K>],
@@ -1531,7 +1532,8 @@ impl Blocks {
 
 /// Runs `unit(offsets, (a_start, a_len), (b_start, b_len))` over every outer index and every
 /// block of the two tiled axes (`a` fastest). Each unit is big (a whole block), so it is
-/// located by division once; in parallel mode contiguous runs of units go to rayon tasks.
+/// located by division once; on more than one of `threads`, contiguous runs of units go to
+/// tasks ([`run_units`]).
 fn drive_tiles<F>(
     outer: &[Loop<2>],
     base: [isize; 2],
@@ -1703,13 +1705,13 @@ unsafe fn tile_part<T: Element>(
 }
 
 /// Runs `run` over `0..units`, split into contiguous ranges ([`split`]: the tasks) shared
-/// out between the calling thread and the pool's ([`share_out`]) when `parallel`; the split
-/// depends only on `units` and the pool's size. When `stream` (the units may write with
-/// non-temporal stores, which no kernel fences itself), every thread that ran a task ends
-/// with a store fence, before the join hands its elements over: one fence per thread rather
-/// than per row or run of rows (a fence per 16 KiB row made a streamed fill in C a quarter
-/// slower on an AMD EPYC family 26 model 2; the pad and `102` rows of the comparison gained
-/// 4-9%, docs/performance.md).
+/// out between the calling thread and `threads - 1` of the pool's ([`share_out`],
+/// [`share_threads`]); the split depends only on `units` and `threads`. When `stream` (the
+/// units may write with non-temporal stores, which no kernel fences itself), every thread
+/// that ran a task ends with a store fence, before the join hands its elements over: one
+/// fence per thread rather than per row or run of rows (a fence per 16 KiB row made a
+/// streamed fill in C a quarter slower on an AMD EPYC family 26 model 2; the pad and `102`
+/// rows of the comparison gained 4-9%, docs/performance.md).
 fn run_units(threads: usize, units: usize, stream: bool, run: impl Fn(usize, usize) + Sync) {
     let (tasks, per) = split(units, threads);
     if tasks > 1 {
@@ -2301,8 +2303,9 @@ impl LoopPlan<'_> {
     /// How the plan would split its work on a pool of `threads` threads (the pool a caller
     /// installs, or rayon's global one): per box, the units of work its kernel cuts it into,
     /// the rayon tasks those go to, the bytes each task writes and the threads that share
-    /// them ([`share_threads`]). A box under the parallel threshold, or on one thread, runs
-    /// as one task on the calling thread.
+    /// them (fewer than the pool's where a thread would write less than 160 KiB). A box
+    /// under the parallel threshold, or on one thread, runs as one task on the calling
+    /// thread.
     #[must_use]
     pub fn partition(&self, threads: usize) -> Partition {
         let boxes = self
