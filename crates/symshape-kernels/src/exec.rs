@@ -2244,8 +2244,7 @@ fn help(job: Job, linger: bool) {
         if seat.state.load(Ordering::Acquire) != POSTED {
             let mut helpers = lock(&HELPERS);
             if seat.state.load(Ordering::Acquire) == WAITING {
-                seat.state.store(ABSENT, Ordering::Relaxed);
-                helpers.lingering -= 1;
+                stop_lingering(seat, &mut helpers);
                 break;
             }
             // Posted since: its poster held the lock just taken.
@@ -2289,13 +2288,18 @@ fn start_lingering(last: usize) -> Option<&'static Seat> {
 /// linger time is now zero: then the thread stops lingering. Returns whether it waits.
 fn wait_again(seat: &Seat, last: usize) -> bool {
     if LINGER_NS.load(Ordering::Relaxed) == 0 {
-        let mut helpers = lock(&HELPERS);
-        seat.state.store(ABSENT, Ordering::Relaxed);
-        helpers.lingering -= 1;
+        stop_lingering(seat, &mut lock(&HELPERS));
         return false;
     }
     seat.wait(last);
     true
+}
+
+/// Takes a lingering thread's seat off (no caller posts to it again) and counts the thread
+/// out, under the lock of [`HELPERS`] (`helpers`).
+fn stop_lingering(seat: &Seat, helpers: &mut Helpers) {
+    seat.state.store(ABSENT, Ordering::Relaxed);
+    helpers.lingering -= 1;
 }
 
 impl LoopPlan<'_> {
@@ -2315,7 +2319,7 @@ impl LoopPlan<'_> {
                 let threads = box_threads(self, &b.region, || threads);
                 let units = box_units(&b.nest.loops, b.nest.kernel, self.elem_size, threads);
                 let (tasks, _) = split(units, threads);
-                let elems: usize = b.region.iter().map(|&(lo, hi)| hi - lo).product();
+                let elems = region_elems(&b.region);
                 BoxPartition {
                     units,
                     tasks,
@@ -2334,10 +2338,14 @@ fn box_threads(plan: &LoopPlan, region: &[(usize, usize)], pool: impl FnOnce() -
     if !plan.parallel {
         return 1;
     }
-    let elems = region
+    share_threads(region_elems(region).saturating_mul(plan.elem_size), pool)
+}
+
+/// The elements of a box's region (half-open ranges per axis).
+fn region_elems(region: &[(usize, usize)]) -> usize {
+    region
         .iter()
-        .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo));
-    share_threads(elems.saturating_mul(plan.elem_size), pool)
+        .fold(1usize, |n, &(lo, hi)| n.saturating_mul(hi - lo))
 }
 
 /// The least a thread's share of a parallel call writes: a call of fewer than this many bytes
