@@ -276,7 +276,7 @@ fn cached_tail<T>(plan: &LoopPlan, dst: *mut T) -> usize {
 /// offset-table plan every non-negative table entry was checked against the source length.
 pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *const T, pad: T) {
     let (d, s) = (Ptr(dst), Ptr(src as *mut T));
-    let table = Ptr(plan.table.as_ptr() as *mut isize);
+    let table = Ptr(plan.stacked().table.as_ptr() as *mut isize);
     let level = simd::level();
     let size = std::mem::size_of::<T>();
     // The boxes write distinct destination elements: at most `dst_numel`, counted first.

@@ -248,6 +248,19 @@ pub struct LoopPlan<'a> {
     pub(crate) dst: Dst,
     pub(crate) dst_numel: usize,
     pub(crate) src_levels: &'a [ConcreteView],
+    /// How a source of several levels is read (`None` for one level: the common small plan
+    /// stays smaller to move and to drop).
+    pub(crate) stacked: Option<Box<Stacked>>,
+    /// Lowest and highest source offset read: the source's extent, or the range of the
+    /// table's valid entries.
+    pub(crate) read: Option<(i64, i64)>,
+    pub(crate) boxes: Boxes,
+    pub(crate) parallel: bool,
+}
+
+/// How a plan reads a source of several levels ([`LoopPlan::stacked`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Stacked {
     /// When levels of the source merged ([`merge_memo`], or [`merge_refined`] after cutting the
     /// top along the rows of the level below): the levels the loops read, and the cut shape
     /// the boxes then index (`None` when nothing was cut).
@@ -266,11 +279,18 @@ pub struct LoopPlan<'a> {
     pub(crate) row_boxes: usize,
     /// For a plan that reads a table: why.
     pub(crate) why_table: Option<TableReason>,
-    /// Lowest and highest source offset read: the source's extent, or the range of the
-    /// table's valid entries.
-    pub(crate) read: Option<(i64, i64)>,
-    pub(crate) boxes: Boxes,
-    pub(crate) parallel: bool,
+}
+
+impl Stacked {
+    /// A source of one level: nothing merged, no table, no boxes cut.
+    const ONE_LEVEL: Stacked = Stacked {
+        merged: None,
+        table: Vec::new(),
+        table_per_top: false,
+        pieces: 0,
+        row_boxes: 0,
+        why_table: None,
+    };
 }
 
 impl<'a> LoopPlan<'a> {
@@ -291,12 +311,7 @@ impl<'a> LoopPlan<'a> {
             dst,
             dst_numel,
             src_levels,
-            merged: None,
-            table: Vec::new(),
-            table_per_top: false,
-            pieces: 0,
-            row_boxes: 0,
-            why_table: None,
+            stacked: None,
             read: None,
             boxes: Boxes::Many(Vec::new()),
             parallel: false,
@@ -390,10 +405,16 @@ impl LoopPlan<'_> {
 
     /// The source levels the loops read: the given ones, or the merged ones.
     fn levels(&self) -> &[ConcreteView] {
-        match &self.merged {
+        match &self.stacked().merged {
             Some((_, levels)) => levels,
             None => self.src_levels,
         }
+    }
+
+    /// How the source's levels are read ([`Stacked::ONE_LEVEL`] for one level).
+    pub(crate) fn stacked(&self) -> &Stacked {
+        static ONE_LEVEL: Stacked = Stacked::ONE_LEVEL;
+        self.stacked.as_deref().unwrap_or(&ONE_LEVEL)
     }
 
     /// The boxes of the plan, in the order they run. Their regions index the destination's
@@ -427,15 +448,15 @@ impl LoopPlan<'_> {
     /// framework can refuse or warn before running it.
     #[must_use]
     pub fn table(&self) -> Option<TableUse> {
-        let levels = self.levels().len();
-        if self.pieces > 0 || self.row_boxes > 0 || levels < 2 {
+        let (levels, s) = (self.levels().len(), self.stacked());
+        if s.pieces > 0 || s.row_boxes > 0 || levels < 2 {
             return None;
         }
         Some(TableUse {
             levels,
-            entries: self.table.len(),
-            per_top_element: self.table_per_top,
-            reason: self.why_table.unwrap_or(TableReason::Levels(levels)),
+            entries: s.table.len(),
+            per_top_element: s.table_per_top,
+            reason: s.why_table.unwrap_or(TableReason::Levels(levels)),
         })
     }
 
@@ -484,7 +505,8 @@ impl fmt::Display for LoopPlan<'_> {
         for (k, l) in self.src_levels.iter().enumerate() {
             writeln!(f, "  src level {k}: {}", fmt_layout(l))?;
         }
-        match &self.merged {
+        let stacked = self.stacked();
+        match &stacked.merged {
             Some((None, levels)) => {
                 for l in levels {
                     writeln!(f, "  merged: {}", fmt_layout(l))?;
@@ -503,18 +525,18 @@ impl fmt::Display for LoopPlan<'_> {
             }
             None => {}
         }
-        if self.pieces > 0 {
+        if stacked.pieces > 0 {
             writeln!(
                 f,
                 "  split: the top cut into {} boxes that each read the level below as one view",
-                self.pieces
+                stacked.pieces
             )?;
-        } else if self.row_boxes > 0 {
+        } else if stacked.row_boxes > 0 {
             writeln!(
                 f,
                 "  rows: each row of the top reads one row of the level below, in {} box{}",
-                self.row_boxes,
-                if self.row_boxes == 1 { "" } else { "es" }
+                stacked.row_boxes,
+                if stacked.row_boxes == 1 { "" } else { "es" }
             )?;
         } else if let Some(t) = self.table() {
             let per = if t.per_top_element {
@@ -604,7 +626,10 @@ pub(crate) fn simplify<const K: usize>(
             }
         }
     }
-    axes.sort_by(|x, y| y.steps[0].cmp(&x.steps[0]));
+    // Most nests come in order (a row-major destination): the check is cheaper than the sort.
+    if !axes.is_sorted_by(|x, y| x.steps[0] >= y.steps[0]) {
+        axes.sort_by(|x, y| y.steps[0].cmp(&x.steps[0]));
+    }
     nest::merge_contiguous(&nest::Exact, &mut axes);
     if axes.is_empty() {
         axes.push(Loop {
@@ -763,7 +788,9 @@ pub(crate) fn pick_kernel(axes: &mut [Loop<2>], table: bool) -> Kernel {
         Some(b) if na >= 8 => {
             // Outer loops may run in any order: move the source's unit axis next to the last.
             let ax = axes[b];
-            axes.copy_within(b + 1..n - 1, b);
+            if b + 2 < n {
+                axes.copy_within(b + 1..n - 1, b);
+            }
             axes[n - 2] = ax;
             Kernel::Tiled
         }
@@ -999,10 +1026,7 @@ pub(crate) fn plan_copy_untyped<'a>(
         let mut rows = rows::masked_rows(op, dst_view, lower, upper, true)?;
         if rows.is_err() {
             if let Some(pieces) = split_merge(lower, upper)? {
-                let mut plan = LoopPlan {
-                    pieces: pieces.len(),
-                    ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
-                };
+                let mut plan = LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src);
                 let mut boxes = Vec::new();
                 for (origin, v) in &pieces {
                     piece_boxes(op, &d, origin, v, &mut boxes)?;
@@ -1011,7 +1035,11 @@ pub(crate) fn plan_copy_untyped<'a>(
                         (r, None) | (None, r) => r,
                     };
                 }
-                plan.merged = merged;
+                plan.stacked = Some(Box::new(Stacked {
+                    merged,
+                    pieces: pieces.len(),
+                    ..Stacked::ONE_LEVEL
+                }));
                 plan.boxes = boxes.into();
                 return Ok(plan.with_threads());
             }
@@ -1020,9 +1048,12 @@ pub(crate) fn plan_copy_untyped<'a>(
         match rows {
             Ok((boxes, read)) => {
                 let plan = LoopPlan {
-                    merged,
+                    stacked: Some(Box::new(Stacked {
+                        merged,
+                        row_boxes: boxes.len(),
+                        ..Stacked::ONE_LEVEL
+                    })),
                     read,
-                    row_boxes: boxes.len(),
                     boxes: boxes.into(),
                     ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
                 };
@@ -1103,11 +1134,18 @@ pub(crate) fn plan_copy_untyped<'a>(
         boxes.push(PlanBox { region: cell, nest });
     }
     let why_table = why_table.or(Some(TableReason::Levels(levels.len())));
+    // A masked view of one level reads no table: its plan stays as small as an unmasked one's.
+    let stacked = (merged.is_some() || !below.is_empty()).then(|| {
+        Box::new(Stacked {
+            merged,
+            table,
+            table_per_top: per_top,
+            why_table,
+            ..Stacked::ONE_LEVEL
+        })
+    });
     let plan = LoopPlan {
-        merged,
-        table,
-        table_per_top: per_top,
-        why_table,
+        stacked,
         read,
         boxes: boxes.into(),
         ..LoopPlan::of(op, (elem, elem_size), d.numel(), Dst::View(dst), src)
@@ -1324,24 +1362,20 @@ fn plan_single_view<'a>(
         value,
         view: v.to_string(),
     };
-    // The shapes are equal: so are the element counts.
-    let numel = src.numel();
-    let dst_numel = usize::try_from(numel).map_err(|_| bad(src, "element count", numel))?;
-    for v in dst.iter().chain([src]) {
-        if isize::BITS < i64::BITS {
-            if let Some((lo, hi)) = v.extent() {
-                for x in [lo, hi] {
-                    isize::try_from(x).map_err(|_| bad(v, "offset", x))?;
-                }
-            }
-        }
-    }
     let to_isize = |v: &ConcreteView, what, x: i64| isize::try_from(x).map_err(|_| bad(v, what, x));
     let shape = src.shape();
     let mut axes: Vec<Loop<2>> = Vec::with_capacity(shape.len());
     let mut region = Vec::with_capacity(shape.len());
-    for (k, (&n, &ss)) in shape.iter().zip(src.strides()).enumerate() {
-        let n = usize::try_from(n).map_err(|_| bad(src, "size", n))?;
+    // The element count (the shapes are equal: the destination's too) and the source's
+    // extent, as `numel` and `extent` give them, in the one pass over the axes. Every
+    // in-shape offset of a view fits `i64` (as do the partial sums), and so does the count.
+    let (mut dst_numel, mut lo, mut hi) = (1usize, src.offset(), src.offset());
+    for (k, (&d, &ss)) in shape.iter().zip(src.strides()).enumerate() {
+        let n = usize::try_from(d).map_err(|_| bad(src, "size", d))?;
+        dst_numel = dst_numel.saturating_mul(n);
+        let last = ss.wrapping_mul(d.wrapping_sub(1));
+        lo = lo.wrapping_add(last.min(0));
+        hi = hi.wrapping_add(last.max(0));
         let ds = match &dst {
             Some(d) => to_isize(d, "stride", d.strides().get(k).copied().unwrap_or(0))?,
             None => 0,
@@ -1351,6 +1385,17 @@ fn plan_single_view<'a>(
             steps: [ds, to_isize(src, "stride", ss)?],
         });
         region.push((0, n));
+    }
+    if isize::BITS < i64::BITS {
+        let numel = src.numel();
+        usize::try_from(numel).map_err(|_| bad(src, "element count", numel))?;
+        for v in dst.iter().chain([src]) {
+            if let Some((lo, hi)) = v.extent() {
+                for x in [lo, hi] {
+                    isize::try_from(x).map_err(|_| bad(v, "offset", x))?;
+                }
+            }
+        }
     }
     if dst.is_none() {
         // Row-major strides; zero-size axes count as one, as the view crate does. The
@@ -1383,13 +1428,20 @@ fn plan_single_view<'a>(
         }
         None => Boxes::Many(Vec::new()),
     };
-    let dst = dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View);
-    let plan = LoopPlan {
-        read: src.extent(),
+    // The one box writes every element; `with_threads`' rule without counting them again.
+    let parallel = dst_numel.saturating_mul(elem_size) >= PARALLEL_BYTES;
+    Ok(LoopPlan {
+        op,
+        elem,
+        elem_size,
+        dst: dst.map_or_else(|| Dst::RowMajor(LazyView::default()), Dst::View),
+        dst_numel,
+        src_levels,
+        stacked: None,
+        read: (dst_numel > 0).then_some((lo, hi)),
         boxes,
-        ..LoopPlan::of(op, (elem, elem_size), dst_numel, dst, src_levels)
-    };
-    Ok(plan.with_threads())
+        parallel,
+    })
 }
 
 /// Plans materializing `src` into a fresh row-major buffer of elements of type `T`.
