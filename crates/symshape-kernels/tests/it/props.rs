@@ -1,11 +1,11 @@
 //! Property tests: every operation against the element-by-element reference.
 
-use crate::gen::{buffer, stack, structured_layout, view};
+use crate::gen::{any_layout, buffer, stack, structured_layout, view};
 use crate::reference as r;
 use proptest::prelude::*;
 use symshape_kernels::{
     copy, copy_within, fill, map, map_into, materialize, plan_materialize, reduce, reduce_with,
-    zip, zip_into, ConcreteStack, ConcreteView, Input, Kernel, Levels, Output, ReduceConfig,
+    zip, zip_into, ConcreteStack, ConcreteView, Error, Input, Kernel, Levels, Output, ReduceConfig,
     ReduceOp,
 };
 use symshape_view::Op;
@@ -23,6 +23,32 @@ proptest! {
         let mut planned = vec![0; want.len()];
         plan_materialize::<i64>(&s).unwrap().run_materialize(&buf, &mut planned, pad).unwrap();
         prop_assert_eq!(planned, want);
+    }
+
+    #[test]
+    fn plans_of_one_view_need_exactly_the_buffer_it_reads(v in any_layout(LEN), pad in -5i64..5) {
+        // The highest buffer offset a valid element reads, element by element.
+        let levels = std::slice::from_ref(&v);
+        let last = r::indices(&r::dims(&v))
+            .iter()
+            .filter_map(|idx| r::stack_offset(levels, idx))
+            .max();
+        let fits = &buffer(LEN)[..last.map_or(0, |l| l + 1)];
+        let want = r::materialize(fits, levels, pad);
+        let plan = plan_materialize::<i64>(&v).unwrap();
+        let mut out = vec![0; want.len()];
+        plan.run_materialize(fits, &mut out, pad).unwrap();
+        prop_assert_eq!(&out, &want);
+        let direct = materialize(Input::new(fits, &v).pad(pad)).unwrap().values;
+        prop_assert_eq!(&direct, &want);
+        if let Some(l) = last {
+            // One element shorter: the plan and the small-view gather both refuse it.
+            let short = &fits[..l];
+            let planned = plan.run_materialize(short, &mut out, pad);
+            prop_assert!(matches!(planned, Err(Error::OutOfBuffer { .. })), "{:?}", planned);
+            let direct = materialize(Input::new(short, &v).pad(pad)).map(|m| m.values);
+            prop_assert!(matches!(direct, Err(Error::OutOfBuffer { .. })), "{:?}", direct);
+        }
     }
 
     #[test]
