@@ -22,7 +22,8 @@
 
 use crate::element::Element;
 use crate::plan::{
-    tile_rows, BoxPartition, Dst, Kernel, Loop, LoopPlan, Partition, PARALLEL_BYTES, ROWS_RUN, TILE,
+    innermost, tile_rows, BoxPartition, Dst, Kernel, Loop, LoopPlan, Partition, PARALLEL_BYTES,
+    ROWS_RUN, TILE,
 };
 use crate::simd::{self, Level};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -295,14 +296,7 @@ pub(crate) unsafe fn run_boxes<T: Element>(plan: &LoopPlan, dst: *mut T, src: *c
         let axes = &b.nest.loops;
         let kernel = b.nest.kernel;
         let base = b.nest.base;
-        let Some((
-            &Loop {
-                extent: na,
-                steps: [da, sa],
-            },
-            outer,
-        )) = axes.split_last()
-        else {
+        let Some((na, [da, sa], outer)) = innermost(axes) else {
             continue;
         };
         let threads = box_threads(plan, &b.region, rayon::current_num_threads);
@@ -479,14 +473,7 @@ unsafe fn masked_rows_box<T: Element>(
     pad: T,
     threads: usize,
 ) {
-    let Some((
-        &Loop {
-            extent: n,
-            steps: [dn, sn],
-        },
-        outer,
-    )) = axes.split_last()
-    else {
+    let Some((n, [dn, sn], outer)) = innermost(axes) else {
         return;
     };
     // The outer loops step the run's ends along with the offsets.
@@ -558,14 +545,7 @@ unsafe fn tiled_box<T: Element>(
     stream: bool,
 ) {
     let size = std::mem::size_of::<T>();
-    let Some((
-        &Loop {
-            extent: nb,
-            steps: [db, sb],
-        },
-        outer,
-    )) = outer.split_last()
-    else {
+    let Some((nb, [db, sb], outer)) = innermost(outer) else {
         return;
     };
     // A box of at most a line by a line (an 8 x 8 transpose), not staged (1-byte rows of a
@@ -656,24 +636,10 @@ unsafe fn tiled_rows_box<T: Element>(
     (nr, sr): (usize, isize),
     threads: usize,
 ) {
-    let Some((
-        &Loop {
-            extent: na,
-            steps: [da, sa],
-        },
-        outer,
-    )) = outer.split_last()
-    else {
+    let Some((na, [da, sa], outer)) = innermost(outer) else {
         return;
     };
-    let Some((
-        &Loop {
-            extent: nb,
-            steps: [db, sb],
-        },
-        outer,
-    )) = outer.split_last()
-    else {
+    let Some((nb, [db, sb], outer)) = innermost(outer) else {
         return;
     };
     let size = std::mem::size_of::<T>();
@@ -2404,14 +2370,7 @@ pub(crate) fn box_units(axes: &[Loop<2>], kernel: Kernel, size: usize, threads: 
                 .saturating_mul(nb.div_ceil(tile_rows(size)))
         }
         Kernel::Tiled => {
-            let Some((
-                &Loop {
-                    extent: nb,
-                    steps: [db, _],
-                },
-                rest,
-            )) = outer.split_last()
-            else {
+            let Some((nb, [db, _], rest)) = innermost(outer) else {
                 return 0;
             };
             let n_units = product(rest).saturating_mul(nb.div_ceil(TILE));

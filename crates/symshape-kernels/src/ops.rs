@@ -15,7 +15,9 @@ use crate::exec::{drive, run_boxes, share_threads, streams, tiled, write_row, Pt
 use crate::operand::{
     check_extent, check_no_self_overlap, read_extent, shape_of, top, Input, Machine, Output,
 };
-use crate::plan::{plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Loop};
+use crate::plan::{
+    innermost, plan_copy_into_levels, plan_materialize_levels, simplify, stack_offsets, Loop,
+};
 use crate::simd;
 use std::mem::size_of;
 
@@ -366,14 +368,7 @@ pub fn fill<T: Element>(dst: Output<'_, T>, value: T) -> Result<()> {
         numel.saturating_mul(std::mem::size_of::<T>()),
         rayon::current_num_threads,
     );
-    let Some((
-        &Loop {
-            extent: n,
-            steps: [s],
-        },
-        outer,
-    )) = axes.split_last()
-    else {
+    let Some((n, [s], outer)) = innermost(&axes) else {
         return Ok(());
     };
     let d = Ptr(dst.buf.as_mut_ptr());
@@ -489,14 +484,7 @@ fn map_rows<T: Element, U: Element>(
         dst.numel().saturating_mul(std::mem::size_of::<U>()),
         rayon::current_num_threads,
     );
-    let Some((
-        &Loop {
-            extent: n,
-            steps: [ds, ss],
-        },
-        outer,
-    )) = axes.split_last()
-    else {
+    let Some((n, [ds, ss], outer)) = innermost(&axes) else {
         return Ok(());
     };
     let (d, s) = (Ptr(out.as_mut_ptr()), Ptr(buf.as_ptr() as *mut T));
@@ -640,14 +628,7 @@ fn zip_rows<A: Element, B: Element, C: Element>(
         dst.numel().saturating_mul(std::mem::size_of::<C>()),
         rayon::current_num_threads,
     );
-    let Some((
-        &Loop {
-            extent: n,
-            steps: [ds, xs, ys],
-        },
-        outer,
-    )) = axes.split_last()
-    else {
+    let Some((n, [ds, xs, ys], outer)) = innermost(&axes) else {
         return Ok(());
     };
     let (d, x, y) = (

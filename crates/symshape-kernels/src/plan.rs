@@ -602,6 +602,15 @@ impl fmt::Display for LoopPlan<'_> {
 /// One loop of a bound nest: extent and steps of the K operands (destination first).
 pub(crate) type Loop<const K: usize> = nest::Loop<usize, [isize; K]>;
 
+/// The innermost loop of a nest (its extent and steps) and the loops outside it; `None` for
+/// a nest without loops.
+pub(crate) fn innermost<const K: usize>(
+    axes: &[Loop<K>],
+) -> Option<(usize, [isize; K], &[Loop<K>])> {
+    let (inner, outer) = axes.split_last()?;
+    Some((inner.extent, inner.steps, outer))
+}
+
 /// Drops unit axes, reverses axes with a negative destination stride, orders axes by
 /// decreasing destination stride and merges axes contiguous for every operand
 /// ([`nest::merge_contiguous`], decided at once).
