@@ -65,7 +65,7 @@ tasks:
 ";
 
 /// The cargo-fuzz targets in `fuzz/fuzz_targets`.
-const FUZZ_TARGETS: &[&str] = &["parse", "runner"];
+const FUZZ_TARGETS: &[&str] = &["parse", "runner", "chain"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -394,8 +394,15 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     let max_time = format!("-max_total_time={seconds}");
     for t in targets {
         eprintln!("xtask fuzz: {t} for {seconds} s");
+        // A target's dictionary (its statement keywords, for the runner) lies beside it.
+        let dict = format!("{t}.dict");
+        let mut flags = vec![max_time.clone()];
+        if dir.join(&dict).exists() {
+            flags.push(format!("-dict={dict}"));
+        }
         let status = Command::new("cargo")
-            .args(["+nightly", "fuzz", "run", t, "--", &max_time])
+            .args(["+nightly", "fuzz", "run", t, "--"])
+            .args(&flags)
             .current_dir(&dir)
             .status()
             .map_err(|e| format!("cannot run `cargo +nightly fuzz`: {e}"))?;

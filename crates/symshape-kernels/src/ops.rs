@@ -202,7 +202,9 @@ fn small_gather<T: Element>(
 
 /// Copies `src` into the elements of `dst`, as `a[...] = b` does: elements outside the
 /// destination's mask are left alone, masked source elements write the input's pad. The
-/// shapes must be equal; the destination must reach each element at most once.
+/// shapes must be equal; no level of the destination may reach an element twice (then the
+/// whole destination reaches each element at most once; like PyTorch's refusal of a written
+/// tensor with internal overlap, the rule does not look at which indices the levels above read).
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`], [`Error::OverlappingDestination`], [`Error::UndecidedOverlap`],

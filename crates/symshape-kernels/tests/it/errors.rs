@@ -70,6 +70,15 @@ fn self_overlapping_destinations() {
     let twice =
         ConcreteStack::unmerged(vec![lay(&[4], &[1], 0), lay(&[2, 2], &[0, 1], 0)]).unwrap();
     insta::assert_snapshot!(msg(fill(Output::new(&mut buf, &twice), 1)), @"fill: destination view shape=[2, 2] strides=[0, 1] offset=0 mask=none reaches some element through two indices");
+    // Even where the level above reads only one of the two indices: the rule is per level,
+    // as conservative as PyTorch's refusal of a written tensor with internal overlap.
+    let once = ConcreteStack::unmerged(vec![
+        lay(&[4], &[1], 0),
+        lay(&[2, 2], &[0, 1], 0),
+        lay(&[2], &[1], 0),
+    ])
+    .unwrap();
+    insta::assert_snapshot!(msg(fill(Output::new(&mut buf, &once), 1)), @"fill: destination view shape=[2, 2] strides=[0, 1] offset=0 mask=none reaches some element through two indices");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 mod adversarial;
 mod alloc;
+mod chains;
 #[cfg(feature = "dlpack")]
 mod dlpack;
 mod errors;
@@ -11,6 +12,11 @@ mod gen;
 mod half;
 mod hostile;
 mod interop;
+// The naive index table of view ops, shared with the view crate's tests and the `chain`
+// fuzz target; these tests use part of it.
+#[allow(dead_code)]
+#[path = "../../../symshape-view/tests/it/model.rs"]
+mod model;
 #[cfg(feature = "ndarray")]
 mod nd;
 mod plans;

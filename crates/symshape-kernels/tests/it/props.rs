@@ -13,6 +13,18 @@ use symshape_view::Op;
 const LEN: usize = 40;
 
 proptest! {
+    /// Stacks built by real op chains (merged where the algebra merges, with copies, pads
+    /// and windows in their levels), against the index table of the same chain; the `chain`
+    /// fuzz target runs the same check on arbitrary bytes.
+    #[test]
+    fn op_chains_read_and_write_where_their_index_table_says(
+        data in prop::collection::vec(any::<u8>(), 0..96),
+    ) {
+        crate::chains::check(&data).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
     #[test]
     fn materialize_matches_reference(s in stack(LEN), pad in -5i64..5) {
         let buf = buffer(LEN);

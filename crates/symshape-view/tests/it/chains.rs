@@ -3,10 +3,10 @@
 use proptest::prelude::*;
 use symshape::Scope;
 use symshape_view::concrete::merge;
-use symshape_view::{IndexItem, View, ViewOps, ViewStack};
+use symshape_view::{View, ViewOps, ViewStack};
 
 use crate::engine::model_of_view;
-use crate::model::{py_slice, Model, Pick};
+use crate::model::{random_index, Model};
 use crate::strategy::{arb_raw, factor_shape};
 
 /// One random op; its parameters are read modulo the current shape.
@@ -19,74 +19,6 @@ struct Step {
 fn arb_step() -> impl Strategy<Value = Step> {
     (0u8..8, prop::collection::vec(any::<u32>(), 16))
         .prop_map(|(kind, params)| Step { kind, params })
-}
-
-/// Random NumPy index for `shape`, and the model's picks for it.
-pub fn random_index(shape: &[i64], p: &[u32]) -> (Vec<IndexItem>, Vec<Pick>) {
-    let mut items = Vec::new();
-    let mut picks = Vec::new();
-    let mut k = 0;
-    let mut next = |m: u32| {
-        k += 1;
-        p[k % p.len()] % m
-    };
-    let use_ellipsis = next(3) == 0;
-    let last = if use_ellipsis {
-        next(shape.len() as u32 + 1) as usize
-    } else {
-        shape.len()
-    };
-    let mut axis = 0;
-    while axis < last {
-        if next(5) == 0 {
-            items.push(IndexItem::NewAxis);
-            picks.push(Pick::New);
-        }
-        let d = shape[axis];
-        if d > 0 && next(3) == 0 {
-            let i = next(d as u32) as i64;
-            let i = if next(2) == 0 { i - d } else { i };
-            items.push(IndexItem::Int(i));
-            picks.push(Pick::Int(if i < 0 { i + d } else { i }));
-        } else {
-            let bound = |x: u32| (x as i64 % (2 * d + 3)) - d - 1;
-            let start = (next(2) == 0).then(|| bound(next(1000)));
-            let stop = (next(2) == 0).then(|| bound(next(1000)));
-            let step = [1i64, 1, 2, 3, -1, -2][next(6) as usize];
-            let sel = py_slice(d, start, stop, step);
-            items.push(IndexItem::Slice {
-                start,
-                stop,
-                step: Some(step),
-            });
-            picks.push(Pick::Range {
-                first: sel.first().copied().unwrap_or(0),
-                count: sel.len() as i64,
-                step,
-            });
-        }
-        axis += 1;
-    }
-    if use_ellipsis {
-        items.push(IndexItem::Ellipsis);
-        for &d in &shape[last..] {
-            picks.push(Pick::Range {
-                first: 0,
-                count: d,
-                step: 1,
-            });
-        }
-        // Whatever follows the ellipsis: nothing, so the ellipsis covers the rest.
-    } else {
-        for &d in &shape[last..] {
-            picks.push(Pick::Range {
-                first: 0,
-                count: d,
-                step: 1,
-            });
-        }
-    }
-    (items, picks)
 }
 
 /// Applies `step` to the model and returns it with the view and stack versions.

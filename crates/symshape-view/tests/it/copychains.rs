@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use symshape::Scope;
 use symshape_view::{ConcreteView, DType, MemoryOverlap, Op, View, ViewOps, ViewStack};
 
-use crate::chains::{random_index, shrink_bounds, stack_table};
-use crate::model::{indices, Model, Pick};
+use crate::chains::{shrink_bounds, stack_table};
+use crate::model::{indices, random_index, Model, Pick};
 use crate::strategy::{arb_raw, factor_shape};
 
 /// The model of a tensor: offsets into the buffer `storage` (row-major table), and the

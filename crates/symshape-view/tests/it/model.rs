@@ -1,5 +1,7 @@
 //! The naive reference model: an explicit table of offsets, ops applied element by element.
 
+use symshape_view::IndexItem;
+
 /// Offsets of every element in row-major order, `None` for invalid ones.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Model {
@@ -281,4 +283,72 @@ pub enum Pick {
     Int(i64),
     Range { first: i64, count: i64, step: i64 },
     New,
+}
+
+/// Random NumPy index for `shape`, and the model's picks for it.
+pub fn random_index(shape: &[i64], p: &[u32]) -> (Vec<IndexItem>, Vec<Pick>) {
+    let mut items = Vec::new();
+    let mut picks = Vec::new();
+    let mut k = 0;
+    let mut next = |m: u32| {
+        k += 1;
+        p[k % p.len()] % m
+    };
+    let use_ellipsis = next(3) == 0;
+    let last = if use_ellipsis {
+        next(shape.len() as u32 + 1) as usize
+    } else {
+        shape.len()
+    };
+    let mut axis = 0;
+    while axis < last {
+        if next(5) == 0 {
+            items.push(IndexItem::NewAxis);
+            picks.push(Pick::New);
+        }
+        let d = shape[axis];
+        if d > 0 && next(3) == 0 {
+            let i = next(d as u32) as i64;
+            let i = if next(2) == 0 { i - d } else { i };
+            items.push(IndexItem::Int(i));
+            picks.push(Pick::Int(if i < 0 { i + d } else { i }));
+        } else {
+            let bound = |x: u32| (x as i64 % (2 * d + 3)) - d - 1;
+            let start = (next(2) == 0).then(|| bound(next(1000)));
+            let stop = (next(2) == 0).then(|| bound(next(1000)));
+            let step = [1i64, 1, 2, 3, -1, -2][next(6) as usize];
+            let sel = py_slice(d, start, stop, step);
+            items.push(IndexItem::Slice {
+                start,
+                stop,
+                step: Some(step),
+            });
+            picks.push(Pick::Range {
+                first: sel.first().copied().unwrap_or(0),
+                count: sel.len() as i64,
+                step,
+            });
+        }
+        axis += 1;
+    }
+    if use_ellipsis {
+        items.push(IndexItem::Ellipsis);
+        for &d in &shape[last..] {
+            picks.push(Pick::Range {
+                first: 0,
+                count: d,
+                step: 1,
+            });
+        }
+        // Whatever follows the ellipsis: nothing, so the ellipsis covers the rest.
+    } else {
+        for &d in &shape[last..] {
+            picks.push(Pick::Range {
+                first: 0,
+                count: d,
+                step: 1,
+            });
+        }
+    }
+    (items, picks)
 }
