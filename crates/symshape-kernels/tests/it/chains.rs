@@ -1,16 +1,18 @@
 //! Chains of view ops end to end: each op is applied to a [`ViewStack`] over a contiguous
 //! buffer and to the naive index table of `model.rs` side by side; the bound stack (merged
-//! wherever the view algebra merges) must then be read by `materialize` and written by
-//! `copy` exactly where the table says, element by element.
+//! wherever the view algebra merges) must then give the table's offsets
+//! (`ConcreteStack::offsets`), have a plan, and be read by `materialize` and written by
+//! `copy` and `fill` exactly where the table says, element by element.
 //!
-//! `check` decodes the chain from bytes, so that the property test below and the `chain`
+//! `check` decodes the chain from bytes, so that the property test in `props.rs` and the `chain`
 //! fuzz target (`fuzz/fuzz_targets/chain.rs`, which includes this file) share it: every
 //! byte string is a valid chain (parameters are read modulo what the current shape allows,
 //! zeros once the bytes run out), and a failure prints the chain.
 
 use symshape::Scope;
 use symshape_kernels::{
-    copy, fill, materialize, ConcreteStack, ConcreteView, Element, Error, Input, Output,
+    copy, fill, materialize, plan_materialize, ConcreteStack, ConcreteView, Element, Error, Input,
+    Output,
 };
 use symshape_view::{View, ViewOps, ViewStack};
 
@@ -89,6 +91,15 @@ pub fn check(data: &[u8]) -> Result<(), String> {
             bound.shape(),
             model.shape
         )));
+    }
+    // The view crate's own element-by-element offsets, and the plan's description.
+    match bound.offsets() {
+        Ok(table) if table == model.table => {}
+        other => return Err(fail(format!("offsets {other:?}"))),
+    }
+    let plan = plan_materialize::<i64>(&bound).map_err(|e| fail(format!("plan: {e}")))?;
+    if plan.to_string().is_empty() {
+        return Err(fail("an empty plan description".to_string()));
     }
     let len = usize::try_from(numel(&shape)).map_err(|e| e.to_string())?;
     let pad = -7 - b.size(3);
