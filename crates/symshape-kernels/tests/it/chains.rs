@@ -361,10 +361,7 @@ fn read<T: Element>(
 /// reaches an element twice.
 fn write(bound: &ConcreteStack, model: &Model, len: usize) -> Result<(), String> {
     let shape = bound.shape().to_vec();
-    let rows = ConcreteStack::new(vec![
-        ConcreteView::contiguous(&shape).map_err(|e| e.to_string())?
-    ])
-    .map_err(|e| e.to_string())?;
+    let rows = ConcreteView::contiguous(&shape).map_err(|e| e.to_string())?;
     let src: Vec<i64> = (0..numel(&shape)).map(|e| 1_000_000 + e).collect();
     let (mut copied, mut filled) = (vec![-1i64; len], vec![-1i64; len]);
     let mut injective = true;
