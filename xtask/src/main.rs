@@ -29,11 +29,11 @@ tasks:
           where missing, as root or under CI=true; without it the OpenCL
           tests are skipped, but fail under CI=true), format check, clippy (-D warnings)
           and the whole test suite, both with every optional feature on (serde of
-          symshape and symshape-view, ndarray and dlpack of symshape-kernels), clippy
-          of those three libraries with their features off,
-          the docs (-D warnings), a compile of every benchmark,
-          `cargo package --workspace`, and clippy of the kernels for
-          aarch64-unknown-linux-gnu (the portable paths; skipped when rustup
+          symshape and symshape-view, ndarray and dlpack of symshape-kernels; the
+          examples are linted, not built), the docs (-D warnings), a compile of every
+          benchmark, `cargo package --workspace`, and clippy of the kernels and the
+          two libraries below them with their features off for
+          aarch64-unknown-linux-gnu (the portable paths; on the host when rustup
           cannot add that target), then the Python package: a virtual environment in
           target/py-venv with pinned maturin, pytest, numpy and sympy, the wheel of
           crates/symshape-py built and installed, and its pytest suite
@@ -133,25 +133,16 @@ fn ci_steps() -> Vec<Step> {
                 DENY_WARNINGS,
             ],
         ),
-        // The libraries with their features off, as a crate that depends on them without
-        // features builds them (the workspace's own builds turn them on).
+        // Unit and integration tests; the examples are linted above and not built here (the
+        // scenarios of the kernels' examples run in its tests), and the doc tests follow.
         Step::new(
-            "clippy (no optional features)",
+            "tests",
             &[
-                &[
-                    "clippy",
-                    "--package",
-                    "symshape",
-                    "--package",
-                    "symshape-view",
-                    "--package",
-                    "symshape-kernels",
-                    "--locked",
-                ],
-                DENY_WARNINGS,
+                &["test", "--workspace", "--lib", "--bins", "--tests"],
+                &features,
             ],
         ),
-        Step::new("tests", &[&["test", "--workspace"], &features]),
+        Step::new("doc tests", &[&["test", "--workspace", "--doc"], &features]),
     ];
     steps.push(Step {
         env: &[("RUSTDOCFLAGS", "-D warnings")],
@@ -229,25 +220,13 @@ fn ci() -> Result<(), String> {
 /// A target without the x86 kernels: the portable paths must build there.
 const PORTABLE_TARGET: &str = "aarch64-unknown-linux-gnu";
 
-/// `cargo clippy` of the kernels (and the crates below them) for [`PORTABLE_TARGET`], which
-/// compiles only the portable paths. The target's standard library is added with `rustup`
-/// when missing; where it cannot be (no `rustup`, no network) the step says so and is
-/// skipped, since nothing of the project is at fault.
-fn cross_check(root: &Path) -> Result<(), String> {
-    let t = Instant::now();
-    eprintln!("xtask ci: portable target ({PORTABLE_TARGET})");
-    let added = Command::new("rustup")
-        .args(["target", "add", PORTABLE_TARGET])
-        .current_dir(root)
-        .status();
-    if !added.is_ok_and(|s| s.success()) {
-        eprintln!(
-            "xtask ci: portable target skipped: `rustup target add {PORTABLE_TARGET}` failed"
-        );
-        return Ok(());
-    }
-    run_cargo(
-        root,
+/// `cargo clippy` of the kernels with all their targets for [`PORTABLE_TARGET`], which
+/// compiles only the portable paths. No optional feature is on, and clippy lints the
+/// workspace crates the kernels build on (`symshape`, `symshape-view`) as well, so this is
+/// also the lint of the three libraries as a crate that depends on them without features
+/// builds them (the workspace's own builds turn every feature on).
+fn portable_clippy() -> Vec<&'static str> {
+    let args: &[&[&'static str]] = &[
         &[
             "clippy",
             "--package",
@@ -256,13 +235,52 @@ fn cross_check(root: &Path) -> Result<(), String> {
             "--target",
             PORTABLE_TARGET,
             "--locked",
-            "--",
-            "-D",
-            "warnings",
         ],
-        &[],
-    )?;
-    eprintln!("xtask ci: portable target ok in {:.1?}", t.elapsed());
+        DENY_WARNINGS,
+    ];
+    args.concat()
+}
+
+/// The featureless lint of the three libraries on the host, where the portable target
+/// cannot be added.
+fn featureless_clippy() -> Vec<&'static str> {
+    let args: &[&[&'static str]] = &[
+        &[
+            "clippy",
+            "--package",
+            "symshape",
+            "--package",
+            "symshape-view",
+            "--package",
+            "symshape-kernels",
+            "--locked",
+        ],
+        DENY_WARNINGS,
+    ];
+    args.concat()
+}
+
+/// [`portable_clippy`], after adding the target's standard library with `rustup` when
+/// missing. Where it cannot be added (no `rustup`, no network) the step says so and runs
+/// [`featureless_clippy`] on the host instead, since nothing of the project is at fault.
+fn cross_check(root: &Path) -> Result<(), String> {
+    let t = Instant::now();
+    eprintln!("xtask ci: portable target ({PORTABLE_TARGET}), no optional features");
+    let added = Command::new("rustup")
+        .args(["target", "add", PORTABLE_TARGET])
+        .current_dir(root)
+        .status();
+    if added.is_ok_and(|s| s.success()) {
+        run_cargo(root, &portable_clippy(), &[])?;
+        eprintln!("xtask ci: portable target ok in {:.1?}", t.elapsed());
+    } else {
+        eprintln!(
+            "xtask ci: portable target skipped: `rustup target add {PORTABLE_TARGET}` failed; \
+             the libraries without optional features are linted on the host"
+        );
+        run_cargo(root, &featureless_clippy(), &[])?;
+        eprintln!("xtask ci: no optional features ok in {:.1?}", t.elapsed());
+    }
     Ok(())
 }
 
@@ -461,12 +479,24 @@ mod tests {
                 .find(|s| s.name == name)
                 .unwrap_or_else(|| panic!("no step `{name}`"))
         };
-        for name in ["clippy", "tests", "benches compile"] {
+        for name in ["clippy", "tests", "doc tests", "benches compile"] {
             let step = named(name);
             assert_eq!(features(step), Some(FEATURES), "step `{name}`");
             assert!(step.args.contains(&"--workspace"), "step `{name}`");
         }
-        assert_eq!(features(named("clippy (no optional features)")), None);
+    }
+
+    /// The portable lint and its host fallback both lint the three libraries with every
+    /// optional feature off: the kernels and the crates below them, no `--features`.
+    #[test]
+    fn the_featureless_lints_turn_no_feature_on() {
+        for args in [portable_clippy(), featureless_clippy()] {
+            assert!(!args.contains(&"--features"), "{args:?}");
+            assert!(!args.contains(&"--workspace"), "{args:?}");
+            assert!(args.contains(&"symshape-kernels"), "{args:?}");
+            assert!(args.ends_with(DENY_WARNINGS), "{args:?}");
+        }
+        assert!(portable_clippy().contains(&PORTABLE_TARGET));
     }
 
     /// Every feature in [`FEATURES`] is declared by its package.

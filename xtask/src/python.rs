@@ -16,7 +16,7 @@ const PINNED: &[&str] = &[
     "numpy==2.4.6",
     "sympy==1.14.0",
 ];
-/// The cargo profile of the CI wheel (`[profile.python-ci]`: optimised, no debug info, so
+/// The cargo profile of the CI wheel (`[profile.python-ci]`: unoptimised, no debug info, so
 /// that it builds fast and the tests run at a useful speed).
 const PROFILE: &str = "python-ci";
 
