@@ -31,7 +31,7 @@ tasks:
           and the whole test suite, both with every optional feature on (serde of
           symshape and symshape-view, ndarray and dlpack of symshape-kernels; the
           examples are linted, not built), the docs (-D warnings), a compile of every
-          benchmark, `cargo package --workspace`, and clippy of the kernels and the
+          benchmark, `cargo package` of the published crates, clippy of the kernels and the
           two libraries below them with their features off for
           aarch64-unknown-linux-gnu (the portable paths; on the host when rustup
           cannot add that target), then the Python package: a virtual environment in
@@ -157,10 +157,20 @@ fn ci_steps() -> Vec<Step> {
         // A target directory of its own, emptied first: cargo takes a packaged crate of an
         // unchanged version for unchanged, and would reuse a stale build of it.
         env: &[("CARGO_TARGET_DIR", PACKAGE_TARGET)],
-        ..Step::new("package", &[&["package", "--workspace", "--locked"]])
+        ..Step::new(
+            "package",
+            &[
+                &["package", "--workspace", "--locked"],
+                &["--exclude", UNPUBLISHED[0], "--exclude", UNPUBLISHED[1]],
+            ],
+        )
     });
     steps
 }
+
+/// The workspace members with `publish = false`, which `cargo package --workspace` would
+/// package and verify too (the benchmarks' verification alone builds criterion again).
+const UNPUBLISHED: [&str; 2] = ["benches", "xtask"];
 
 /// The target directory of the package step, relative to the workspace root.
 const PACKAGE_TARGET: &str = "target/package-check";
@@ -336,13 +346,21 @@ fn cargo_home() -> Option<PathBuf> {
 
 /// The package names of the workspace members: `crates/*`, `xtask` and `benches`.
 fn member_names(root: &Path) -> Result<Vec<String>, String> {
+    Ok(member_manifests(root)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// The package name and manifest text of every workspace member.
+fn member_manifests(root: &Path) -> Result<Vec<(String, String)>, String> {
     let crates = root.join("crates");
     let entries =
         std::fs::read_dir(&crates).map_err(|e| format!("cannot list {}: {e}", crates.display()))?;
     let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     dirs.push(root.join("xtask"));
     dirs.push(root.join("benches"));
-    let mut names = Vec::new();
+    let mut members = Vec::new();
     for dir in dirs {
         let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
             continue;
@@ -351,9 +369,9 @@ fn member_names(root: &Path) -> Result<Vec<String>, String> {
             let value = l.trim().strip_prefix("name")?.trim().strip_prefix('=')?;
             Some(value.trim().trim_matches('"').to_owned())
         });
-        names.extend(name);
+        members.extend(name.map(|n| (n, manifest)));
     }
-    Ok(names)
+    Ok(members)
 }
 
 fn bench(extra: &[String]) -> Result<(), String> {
@@ -497,6 +515,29 @@ mod tests {
             assert!(args.ends_with(DENY_WARNINGS), "{args:?}");
         }
         assert!(portable_clippy().contains(&PORTABLE_TARGET));
+    }
+
+    /// The package step leaves out exactly the members that are not published.
+    #[test]
+    fn the_package_step_leaves_out_the_unpublished_members() {
+        let mut unpublished: Vec<String> = member_manifests(&project_root())
+            .expect("the members")
+            .into_iter()
+            .filter(|(_, text)| text.lines().any(|l| l.replace(' ', "") == "publish=false"))
+            .map(|(name, _)| name)
+            .collect();
+        unpublished.sort();
+        assert_eq!(unpublished, UNPUBLISHED);
+        let package = ci_steps()
+            .into_iter()
+            .find(|s| s.name == "package")
+            .expect("a package step");
+        for name in UNPUBLISHED {
+            assert!(
+                package.args.windows(2).any(|w| w == ["--exclude", name]),
+                "{name}"
+            );
+        }
     }
 
     /// Every feature in [`FEATURES`] is declared by its package.
