@@ -151,6 +151,48 @@ fn compiled_program_matches_eval() {
     assert_eq!(prog.run(&mut st, &[5, 4, 2]).unwrap(), &[1, 1]);
 }
 
+/// A program of more registers than a state's small file (256) runs on the general one:
+/// the same answers as `eval`, and errors naming the instruction that failed.
+#[test]
+fn programs_past_the_small_register_file_match_eval() {
+    let mut cx = Scope::new();
+    let n = cx.declare_str("n -inf..=inf").unwrap();
+    let m = cx.declare_str("m 1..=64").unwrap();
+    let x = cx.declare_str("x -64..=64").unwrap();
+    let mut texts = Vec::new();
+    for i in 1..=100 {
+        texts.push(format!("(n + {i}) * m"));
+        texts.push(format!("(x - {i}) // (m + {i})"));
+        texts.push(format!("(x*{i}) % (m + {})", i + 1));
+    }
+    // Last, so that it is computed past the small file; it overflows for |n| >= 2.
+    texts.push("n * 4611686018427387904".into());
+    let exprs: Vec<Expr> = texts.iter().map(|t| cx.parse_expr(t).unwrap()).collect();
+    let prog = Program::compile(&[n, m, x], &exprs).unwrap();
+    assert!(prog.len() > 256, "{} instructions", prog.len());
+    let mut st = prog.state();
+    for (nv, mv, xv) in [
+        (1, 1, -64),
+        (-1, 7, -5),
+        (0, 64, 64),
+        (1, 2, 0),
+        (-1, 13, 17),
+    ] {
+        let mut b = Bindings::new();
+        b.set(n, nv).unwrap();
+        b.set(m, mv).unwrap();
+        b.set(x, xv).unwrap();
+        let want: Vec<i64> = exprs.iter().map(|e| e.eval(&b).unwrap()).collect();
+        assert_eq!(
+            prog.run(&mut st, &[nv, mv, xv]).unwrap(),
+            want.as_slice(),
+            "at n={nv} m={mv} x={xv}"
+        );
+    }
+    let e = prog.run(&mut st, &[2, 1, 0]).unwrap_err();
+    insta::assert_snapshot!(e.to_string(), @"run: `4611686018427387904*n` overflows i64");
+}
+
 #[test]
 fn program_errors() {
     let mut cx = Scope::new();
