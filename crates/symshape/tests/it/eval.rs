@@ -1,6 +1,6 @@
 //! Binding, checked evaluation, partial binding, solving and compiled programs.
 
-use symshape::{Bindings, Error, Expr, Program, Scope};
+use symshape::{Bindings, Error, Expr, Program, ProgramState, Scope};
 
 use crate::{std_scope, table, TextTable};
 
@@ -98,6 +98,22 @@ fn eval_errors_name_what_failed() {
     insta::assert_snapshot!(b.to_string(), @"n = 4");
 }
 
+/// Each run of `prog` on `values` (in slot order) gives what evaluating `exprs` gives.
+fn assert_runs_as_eval(prog: &Program, st: &mut ProgramState, exprs: &[Expr], runs: &[[i64; 3]]) {
+    for values in runs {
+        let mut b = Bindings::new();
+        for (&s, &v) in prog.slots().iter().zip(values) {
+            b.set(s, v).unwrap();
+        }
+        let want: Vec<i64> = exprs.iter().map(|e| e.eval(&b).unwrap()).collect();
+        assert_eq!(
+            prog.run(st, values).unwrap(),
+            want.as_slice(),
+            "at {values:?}"
+        );
+    }
+}
+
 #[test]
 fn compiled_program_matches_eval() {
     let mut cx = Scope::new();
@@ -123,24 +139,14 @@ fn compiled_program_matches_eval() {
     .collect();
     let prog = Program::compile(&[n, m, x], &exprs).unwrap();
     let mut st = prog.state();
-    for (nv, mv, xv) in [
-        (1, 1, -64),
-        (3, 7, -5),
-        (64, 64, 64),
-        (5, 2, 0),
-        (9, 13, 17),
-    ] {
-        let mut b = Bindings::new();
-        b.set(n, nv).unwrap();
-        b.set(m, mv).unwrap();
-        b.set(x, xv).unwrap();
-        let want: Vec<i64> = exprs.iter().map(|e| e.eval(&b).unwrap()).collect();
-        assert_eq!(
-            prog.run(&mut st, &[nv, mv, xv]).unwrap(),
-            want.as_slice(),
-            "at n={nv} m={mv} x={xv}"
-        );
-    }
+    let runs = [
+        [1, 1, -64],
+        [3, 7, -5],
+        [64, 64, 64],
+        [5, 2, 0],
+        [9, 13, 17],
+    ];
+    assert_runs_as_eval(&prog, &mut st, &exprs, &runs);
     let conds = [
         cx.parse_cond("x < n and m != 3").unwrap(),
         cx.parse_cond("x % 2 == 0 or n > 60").unwrap(),
@@ -171,24 +177,14 @@ fn programs_past_the_small_register_file_match_eval() {
     let prog = Program::compile(&[n, m, x], &exprs).unwrap();
     assert!(prog.len() > 256, "{} instructions", prog.len());
     let mut st = prog.state();
-    for (nv, mv, xv) in [
-        (1, 1, -64),
-        (-1, 7, -5),
-        (0, 64, 64),
-        (1, 2, 0),
-        (-1, 13, 17),
-    ] {
-        let mut b = Bindings::new();
-        b.set(n, nv).unwrap();
-        b.set(m, mv).unwrap();
-        b.set(x, xv).unwrap();
-        let want: Vec<i64> = exprs.iter().map(|e| e.eval(&b).unwrap()).collect();
-        assert_eq!(
-            prog.run(&mut st, &[nv, mv, xv]).unwrap(),
-            want.as_slice(),
-            "at n={nv} m={mv} x={xv}"
-        );
-    }
+    let runs = [
+        [1, 1, -64],
+        [-1, 7, -5],
+        [0, 64, 64],
+        [1, 2, 0],
+        [-1, 13, 17],
+    ];
+    assert_runs_as_eval(&prog, &mut st, &exprs, &runs);
     let e = prog.run(&mut st, &[2, 1, 0]).unwrap_err();
     insta::assert_snapshot!(e.to_string(), @"run: `4611686018427387904*n` overflows i64");
 }
