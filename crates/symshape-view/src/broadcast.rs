@@ -5,9 +5,11 @@ use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
 
-use crate::dim::Dim;
+use crate::check::Check;
+use crate::dim::{Dim, Size};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
+use crate::op::list;
 use crate::view::fmt_list;
 
 /// The result of [`broadcast_shapes`]: the broadcast shape and the guards it
@@ -99,57 +101,88 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
         format!("shapes {}", all.join(", "))
     };
     let mut ck = Checker::new(cx, GuardOp::BROADCAST_SHAPES, &[], ctx());
-    let one = Expr::from(1);
-    let mut res: Vec<Expr> = Vec::new();
-    for (i, s) in shapes.iter().enumerate() {
-        crate::engine::require_broadcast_operand(&mut ck, i, s)?;
-        let n = res.len().max(s.len());
-        let mut out = Vec::with_capacity(n);
-        for k in 0..n {
-            let pick = |v: &[Expr]| (k + v.len()).checked_sub(n).map_or(one, |i| v[i]);
-            let (x, y) = (pick(&res), pick(s));
-            let axis = k as i64 - n as i64;
-            let size = if x == y || ck.is(x, CmpOp::Eq, y) || ck.is(y, CmpOp::Eq, one) {
-                x
-            } else if ck.is(x, CmpOp::Eq, one) {
-                y
-            } else if !ck.is(x, CmpOp::Ne, y) {
-                ck.require(x, CmpOp::Eq, y, || {
-                    format!("axis {axis} has equal sizes or size 1")
-                })?;
-                x
-            } else if ck.is(x, CmpOp::Ne, one) && ck.is(y, CmpOp::Ne, one) {
-                return Err(differ(&ck, x, y, axis, &ctx()));
-            } else {
-                // Provably different: one of them must be 1, the one that can be.
-                let (keep, unit) = if ck.is(y, CmpOp::Ne, one) {
-                    (y, x)
-                } else {
-                    (x, y)
-                };
-                ck.require(unit, CmpOp::Eq, one, || {
-                    format!("axis {axis} has different sizes, so this one is 1")
-                })?;
-                keep
-            };
-            out.push(ck.simplify(size));
-        }
-        res = out;
-    }
+    let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
+    let shape = broadcast(&mut ck, &refs)?;
     Ok(Broadcast {
-        shape: res,
+        shape,
         guards: ck.guards,
     })
 }
 
-/// The error for sizes `x` and `y` of `axis` that are provably different and
-/// provably not 1, naming the pending guards when the proof needs them.
-fn differ(ck: &Checker<'_>, x: Expr, y: Expr, axis: i64, ctx: &str) -> Error {
+/// The rule of [`broadcast_shapes`], written once over the size type: on `i64` every
+/// comparison is decided, so only the first two cases and the error of the fourth apply
+/// (NumPy's rule).
+pub(crate) fn broadcast<D: Size, C: Check<D>>(c: &mut C, shapes: &[&[D]]) -> Result<Vec<D>> {
+    let one = D::from(1);
+    let mut res: Vec<D> = Vec::new();
+    for (i, s) in shapes.iter().enumerate() {
+        crate::engine::require_broadcast_operand(c, i, s)?;
+        let n = res.len().max(s.len());
+        let mut out = Vec::with_capacity(n);
+        for k in 0..n {
+            let pick = |v: &[D]| (k + v.len()).checked_sub(n).map_or(one, |i| v[i]);
+            let (x, y) = (pick(&res), pick(s));
+            let axis = k as i64 - n as i64;
+            let differ = |pending: &[Guard]| differ(C::EXACT, pending, [&res, s], [x, y], axis);
+            let size = if x == y || c.holds(x, CmpOp::Eq, y) || c.holds(y, CmpOp::Eq, one) {
+                x
+            } else if c.holds(x, CmpOp::Eq, one) {
+                y
+            } else if !c.holds(x, CmpOp::Ne, y) {
+                // Only an `Expr` gets here: unequal `i64` sizes are provably different.
+                c.require(
+                    x,
+                    CmpOp::Eq,
+                    y,
+                    || format!("axis {axis} has equal sizes or size 1"),
+                    || differ(&[]),
+                )?;
+                x
+            } else if c.holds(x, CmpOp::Ne, one) && c.holds(y, CmpOp::Ne, one) {
+                return Err(differ(c.pending()));
+            } else {
+                // Provably different: one of them must be 1, the one that can be.
+                let (keep, unit) = if c.holds(y, CmpOp::Ne, one) {
+                    (y, x)
+                } else {
+                    (x, y)
+                };
+                c.require(
+                    unit,
+                    CmpOp::Eq,
+                    one,
+                    || format!("axis {axis} has different sizes, so this one is 1"),
+                    || differ(&[]),
+                )?;
+                keep
+            };
+            out.push(c.settle(size));
+        }
+        res = out;
+    }
+    Ok(res)
+}
+
+/// The error for sizes `x` and `y` of `axis` of the broadcast so far and the next shape,
+/// different and neither 1 (provably, for `Expr`: not `exact`), naming the pending guards
+/// when the proof needs them.
+fn differ<D: Size>(
+    exact: bool,
+    pending: &[Guard],
+    [res, s]: [&[D]; 2],
+    [x, y]: [D; 2],
+    axis: i64,
+) -> Error {
     let mut msg = format!(
-        "{ctx} do not broadcast: axis {axis} has sizes {x} and {y}, different and neither 1"
+        "shapes {} and {} do not broadcast: axis {axis} has sizes {x} and {y}",
+        list(res),
+        list(s)
     );
-    if !ck.guards.is_empty() {
-        let pending: Vec<String> = ck.guards.iter().map(Guard::text).collect();
+    if !exact {
+        msg.push_str(", different and neither 1");
+    }
+    if !pending.is_empty() {
+        let pending: Vec<String> = pending.iter().map(Guard::text).collect();
         msg.push_str(&format!(
             " under the guards of the earlier axes and shapes ({})",
             pending.join("; ")

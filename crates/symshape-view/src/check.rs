@@ -7,7 +7,7 @@ use symshape::{CmpOp, Cond, Expr, Proof};
 use crate::concrete::{slab, Slab};
 use crate::dim::Size;
 use crate::error::{Error, Result};
-use crate::guard::Checker;
+use crate::guard::{Checker, Guard};
 
 /// The exact decider: every size is an `i64` and every question is answered at once
 /// (the [`Check`] of the field rules, and the lowering's `Decide`).
@@ -42,6 +42,14 @@ pub(crate) trait Check<D: Size> {
     /// (`Expr`) only values decide.
     fn windows_box(&self, _mask: (D, D), _n: D, _size: D, _step: D) -> Option<[(D, D); 2]> {
         None
+    }
+    /// A size as a result keeps it (`Expr`: simplified).
+    fn settle(&self, x: D) -> D {
+        x
+    }
+    /// The guards recorded so far (none on `i64`).
+    fn pending(&self) -> &[Guard] {
+        &[]
     }
     /// Whether the condition `t` holds: decided (`Expr`: proven or refuted), else the
     /// condition simplified, as text.
@@ -114,6 +122,14 @@ impl Check<Expr> for Checker<'_> {
 
     fn value(&self, x: Expr) -> Option<i64> {
         self.simplify(x).as_i64()
+    }
+
+    fn settle(&self, x: Expr) -> Expr {
+        self.simplify(x)
+    }
+
+    fn pending(&self) -> &[Guard] {
+        &self.guards
     }
 
     fn decide(&self, t: Cond) -> Result<std::result::Result<bool, String>> {

@@ -1,7 +1,7 @@
 //! The exact engine's functions beyond the ops: NumPy's checked `as_strided`, the
 //! number of pieces of split and chunk, and NumPy's broadcast of shapes.
 
-use super::{fmt_list, ConcreteView};
+use super::ConcreteView;
 use crate::check::Exact;
 use crate::error::{invalid, Result};
 use crate::fields::fit_within;
@@ -64,33 +64,7 @@ impl ConcreteView {
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) showing both shapes when two sizes differ and neither is 1.
 pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
-    let mut res: Vec<i64> = Vec::new();
-    for (i, s) in shapes.iter().enumerate() {
-        crate::engine::require_broadcast_operand(&mut Exact, i, s)?;
-        let n = res.len().max(s.len());
-        let mut out = vec![1i64; n];
-        for (k, o) in out.iter_mut().enumerate() {
-            let pick = |v: &[i64]| (k + v.len()).checked_sub(n).map_or(1, |i| v[i]);
-            let (x, y) = (pick(&res), pick(s));
-            *o = if x == y || y == 1 {
-                x
-            } else if x == 1 {
-                y
-            } else {
-                return Err(invalid(
-                    "broadcast_shapes",
-                    format!(
-                        "shapes {} and {} do not broadcast: axis {} has sizes {x} and {y}",
-                        fmt_list(&res),
-                        fmt_list(s),
-                        k as i64 - n as i64
-                    ),
-                ));
-            };
-        }
-        res = out;
-    }
-    Ok(res)
+    crate::broadcast::broadcast(&mut Exact, shapes)
 }
 
 /// NumPy's and PyTorch's refusal of an axis listed twice in `squeeze`.
