@@ -23,6 +23,62 @@ mod unfold;
 
 pub(crate) use elements::{is_element_op, refuse_stack};
 
+/// Requires `0 <= b <= e <= d` of the range `(b, e)` of `axis`, of size `d`: a shrink's
+/// bound, a mask's range. `what` starts the requirements' text (`"mask "` for a mask);
+/// `outside` is the error on `i64`.
+///
+/// # Errors
+/// When an end is (proven) outside.
+pub(crate) fn require_range<D: Size, C: Check<D>>(
+    c: &mut C,
+    what: &str,
+    axis: usize,
+    (b, e): (D, D),
+    d: D,
+    outside: impl Fn() -> Error,
+) -> Result<()> {
+    for (lhs, cmp, rhs, which, is) in [
+        (b, CmpOp::Ge, D::from(0), "start", "is non-negative"),
+        (b, CmpOp::Le, e, "start", "is at most its end"),
+        (e, CmpOp::Le, d, "end", "is within its size"),
+    ] {
+        c.require(
+            lhs,
+            cmp,
+            rhs,
+            || format!("{what}{which} of axis {axis} {is}"),
+            &outside,
+        )?;
+    }
+    Ok(())
+}
+
+/// Requires every range of `mask` within its axis of `shape` ([`require_range`]), for
+/// `op` creating a view.
+///
+/// # Errors
+/// When a range is (proven) outside its axis.
+pub(crate) fn require_mask<D: Size, C: Check<D>>(
+    c: &mut C,
+    op: &'static str,
+    shape: &[D],
+    mask: &[(D, D)],
+) -> Result<()> {
+    for (axis, (&(b, e), &d)) in mask.iter().zip(shape).enumerate() {
+        let outside = || {
+            invalid(
+                op,
+                format!(
+                    "mask bound ({b}, {e}) on axis {axis} is outside 0 <= b <= e <= {d} for shape {}",
+                    list(shape)
+                ),
+            )
+        };
+        require_range(c, "mask ", axis, (b, e), d, outside)?;
+    }
+    Ok(())
+}
+
 impl<D: Size> Fields<D> {
     /// Broadcasts the size-1 axes to `shape`, of the view's rank, with stride 0; any
     /// other axis keeps its size. A masked size-1 axis expands to mask `(0, n)` when
@@ -102,19 +158,7 @@ impl<D: Size> Fields<D> {
                     ),
                 )
             };
-            for (lhs, cmp, rhs, which, is) in [
-                (s, CmpOp::Ge, zero, "start", "is non-negative"),
-                (s, CmpOp::Le, e, "start", "is at most its end"),
-                (e, CmpOp::Le, d, "end", "is within its size"),
-            ] {
-                c.require(
-                    lhs,
-                    cmp,
-                    rhs,
-                    || format!("{which} of axis {axis} {is}"),
-                    outside,
-                )?;
-            }
+            require_range(c, "", axis, (s, e), d, outside)?;
             // An `i64` start moves the offset only when it is an in-shape index of a
             // non-empty view (so that it fits, invariant 3).
             let shift = !C::EXACT || (!empty && c.holds(s, CmpOp::Lt, d));

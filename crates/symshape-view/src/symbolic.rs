@@ -9,6 +9,7 @@
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::engine::require_shape;
+use crate::fields::require_mask;
 use crate::error::{invalid, Result};
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::view::{fmt_list, Fields, View};
@@ -78,33 +79,6 @@ pub(crate) fn placeholder_strides(cx: &Scope, shape: &[Expr]) -> Vec<Expr> {
     res
 }
 
-fn require_mask(ck: &mut Checker<'_>, shape: &[Expr], mask: &[(Expr, Expr)]) -> Result<()> {
-    for (axis, (&(b, e), &d)) in mask.iter().zip(shape).enumerate() {
-        require_range(ck, "mask ", axis, (b, e), d)?;
-    }
-    Ok(())
-}
-
-/// Requires `0 <= b <= e <= d` for the range `(b, e)` of `axis`, of size `d`; `what` starts
-/// the requirements' text (`"mask "` for a mask).
-fn require_range(
-    ck: &mut Checker<'_>,
-    what: &str,
-    axis: usize,
-    (b, e): (Expr, Expr),
-    d: Expr,
-) -> Result<()> {
-    ck.require(b, CmpOp::Ge, lit(0), || {
-        format!("{what}start of axis {axis} is non-negative")
-    })?;
-    ck.require(b, CmpOp::Le, e, || {
-        format!("{what}start of axis {axis} is at most its end")
-    })?;
-    ck.require(e, CmpOp::Le, d, || {
-        format!("{what}end of axis {axis} is within its size")
-    })
-}
-
 /// A shape, named `shape [..]` in messages; formatted only for a message.
 struct ShapeCtx<'a>(&'a [Expr]);
 
@@ -150,7 +124,7 @@ pub(crate) fn create(
     }
     require_shape(&mut ck, "create", shape, None)?;
     if let Some(m) = mask {
-        require_mask(&mut ck, shape, m)?;
+        require_mask(&mut ck, "create", shape, m)?;
     }
     let strides = match strides {
         Some(s) => s.to_vec(),

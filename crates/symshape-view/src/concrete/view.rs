@@ -13,7 +13,9 @@
 
 use std::fmt;
 
+use crate::check::Exact;
 use crate::error::{at_axis, check_len, invalid, overflow, Result};
+use crate::fields::require_mask;
 
 /// A view with constant shape, strides, offset and optional mask.
 ///
@@ -262,17 +264,7 @@ impl ConcreteView {
                     ),
                 ));
             }
-            for (axis, (&(b, e), &d)) in m.iter().zip(&shape).enumerate() {
-                if !(0 <= b && b <= e && e <= d) {
-                    return Err(invalid(
-                        op,
-                        format!(
-                            "mask bound ({b}, {e}) on axis {axis} is outside 0 <= b <= e <= {d} for shape {}",
-                            fmt_list(&shape)
-                        ),
-                    ));
-                }
-            }
+            require_mask(&mut Exact, op, &shape, m)?;
         }
         if numel == 0 {
             return Ok(Self {
