@@ -7,7 +7,8 @@ use crate::concrete::{ConcreteStack, ConcreteView};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{values_of, Guard};
 use crate::stack::ViewStack;
-use crate::view::{fmt_list, View};
+use crate::op::fmt_list;
+use crate::view::View;
 
 impl View {
     /// The concrete view for the values in `b`.

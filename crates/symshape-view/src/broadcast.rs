@@ -9,8 +9,7 @@ use crate::check::Check;
 use crate::dim::{Dim, Size};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
-use crate::op::list;
-use crate::view::fmt_list;
+use crate::op::fmt_list;
 
 /// The result of [`broadcast_shapes`]: the broadcast shape and the guards it
 /// holds under.
@@ -175,8 +174,8 @@ fn differ<D: Size>(
 ) -> Error {
     let mut msg = format!(
         "shapes {} and {} do not broadcast: axis {axis} has sizes {x} and {y}",
-        list(res),
-        list(s)
+        fmt_list(res),
+        fmt_list(s)
     );
     if !exact {
         msg.push_str(", different and neither 1");

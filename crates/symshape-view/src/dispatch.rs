@@ -15,7 +15,8 @@ use crate::guard::{Checker, Guard, GuardOp};
 use crate::lower_op::Proving;
 use crate::op::{const_op, Op};
 use crate::symbolic;
-use crate::view::{fmt_list, Fields, View};
+use crate::op::fmt_list;
+use crate::view::{Fields, View};
 
 /// Where an op runs ([`View::engine`]).
 pub(crate) enum Route<'a> {

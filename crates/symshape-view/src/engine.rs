@@ -15,7 +15,7 @@ use crate::fields::{as_strided_within, storage_of};
 use crate::guard::{Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::lower_op::{lower, Decide};
-use crate::op::{as_strided_args, list, CopyOp, Op};
+use crate::op::{as_strided_args, fmt_list, CopyOp, Op};
 use crate::view::Fields;
 
 /// A view type that the core ops run on: its fields, and the hooks where the engines
@@ -109,7 +109,7 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
             CmpOp::Ge,
             D::from(0),
             || format!("size of axis {axis}{of} is non-negative"),
-            || invalid(op, format!("negative size {d} in shape {}", list(shape))),
+            || invalid(op, format!("negative size {d} in shape {}", fmt_list(shape))),
         )?;
     }
     let product = || {
@@ -118,7 +118,7 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
             .try_fold(1i64, |a, &d| a.checked_mul(c.value(d)?))
     };
     if C::EXACT && product().is_none() {
-        let what = format!("element count of shape {} exceeds i64", list(shape));
+        let what = format!("element count of shape {} exceeds i64", fmt_list(shape));
         return Err(overflow(op, what));
     }
     Ok(())
@@ -296,7 +296,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
             Error::NotRepresentable { .. } => {
                 let dec = E::decider(cx, &ctx);
                 let shown: Vec<E::D> = s.iter().map(|&d| dec.shown(d)).collect();
-                view_shape_refusal(&list(&shown), &v.ctx_full(), !E::EXACT)
+                view_shape_refusal(&fmt_list(&shown), &v.ctx_full(), !E::EXACT)
             }
             other => crate::concrete::rename_op(other, "view_shape"),
         }),

@@ -15,7 +15,7 @@ use symshape::CmpOp;
 use crate::check::Check;
 use crate::dim::Size;
 use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
-use crate::op::{as_strided_negative, list};
+use crate::op::{as_strided_negative, fmt_list};
 use crate::view::Fields;
 
 mod elements;
@@ -70,7 +70,7 @@ pub(crate) fn require_mask<D: Size, C: Check<D>>(
                 op,
                 format!(
                     "mask bound ({b}, {e}) on axis {axis} is outside 0 <= b <= e <= {d} for shape {}",
-                    list(shape)
+                    fmt_list(shape)
                 ),
             )
         };
@@ -93,7 +93,7 @@ impl<D: Size> Fields<D> {
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
         if shape.len() != self.shape.len() {
-            let (s, n) = (list(shape), shape.len());
+            let (s, n) = (fmt_list(shape), shape.len());
             let msg = format!("cannot expand {} to shape {s} of rank {n}", ctx());
             return Err(invalid("expand", msg));
         }
@@ -304,16 +304,12 @@ impl<D: Size> Fields<D> {
         const OP: &str = "split_sizes";
         let d = at_axis(OP, &self.shape, axis, ctx)?;
         let zero = D::from(0);
-        let list = || {
-            let parts: Vec<String> = sizes.iter().map(ToString::to_string).collect();
-            format!("[{}]", parts.join(", "))
-        };
         let unsummed = || {
             invalid(
                 OP,
                 format!(
                     "sizes {} do not add up to size {d} of axis {axis} of {}",
-                    list(),
+                    fmt_list(sizes),
                     ctx()
                 ),
             )
@@ -333,7 +329,7 @@ impl<D: Size> Fields<D> {
             total,
             CmpOp::Eq,
             d,
-            || format!("sizes {} add up to the size of axis {axis}", list()),
+            || format!("sizes {} add up to the size of axis {axis}", fmt_list(sizes)),
             unsummed,
         )?;
         check_piece(OP, ctx, axis, piece, sizes.len())?;
@@ -543,8 +539,8 @@ pub(crate) fn as_strided_within<D: Size, C: Check<D>>(
             "as_strided",
             format!(
                 "setStorage: sizes {}, strides {}, storage offset {offset} requiring a storage size of {n} elements are out of bounds for storage of size {st} elements ({})",
-                list(shape),
-                list(strides),
+                fmt_list(shape),
+                fmt_list(strides),
                 what()
             ),
         )

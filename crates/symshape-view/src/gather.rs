@@ -10,7 +10,7 @@ use crate::concrete::{trues, Selection};
 use crate::dim::Size;
 use crate::error::{at_axis, invalid, Result};
 use crate::guard::{Guard, GuardOp};
-use crate::op::{list, Op};
+use crate::op::{fmt_list, Op};
 use crate::view::View;
 
 /// A count of selected indices as a size.
@@ -79,7 +79,7 @@ pub(crate) fn indexed<D: Size, C: Check<D>>(
             // The element count of a valid `i64` shape fits (its views' invariant).
             let numel = shape.iter().try_fold(D::from(1), |a, &d| a.try_mul(d));
             let numel = numel.ok_or_else(|| wrong(&"too many"))?;
-            let guard = || format!("the shape {} has one element per mask entry", list(shape));
+            let guard = || format!("the shape {} has one element per mask entry", fmt_list(shape));
             c.require(numel, CmpOp::Eq, count(n), guard, || wrong(&numel))?;
             Ok((vec![numel], 0))
         }

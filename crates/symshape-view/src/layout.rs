@@ -9,7 +9,7 @@ use crate::check::Check;
 use crate::concrete::{positive_itemsize, ByteLayout};
 use crate::dim::{Size, Truth};
 use crate::error::{invalid, overflow, refuse_mask, Result};
-use crate::op::list;
+use crate::op::fmt_list;
 
 /// What the memory-model queries read a view as.
 pub(crate) const BYTES: &str = "a strided array in bytes";
@@ -112,8 +112,8 @@ pub(crate) fn from_byte_strides<D: Size, C: Check<D>>(
     positive_itemsize(OP, "item size", itemsize)?;
     let fields = format!(
         "shape {}, byte strides {}, byte offset {byte_offset}",
-        list(shape),
-        list(byte_strides),
+        fmt_list(shape),
+        fmt_list(byte_strides),
     );
     if shape.len() != byte_strides.len() {
         return Err(invalid(

@@ -20,7 +20,7 @@ use crate::dim::{Dim, Size};
 use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::{Checker, Ctx, Guard, GuardOp};
 use crate::index::IndexItem;
-use crate::op::{sliding_windows, Op};
+use crate::op::{fmt_list, sliding_windows, Op};
 
 /// The core ops a derived op stands for, run in order on the input.
 pub(crate) struct Lowering<D> {
@@ -173,12 +173,6 @@ impl Decide<Expr> for Proving<'_> {
     }
 }
 
-/// `[a, b]`, as messages print a list of sizes.
-fn fmt_dims<D: Dim>(v: &[D]) -> String {
-    let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
-    format!("[{}]", parts.join(", "))
-}
-
 /// The constants of `v`, for the checks made only on exact sizes.
 fn consts<D: Dim>(v: &[D]) -> Vec<i64> {
     v.iter().filter_map(|d| d.as_const()).collect()
@@ -318,7 +312,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                         "unflatten",
                         format!(
                             "sizes {} do not multiply to size {d} of axis {axis} of {}",
-                            fmt_dims(sizes),
+                            fmt_list(sizes),
                             ctx()
                         ),
                     ));
@@ -355,8 +349,8 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                         "broadcast_to",
                         format!(
                             "cannot broadcast shape {} to {}",
-                            fmt_dims(shape),
-                            fmt_dims(to)
+                            fmt_list(shape),
+                            fmt_list(to)
                         ),
                     ));
                 }
@@ -367,7 +361,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                     format!(
                         "cannot broadcast {} to {}, which has fewer axes",
                         ctx(),
-                        fmt_dims(to)
+                        fmt_list(to)
                     ),
                 ));
             };

@@ -561,7 +561,7 @@ pub(crate) fn sliding_windows<D: Dim>(
             OP,
             format!(
                 "`window_shape` cannot contain negative values, got {}, for {}",
-                join(window, ToString::to_string),
+                fmt_list(window),
                 ctx()
             ),
         ));
@@ -603,9 +603,9 @@ pub(crate) fn as_strided_args<D: Dim>(shape: &[D], strides: &[D], offset: D) -> 
             "as_strided",
             format!(
                 "mismatch in length of strides and shape: shape {} has {} entries, strides {} have {}",
-                list(shape),
+                fmt_list(shape),
                 shape.len(),
-                list(strides),
+                fmt_list(strides),
                 strides.len()
             ),
         ));
@@ -629,21 +629,26 @@ pub(crate) fn as_strided_negative<D: Dim>(
     let why = match offset {
         None => format!(
             "negative strides are not supported at the moment, got strides: {} (for shape {})",
-            list(strides),
-            list(shape)
+            fmt_list(strides),
+            fmt_list(shape)
         ),
         Some(o) => format!(
             "tensor: invalid storage offset {o} (for shape {} with strides {})",
-            list(shape),
-            list(strides)
+            fmt_list(shape),
+            fmt_list(strides)
         ),
     };
     crate::error::invalid("as_strided", why)
 }
 
-/// `[2, n, 4]`.
-pub(crate) fn list<D: fmt::Display>(v: &[D]) -> String {
+/// `[2, n, 4]`, as messages and traces print a list of sizes.
+pub(crate) fn fmt_list<D: fmt::Display>(v: &[D]) -> String {
     join(v, ToString::to_string)
+}
+
+/// `[(0, n), (1, 4)]`, as messages and traces print a list of ranges.
+pub(crate) fn fmt_pairs<D: fmt::Display>(v: &[(D, D)]) -> String {
+    join(v, |(a, b)| format!("({a}, {b})"))
 }
 
 impl<D: Copy> Op<D> {
@@ -854,21 +859,20 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
     /// `diagonal [0, 1] offset k`, `split 0 size 4 piece 1`,
     /// `tensor_split 0 at [2, n] 1`, `mT`, `reinterpret 4 2`, ...
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pairs = |v: &[(D, D)]| join(v, |(a, b)| format!("({a}, {b})"));
         let name = self.name();
         match self {
             Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) | Op::ViewShape(s) => {
-                write!(f, "{name} {}", join(s, ToString::to_string))
+                write!(f, "{name} {}", fmt_list(s))
             }
-            Op::Permute(a) | Op::Flip(a) => write!(f, "{name} {}", join(a, ToString::to_string)),
-            Op::Shrink(p) | Op::Pad(p) => write!(f, "{name} {}", pairs(p)),
-            Op::Index(items) => write!(f, "{name} {}", fmt_items(items)),
+            Op::Permute(a) | Op::Flip(a) => write!(f, "{name} {}", fmt_list(a)),
+            Op::Shrink(p) | Op::Pad(p) => write!(f, "{name} {}", fmt_pairs(p)),
+            Op::Index(items) => write!(f, "{name} {}", fmt_list(items)),
             Op::Unfold { axis, size, step } => write!(f, "{name} {axis} size {size} step {step}"),
             Op::Diagonal { offset, dim1, dim2 } => {
                 write!(f, "{name} [{dim1}, {dim2}] offset {offset}")
             }
             Op::Squeeze(None) => write!(f, "{name}"),
-            Op::Squeeze(Some(a)) => write!(f, "{name} {}", join(a, ToString::to_string)),
+            Op::Squeeze(Some(a)) => write!(f, "{name} {}", fmt_list(a)),
             Op::Unsqueeze(a) => write!(f, "{name} {a}"),
             Op::Transpose(a, b) => write!(f, "{name} {a} {b}"),
             Op::Movedim { src, dst } => write!(f, "{name} {src} {dst}"),
@@ -879,13 +883,13 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             } => write!(f, "{name} {axis} start {start} length {length}"),
             Op::Flatten { start, end } => write!(f, "{name} {start} {end}"),
             Op::Unflatten { axis, sizes } => {
-                write!(f, "{name} {axis} {}", join(sizes, ToString::to_string))
+                write!(f, "{name} {axis} {}", fmt_list(sizes))
             }
             Op::Split { axis, size, piece } => write!(f, "{name} {axis} size {size} piece {piece}"),
             Op::SplitSizes { axis, sizes, piece } => write!(
                 f,
                 "{name} {axis} {} piece {piece}",
-                join(sizes, ToString::to_string)
+                fmt_list(sizes)
             ),
             Op::Chunk {
                 axis,
@@ -905,7 +909,7 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             } => write!(
                 f,
                 "{name} {axis} at {} {piece}",
-                join(indices, ToString::to_string)
+                fmt_list(indices)
             ),
             Op::DirectionalSplit {
                 sections, piece, ..
@@ -913,7 +917,7 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             Op::DirectionalSplitAt { indices, piece, .. } => write!(
                 f,
                 "{name} at {} {piece}",
-                join(indices, ToString::to_string)
+                fmt_list(indices)
             ),
             Op::ReverseAxes
             | Op::SqueezeProven
@@ -939,13 +943,13 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
             } => write!(
                 f,
                 "{name} {} strides {} offset {offset}",
-                join(shape, ToString::to_string),
-                join(strides, ToString::to_string)
+                fmt_list(shape),
+                fmt_list(strides)
             ),
             Op::SlidingWindowView { window, axes } => {
-                write!(f, "{name} {}", join(window, ToString::to_string))?;
+                write!(f, "{name} {}", fmt_list(window))?;
                 match axes {
-                    Some(a) => write!(f, " axis {}", join(a, ToString::to_string)),
+                    Some(a) => write!(f, " axis {}", fmt_list(a)),
                     None => Ok(()),
                 }
             }
@@ -958,12 +962,12 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 }
             }
             Op::Take { axis, indices } => {
-                write!(f, "{name} {axis} {}", join(indices, ToString::to_string))
+                write!(f, "{name} {axis} {}", fmt_list(indices))
             }
             Op::Compress { axis, mask } => {
-                write!(f, "{name} {axis} {}", join(mask, ToString::to_string))
+                write!(f, "{name} {axis} {}", fmt_list(mask))
             }
-            Op::BooleanMask(mask) => write!(f, "{name} {}", join(mask, ToString::to_string)),
+            Op::BooleanMask(mask) => write!(f, "{name} {}", fmt_list(mask)),
         }
     }
 }
@@ -1141,9 +1145,4 @@ impl CopyOp {
             ),
         )
     }
-}
-
-/// `[1, n - 1:, None]`.
-pub(crate) fn fmt_items<B: fmt::Display>(items: &[IndexItem<B>]) -> String {
-    join(items, ToString::to_string)
 }

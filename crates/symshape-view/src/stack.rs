@@ -48,7 +48,8 @@ use crate::guard::{add_guard, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};
 use crate::op::{CopyOp, Op};
 use crate::symbolic;
-use crate::view::{fmt_list, View};
+use crate::op::fmt_list;
+use crate::view::View;
 
 /// Most op results remembered per thread (see `ViewStack::apply_remembered`).
 const MAX_APPLIED: usize = 1 << 12;

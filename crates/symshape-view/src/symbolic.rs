@@ -12,7 +12,8 @@ use crate::engine::require_shape;
 use crate::fields::require_mask;
 use crate::error::{invalid, Result};
 use crate::guard::{Checker, Describe, GuardOp};
-use crate::view::{fmt_list, Fields, View};
+use crate::op::fmt_list;
+use crate::view::{Fields, View};
 
 fn lit(v: i64) -> Expr {
     Expr::from(v)

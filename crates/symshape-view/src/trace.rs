@@ -10,7 +10,8 @@ use crate::guard::values_of;
 use crate::guard::Guard;
 use crate::op::Op;
 use crate::stack::ViewStack;
-use crate::view::{fmt_list, View};
+use crate::op::fmt_list;
+use crate::view::View;
 
 /// One recorded step: what ran, the stack it produced and the guards it added.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -25,6 +25,7 @@ use symshape::Expr;
 use crate::concrete::ConcreteView;
 use crate::error::{at_axis, Error, Result};
 use crate::guard::{add_guard, Guard};
+use crate::op::{fmt_list, fmt_pairs};
 
 /// A strided view with an optional per-axis validity mask.
 ///
@@ -92,12 +93,6 @@ impl Fields {
 
 fn all_const(v: &[Expr]) -> Option<Vec<i64>> {
     v.iter().map(|e| e.as_i64()).collect()
-}
-
-/// `[n, 4*m, 1]`.
-pub(crate) fn fmt_list(v: &[Expr]) -> String {
-    let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
-    format!("[{}]", parts.join(", "))
 }
 
 /// A list of expressions as messages quote it: each longer than 100 characters is
@@ -358,8 +353,7 @@ impl View {
             ));
         }
         if let Some(m) = self.mask() {
-            let parts: Vec<String> = m.iter().map(|(b, e)| format!("({b}, {e})")).collect();
-            s.push_str(&format!(" mask [{}]", parts.join(", ")));
+            s.push_str(&format!(" mask {}", fmt_pairs(m)));
         }
         s
     }
@@ -377,20 +371,16 @@ impl fmt::Display for View {
         if let Some(c) = self.as_concrete() {
             return write!(f, "{c}");
         }
-        let list = |v: &[Expr]| fmt_list(v);
         write!(
             f,
             "view shape={} strides={} offset={} mask=",
-            list(self.shape()),
-            list(self.strides()),
+            fmt_list(self.shape()),
+            fmt_list(self.strides()),
             self.offset()
         )?;
         match self.mask() {
             None => write!(f, "none"),
-            Some(m) => {
-                let parts: Vec<String> = m.iter().map(|(b, e)| format!("({b}, {e})")).collect();
-                write!(f, "[{}]", parts.join(", "))
-            }
+            Some(m) => write!(f, "{}", fmt_pairs(m)),
         }
     }
 }

@@ -9,7 +9,8 @@
 //! target digits iff the source axes involved are glued
 //! (`stride[k] == stride[k + 1] * size[k + 1]`).
 
-use super::{c_strides, check_shape, fmt_list, unravel, ConcreteView};
+use super::{c_strides, check_shape, unravel, ConcreteView};
+use crate::op::fmt_list;
 use crate::error::{invalid, overflow, unrepresentable, Result};
 
 impl ConcreteView {

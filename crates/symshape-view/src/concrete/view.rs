@@ -16,6 +16,7 @@ use std::fmt;
 use crate::check::Exact;
 use crate::error::{at_axis, check_len, invalid, overflow, Result};
 use crate::fields::require_mask;
+use crate::op::{fmt_list, fmt_pairs};
 
 /// A view with constant shape, strides, offset and optional mask.
 ///
@@ -29,10 +30,6 @@ pub struct ConcreteView {
     pub(super) mask: Option<Vec<(i64, i64)>>,
 }
 
-pub(crate) fn fmt_list(v: &[i64]) -> String {
-    format!("{v:?}")
-}
-
 /// `KIND shape=[..] strides=[..] offset=N`, the start of a layout's text form.
 pub(crate) fn write_strided<T: fmt::Display>(
     f: &mut fmt::Formatter<'_>,
@@ -41,20 +38,12 @@ pub(crate) fn write_strided<T: fmt::Display>(
     strides: &[T],
     offset: &T,
 ) -> fmt::Result {
-    let list = |v: &[T]| {
-        let parts: Vec<String> = v.iter().map(ToString::to_string).collect();
-        format!("[{}]", parts.join(", "))
-    };
     write!(
         f,
         "{kind} shape={} strides={} offset={offset}",
-        list(shape),
-        list(strides)
+        fmt_list(shape),
+        fmt_list(strides)
     )
-}
-
-pub(crate) fn fmt_pairs(v: &[(i64, i64)]) -> String {
-    format!("{v:?}")
 }
 
 /// Element count of `shape`, or `None` on overflow.
