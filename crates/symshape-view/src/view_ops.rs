@@ -290,15 +290,16 @@ pub trait ViewOps: Sized {
             )
         })?;
         match size.as_const() {
-            Some(size) => (0..n)
-                .map(|piece| self.apply_dim(cx, &Op::<i64>::Split { axis, size, piece }))
-                .collect(),
-            None => (0..n)
-                .map(|i| {
-                    let (size, piece) = (size.into(), Expr::from(i));
-                    self.apply_dim(cx, &Op::Split { axis, size, piece })
-                })
-                .collect(),
+            Some(size) => pieces(self, cx, n, |piece| Op::<i64>::Split {
+                axis,
+                size,
+                piece: piece as i64,
+            }),
+            None => pieces(self, cx, n, |piece| Op::Split {
+                axis,
+                size: size.into(),
+                piece: Expr::from(piece as i64),
+            }),
         }
     }
 
@@ -308,18 +309,11 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::apply_dim`].
     fn split_sizes<D: Dim>(&self, cx: &Scope, axis: usize, sizes: &[D]) -> Result<Vec<Self>> {
-        (0..sizes.len())
-            .map(|piece| {
-                self.apply_dim(
-                    cx,
-                    &Op::SplitSizes {
-                        axis,
-                        sizes: sizes.to_vec(),
-                        piece,
-                    },
-                )
-            })
-            .collect()
+        pieces(self, cx, sizes.len(), |piece| Op::SplitSizes {
+            axis,
+            sizes: sizes.to_vec(),
+            piece,
+        })
     }
 
     /// PyTorch's `chunk`: at most `chunks` pieces of `max(cdiv(dim, chunks), 1)`
@@ -334,19 +328,11 @@ pub trait ViewOps: Sized {
         let n = piece_count(&top, "chunk", axis, count, || {
             format!("split_piece({axis}, {size}, i) for i below split_count")
         })?;
-        (0..n)
-            .map(|i| {
-                let piece = usize::try_from(i).unwrap_or(usize::MAX);
-                self.apply_dim(
-                    cx,
-                    &Op::<i64>::Chunk {
-                        axis,
-                        chunks,
-                        piece,
-                    },
-                )
-            })
-            .collect()
+        pieces(self, cx, n, |piece| Op::<i64>::Chunk {
+            axis,
+            chunks,
+            piece,
+        })
     }
 
     /// One piece per index of `axis`, with the axis removed; the size of `axis`
@@ -368,9 +354,10 @@ pub trait ViewOps: Sized {
         let n = piece_count(&top, "unbind", axis, Expr::from(n), || {
             format!("select({axis}, i) for i below {n}")
         })?;
-        (0..n)
-            .map(|i| self.apply_dim(cx, &Op::<i64>::Select { axis, index: i }))
-            .collect()
+        pieces(self, cx, n, |i| Op::<i64>::Select {
+            axis,
+            index: i as i64,
+        })
     }
 
     /// PyTorch's `tensor_split` into `sections` pieces ([`Op::TensorSplit`]): exactly
@@ -387,31 +374,12 @@ pub trait ViewOps: Sized {
         piece_count(&top, "tensor_split", axis, Expr::from(n), || {
             format!("Op::TensorSplit {{ axis: {axis}, sections: {sections}, piece }}")
         })?;
-        if sections == 0 {
-            // The op itself reports it, with PyTorch's words.
-            return self
-                .apply_dim(
-                    cx,
-                    &Op::<i64>::TensorSplit {
-                        axis,
-                        sections,
-                        piece: 0,
-                    },
-                )
-                .map(|v| vec![v]);
-        }
-        (0..sections)
-            .map(|piece| {
-                self.apply_dim(
-                    cx,
-                    &Op::<i64>::TensorSplit {
-                        axis,
-                        sections,
-                        piece,
-                    },
-                )
-            })
-            .collect()
+        // Zero sections still apply one op, which reports them with PyTorch's words.
+        pieces(self, cx, sections.max(1), |piece| Op::<i64>::TensorSplit {
+            axis,
+            sections,
+            piece,
+        })
     }
 
     /// PyTorch's `tensor_split` at `indices` ([`Op::TensorSplitAt`]): one more piece
@@ -422,18 +390,11 @@ pub trait ViewOps: Sized {
     /// # Errors
     /// As [`ViewOps::apply_dim`].
     fn tensor_split_at<D: Dim>(&self, cx: &Scope, axis: usize, indices: &[D]) -> Result<Vec<Self>> {
-        (0..=indices.len())
-            .map(|piece| {
-                self.apply_dim(
-                    cx,
-                    &Op::TensorSplitAt {
-                        axis,
-                        indices: indices.to_vec(),
-                        piece,
-                    },
-                )
-            })
-            .collect()
+        pieces(self, cx, indices.len() + 1, |piece| Op::TensorSplitAt {
+            axis,
+            indices: indices.to_vec(),
+            piece,
+        })
     }
 
     /// PyTorch's `hsplit` into `sections` equal pieces: along axis 1, or axis 0 of a
@@ -817,18 +778,11 @@ fn directional_split<V: ViewOps>(
         format!("Op::DirectionalSplit {{ direction: {direction:?}, sections: {sections}, piece }}")
     })?;
     // Zero sections still apply one op, which reports them with PyTorch's words.
-    (0..sections.max(1))
-        .map(|piece| {
-            v.apply_dim(
-                cx,
-                &Op::<i64>::DirectionalSplit {
-                    direction,
-                    sections,
-                    piece,
-                },
-            )
-        })
-        .collect()
+    pieces(v, cx, sections.max(1), |piece| Op::<i64>::DirectionalSplit {
+        direction,
+        sections,
+        piece,
+    })
 }
 
 /// The pieces of `hsplit`, `vsplit` or `dsplit` at `indices`, one
@@ -845,18 +799,21 @@ fn directional_split_at<V: ViewOps, D: Dim>(
     piece_count(&top, direction.name(), axis, Expr::from(count), || {
         format!("Op::DirectionalSplitAt {{ direction: {direction:?}, indices, piece }}")
     })?;
-    (0..=indices.len())
-        .map(|piece| {
-            v.apply_dim(
-                cx,
-                &Op::DirectionalSplitAt {
-                    direction,
-                    indices: indices.to_vec(),
-                    piece,
-                },
-            )
-        })
-        .collect()
+    pieces(v, cx, indices.len() + 1, |piece| Op::DirectionalSplitAt {
+        direction,
+        indices: indices.to_vec(),
+        piece,
+    })
+}
+
+/// The views of pieces `0..n` of `v`, `op(piece)` each.
+fn pieces<V: ViewOps, D: Dim>(
+    v: &V,
+    cx: &Scope,
+    n: usize,
+    op: impl Fn(usize) -> Op<D>,
+) -> Result<Vec<V>> {
+    (0..n).map(|piece| v.apply_dim(cx, &op(piece))).collect()
 }
 
 /// The constant number of pieces `count`, within [`MAX_PIECES`]; `one` says how to take
@@ -867,9 +824,10 @@ fn piece_count(
     axis: usize,
     count: Expr,
     one: impl FnOnce() -> String,
-) -> Result<i64> {
+) -> Result<usize> {
     match count.as_i64() {
-        Some(n) if n <= MAX_PIECES => Ok(n),
+        // A count is at least 0 (the size of an axis, or a number of pieces).
+        Some(n) if n <= MAX_PIECES => Ok(usize::try_from(n).unwrap_or(0)),
         Some(n) => Err(invalid(
             op,
             format!(
