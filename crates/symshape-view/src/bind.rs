@@ -5,9 +5,9 @@ use symshape::{Bindings, Expr, Program, ProgramState, Scope};
 
 use crate::concrete::{ConcreteStack, ConcreteView};
 use crate::error::{invalid, Error, Result};
-use crate::guard::{values_of, Guard};
-use crate::stack::ViewStack;
+use crate::guard::{by_name, values_of, Guard};
 use crate::op::fmt_list;
+use crate::stack::ViewStack;
 use crate::view::View;
 
 impl View {
@@ -92,19 +92,13 @@ impl ViewStack {
 /// Every symbol the fields and guards of `views` mention, sorted by name: the
 /// inputs of a prepared view or stack, in order.
 fn symbols_of(views: &[View]) -> Vec<Expr> {
-    let mut slots: Vec<Expr> = Vec::new();
-    for e in outputs_of(views).0 {
-        slots.extend(e.symbols());
-    }
-    slots.sort_by_key(|s| s.to_string());
-    // Distinct symbols may share a name, so equal handles need not be adjacent.
-    let mut seen = Vec::with_capacity(slots.len());
-    slots.retain(|s| {
-        let fresh = !seen.contains(s);
-        seen.push(*s);
-        fresh
-    });
-    slots
+    by_name(
+        outputs_of(views)
+            .0
+            .iter()
+            .flat_map(|e| e.symbols())
+            .collect(),
+    )
 }
 
 /// Per view its shape, strides, offset and mask bounds, then both sides of every

@@ -13,9 +13,9 @@ use crate::engine::Engine;
 use crate::error::{unrepresentable, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
 use crate::lower_op::Proving;
+use crate::op::fmt_list;
 use crate::op::{const_op, Op};
 use crate::symbolic;
-use crate::op::fmt_list;
 use crate::view::{Fields, View};
 
 /// Where an op runs ([`View::engine`]).

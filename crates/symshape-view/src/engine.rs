@@ -109,7 +109,12 @@ pub(crate) fn require_shape<D: Size, C: Check<D>>(
             CmpOp::Ge,
             D::from(0),
             || format!("size of axis {axis}{of} is non-negative"),
-            || invalid(op, format!("negative size {d} in shape {}", fmt_list(shape))),
+            || {
+                invalid(
+                    op,
+                    format!("negative size {d} in shape {}", fmt_list(shape)),
+                )
+            },
         )?;
     }
     let product = || {

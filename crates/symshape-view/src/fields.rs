@@ -329,7 +329,12 @@ impl<D: Size> Fields<D> {
             total,
             CmpOp::Eq,
             d,
-            || format!("sizes {} add up to the size of axis {axis}", fmt_list(sizes)),
+            || {
+                format!(
+                    "sizes {} add up to the size of axis {axis}",
+                    fmt_list(sizes)
+                )
+            },
             unsummed,
         )?;
         check_piece(OP, ctx, axis, piece, sizes.len())?;

@@ -79,7 +79,12 @@ pub(crate) fn indexed<D: Size, C: Check<D>>(
             // The element count of a valid `i64` shape fits (its views' invariant).
             let numel = shape.iter().try_fold(D::from(1), |a, &d| a.try_mul(d));
             let numel = numel.ok_or_else(|| wrong(&"too many"))?;
-            let guard = || format!("the shape {} has one element per mask entry", fmt_list(shape));
+            let guard = || {
+                format!(
+                    "the shape {} has one element per mask entry",
+                    fmt_list(shape)
+                )
+            };
             c.require(numel, CmpOp::Eq, count(n), guard, || wrong(&numel))?;
             Ok((vec![numel], 0))
         }

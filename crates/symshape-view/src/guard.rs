@@ -160,9 +160,7 @@ impl Guard {
     pub(crate) fn symbols(&self) -> Vec<Expr> {
         let mut syms = self.lhs.symbols();
         syms.extend(self.rhs.symbols());
-        syms.sort_by_key(|a| a.to_string());
-        syms.dedup();
-        syms
+        by_name(syms)
     }
 
     pub(crate) fn failure(&self, l: i64, r: i64, values: &str) -> Error {
@@ -302,29 +300,12 @@ impl<'a> Checker<'a> {
         match self.scope().prove(lhs, cmp, rhs) {
             Proof::True => Ok(()),
             Proof::False => {
-                let g = guard(what());
                 // Refuted only with the pending guards as facts: say so, as
                 // values the guards exclude may satisfy it.
                 let under_guards =
                     self.facts.is_some() && !matches!(self.cx.prove(lhs, cmp, rhs), Proof::False);
-                let detail = if under_guards {
-                    let pending: Vec<String> = self.guards.iter().map(Guard::text).collect();
-                    format!(
-                        "it is false whenever the pending guards hold ({}), for {}",
-                        pending.join("; "),
-                        self.ctx.text()
-                    )
-                } else {
-                    format!(
-                        "it is false for every value of the symbols, for {}",
-                        self.ctx.text()
-                    )
-                };
-                Err(Error::Guard {
-                    op: self.op.name(),
-                    guard: g.text(),
-                    detail,
-                })
+                let how = under_guards.then_some("is false whenever the pending guards hold");
+                Err(self.refusal(&guard(what()), how))
             }
             Proof::Unknown(_) => {
                 let g = guard(what());
@@ -335,26 +316,10 @@ impl<'a> Checker<'a> {
                     if !matches!(e, symshape::Error::Contradiction { .. }) {
                         return Err(e.into());
                     }
-                    let pending: Vec<String> = self.guards.iter().map(Guard::text).collect();
-                    let detail = if pending.is_empty() {
-                        format!(
-                            "it is false for every value of the symbols, for {}",
-                            self.ctx.text()
-                        )
-                    } else {
-                        format!(
-                            "it contradicts the pending guards ({}), for {}",
-                            pending.join("; "),
-                            self.ctx.text()
-                        )
-                    };
-                    return Err(Error::Guard {
-                        op: self.op.name(),
-                        guard: g.text(),
-                        detail,
-                    });
+                    let how = (!self.guards.is_empty()).then_some("contradicts the pending guards");
+                    return Err(self.refusal(&g, how));
                 }
-                add_guard(&mut self.guards, g);
+                add_guards(&mut self.guards, [g]);
                 Ok(())
             }
         }
@@ -363,6 +328,26 @@ impl<'a> Checker<'a> {
     /// The proof of `c` under `cx` and the guards.
     pub(crate) fn prove_cond(&self, c: Cond) -> Proof {
         self.scope().prove_cond(c)
+    }
+
+    /// The error for the refuted guard `g`: false for every value of the symbols, or
+    /// (`how`) false together with the pending guards, which it names.
+    fn refusal(&self, g: &Guard, how: Option<&str>) -> Error {
+        let detail = match how {
+            Some(how) => {
+                let pending: Vec<String> = self.guards.iter().map(Guard::text).collect();
+                format!("it {how} ({}), for {}", pending.join("; "), self.ctx.text())
+            }
+            None => format!(
+                "it is false for every value of the symbols, for {}",
+                self.ctx.text()
+            ),
+        };
+        Error::Guard {
+            op: self.op.name(),
+            guard: g.text(),
+            detail,
+        }
     }
 
     /// Whether `lhs OP rhs` is proven.
@@ -375,11 +360,26 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// Appends `g` unless an equal guard is already there.
-pub(crate) fn add_guard(list: &mut Vec<Guard>, g: Guard) {
-    let same = |o: &Guard| o.lhs == g.lhs && o.cmp == g.cmp && o.rhs == g.rhs;
-    if !list.iter().any(same) {
-        list.push(g);
+/// `syms` sorted by name, each symbol once. Distinct symbols may share a name, so equal
+/// handles need not be adjacent.
+pub(crate) fn by_name(mut syms: Vec<Expr>) -> Vec<Expr> {
+    syms.sort_by_key(ToString::to_string);
+    let mut seen = Vec::with_capacity(syms.len());
+    syms.retain(|s| {
+        let fresh = !seen.contains(s);
+        seen.push(*s);
+        fresh
+    });
+    syms
+}
+
+/// Appends each of `guards` unless an equal guard is already there.
+pub(crate) fn add_guards(list: &mut Vec<Guard>, guards: impl IntoIterator<Item = Guard>) {
+    for g in guards {
+        let same = |o: &Guard| o.lhs == g.lhs && o.cmp == g.cmp && o.rhs == g.rhs;
+        if !list.iter().any(same) {
+            list.push(g);
+        }
     }
 }
 

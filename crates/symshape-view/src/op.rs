@@ -886,11 +886,9 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 write!(f, "{name} {axis} {}", fmt_list(sizes))
             }
             Op::Split { axis, size, piece } => write!(f, "{name} {axis} size {size} piece {piece}"),
-            Op::SplitSizes { axis, sizes, piece } => write!(
-                f,
-                "{name} {axis} {} piece {piece}",
-                fmt_list(sizes)
-            ),
+            Op::SplitSizes { axis, sizes, piece } => {
+                write!(f, "{name} {axis} {} piece {piece}", fmt_list(sizes))
+            }
             Op::Chunk {
                 axis,
                 chunks,
@@ -906,19 +904,13 @@ impl<D: fmt::Display> fmt::Display for Op<D> {
                 axis,
                 indices,
                 piece,
-            } => write!(
-                f,
-                "{name} {axis} at {} {piece}",
-                fmt_list(indices)
-            ),
+            } => write!(f, "{name} {axis} at {} {piece}", fmt_list(indices)),
             Op::DirectionalSplit {
                 sections, piece, ..
             } => write!(f, "{name} sections {sections} {piece}"),
-            Op::DirectionalSplitAt { indices, piece, .. } => write!(
-                f,
-                "{name} at {} {piece}",
-                fmt_list(indices)
-            ),
+            Op::DirectionalSplitAt { indices, piece, .. } => {
+                write!(f, "{name} at {} {piece}", fmt_list(indices))
+            }
             Op::ReverseAxes
             | Op::SqueezeProven
             | Op::MatrixTranspose

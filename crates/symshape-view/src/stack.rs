@@ -44,11 +44,11 @@ use crate::dispatch::Route;
 use crate::engine::{view_or_copy, Engine};
 use crate::error::{invalid, Error, Result};
 use crate::fields::fit_within;
-use crate::guard::{add_guard, Checker, Guard, GuardOp};
+use crate::guard::{add_guards, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};
+use crate::op::fmt_list;
 use crate::op::{CopyOp, Op};
 use crate::symbolic;
-use crate::op::fmt_list;
 use crate::view::View;
 
 /// Most op results remembered per thread (see `ViewStack::apply_remembered`).
@@ -130,9 +130,7 @@ impl ViewStack {
             // The rule `fields::fit_within`, proven under `cx` and both views' guards; what
             // is not proven becomes guards (a refutation is a guard error, never `outside`).
             let mut known = lower.guards().to_vec();
-            for g in upper.guards() {
-                add_guard(&mut known, g.clone());
-            }
+            add_guards(&mut known, upper.guards().iter().cloned());
             let mut ck = Checker::new(cx, GuardOp::STACK, &known, upper.ctx());
             let (f, outside) = (upper.fields(), || invalid("stack", "refuted"));
             let (at, bounds) = ((f.offset, f.strides.as_slice()), f.bounds().into_iter());
@@ -287,9 +285,7 @@ impl ViewStack {
     fn gather(&self, cx: &Scope, op: &Op) -> Result<ViewStack> {
         let (shape, extra) = crate::gather::result_shape(cx, self.top(), op)?;
         let mut guards = self.guards();
-        for g in extra {
-            add_guard(&mut guards, g);
-        }
+        add_guards(&mut guards, extra);
         Ok(ViewStack::new(
             View::row_major(cx, &shape)?.with_guards(&guards),
         ))
@@ -370,9 +366,7 @@ impl ViewStack {
     pub fn guards(&self) -> Vec<Guard> {
         let mut out = Vec::new();
         for v in &self.views {
-            for g in v.guards() {
-                add_guard(&mut out, g.clone());
-            }
+            add_guards(&mut out, v.guards().iter().cloned());
         }
         out
     }

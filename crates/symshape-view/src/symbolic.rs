@@ -9,8 +9,8 @@
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::engine::require_shape;
-use crate::fields::require_mask;
 use crate::error::{invalid, Result};
+use crate::fields::require_mask;
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::op::fmt_list;
 use crate::view::{Fields, View};
@@ -317,9 +317,7 @@ pub(crate) fn merge(cx: &Scope, lower: &View, upper: &View) -> Result<Option<Vie
         };
     }
     let mut guards = lower.guards().to_vec();
-    for g in upper.guards() {
-        crate::guard::add_guard(&mut guards, g.clone());
-    }
+    crate::guard::add_guards(&mut guards, upper.guards().iter().cloned());
     let ck = Checker::new(cx, GuardOp::MERGE, &guards, upper);
     if is_row_major(&ck, lower) {
         let mut f = Fields::of(upper);

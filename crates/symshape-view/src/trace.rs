@@ -8,9 +8,9 @@ use crate::concrete::ConcreteStack;
 use crate::error::Result;
 use crate::guard::values_of;
 use crate::guard::Guard;
+use crate::op::fmt_list;
 use crate::op::Op;
 use crate::stack::ViewStack;
-use crate::op::fmt_list;
 use crate::view::View;
 
 /// One recorded step: what ran, the stack it produced and the guards it added.

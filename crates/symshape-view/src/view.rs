@@ -24,7 +24,7 @@ use symshape::Expr;
 
 use crate::concrete::ConcreteView;
 use crate::error::{at_axis, Error, Result};
-use crate::guard::{add_guard, Guard};
+use crate::guard::{add_guards, Guard};
 use crate::op::{fmt_list, fmt_pairs};
 
 /// A strided view with an optional per-axis validity mask.
@@ -189,9 +189,7 @@ impl View {
             return self;
         }
         let (f, mut guards) = self.into_parts();
-        for g in extra {
-            add_guard(&mut guards, g.clone());
-        }
+        add_guards(&mut guards, extra.iter().cloned());
         View::from_fields(f, guards)
     }
 

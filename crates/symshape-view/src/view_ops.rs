@@ -778,10 +778,12 @@ fn directional_split<V: ViewOps>(
         format!("Op::DirectionalSplit {{ direction: {direction:?}, sections: {sections}, piece }}")
     })?;
     // Zero sections still apply one op, which reports them with PyTorch's words.
-    pieces(v, cx, sections.max(1), |piece| Op::<i64>::DirectionalSplit {
-        direction,
-        sections,
-        piece,
+    pieces(v, cx, sections.max(1), |piece| {
+        Op::<i64>::DirectionalSplit {
+            direction,
+            sections,
+            piece,
+        }
     })
 }
 
