@@ -72,7 +72,7 @@ pub(crate) trait Engine: Clone {
 }
 
 /// The fields of `v`.
-fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
+pub(crate) fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
     Fields {
         shape: v.shape().to_vec(),
         strides: v.strides().to_vec(),

@@ -85,19 +85,11 @@ pub(crate) fn invalid(op: &'static str, detail: impl Into<String>) -> Error {
 
 /// The refusal of an op whose result `form` (a strided array in bytes, a complex
 /// tensor) has no mask, when the view `ctx` has one.
-pub(crate) fn refuse_mask(
-    op: &'static str,
-    masked: bool,
-    ctx: impl std::fmt::Display,
-    form: &str,
-) -> Result<()> {
-    if !masked {
-        return Ok(());
-    }
-    Err(invalid(
+pub(crate) fn refuse_mask(op: &'static str, ctx: impl std::fmt::Display, form: &str) -> Error {
+    invalid(
         op,
         format!("{ctx} has a mask, which {form} cannot express; materialize it first"),
-    ))
+    )
 }
 
 /// PyTorch's refusal of `view(*shape)` when the reshape of the view `ctx` to `shape` is not

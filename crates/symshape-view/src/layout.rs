@@ -11,7 +11,7 @@ use crate::dim::{Size, Truth};
 use crate::error::{invalid, overflow, refuse_mask, Result};
 use crate::op::fmt_list;
 
-/// What the memory-model queries read a view as.
+/// What the memory-model queries and `reinterpret` read a view as.
 pub(crate) const BYTES: &str = "a strided array in bytes";
 
 /// NumPy's rule for `C_CONTIGUOUS` (`c_order`) or `F_CONTIGUOUS` of an unmasked view of
@@ -49,7 +49,7 @@ pub(crate) fn flags<D: Size>(
     ctx: &dyn Fn() -> String,
 ) -> Result<(D::Truth, D::Truth)> {
     if masked {
-        refuse_mask("flags", true, ctx(), BYTES)?;
+        return Err(refuse_mask("flags", ctx(), BYTES));
     }
     Ok((
         dense(shape, strides, numel, true),
@@ -71,7 +71,7 @@ pub(crate) fn byte_layout<D: Size>(
 ) -> Result<ByteLayout<D>> {
     positive_itemsize("bytes", "item size", itemsize)?;
     if masked {
-        refuse_mask("bytes", true, ctx(), BYTES)?;
+        return Err(refuse_mask("bytes", ctx(), BYTES));
     }
     let scale = |x: D, what: &str| -> Result<D> {
         let bytes = x.try_mul(D::from(itemsize)).ok_or_else(|| {

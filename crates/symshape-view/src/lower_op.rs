@@ -33,12 +33,17 @@ pub(crate) struct Lowering<D> {
 }
 
 impl<D> Lowering<D> {
-    fn one(op: Op<D>) -> Self {
+    /// `ops` in turn, under their own names.
+    fn of(ops: Vec<Op<D>>) -> Self {
         Lowering {
-            ops: vec![op],
+            ops,
             rename: None,
             guards: Vec::new(),
         }
+    }
+
+    fn one(op: Op<D>) -> Self {
+        Self::of(vec![op])
     }
 
     fn renamed(mut self, name: &'static str) -> Self {
@@ -217,11 +222,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
         | Op::MatrixConjTranspose
         | Op::Adjoint => match op.rank_permutation(ndim, ctx)? {
             Some(axes) => Lowering::one(Op::Permute(axes)),
-            None => Lowering {
-                ops: Vec::new(),
-                rename: None,
-                guards: Vec::new(),
-            },
+            None => Lowering::of(Vec::new()),
         },
         Op::Rot90 { k, axes: [a, b] } => {
             dim("rot90", *a)?;
@@ -240,12 +241,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                 2 => vec![Op::Flip(vec![*a, *b])],
                 _ => vec![Op::Permute(swap), Op::Flip(vec![*b])],
             };
-            Lowering {
-                ops,
-                rename: None,
-                guards: Vec::new(),
-            }
-            .renamed("rot90")
+            Lowering::of(ops).renamed("rot90")
         }
         Op::Select { axis, index } => {
             dim("select", *axis)?;
@@ -372,11 +368,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                 ops.push(Op::Reshape(ones));
             }
             ops.push(Op::Expand(to.clone()));
-            Lowering {
-                ops,
-                rename: None,
-                guards: Vec::new(),
-            }
+            Lowering::of(ops)
         }
         Op::SlidingWindowView { window, axes } => {
             let dims: Vec<Option<i64>> = shape.iter().map(|d| d.as_const()).collect();
@@ -388,12 +380,7 @@ pub(crate) fn lower<D: Size, K: Decide<D>>(
                     step: D::from(1),
                 })
                 .collect();
-            Lowering {
-                ops,
-                rename: None,
-                guards: Vec::new(),
-            }
-            .renamed("sliding_window_view")
+            Lowering::of(ops).renamed("sliding_window_view")
         }
         Op::TensorSplitAt {
             axis,

@@ -31,14 +31,15 @@
 //! [`generation`](symshape::Scope::generation): a traced model that repeats an op on equal
 //! stacks in every layer computes it once.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::convert::Infallible;
 use std::fmt;
 
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::check::Exact;
-use crate::concrete::{check_stacked, merge_down, ConcreteStack, ConcreteView};
+use crate::concrete::{
+    check_stacked, merge_down, ConcreteStack, ConcreteView, Memo, MEMO_CAPACITY,
+};
 use crate::dim::Dim;
 use crate::dispatch::Route;
 use crate::engine::{view_or_copy, Engine};
@@ -51,16 +52,12 @@ use crate::op::{CopyOp, Op};
 use crate::symbolic;
 use crate::view::View;
 
-/// Most op results remembered per thread (see `ViewStack::apply_remembered`).
-const MAX_APPLIED: usize = 1 << 12;
 /// Tallest stack whose op results are remembered.
 const MAX_REMEMBERED_VIEWS: usize = 16;
 
-/// What a symbolic op returned for (scope generation, stack, op).
-type Applied = HashMap<(u64, ViewStack, Op), Result<ViewStack>>;
-
 thread_local! {
-    static APPLIED: RefCell<Applied> = RefCell::new(HashMap::new());
+    /// What a symbolic op returned (its errors included) for (scope generation, stack, op).
+    static APPLIED: Memo<(u64, ViewStack, Op), Result<ViewStack>> = Memo::new(MEMO_CAPACITY);
 }
 
 /// A stack of views, bottom first. Ops never fail for lack of representability:
@@ -495,24 +492,12 @@ impl ViewStack {
             // Hashing a tall stack costs what it saves, and storing it costs memory.
             return self.apply_top(cx, cx, self.top(), op);
         }
+        let run = || self.apply_top(cx, cx, self.top(), op);
         let key = (cx.generation(), self.clone(), op.clone());
-        let hit = APPLIED
-            .try_with(|m| m.borrow().get(&key).cloned())
-            .ok()
-            .flatten();
-        if let Some(res) = hit {
-            return res;
-        }
-        let res = self.apply_top(cx, cx, self.top(), op);
         // During thread teardown the memo may be gone; the answer stands without it.
-        let _ = APPLIED.try_with(|m| {
-            let mut m = m.borrow_mut();
-            if m.len() >= MAX_APPLIED {
-                m.clear();
-            }
-            m.insert(key, res.clone());
-        });
-        res
+        APPLIED
+            .try_with(|m| m.remembered(&key, || key.clone(), || Ok::<_, Infallible>(run())))
+            .map_or_else(|_| run(), |Ok(res)| res)
     }
 
     /// A core op on the top view, `top` on its engine (`ecx`): the new top view, an

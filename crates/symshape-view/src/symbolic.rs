@@ -46,17 +46,12 @@ impl Fields {
         };
         // As `create` does: a view proven to have no elements reads nothing, so
         // its offset and mask are normalised away.
-        if shape.iter().any(|&d| ck.is(d, CmpOp::Eq, lit(0))) {
-            return Ok(View::from_fields(
-                Fields {
-                    shape,
-                    strides,
-                    offset: lit(0),
-                    mask: None,
-                },
-                ck.guards,
-            ));
-        }
+        let empty = shape.iter().any(|&d| ck.is(d, CmpOp::Eq, lit(0)));
+        let (offset, mask) = if empty {
+            (lit(0), None)
+        } else {
+            (offset, mask)
+        };
         Ok(View::from_fields(
             Fields {
                 shape,

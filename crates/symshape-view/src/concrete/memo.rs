@@ -15,7 +15,7 @@ use super::ConcreteView;
 use crate::error::Result;
 
 /// Entries kept per thread in each memo of this crate before it is cleared.
-pub(super) const MEMO_CAPACITY: usize = 4096;
+pub(crate) const MEMO_CAPACITY: usize = 4096;
 
 /// A memo of a pure function's results by argument, for one thread (declare it in
 /// `thread_local!`): searched with a borrowed key (no copy of the argument per lookup),

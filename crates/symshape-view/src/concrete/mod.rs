@@ -27,6 +27,7 @@ pub(crate) use derived::repeated_squeeze_axis;
 pub use derived::{broadcast_shapes, MAX_PIECES};
 pub use gather::Selection;
 pub(crate) use gather::{gather_copies, trues};
+pub(crate) use memo::MEMO_CAPACITY;
 pub use memo::{Equivalent, Memo};
 pub(crate) use memory::{positive_itemsize, rename_op};
 pub use memory::{ByteLayout, Flags, Raveled};

@@ -560,7 +560,7 @@ impl ConcreteView {
     /// zero-size view gets strides 0.
     #[must_use]
     pub fn canonical(&self) -> Self {
-        let mut f = self.to_fields();
+        let mut f = crate::engine::fields_of(self);
         f.canonicalize(&crate::check::Exact, self.numel());
         Self::from_checked_fields(f)
     }
@@ -590,16 +590,6 @@ impl ConcreteView {
             s.push_str(&format!(" and mask {}", fmt_pairs(m)));
         }
         s
-    }
-
-    /// The fields, for the core field rules ([`crate::fields`]).
-    pub(crate) fn to_fields(&self) -> crate::view::Fields<i64> {
-        crate::view::Fields {
-            shape: self.shape.clone(),
-            strides: self.strides.clone(),
-            offset: self.offset,
-            mask: self.mask.clone(),
-        }
     }
 
     /// The view of fields that a core field rule has kept valid and normalised.

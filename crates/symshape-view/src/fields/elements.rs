@@ -16,11 +16,10 @@ use symshape::CmpOp;
 use super::Check;
 use crate::dim::Size;
 use crate::error::{invalid, overflow, refuse_mask, Error, Result};
+use crate::layout::BYTES;
 use crate::op::Op;
 use crate::view::Fields;
 
-/// What `reinterpret` reads a view as.
-const BYTES: &str = "a strided array in bytes";
 /// What the complex views read a view as.
 const COMPLEX: &str = "a strided complex tensor";
 
@@ -107,7 +106,7 @@ impl<D: Size> Fields<D> {
     /// The refusal of `op`, which reads the view as `what`, of a mask (`what` has none).
     fn unmasked(&self, op: &'static str, what: &str, ctx: &dyn Fn() -> String) -> Result<()> {
         match self.mask {
-            Some(_) => refuse_mask(op, true, ctx(), what),
+            Some(_) => Err(refuse_mask(op, ctx(), what)),
             None => Ok(()),
         }
     }
