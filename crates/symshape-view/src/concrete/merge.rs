@@ -124,13 +124,7 @@ pub fn merge(lower: &ConcreteView, upper: &ConcreteView) -> Result<Option<Concre
     }
     // A composition whose fields or extrapolated offsets leave i64 is not one view:
     // the levels stay as they are (their valid elements fit, as `check_stacked` holds).
-    let to64 = |v: i128| i64::try_from(v).ok();
-    let strides: Option<Vec<i64>> = res_strides.iter().map(|&s| to64(s)).collect();
-    let mask: Option<Vec<(i64, i64)>> = res_mask
-        .iter()
-        .map(|&(b, e)| Some((to64(b)?, to64(e)?)))
-        .collect();
-    let (Some(strides), Some(mask), Some(offset)) = (strides, mask, to64(offset)) else {
+    let Some((strides, mask, offset)) = fields_in_i64(&res_strides, &res_mask, offset) else {
         return Ok(None);
     };
     match ConcreteView::build("merge", upper.shape().to_vec(), strides, offset, Some(mask)) {
@@ -425,6 +419,24 @@ fn boundaries(lower: &ConcreteView, ms: impl Iterator<Item = i128>) -> Option<Ve
     Some(p)
 }
 
+/// Strides, ranges and an origin solved in `i128`, as `i64` fields; `None` when one
+/// leaves `i64` (the composition is then not one view).
+fn fields_in_i64(
+    strides: &[i128],
+    ranges: &[(i128, i128)],
+    origin: i128,
+) -> Option<(Vec<i64>, Vec<(i64, i64)>, i64)> {
+    let to64 = |v: i128| i64::try_from(v).ok();
+    Some((
+        strides.iter().map(|&s| to64(s)).collect::<Option<_>>()?,
+        ranges
+            .iter()
+            .map(|&(b, e)| Some((to64(b)?, to64(e)?)))
+            .collect::<Option<_>>()?,
+        to64(origin)?,
+    ))
+}
+
 /// Decider 2 after splitting upper axes that span several digits.
 ///
 /// An axis starting at digit 0 whose length is a multiple of its digit's size is
@@ -477,12 +489,8 @@ fn split_chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<S
     };
     let to64 = |v: i128| i64::try_from(v).ok();
     let shape: Vec<i64> = split.iter().map(|r| to64(r.n)).collect::<Option<_>>()?;
-    let strides: Vec<i64> = strides.into_iter().map(to64).collect::<Option<_>>()?;
-    let mask: Vec<(i64, i64)> = ranges
-        .into_iter()
-        .map(|(b, e)| Some((to64(b)?, to64(e)?)))
-        .collect::<Option<_>>()?;
-    let view = ConcreteView::create(&shape, Some(&strides), to64(origin)?, Some(&mask)).ok()?;
+    let (strides, mask, origin) = fields_in_i64(&strides, &ranges, origin)?;
+    let view = ConcreteView::create(&shape, Some(&strides), origin, Some(&mask)).ok()?;
     let target: Vec<i64> = red.iter().map(|r| to64(r.n)).collect::<Option<_>>()?;
     match view.reshaped(&target) {
         Ok(Some(v)) => Some(Some(Solved::View {
@@ -522,7 +530,6 @@ fn coarsen(lower: &ConcreteView) -> ConcreteView {
 /// Decider 2. `None` when it does not apply; `Some(None)` when it proves the
 /// composition is not one view.
 fn chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<Solved>> {
-    let n1 = i128::from(lower.numel());
     let mut places = vec![0i128; lower.ndim()];
     let mut acc = 1i128;
     for axis in (0..lower.ndim()).rev() {
@@ -532,14 +539,7 @@ fn chain(lower: &ConcreteView, red: &[Red], base: i128) -> Option<Option<Solved>
     let dims: Vec<usize> = (0..lower.ndim())
         .filter(|&a| lower.shape()[a] > 1)
         .collect();
-    let mut p: Vec<i128> = dims.iter().map(|&a| places[a]).collect();
-    p.push(n1);
-    p.extend(red.iter().map(|r| r.m));
-    p.sort_unstable();
-    p.dedup();
-    if p.windows(2).any(|w| w[1] % w[0] != 0) {
-        return None;
-    }
+    let p = boundaries(lower, red.iter().map(|r| r.m))?;
     let mut seen = std::collections::BTreeSet::new();
     let mut owner = Vec::with_capacity(red.len());
     for r in red {
@@ -666,20 +666,9 @@ fn one_view_of(
             strides,
             ranges,
             origin,
-        }) => {
-            let to64 = |v: i128| i64::try_from(v).ok();
-            let strides: Option<Vec<i64>> = strides.into_iter().map(to64).collect();
-            let mask: Option<Vec<(i64, i64)>> = ranges
-                .into_iter()
-                .map(|(b, e)| Some((to64(b)?, to64(e)?)))
-                .collect();
-            match (strides, mask, to64(origin)) {
-                (Some(strides), Some(mask), Some(origin)) => {
-                    ConcreteView::create(dims, Some(&strides), origin, Some(&mask)).ok()
-                }
-                _ => None,
-            }
-        }
+        }) => fields_in_i64(&strides, &ranges, origin).and_then(|(strides, mask, origin)| {
+            ConcreteView::create(dims, Some(&strides), origin, Some(&mask)).ok()
+        }),
     })
 }
 
