@@ -6,7 +6,7 @@ use std::fmt;
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::check::Check;
-use crate::dim::{Dim, Size};
+use crate::dim::{consts, exprs, Dim, Size};
 use crate::error::{invalid, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
 use crate::op::fmt_list;
@@ -79,11 +79,8 @@ impl fmt::Display for Broadcast {
 /// provably negative; [`Error::Symshape`](crate::Error::Symshape) when an expression exceeds the
 /// budgets.
 pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast> {
-    let consts: Option<Vec<Vec<i64>>> = shapes
-        .iter()
-        .map(|s| s.iter().map(|d| d.as_const()).collect())
-        .collect();
-    if let Some(c) = consts {
+    let constant: Option<Vec<Vec<i64>>> = shapes.iter().map(|s| consts(s)).collect();
+    if let Some(c) = constant {
         let refs: Vec<&[i64]> = c.iter().map(Vec::as_slice).collect();
         let shape = crate::concrete::broadcast_shapes(&refs)?;
         return Ok(Broadcast {
@@ -91,10 +88,7 @@ pub fn broadcast_shapes<D: Dim>(cx: &Scope, shapes: &[&[D]]) -> Result<Broadcast
             guards: Vec::new(),
         });
     }
-    let shapes: Vec<Vec<Expr>> = shapes
-        .iter()
-        .map(|s| s.iter().map(|&d| d.into()).collect())
-        .collect();
+    let shapes: Vec<Vec<Expr>> = shapes.iter().map(|s| exprs(s)).collect();
     let ctx = || {
         let all: Vec<String> = shapes.iter().map(|s| fmt_list(s)).collect();
         format!("shapes {}", all.join(", "))

@@ -20,6 +20,16 @@ pub trait Dim:
     fn as_const(self) -> Option<i64>;
 }
 
+/// The values of `v` when every one is a constant.
+pub(crate) fn consts<D: Dim>(v: &[D]) -> Option<Vec<i64>> {
+    v.iter().map(|d| d.as_const()).collect()
+}
+
+/// `v` as expressions.
+pub(crate) fn exprs<D: Dim>(v: &[D]) -> Vec<Expr> {
+    v.iter().map(|&d| d.into()).collect()
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for i64 {}

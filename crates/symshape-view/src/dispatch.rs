@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use symshape::{Expr, Scope};
 
 use crate::concrete::ConcreteView;
-use crate::dim::Dim;
+use crate::dim::{consts, exprs, Dim};
 use crate::engine::Engine;
 use crate::error::{unrepresentable, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
@@ -46,7 +46,6 @@ impl View {
         offset: D,
         mask: Option<&[(D, D)]>,
     ) -> Result<View> {
-        let consts = |v: &[D]| v.iter().map(|d| d.as_const()).collect::<Option<Vec<_>>>();
         let c_shape = consts(shape);
         let c_strides = strides.map(consts);
         let c_mask = mask.map(|m| {
@@ -61,7 +60,6 @@ impl View {
             let m = c_mask.as_ref().and_then(Option::as_deref);
             return ConcreteView::create(sh, st, o, m).map(View::from);
         }
-        let exprs = |v: &[D]| v.iter().map(|&d| d.into()).collect::<Vec<Expr>>();
         let strides = strides.map(exprs);
         let mask: Option<Vec<(Expr, Expr)>> =
             mask.map(|m| m.iter().map(|&(b, e)| (b.into(), e.into())).collect());
@@ -81,15 +79,10 @@ impl View {
     /// # Errors
     /// As [`View::create`].
     pub fn row_major<D: Dim>(cx: &Scope, shape: &[D]) -> Result<View> {
-        if let Some(c) = shape
-            .iter()
-            .map(|d| d.as_const())
-            .collect::<Option<Vec<_>>>()
-        {
+        if let Some(c) = consts(shape) {
             return View::contiguous(&c);
         }
-        let shape: Vec<Expr> = shape.iter().map(|&d| d.into()).collect();
-        symbolic::create(cx, &shape, None, Expr::from(0), None)
+        symbolic::create(cx, &exprs(shape), None, Expr::from(0), None)
     }
 
     /// The canonical form: views with the same element mapping canonicalise to the
@@ -233,10 +226,7 @@ impl Engine for View {
     fn create(cx: &Scope, shape: &[Expr], strides: &[Expr], offset: Expr) -> Result<View> {
         symbolic::create(cx, shape, Some(strides), offset, None)
     }
-    fn with_guards(v: View, ck: Checker<'_>) -> View {
-        v.with_guards(&ck.guards)
-    }
-    fn with_lowered_guards(v: View, guards: &[Guard]) -> View {
+    fn with_guards(v: View, guards: &[Guard]) -> View {
         v.with_guards(guards)
     }
     fn reshape(cx: &Scope, v: &View, shape: &[Expr]) -> Result<View> {

@@ -54,11 +54,10 @@ pub(crate) trait Engine: Clone {
     /// fields it kept valid (the same elements, or fewer).
     fn finish(op: &'static str, f: Fields<Self::D>, ck: Self::Ck<'_>) -> Result<Self>;
     fn finish_kept(f: Fields<Self::D>, ck: Self::Ck<'_>) -> Result<Self>;
-    /// An unmasked view of the given fields, as `create` checks them, a view with the
-    /// guards `ck` recorded, and one with the guards of a lowering.
+    /// An unmasked view of the given fields, as `create` checks them, and a view with
+    /// `guards` added (those a checker recorded, or a lowering's).
     fn create(cx: &Self::Cx, shape: &[Self::D], strides: &[Self::D], at: Self::D) -> Result<Self>;
-    fn with_guards(v: Self, ck: Self::Ck<'_>) -> Self;
-    fn with_lowered_guards(v: Self, guards: &[Guard]) -> Self;
+    fn with_guards(v: Self, guards: &[Guard]) -> Self;
     /// The reshape to `shape`: `NotRepresentable` when it is not one view (or, for
     /// `Expr`, when only values decide); the same dropping the size-1 axes for `op`.
     fn reshape(cx: &Self::Cx, v: &Self, shape: &[Self::D]) -> Result<Self>;
@@ -162,7 +161,7 @@ pub(crate) fn apply<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
         }
         r
     };
-    Ok(E::with_lowered_guards(r, &low.guards))
+    Ok(E::with_guards(r, &low.guards))
 }
 
 /// Runs the core op `op`, whose result rank is checked, on `v`.
@@ -434,7 +433,7 @@ pub(crate) fn as_strided<E: Engine>(
         .map_err(|e| crate::concrete::rename_op(e, "as_strided"))?;
     let new = (res.shape(), res.strides(), res.offset());
     as_strided_within(&mut ck, (shape, strides, offset), new, storage, what)?;
-    Ok(E::with_guards(res, ck))
+    Ok(E::with_guards(res, ck.pending()))
 }
 
 /// `copy` on `v` (NumPy's view-or-copy rule): the result when it is a view of the same

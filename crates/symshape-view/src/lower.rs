@@ -37,9 +37,7 @@ impl fmt::Display for Lowered {
 /// The loop-index symbols of `shape`; an axis that is provably empty gets the
 /// range `0..1` (no index exists, and the lowering says so with `valid: false`).
 fn index_symbols(cx: &Scope, shape: &[Expr], taken: &[Expr]) -> Result<Vec<Expr>> {
-    let is_taken = |name: &str| {
-        cx.symbol(name).is_some() || taken.iter().any(|t| t.symbol_name() == Some(name))
-    };
+    let is_taken = |name: &str| is_taken(cx, taken, name);
     let mut prefix = String::new();
     while (0..shape.len()).any(|k| is_taken(&format!("{prefix}i{k}"))) {
         prefix.push('_');
@@ -58,14 +56,16 @@ fn index_symbols(cx: &Scope, shape: &[Expr], taken: &[Expr]) -> Result<Vec<Expr>
         .collect()
 }
 
+/// Whether `name` is a symbol of `cx` or of `taken`.
+fn is_taken(cx: &Scope, taken: &[Expr], name: &str) -> bool {
+    cx.symbol(name).is_some() || taken.iter().any(|t| t.symbol_name() == Some(name))
+}
+
 /// The symbol `jk` declared `0..dim - 1`: every index of axis `k` that has a
 /// next one, its name free like the loop indices' (see [`index_symbols`]).
 fn step_symbol(cx: &Scope, dim: Expr, k: usize, taken: &[Expr]) -> Result<Expr> {
-    let is_taken = |name: &str| {
-        cx.symbol(name).is_some() || taken.iter().any(|t| t.symbol_name() == Some(name))
-    };
     let mut name = format!("j{k}");
-    while is_taken(&name) {
+    while is_taken(cx, taken, &name) {
         name.insert(0, '_');
     }
     Ok(SymbolSpec::new(&name).below(dim - 1).build()?)

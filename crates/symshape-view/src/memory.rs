@@ -7,7 +7,7 @@
 use symshape::{Cond, Expr, Proof, Scope};
 
 use crate::concrete::{ByteLayout, ConcreteView, Flags};
-use crate::dim::Dim;
+use crate::dim::{consts, exprs, Dim};
 use crate::error::{Error, Result};
 use crate::guard::{Checker, GuardOp};
 use crate::layout;
@@ -130,13 +130,11 @@ impl View {
         byte_offset: D,
         itemsize: i64,
     ) -> Result<View> {
-        let consts = |v: &[D]| v.iter().map(|d| d.as_const()).collect::<Option<Vec<_>>>();
         if let (Some(sh), Some(st), Some(o)) =
             (consts(shape), consts(byte_strides), byte_offset.as_const())
         {
             return ConcreteView::from_byte_strides(&sh, &st, o, itemsize).map(View::from);
         }
-        let exprs = |v: &[D]| v.iter().map(|&d| d.into()).collect::<Vec<Expr>>();
         let shape = exprs(shape);
         let (strides, offset, ck) = layout::from_byte_strides(
             &shape,

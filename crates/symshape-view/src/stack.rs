@@ -40,7 +40,7 @@ use crate::check::Exact;
 use crate::concrete::{
     check_stacked, merge_down, ConcreteStack, ConcreteView, Memo, MEMO_CAPACITY,
 };
-use crate::dim::Dim;
+use crate::dim::{exprs, Dim};
 use crate::dispatch::Route;
 use crate::engine::{view_or_copy, Engine};
 use crate::error::{invalid, Error, Result};
@@ -574,7 +574,7 @@ impl ViewStack {
         let op = Op::Reshape(shape.to_vec());
         let shape: Vec<Expr> = match top.engine(&op) {
             Route::Exact(c, k) => return self.apply_top(cx, &(), c, &k),
-            Route::Symbolic(_) => shape.iter().map(|&d| d.into()).collect(),
+            Route::Symbolic(_) => exprs(shape),
         };
         let shape = shape.as_slice();
         if let Some(v) = symbolic::reshape(cx, top, shape)? {

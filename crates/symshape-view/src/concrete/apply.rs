@@ -70,10 +70,7 @@ impl Engine for ConcreteView {
     fn create(_: &(), shape: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
         ConcreteView::create(shape, Some(strides), offset, None)
     }
-    fn with_guards(v: Self, _: Exact) -> Self {
-        v
-    }
-    fn with_lowered_guards(v: Self, _: &[Guard]) -> Self {
+    fn with_guards(v: Self, _: &[Guard]) -> Self {
         v
     }
     fn reshape(_: &(), v: &Self, shape: &[i64]) -> Result<Self> {

@@ -419,13 +419,16 @@ fn boundaries(lower: &ConcreteView, ms: impl Iterator<Item = i128>) -> Option<Ve
     Some(p)
 }
 
+/// Strides, mask and offset.
+type I64Fields = (Vec<i64>, Vec<(i64, i64)>, i64);
+
 /// Strides, ranges and an origin solved in `i128`, as `i64` fields; `None` when one
 /// leaves `i64` (the composition is then not one view).
 fn fields_in_i64(
     strides: &[i128],
     ranges: &[(i128, i128)],
     origin: i128,
-) -> Option<(Vec<i64>, Vec<(i64, i64)>, i64)> {
+) -> Option<I64Fields> {
     let to64 = |v: i128| i64::try_from(v).ok();
     Some((
         strides.iter().map(|&s| to64(s)).collect::<Option<_>>()?,
