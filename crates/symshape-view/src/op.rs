@@ -9,7 +9,7 @@
 
 use std::any::Any;
 use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::hash::Hash;
 
 use symshape::Expr;
@@ -643,12 +643,26 @@ pub(crate) fn as_strided_negative<D: Dim>(
 
 /// `[2, n, 4]`, as messages and traces print a list of sizes.
 pub(crate) fn fmt_list<D: fmt::Display>(v: &[D]) -> String {
-    join(v, ToString::to_string)
+    join(v, |s, x| write!(s, "{x}"))
 }
 
 /// `[(0, n), (1, 4)]`, as messages and traces print a list of ranges.
 pub(crate) fn fmt_pairs<D: fmt::Display>(v: &[(D, D)]) -> String {
-    join(v, |(a, b)| format!("({a}, {b})"))
+    join(v, |s, (a, b)| write!(s, "({a}, {b})"))
+}
+
+/// `[a, b]`, each item written by `item`, into one string.
+fn join<T>(v: &[T], item: impl Fn(&mut String, &T) -> fmt::Result) -> String {
+    let mut s = String::from("[");
+    for (k, x) in v.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        // Writing to a `String` cannot fail.
+        let _ = item(&mut s, x);
+    }
+    s.push(']');
+    s
 }
 
 impl<D: Copy> Op<D> {
@@ -846,11 +860,6 @@ impl From<Op<i64>> for Op<Expr> {
     fn from(op: Op<i64>) -> Op<Expr> {
         op.to_expr()
     }
-}
-
-fn join<T>(v: &[T], f: impl Fn(&T) -> String) -> String {
-    let parts: Vec<String> = v.iter().map(f).collect();
-    format!("[{}]", parts.join(", "))
 }
 
 impl<D: fmt::Display> fmt::Display for Op<D> {

@@ -38,7 +38,7 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::check::Exact;
 use crate::concrete::{
-    check_stacked, merge_down, ConcreteStack, ConcreteView, Memo, MEMO_CAPACITY,
+    check_stacked, merge_down, merge_last_pairs, ConcreteStack, ConcreteView, Memo, MEMO_CAPACITY,
 };
 use crate::dim::{exprs, Dim};
 use crate::dispatch::Route;
@@ -615,21 +615,12 @@ impl ViewStack {
             self.views.extend(levels.into_iter().map(View::from));
             return Ok(self);
         }
-        while self.views.len() >= self.storage + 2 {
-            let n = self.views.len();
-            let (lower, upper) = (&self.views[n - 2], &self.views[n - 1]);
-            let merged = match (lower.as_concrete(), upper.as_concrete()) {
-                (Some(l), Some(u)) => crate::concrete::merge_memo(l, u)?.map(View::from),
-                _ => symbolic::merge(cx, lower, upper)?,
-            };
-            match merged {
-                Some(m) => {
-                    self.views.truncate(n - 2);
-                    self.views.push(m);
-                }
-                None => break,
+        merge_last_pairs(&mut self.views, self.storage, |lower, upper| {
+            match (lower.as_concrete(), upper.as_concrete()) {
+                (Some(l), Some(u)) => Ok(crate::concrete::merge_memo(l, u)?.map(View::from)),
+                _ => symbolic::merge(cx, lower, upper),
             }
-        }
+        })?;
         Ok(self)
     }
 }

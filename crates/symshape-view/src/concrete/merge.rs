@@ -26,7 +26,7 @@
 
 use super::decide::{decide, volume_within, PairWalk, SlabWalk, Solved, TableWalk};
 use super::memo::{remembered_pair, Memo, Pair, MEMO_CAPACITY};
-use super::{unravel, ConcreteView};
+use super::ConcreteView;
 use crate::check::Exact;
 use crate::error::{invalid, Result};
 use crate::fields::fit_within;
@@ -424,11 +424,7 @@ type I64Fields = (Vec<i64>, Vec<(i64, i64)>, i64);
 
 /// Strides, ranges and an origin solved in `i128`, as `i64` fields; `None` when one
 /// leaves `i64` (the composition is then not one view).
-fn fields_in_i64(
-    strides: &[i128],
-    ranges: &[(i128, i128)],
-    origin: i128,
-) -> Option<I64Fields> {
+fn fields_in_i64(strides: &[i128], ranges: &[(i128, i128)], origin: i128) -> Option<I64Fields> {
     let to64 = |v: i128| i64::try_from(v).ok();
     Some((
         strides.iter().map(|&s| to64(s)).collect::<Option<_>>()?,
@@ -638,12 +634,7 @@ pub(crate) fn collapse_run(views: &[ConcreteView]) -> Result<Option<(usize, Conc
     let mut table = top.offsets()?;
     let mut best = None;
     for level in (0..n - 1).rev() {
-        let v = &views[level];
-        for slot in table.iter_mut() {
-            if let Some(l) = *slot {
-                *slot = v.offset_of(&unravel(v.shape(), l))?;
-            }
-        }
+        views[level].read_through(&mut table)?;
         if level + 2 < n {
             // Lower levels overwrite: the longest run replaces the most views.
             if let Some(one) = one_view_of(top.shape(), &shape, &table)? {

@@ -34,8 +34,8 @@ pub use memory::{ByteLayout, Flags, Raveled};
 pub(crate) use merge::{check_stacked, slab, Slab};
 pub use merge::{merge, merge_refined, Refined};
 pub use overlap::{MemoryOverlap, SHARES_MEMORY_MAX_WORK};
-pub(crate) use stack::merge_down;
 pub use stack::merge_memo;
+pub(crate) use stack::{merge_down, merge_last_pairs};
 pub use stack::{ConcreteStack, Levels};
 pub(crate) use view::{
     c_strides, ceil_div, check_rank, check_shape, is_permutation, numel_of, write_strided,

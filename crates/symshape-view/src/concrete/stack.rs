@@ -222,11 +222,7 @@ impl ConcreteStack {
         // Walk down per element: the levels below may be far larger than the top.
         let mut table = top.offsets()?;
         for v in below.iter().rev() {
-            for slot in table.iter_mut() {
-                if let Some(l) = *slot {
-                    *slot = v.offset_of(&unravel(v.shape(), l))?;
-                }
-            }
+            v.read_through(&mut table)?;
         }
         Ok(table)
     }
@@ -263,20 +259,32 @@ impl fmt::Display for ConcreteStack {
     }
 }
 
+/// Merges the last two levels of `out` (above `floor`) into one with `merge` while it
+/// finds one.
+///
+/// # Errors
+/// `merge`'s.
+pub(crate) fn merge_last_pairs<T>(
+    out: &mut Vec<T>,
+    floor: usize,
+    mut merge: impl FnMut(&T, &T) -> Result<Option<T>>,
+) -> Result<()> {
+    while out.len() >= floor + 2 {
+        let n = out.len();
+        let Some(m) = merge(&out[n - 2], &out[n - 1])? else {
+            break;
+        };
+        out.truncate(n - 2);
+        out.push(m);
+    }
+    Ok(())
+}
+
 /// Merges the last level of `out` downwards as far as it goes, then collapses a
 /// run of three or more levels that is one view (see [`collapse_run`]).
 pub(crate) fn merge_down(out: &mut Vec<ConcreteView>) -> Result<()> {
     loop {
-        while out.len() >= 2 {
-            let n = out.len();
-            match merge_memo(&out[n - 2], &out[n - 1])? {
-                Some(m) => {
-                    out.truncate(n - 2);
-                    out.push(m);
-                }
-                None => break,
-            }
-        }
+        merge_last_pairs(out, 0, merge_memo)?;
         if out.len() < 3 {
             return Ok(());
         }

@@ -517,6 +517,20 @@ impl ConcreteView {
         Ok(Some(self.at(idx)))
     }
 
+    /// `table`, row-major positions in this view (`None`: no element), read through it:
+    /// each position becomes its element's buffer offset, `None` where it is masked out.
+    ///
+    /// # Errors
+    /// As [`ConcreteView::offset_of`], for a position outside the view.
+    pub(crate) fn read_through(&self, table: &mut [Option<i64>]) -> Result<()> {
+        for slot in table.iter_mut() {
+            if let Some(l) = *slot {
+                *slot = self.offset_of(&unravel(&self.shape, l))?;
+            }
+        }
+        Ok(())
+    }
+
     /// The offset of every element in row-major order, `None` for masked-out ones.
     ///
     /// # Errors
