@@ -7,9 +7,9 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::check::Check;
 use crate::dim::{consts, exprs, Dim, Size};
+use crate::error::fmt_list;
 use crate::error::{invalid, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
-use crate::op::fmt_list;
 
 /// The result of [`broadcast_shapes`]: the broadcast shape and the guards it
 /// holds under.

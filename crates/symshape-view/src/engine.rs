@@ -8,6 +8,7 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
+use crate::error::fmt_list;
 use crate::error::{
     check_len, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
 };
@@ -15,7 +16,7 @@ use crate::fields::{as_strided_within, storage_of};
 use crate::guard::{Guard, GuardOp};
 use crate::index::IndexItem;
 use crate::lower_op::{lower, Decide};
-use crate::op::{as_strided_args, fmt_list, CopyOp, Op};
+use crate::op::{as_strided_args, CopyOp, Op};
 use crate::view::Fields;
 
 /// A view type that the core ops run on: its fields, and the hooks where the engines

@@ -1,4 +1,6 @@
-//! The crate's one error type.
+//! The crate's one error type, and the list formats of its messages (and of traces).
+
+use std::fmt::{self, Write as _};
 
 /// Everything that can go wrong in a view op.
 ///
@@ -199,4 +201,28 @@ pub(crate) fn unrepresentable(op: &'static str, detail: impl Into<String>) -> Er
         op,
         detail: detail.into(),
     }
+}
+
+/// `[2, n, 4]`, as messages and traces print a list of sizes.
+pub(crate) fn fmt_list<D: fmt::Display>(v: &[D]) -> String {
+    join(v, |s, x| write!(s, "{x}"))
+}
+
+/// `[(0, n), (1, 4)]`, as messages and traces print a list of ranges.
+pub(crate) fn fmt_pairs<D: fmt::Display>(v: &[(D, D)]) -> String {
+    join(v, |s, (a, b)| write!(s, "({a}, {b})"))
+}
+
+/// `[a, b]`, each item written by `item`, into one string.
+fn join<T>(v: &[T], item: impl Fn(&mut String, &T) -> fmt::Result) -> String {
+    let mut s = String::from("[");
+    for (k, x) in v.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        // Writing to a `String` cannot fail.
+        let _ = item(&mut s, x);
+    }
+    s.push(']');
+    s
 }

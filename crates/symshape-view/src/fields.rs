@@ -14,8 +14,9 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
+use crate::error::fmt_list;
 use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
-use crate::op::{as_strided_negative, fmt_list};
+use crate::op::as_strided_negative;
 use crate::view::Fields;
 
 mod elements;

@@ -8,9 +8,10 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::check::Check;
 use crate::concrete::{trues, Selection};
 use crate::dim::Size;
+use crate::error::fmt_list;
 use crate::error::{at_axis, invalid, Result};
 use crate::guard::{Guard, GuardOp};
-use crate::op::{fmt_list, Op};
+use crate::op::Op;
 use crate::view::View;
 
 /// A count of selected indices as a size.

@@ -17,10 +17,11 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::check::Exact;
 use crate::concrete::{check_shape, repeated_squeeze_axis};
 use crate::dim::{Dim, Size};
+use crate::error::fmt_list;
 use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
 use crate::guard::{Checker, Ctx, Guard, GuardOp};
 use crate::index::IndexItem;
-use crate::op::{fmt_list, sliding_windows, Op};
+use crate::op::{sliding_windows, Op};
 
 /// The core ops a derived op stands for, run in order on the input.
 pub(crate) struct Lowering<D> {

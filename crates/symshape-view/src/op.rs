@@ -9,14 +9,14 @@
 
 use std::any::Any;
 use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::hash::Hash;
 
 use symshape::Expr;
 
 use crate::dim::Dim;
 use crate::dtype::DType;
-use crate::error::{unrepresentable, Error};
+use crate::error::{fmt_list, fmt_pairs, unrepresentable, Error};
 use crate::index::IndexItem;
 
 /// One view op with its arguments.
@@ -639,30 +639,6 @@ pub(crate) fn as_strided_negative<D: Dim>(
         ),
     };
     crate::error::invalid("as_strided", why)
-}
-
-/// `[2, n, 4]`, as messages and traces print a list of sizes.
-pub(crate) fn fmt_list<D: fmt::Display>(v: &[D]) -> String {
-    join(v, |s, x| write!(s, "{x}"))
-}
-
-/// `[(0, n), (1, 4)]`, as messages and traces print a list of ranges.
-pub(crate) fn fmt_pairs<D: fmt::Display>(v: &[(D, D)]) -> String {
-    join(v, |s, (a, b)| write!(s, "({a}, {b})"))
-}
-
-/// `[a, b]`, each item written by `item`, into one string.
-fn join<T>(v: &[T], item: impl Fn(&mut String, &T) -> fmt::Result) -> String {
-    let mut s = String::from("[");
-    for (k, x) in v.iter().enumerate() {
-        if k > 0 {
-            s.push_str(", ");
-        }
-        // Writing to a `String` cannot fail.
-        let _ = item(&mut s, x);
-    }
-    s.push(']');
-    s
 }
 
 impl<D: Copy> Op<D> {

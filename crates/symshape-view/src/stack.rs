@@ -43,11 +43,11 @@ use crate::concrete::{
 use crate::dim::{exprs, Dim};
 use crate::dispatch::Route;
 use crate::engine::{view_or_copy, Engine};
+use crate::error::fmt_list;
 use crate::error::{invalid, Error, Result};
 use crate::fields::fit_within;
 use crate::guard::{add_guards, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};
-use crate::op::fmt_list;
 use crate::op::{CopyOp, Op};
 use crate::symbolic;
 use crate::view::View;

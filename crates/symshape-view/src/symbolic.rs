@@ -9,10 +9,10 @@
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::engine::require_shape;
+use crate::error::fmt_list;
 use crate::error::{invalid, Result};
 use crate::fields::require_mask;
 use crate::guard::{Checker, Describe, GuardOp};
-use crate::op::fmt_list;
 use crate::view::{Fields, View};
 
 fn lit(v: i64) -> Expr {

@@ -5,10 +5,10 @@ use std::fmt;
 use symshape::{Bindings, Scope};
 
 use crate::concrete::ConcreteStack;
+use crate::error::fmt_list;
 use crate::error::Result;
 use crate::guard::values_of;
 use crate::guard::Guard;
-use crate::op::fmt_list;
 use crate::op::Op;
 use crate::stack::ViewStack;
 use crate::view::View;

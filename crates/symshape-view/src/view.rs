@@ -24,8 +24,8 @@ use symshape::Expr;
 
 use crate::concrete::ConcreteView;
 use crate::error::{at_axis, Error, Result};
+use crate::error::{fmt_list, fmt_pairs};
 use crate::guard::{add_guards, Guard};
-use crate::op::{fmt_list, fmt_pairs};
 
 /// A strided view with an optional per-axis validity mask.
 ///

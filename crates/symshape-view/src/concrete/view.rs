@@ -15,8 +15,8 @@ use std::fmt;
 
 use crate::check::Exact;
 use crate::error::{at_axis, check_len, invalid, overflow, Result};
+use crate::error::{fmt_list, fmt_pairs};
 use crate::fields::require_mask;
-use crate::op::{fmt_list, fmt_pairs};
 
 /// A view with constant shape, strides, offset and optional mask.
 ///
