@@ -4,8 +4,7 @@
 use symshape::{Bindings, Expr, Program, ProgramState, Scope};
 
 use crate::concrete::{ConcreteStack, ConcreteView};
-use crate::error::fmt_list;
-use crate::error::{invalid, Error, Result};
+use crate::error::{fmt_list, invalid, Error, Result};
 use crate::guard::{by_name, values_of, Guard};
 use crate::stack::ViewStack;
 use crate::view::View;

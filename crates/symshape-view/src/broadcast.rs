@@ -7,8 +7,7 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::check::Check;
 use crate::dim::{consts, exprs, Dim, Size};
-use crate::error::fmt_list;
-use crate::error::{invalid, Error, Result};
+use crate::error::{fmt_list, invalid, Error, Result};
 use crate::guard::{Checker, Guard, GuardOp};
 
 /// The result of [`broadcast_shapes`]: the broadcast shape and the guards it

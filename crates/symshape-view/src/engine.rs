@@ -8,9 +8,8 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
-use crate::error::fmt_list;
 use crate::error::{
-    check_len, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
+    check_len, fmt_list, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
 };
 use crate::fields::{as_strided_within, storage_of};
 use crate::guard::{Guard, GuardOp};

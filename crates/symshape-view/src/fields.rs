@@ -14,8 +14,7 @@ use symshape::CmpOp;
 
 use crate::check::Check;
 use crate::dim::Size;
-use crate::error::fmt_list;
-use crate::error::{at_axis, check_piece, invalid, overflow, Error, Result};
+use crate::error::{at_axis, check_piece, fmt_list, invalid, overflow, Error, Result};
 use crate::op::as_strided_negative;
 use crate::view::Fields;
 

@@ -8,8 +8,7 @@ use symshape::CmpOp;
 use crate::check::Check;
 use crate::concrete::{positive_itemsize, ByteLayout};
 use crate::dim::{Size, Truth};
-use crate::error::fmt_list;
-use crate::error::{invalid, overflow, refuse_mask, Result};
+use crate::error::{fmt_list, invalid, overflow, refuse_mask, Result};
 
 /// What the memory-model queries and `reinterpret` read a view as.
 pub(crate) const BYTES: &str = "a strided array in bytes";

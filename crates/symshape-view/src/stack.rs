@@ -43,8 +43,7 @@ use crate::concrete::{
 use crate::dim::{exprs, Dim};
 use crate::dispatch::Route;
 use crate::engine::{view_or_copy, Engine};
-use crate::error::fmt_list;
-use crate::error::{invalid, Error, Result};
+use crate::error::{fmt_list, invalid, Error, Result};
 use crate::fields::fit_within;
 use crate::guard::{add_guards, Checker, Guard, GuardOp};
 use crate::lower_op::{lower, Lowering, Proving};

@@ -9,8 +9,7 @@
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::engine::require_shape;
-use crate::error::fmt_list;
-use crate::error::{invalid, Result};
+use crate::error::{fmt_list, invalid, Result};
 use crate::fields::require_mask;
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::view::{Fields, View};

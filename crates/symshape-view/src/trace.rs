@@ -5,8 +5,7 @@ use std::fmt;
 use symshape::{Bindings, Scope};
 
 use crate::concrete::ConcreteStack;
-use crate::error::fmt_list;
-use crate::error::Result;
+use crate::error::{fmt_list, Result};
 use crate::guard::values_of;
 use crate::guard::Guard;
 use crate::op::Op;

@@ -10,8 +10,7 @@
 //! (`stride[k] == stride[k + 1] * size[k + 1]`).
 
 use super::{c_strides, check_shape, unravel, ConcreteView};
-use crate::error::fmt_list;
-use crate::error::{invalid, overflow, unrepresentable, Result};
+use crate::error::{fmt_list, invalid, overflow, unrepresentable, Result};
 
 impl ConcreteView {
     /// Reinterprets the elements in row-major order with `new_shape`.
