@@ -8,7 +8,7 @@ use symshape::{CmpOp, Expr, Scope};
 use crate::check::Check;
 use crate::dim::{consts, exprs, Dim, Size};
 use crate::error::{fmt_list, invalid, Error, Result};
-use crate::guard::{Checker, Guard, GuardOp};
+use crate::guard::{texts, Checker, Guard, GuardOp};
 
 /// The result of [`broadcast_shapes`]: the broadcast shape and the guards it
 /// holds under.
@@ -174,10 +174,9 @@ fn differ<D: Size>(
         msg.push_str(", different and neither 1");
     }
     if !pending.is_empty() {
-        let pending: Vec<String> = pending.iter().map(Guard::text).collect();
         msg.push_str(&format!(
             " under the guards of the earlier axes and shapes ({})",
-            pending.join("; ")
+            texts(pending)
         ));
     }
     invalid("broadcast_shapes", msg)

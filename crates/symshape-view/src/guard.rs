@@ -335,8 +335,11 @@ impl<'a> Checker<'a> {
     fn refusal(&self, g: &Guard, how: Option<&str>) -> Error {
         let detail = match how {
             Some(how) => {
-                let pending: Vec<String> = self.guards.iter().map(Guard::text).collect();
-                format!("it {how} ({}), for {}", pending.join("; "), self.ctx.text())
+                format!(
+                    "it {how} ({}), for {}",
+                    texts(&self.guards),
+                    self.ctx.text()
+                )
             }
             None => format!(
                 "it is false for every value of the symbols, for {}",
@@ -358,6 +361,12 @@ impl<'a> Checker<'a> {
     pub(crate) fn simplify(&self, e: Expr) -> Expr {
         self.scope().simplify(e)
     }
+}
+
+/// The texts of `guards`, joined by `; `, as messages list them.
+pub(crate) fn texts(guards: &[Guard]) -> String {
+    let texts: Vec<String> = guards.iter().map(Guard::text).collect();
+    texts.join("; ")
 }
 
 /// `syms` sorted by name, each symbol once. Distinct symbols may share a name, so equal
