@@ -32,37 +32,28 @@ trait Half: Element {
     fn bits(self) -> u16;
 }
 
-impl Half for f16 {
-    const EXPONENT: u16 = 0x7C00;
-    fn of(x: f32) -> Self {
-        f16::from_f32(x)
-    }
-    fn from_bits(b: u16) -> Self {
-        f16::from_bits(b)
-    }
-    fn f32(self) -> f32 {
-        self.to_f32()
-    }
-    fn bits(self) -> u16 {
-        self.to_bits()
-    }
+/// `Half` for a type of the `half` crate, whose conversions have the same names in both.
+macro_rules! half {
+    ($t:ty, $exponent:expr) => {
+        impl Half for $t {
+            const EXPONENT: u16 = $exponent;
+            fn of(x: f32) -> Self {
+                <$t>::from_f32(x)
+            }
+            fn from_bits(b: u16) -> Self {
+                <$t>::from_bits(b)
+            }
+            fn f32(self) -> f32 {
+                self.to_f32()
+            }
+            fn bits(self) -> u16 {
+                self.to_bits()
+            }
+        }
+    };
 }
-
-impl Half for bf16 {
-    const EXPONENT: u16 = 0x7F80;
-    fn of(x: f32) -> Self {
-        bf16::from_f32(x)
-    }
-    fn from_bits(b: u16) -> Self {
-        bf16::from_bits(b)
-    }
-    fn f32(self) -> f32 {
-        self.to_f32()
-    }
-    fn bits(self) -> u16 {
-        self.to_bits()
-    }
-}
+half!(f16, 0x7C00);
+half!(bf16, 0x7F80);
 
 fn bits<T: Half>(v: &[T]) -> Vec<u16> {
     v.iter().map(|x| x.bits()).collect()

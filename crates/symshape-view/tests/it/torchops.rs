@@ -28,6 +28,18 @@ fn torch_axes(name: &str, rank: usize) -> Option<Vec<usize>> {
     Some(axes)
 }
 
+/// The named method of PyTorch's op `name` (as [`torch_axes`] names it) on `x`.
+fn by_torch_name<V: ViewOps>(x: &V, cx: &Scope, name: &str) -> symshape_view::Result<V> {
+    match name {
+        "T" => x.reverse_axes(cx),
+        "mT" => x.matrix_transpose(cx),
+        "t" => x.t(cx),
+        "H" => x.conj_transpose(cx),
+        "mH" => x.matrix_conj_transpose(cx),
+        _ => x.adjoint(cx),
+    }
+}
+
 proptest! {
     #[test]
     fn rank_transposes_match_pytorch(raw in arb_raw(4, 0, 4)) {
@@ -46,22 +58,9 @@ proptest! {
             ("adjoint", Op::Adjoint),
         ];
         for (name, op) in ops {
-            let named = match name {
-                "T" => v.reverse_axes(&cx),
-                "mT" => v.matrix_transpose(&cx),
-                "t" => v.t(&cx),
-                "H" => v.conj_transpose(&cx),
-                "mH" => v.matrix_conj_transpose(&cx),
-                _ => v.adjoint(&cx),
-            };
-            let concrete = match name {
-                "T" => c.reverse_axes(&cx),
-                "mT" => c.matrix_transpose(&cx),
-                "t" => c.t(&cx),
-                "H" => c.conj_transpose(&cx),
-                "mH" => c.matrix_conj_transpose(&cx),
-                _ => c.apply(&op),
-            };
+            let named = by_torch_name(&v, &cx, name);
+            let concrete = by_torch_name(&c, &cx, name);
+            prop_assert_eq!(c.apply(&op).ok(), concrete.as_ref().ok().cloned(), "{}", name);
             match torch_axes(name, rank) {
                 Some(axes) => {
                     let want = m.permute(&axes);
