@@ -666,9 +666,16 @@ pub fn format_offsets(shape: &[i64], offsets: &[Option<i64>]) -> String {
 
 /// Whether `axes` lists each of `0..n` exactly once.
 pub(crate) fn is_permutation(axes: &[usize], n: usize) -> bool {
-    let mut seen = vec![false; n];
-    axes.len() == n
-        && axes
-            .iter()
-            .all(|&a| a < n && !std::mem::replace(&mut seen[a], true))
+    // `n` is a view's rank, at most `MAX_RANK`: the axes seen are bits of one word (and
+    // no larger `n` is a rank with a permutation).
+    const _: () = assert!(MAX_RANK <= u64::BITS as usize);
+    let mut seen = 0u64;
+    n <= MAX_RANK
+        && axes.len() == n
+        && axes.iter().all(|&a| {
+            let bit = if a < n { 1u64 << a } else { 0 };
+            let fresh = seen & bit == 0 && bit != 0;
+            seen |= bit;
+            fresh
+        })
 }

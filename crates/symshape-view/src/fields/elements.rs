@@ -59,6 +59,7 @@ pub(crate) fn is_element_op<A>(op: &Op<A>) -> bool {
 ///
 /// # Errors
 /// For an element-size op on a stack of more than one view.
+#[inline]
 pub(crate) fn refuse_stack<A>(op: &Op<A>, views: usize) -> Result<()> {
     if views <= 1 {
         return Ok(());
