@@ -12,6 +12,7 @@ pub(crate) type Moved<D> = (Vec<D>, Vec<D>, Option<Vec<(D, D)>>);
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) when `axes` is not a permutation of `0..ndim`.
+#[inline]
 pub(crate) fn permuted<D: Copy>(
     axes: &[usize],
     shape: &[D],
@@ -37,26 +38,24 @@ pub(crate) fn permuted<D: Copy>(
     ))
 }
 
-/// The flags of `axes` for `flip` on a view of rank `ndim` described by `ctx`: one per
-/// axis, set for the listed ones.
+/// The axes `flip` reverses on a view of rank `ndim` (at most
+/// [`MAX_RANK`](crate::concrete::MAX_RANK)) described by `ctx`, as the bits of one word:
+/// bit `a` for axis `a`.
 ///
 /// # Errors
 /// [`Error::Invalid`](crate::Error::Invalid) when an axis is out of range or repeated.
-pub(crate) fn flip_flags(
-    axes: &[usize],
-    ndim: usize,
-    ctx: impl Fn() -> String,
-) -> Result<Vec<bool>> {
-    let mut flags = vec![false; ndim];
+pub(crate) fn flip_flags(axes: &[usize], ndim: usize, ctx: impl Fn() -> String) -> Result<u64> {
+    const _: () = assert!(crate::concrete::MAX_RANK <= u64::BITS as usize);
+    let mut flags = 0u64;
     for &a in axes {
-        let flag = flags
-            .get_mut(a)
-            .ok_or_else(|| bad_axis("flip", &ctx(), a, ndim))?;
-        if *flag {
+        if a >= ndim || a >= crate::concrete::MAX_RANK {
+            return Err(bad_axis("flip", &ctx(), a, ndim));
+        }
+        if flags >> a & 1 == 1 {
             let msg = format!("axis {a} is repeated in {axes:?} for {}", ctx());
             return Err(invalid("flip", msg));
         }
-        *flag = true;
+        flags |= 1 << a;
     }
     Ok(flags)
 }

@@ -71,6 +71,7 @@ pub(crate) trait Engine: Clone {
 }
 
 /// The fields of `v`.
+#[inline]
 pub(crate) fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
     Fields {
         shape: v.shape().to_vec(),
@@ -81,6 +82,7 @@ pub(crate) fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
 }
 
 /// The fields of `v` changed by `rule` under the checker of `op`, then finished.
+#[inline]
 fn with_fields<E: Engine>(
     cx: &E::Cx,
     v: &E,
@@ -168,6 +170,7 @@ pub(crate) fn apply<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
 ///
 /// # Errors
 /// The op's errors, as [`ViewOps`](crate::ViewOps) documents them.
+#[inline]
 pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
     let ctx = || v.ctx();
     match op {
@@ -202,7 +205,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
             let flags = crate::axes::flip_flags(axes, v.shape().len(), ctx)?;
             let ck = E::checker(cx, v, GuardOp::FLIP);
             let mut f = fields_of(v);
-            f.flip(&ck, &flags, &ctx)?;
+            f.flip(&ck, flags, &ctx)?;
             E::finish_kept(f, ck)
         }
         Op::Index(items) => {

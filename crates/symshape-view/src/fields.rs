@@ -29,6 +29,7 @@ pub(crate) use elements::{is_element_op, refuse_stack};
 ///
 /// # Errors
 /// When an end is (proven) outside.
+#[inline]
 pub(crate) fn require_range<D: Size, C: Check<D>>(
     c: &mut C,
     what: &str,
@@ -346,6 +347,7 @@ impl<D: Size> Fields<D> {
 
     /// Keeps indices `[start, end)` of `axis` (the caller has required
     /// `0 <= start <= end <= dim`); `shift` moves the offset to `start`.
+    #[inline]
     pub(crate) fn keep_range(&mut self, axis: usize, start: D, end: D, shift: bool) {
         if shift {
             self.offset = self.offset + start * self.strides[axis];
@@ -360,20 +362,20 @@ impl<D: Size> Fields<D> {
         }
     }
 
-    /// Reverses the axes whose flag is set (`flags` has one entry per axis); `ctx`
-    /// names the view in errors.
+    /// Reverses the axes whose bit is set in `flags` (bit `a` for axis `a`); `ctx` names
+    /// the view in errors.
     ///
     /// # Errors
     /// When a negated `i64` stride leaves `i64`.
     pub(crate) fn flip<C: Check<D>>(
         &mut self,
         c: &C,
-        flags: &[bool],
+        flags: u64,
         ctx: &dyn Fn() -> String,
     ) -> Result<()> {
         let zero = D::from(0);
         let empty = C::EXACT && self.shape.iter().any(|&d| c.holds(d, CmpOp::Eq, zero));
-        for (axis, _) in flags.iter().enumerate().filter(|(_, &f)| f) {
+        for axis in (0..self.shape.len()).filter(|&a| flags >> a & 1 == 1) {
             if C::EXACT && c.holds(self.shape[axis], CmpOp::Le, D::from(1)) {
                 // Reversing zero or one index changes nothing.
                 continue;

@@ -618,6 +618,7 @@ impl ConcreteView {
 
     /// The view of fields that a core field rule has kept valid (the same elements of
     /// the same buffer, or fewer), normalised as invariants 4 and 5 ask.
+    #[inline]
     pub(crate) fn from_kept_fields(mut f: crate::view::Fields<i64>) -> Self {
         if f.shape.contains(&0) {
             (f.offset, f.mask) = (0, None);
