@@ -19,20 +19,17 @@ pub(crate) const BYTES: &str = "a strided array in bytes";
 pub(crate) fn dense<D: Size>(shape: &[D], strides: &[D], numel: D, c_order: bool) -> D::Truth {
     let one = D::from(1);
     let mut expect = one;
-    let mut axis = |a: usize| {
+    let n = shape.len();
+    // Innermost axis first: the last for C order, the first for F order.
+    let axes = (0..n).map(|k| if c_order { n - 1 - k } else { k });
+    let axes = D::Truth::all(axes.map(|a| {
         let (d, t) = (shape[a], strides[a]);
         let ok = d.is(CmpOp::Eq, one).or(t.is(CmpOp::Eq, expect));
         // Past `i64` only after an axis of size 0 (invariant 2), where the view is
         // empty and the rule holds whatever follows.
         expect = expect.try_mul(d).unwrap_or(expect);
         ok
-    };
-    let n = shape.len();
-    let axes = if c_order {
-        D::Truth::all((0..n).rev().map(&mut axis))
-    } else {
-        D::Truth::all((0..n).map(&mut axis))
-    };
+    }));
     numel.is(CmpOp::Eq, D::from(0)).or(axes)
 }
 
