@@ -243,12 +243,7 @@ fn multiple_at_least(cx: &Scope, x: Expr, y: Expr) -> bool {
         return false;
     }
     let q = cx.simplify(y.floor_div(x));
-    q.check().is_ok()
-        && q * x == y
-        && cx
-            .range(q)
-            .lo
-            .is_some_and(|lo| lo >= symshape::BigInt::from(1))
+    q.check().is_ok() && q * x == y && cx.prove(q, CmpOp::Ge, lit(1)).is_true()
 }
 
 /// The canonical form as far as proofs decide it: axes with provably one valid
