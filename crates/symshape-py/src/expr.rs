@@ -174,11 +174,7 @@ impl PyExpr {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let f = py
-            .import("symshape._symshape")?
-            .getattr("_expr_from_state")?;
-        let args = (self.0.to_string(), specs_state(self.0.symbols())).into_pyobject(py)?;
-        Ok((f, args))
+        reduce_with(py, "_expr_from_state", self.0.to_string(), self.0.symbols())
     }
 
     /// `self <= other`, as a `Cond`.
@@ -261,11 +257,7 @@ impl PyCond {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let f = py
-            .import("symshape._symshape")?
-            .getattr("_cond_from_state")?;
-        let args = (self.0.to_string(), specs_state(self.0.symbols())).into_pyobject(py)?;
-        Ok((f, args))
+        reduce_with(py, "_cond_from_state", self.0.to_string(), self.0.symbols())
     }
     /// `True` or `False` for a constant condition, else `None`.
     fn as_bool(&self) -> Option<bool> {
@@ -275,6 +267,20 @@ impl PyCond {
     fn symbols(&self) -> Vec<PyExpr> {
         self.0.symbols().into_iter().map(PyExpr).collect()
     }
+}
+
+/// What `__reduce__` returns for a value written as `text` over the symbols `syms`: the
+/// module's function `from_state`, and its arguments (the text and the symbols'
+/// declarations).
+fn reduce_with<'py>(
+    py: Python<'py>,
+    from_state: &str,
+    text: String,
+    syms: Vec<Expr>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    let f = py.import("symshape._symshape")?.getattr(from_state)?;
+    let args = (text, specs_state(syms)).into_pyobject(py)?;
+    Ok((f, args))
 }
 
 /// One symbol's declaration as pickled: name, bounds as text (`None`: unbounded), divisor.
