@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use symshape::{Bindings, Expr, Scope};
 use symshape_codegen::{render_c, CConfig, Plan};
 use symshape_kernels::{materialize, Input};
-use symshape_view::{IndexItem, Op, View, ViewStack};
+use symshape_view::{ConcreteStack, IndexItem, Op, View, ViewStack};
 
 use crate::harness::{compile, compile_cases, have_cc, Record};
 
@@ -182,6 +182,39 @@ pub fn symbol_ranges(cx: &Scope) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// The bindings of `cx`'s symbols to `syms`, in declaration order.
+pub fn bindings_at(cx: &Scope, syms: &[i64]) -> Bindings {
+    let mut b = Bindings::new();
+    for (&s, &v) in cx.symbols().iter().zip(syms) {
+        b.set(s, v).expect("in range");
+    }
+    b
+}
+
+/// The number of elements of `bound`, `None` beyond `i64`.
+pub fn numel(bound: &ConcreteStack) -> Option<i64> {
+    bound
+        .shape()
+        .iter()
+        .try_fold(1i64, |a, &d| a.checked_mul(d))
+}
+
+/// The length of the source `bound` reads, where both it and the output have at most
+/// `max` elements; `None` where either is larger (or the source starts below 0).
+pub fn source_len(bound: &ConcreteStack, max: i64) -> Option<usize> {
+    let numel = numel(bound);
+    let len = match bound.levels()[0].extent() {
+        _ if numel == Some(0) => 0,
+        Some((lo, hi)) if lo >= 0 && hi < max => hi + 1,
+        Some(_) => return None,
+        None => 0,
+    };
+    if numel.is_none_or(|n| n > max) {
+        return None;
+    }
+    Some(usize::try_from(len).expect("small"))
+}
+
 /// Checks the emitted C of `stack` against the kernels for `bindings` random bindings.
 pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
     if !have_cc() {
@@ -198,10 +231,7 @@ pub fn check_stack(cx: &Scope, stack: &ViewStack, seed: u64, bindings: usize) {
             .into_iter()
             .map(|(lo, hi)| rng.range(lo, hi.min(lo + 5)))
             .collect();
-        let mut b = Bindings::new();
-        for (&s, &v) in cx.symbols().iter().zip(&syms) {
-            b.set(s, v).expect("in range");
-        }
+        let b = bindings_at(cx, &syms);
         let pad = rng.range(-1000, -1);
         let (src, exp, dst_len) = match stack.bind(cx, &b) {
             Ok(bound) => {
@@ -266,15 +296,17 @@ pub fn refusal(e: symshape_view::Error) -> Outcome {
     }
 }
 
-fn cases() -> u32 {
+/// The proptest cases of a test that checks `per` cases of `PROPTEST_CASES` in one case:
+/// `default` unless that variable is set.
+pub fn batches(per: u32, default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(32)
+        .map_or(default, |n: u32| n.div_ceil(per))
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(batches(1, 32)))]
 
     #[test]
     fn emitted_c_equals_the_kernels(
@@ -400,17 +432,22 @@ pub const EXTREME_ELEMS: i64 = 1 << 12;
 /// element. Where `bind` refuses for a reason other than a guard (a field beyond `i64`),
 /// the guard function must refuse too.
 pub fn check_extreme(cx: &Scope, stacks: &[ViewStack], seed: u64, bindings: usize) {
+    check_extreme_at(cx, stacks, &extreme_bindings(cx, seed, bindings), seed);
+}
+
+/// `count` bindings of `cx`'s symbols, each value drawn (with `Lcg(seed)`) from the
+/// symbol's [`extreme_values`].
+pub fn extreme_bindings(cx: &Scope, seed: u64, count: usize) -> Vec<Vec<i64>> {
     let values: Vec<Vec<i64>> = cx.symbols().iter().map(|&s| extreme_values(s)).collect();
     let mut rng = Lcg(seed);
-    let chosen: Vec<Vec<i64>> = (0..bindings)
+    (0..count)
         .map(|_| {
             values
                 .iter()
                 .map(|vs| vs[usize::try_from(rng.next()).expect("small") % vs.len()])
                 .collect()
         })
-        .collect();
-    check_extreme_at(cx, stacks, &chosen, seed);
+        .collect()
 }
 
 /// [`check_extreme`] at the given bindings (one value per symbol of `cx`), each
@@ -467,10 +504,7 @@ fn expect_at(
     syms: Vec<i64>,
     rng: &mut Lcg,
 ) -> (bool, Record, Expected) {
-    let mut b = Bindings::new();
-    for (&s, &v) in cx.symbols().iter().zip(&syms) {
-        b.set(s, v).expect("in range");
-    }
+    let b = bindings_at(cx, &syms);
     let pad = rng.range(-1000, -1);
     let guard_only = |outcome: Outcome| {
         let rec = Record {
@@ -489,19 +523,9 @@ fn expect_at(
         Ok(bound) => bound,
         Err(e) => return guard_only(refusal(e)),
     };
-    let numel = bound
-        .shape()
-        .iter()
-        .try_fold(1i64, |a, &d| a.checked_mul(d));
-    let len = match bound.levels()[0].extent() {
-        _ if numel == Some(0) => 0,
-        Some((lo, hi)) if lo >= 0 && hi < EXTREME_ELEMS => hi + 1,
-        Some(_) => return guard_only(Outcome::Bound),
-        None => 0,
-    };
-    if numel.is_none_or(|n| n > EXTREME_ELEMS) {
+    let Some(len) = source_len(&bound, EXTREME_ELEMS) else {
         return guard_only(Outcome::Bound);
-    }
+    };
     let src: Vec<i64> = (0..len).map(|_| rng.range(0, 999)).collect();
     let values = materialize(Input::new(&src, &bound).pad(pad))
         .expect("the kernels materialize")
@@ -558,27 +582,11 @@ pub fn compare(plan: &Plan, unit: &str, rec: &Record, exp: &Expected, g: i64, va
 
 /// The stack of an extreme case: an extreme bottom view, then ops as in [`build`].
 pub fn build_extreme(cx: &Scope, base: u8, ops: &[(u8, u8, u8)]) -> ViewStack {
-    let mut s = extreme_base(cx, base);
-    for &(kind, a, b) in ops {
-        let o = op(cx, s.shape(), kind, a, b);
-        if let Ok(next) = s.apply(cx, &o) {
-            if next.ndim() <= 5 {
-                s = next;
-            }
-        }
-    }
-    s
-}
-
-fn extreme_cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(4, |n: u32| n.div_ceil(8))
+    build_on(cx, extreme_base(cx, base), ops)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(extreme_cases()))]
+    #![proptest_config(ProptestConfig::with_cases(batches(8, 4)))]
 
     /// Twelve stacks per `cc` call, 24 bindings each at the ends of the ranges.
     #[test]

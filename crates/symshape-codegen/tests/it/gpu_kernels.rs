@@ -18,8 +18,8 @@ use symshape_kernels::{materialize, Input};
 use symshape_view::{ConcreteStack, ViewStack};
 
 use crate::compiled::{
-    build, build_extreme, compare, extreme_scope, extreme_stack, extreme_values, refusal, scope,
-    symbol_ranges, Expected, Lcg, Outcome,
+    batches, bindings_at, build, build_extreme, compare, extreme_bindings, extreme_scope,
+    extreme_stack, numel, refusal, scope, source_len, symbol_ranges, Expected, Lcg, Outcome,
 };
 use crate::cuda_emu::{have_gxx, run_emulated, EmuRun, EmuUnit};
 use crate::harness::{compile_cases, have_cc, Record};
@@ -161,10 +161,7 @@ fn check_width(k: &GpuKernel, bound: &ConcreteStack, syms: &[i64]) {
         return;
     }
     let small = |v: i64| i32::try_from(v).is_ok();
-    let numel = bound
-        .shape()
-        .iter()
-        .try_fold(1i64, |a, &d| a.checked_mul(d));
+    let numel = numel(bound);
     assert!(
         numel.is_some_and(small),
         "syms {syms:?}: 32-bit indices, {numel:?} elements\n{}",
@@ -326,10 +323,7 @@ pub fn check_cases(cases: &[Case], seed: u64) -> usize {
     let mut wants = Vec::new();
     for (case, c) in cases.iter().enumerate() {
         for syms in &c.bindings {
-            let mut b = Bindings::new();
-            for (&s, &v) in c.cx.symbols().iter().zip(syms) {
-                b.set(s, v).expect("in range");
-            }
+            let b = bindings_at(c.cx, syms);
             let rec = Record {
                 syms: syms.clone(),
                 src: Vec::new(),
@@ -349,12 +343,8 @@ pub fn check_cases(cases: &[Case], seed: u64) -> usize {
                 continue;
             };
             check_width(clk, &bound, syms);
-            let numel = bound
-                .shape()
-                .iter()
-                .try_fold(1i64, |a, &d| a.checked_mul(d));
             // Never more groups than output elements: an empty output is one group.
-            if let Some(n) = numel {
+            if let Some(n) = numel(&bound) {
                 for k in [clk, cuk] {
                     let blocks: u128 = sizes_at(k, &b).0.iter().map(|&g| u128::from(g)).product();
                     assert!(
@@ -364,15 +354,9 @@ pub fn check_cases(cases: &[Case], seed: u64) -> usize {
                     );
                 }
             }
-            let len = match bound.levels()[0].extent() {
-                _ if numel == Some(0) => 0,
-                Some((lo, hi)) if lo >= 0 && hi < LAUNCH_ELEMS => hi + 1,
-                Some(_) => continue,
-                None => 0,
-            };
-            if numel.is_none_or(|n| n > LAUNCH_ELEMS) {
+            let Some(len) = source_len(&bound, LAUNCH_ELEMS) else {
                 continue;
-            }
+            };
             let (_, items) = sizes_at(clk, &b);
             for (d, e) in globals[slot].iter().enumerate() {
                 let v = e.eval(&b).expect("the launch line's global size evaluates");
@@ -384,7 +368,6 @@ pub fn check_cases(cases: &[Case], seed: u64) -> usize {
                 );
             }
             let (grid, _) = sizes_at(cuk, &b);
-            let len = usize::try_from(len).expect("small");
             let [src, pad, want] = buffers(c.elem, &bound, len, &mut rng);
             programs[slot].runs.push(Run {
                 elem_size: c.elem.size(),
@@ -524,11 +507,28 @@ fn small_bindings(cx: &Scope, rng: &mut Lcg, n: usize) -> Vec<Vec<i64>> {
     out
 }
 
-fn batches(per: u32, default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(default, |n: u32| n.div_ceil(per))
+/// A generated op: its kind and two arguments, as [`build`] reads them.
+type GenOp = (u8, u8, u8);
+
+/// The generated stacks of a proptest batch, each `(base, ops, element)` built by `build`
+/// in `cx` and checked in `ELEMS[element]` at every one of `bindings`.
+fn batch<'a>(
+    cx: &'a Scope,
+    generated: &[(u8, Vec<GenOp>, usize)],
+    build: fn(&Scope, u8, &[GenOp]) -> ViewStack,
+    bindings: &[Vec<i64>],
+    may_refuse: bool,
+) -> Vec<Case<'a>> {
+    generated
+        .iter()
+        .map(|(base, ops, e)| Case {
+            cx,
+            stack: build(cx, *base, ops),
+            elem: ELEMS[*e],
+            bindings: bindings.to_vec(),
+            may_refuse,
+        })
+        .collect()
 }
 
 proptest! {
@@ -545,17 +545,7 @@ proptest! {
     ) {
         let cx = scope();
         let chosen = small_bindings(&cx, &mut Lcg(seed), 8);
-        let cases: Vec<Case> = cases
-            .iter()
-            .map(|(base, ops, e)| Case {
-                cx: &cx,
-                stack: build(&cx, *base, ops),
-                elem: ELEMS[*e],
-                bindings: chosen.clone(),
-                may_refuse: false,
-            })
-            .collect();
-        check_cases(&cases, seed);
+        check_cases(&batch(&cx, &cases, build, &chosen, false), seed);
     }
 }
 
@@ -575,27 +565,8 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let cx = extreme_scope();
-        let values: Vec<Vec<i64>> = cx.symbols().iter().map(|&s| extreme_values(s)).collect();
-        let mut rng = Lcg(seed);
-        let chosen: Vec<Vec<i64>> = (0..16)
-            .map(|_| {
-                values
-                    .iter()
-                    .map(|vs| vs[usize::try_from(rng.next()).expect("small") % vs.len()])
-                    .collect()
-            })
-            .collect();
-        let cases: Vec<Case> = cases
-            .iter()
-            .map(|(base, ops, e)| Case {
-                cx: &cx,
-                stack: build_extreme(&cx, *base, ops),
-                elem: ELEMS[*e],
-                bindings: chosen.clone(),
-                may_refuse: true,
-            })
-            .collect();
-        check_cases(&cases, seed);
+        let chosen = extreme_bindings(&cx, seed, 16);
+        check_cases(&batch(&cx, &cases, build_extreme, &chosen, true), seed);
     }
 }
 
@@ -692,10 +663,7 @@ fn guarded_vector_paths_run_both_ways() {
                 w.small.clone(),
             ];
             let holds = |syms: &Vec<i64>| {
-                let mut b = Bindings::new();
-                for (&s, &v) in w.cx.symbols().iter().zip(syms) {
-                    b.set(s, v).expect("in range");
-                }
+                let b = bindings_at(&w.cx, syms);
                 guard
                     .iter()
                     .all(|c| c.eval(&b).expect("the guard evaluates"))
