@@ -6,7 +6,7 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use crate::harness::ubsan_flags;
+use crate::harness::{runs, ubsan_flags};
 use crate::opencl_host::{hex, unhex};
 
 /// The emulation header.
@@ -39,16 +39,7 @@ pub struct EmuUnit {
 /// Whether `g++` runs; the first call prints why tests skip when it does not.
 pub fn have_gxx() -> bool {
     static HAVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAVE.get_or_init(|| {
-        let ok = Command::new("g++")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            eprintln!("skipping the emulated CUDA tests: no `g++` on PATH");
-        }
-        ok
-    })
+    *HAVE.get_or_init(|| runs("g++", "skipping the emulated CUDA tests: no `g++` on PATH"))
 }
 
 /// The element type `T` of `shapetrace_materialize(const T *__restrict__ src, ...)`.

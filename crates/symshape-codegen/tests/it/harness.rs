@@ -30,6 +30,23 @@ static int64_t *take(int64_t n) {
     };
 }
 
+/// The drivers' reading of one record after its prefix: `nsyms syms.. srclen src.. pad
+/// dstlen` into `syms`, `src`, `pad` and a new `dst` of `ld` elements, each `INT64_MIN`.
+macro_rules! c_read_record {
+    () => {
+        r#"        ns = next();
+        syms = take(ns);
+        ls = next();
+        src = take(ls);
+        pad = next();
+        ld = next();
+        dst = malloc(sizeof(int64_t) * (size_t)(ld + 1));
+        if (!dst) exit(2);
+        for (k = 0; k < ld; ++k) dst[k] = INT64_MIN;
+"#
+    };
+}
+
 /// A driver calling the two entry points of a materialize unit, one input record at a time
 /// from stdin: `nsyms syms.. srclen src.. pad dstlen`; prints the guard result, then the
 /// output values when it is 0.
@@ -49,16 +66,9 @@ int main(void) {
         int64_t k, ns, ls, ld, pad;
         int64_t *syms, *src, *dst;
         int g;
-        ns = next();
-        syms = take(ns);
-        ls = next();
-        src = take(ls);
-        pad = next();
-        ld = next();
-        dst = malloc(sizeof(int64_t) * (size_t)(ld + 1));
-        if (!dst) exit(2);
-        for (k = 0; k < ld; ++k) dst[k] = INT64_MIN;
-        g = shapetrace_guards(syms);
+"#,
+    c_read_record!(),
+    r#"        g = shapetrace_guards(syms);
         printf("%d", g);
         if (g == 0) {
             shapetrace_materialize(src, dst, syms, pad);
@@ -108,15 +118,23 @@ pub fn ubsan_flags() -> &'static [&'static str] {
 pub fn have_cc() -> bool {
     static HAVE: OnceLock<bool> = OnceLock::new();
     *HAVE.get_or_init(|| {
-        let ok = Command::new("cc")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            eprintln!("skipping compiled-C tests: no C compiler (`cc`) found on PATH");
-        }
-        ok
+        runs(
+            "cc",
+            "skipping compiled-C tests: no C compiler (`cc`) found on PATH",
+        )
     })
+}
+
+/// Whether `tool --version` runs; prints `skipping` when it does not.
+pub fn runs(tool: &str, skipping: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("{skipping}");
+    }
+    ok
 }
 
 /// A compiled unit plus driver in a temporary directory, removed on drop.
@@ -203,7 +221,8 @@ const CASES_DRIVER_HEAD: &str = concat!(
 /// The main function of the driver of [`compile_cases`]: each record is
 /// `case run nsyms syms.. srclen src.. pad dstlen`; it prints the guard result, then
 /// (when it is 0 and `run` is 1) the output values.
-const CASES_DRIVER_MAIN: &str = r#"
+const CASES_DRIVER_MAIN: &str = concat!(
+    r#"
 int main(void) {
     for (;;) {
         int64_t k, c, run, ns, ls, ld, pad;
@@ -211,16 +230,9 @@ int main(void) {
         int g;
         c = next();
         run = next();
-        ns = next();
-        syms = take(ns);
-        ls = next();
-        src = take(ls);
-        pad = next();
-        ld = next();
-        dst = malloc(sizeof(int64_t) * (size_t)(ld + 1));
-        if (!dst) exit(2);
-        for (k = 0; k < ld; ++k) dst[k] = INT64_MIN;
-        g = guards[c](syms);
+"#,
+    c_read_record!(),
+    r#"        g = guards[c](syms);
         printf("%d", g);
         if (g == 0 && run) {
             kernels[c](src, dst, syms, pad);
@@ -233,7 +245,8 @@ int main(void) {
         free(dst);
     }
 }
-"#;
+"#
+);
 
 /// Compiles `units` (one file each) with `driver` by one `cc` call with [`CFLAGS`] and
 /// `extra`, or returns the compiler's message.
