@@ -10,7 +10,7 @@ use symshape::{Bindings, Scope};
 use symshape_kernels::{materialize, Element, Input};
 use symshape_view::{View, ViewOps, ViewStack};
 
-use crate::opencl_host::{Host, Program, Run};
+use crate::opencl_host::{Host, Program, ProgramResult, Run};
 
 /// Whether this run is CI's (`CI=true`), where every test must run.
 fn in_ci() -> bool {
@@ -160,6 +160,42 @@ fn the_host_program_runs_a_tiled_kernel() {
     }
 }
 
+/// An `int` kernel with the parameters `render_opencl` emits and `body`.
+fn int_kernel(body: &str) -> String {
+    format!(
+        "__kernel void shapetrace_materialize(__global const int *src, \
+         __global int *dst, __global const long *syms, const int pad) {{ {body} }}"
+    )
+}
+
+/// A launch of an `int` kernel on two work-items, with the one symbol at `sym` and the
+/// pad 7.
+fn int_run(sym: i64) -> Run {
+    Run {
+        elem_size: 4,
+        global: [2, 1, 1],
+        local: [1, 1, 1],
+        syms: vec![sym],
+        pad: to_bytes(&[7i32]),
+        src: Vec::new(),
+        dst_bytes: 8,
+    }
+}
+
+/// A program that builds: one launch writing `pad + syms[0]`, 12, at both work-items.
+fn good_program() -> Program {
+    Program {
+        source: int_kernel("dst[get_global_id(0)] = pad + (int)syms[0];"),
+        runs: vec![int_run(5)],
+    }
+}
+
+/// Checks the result of [`good_program`] run after a program whose build failed.
+fn assert_good_program_ran(res: &ProgramResult) {
+    let runs = res.as_ref().expect("the second program builds");
+    assert_eq!(runs[0].as_ref().expect("it runs"), &to_bytes(&[12i32, 12]));
+}
+
 /// A build error comes back with its log, and a later program still runs.
 #[test]
 fn a_build_error_returns_the_log() {
@@ -168,29 +204,15 @@ fn a_build_error_returns_the_log() {
         source: "__kernel void shapetrace_materialize(__global int *d) { d[0] = x; }".into(),
         runs: Vec::new(),
     };
-    let good = Program {
-        source: "__kernel void shapetrace_materialize(__global const int *src, \
-                 __global int *dst, __global const long *syms, const int pad) \
-                 { dst[get_global_id(0)] = pad + (int)syms[0]; }"
-            .into(),
-        runs: vec![Run {
-            elem_size: 4,
-            global: [2, 1, 1],
-            local: [1, 1, 1],
-            syms: vec![5],
-            pad: to_bytes(&[7i32]),
-            src: Vec::new(),
-            dst_bytes: 8,
-        }],
-    };
-    let res = host.run(&[bad, good]).expect("the host program runs");
+    let res = host
+        .run(&[bad, good_program()])
+        .expect("the host program runs");
     let log = res[0].as_ref().expect_err("the build fails");
     assert!(
         log.contains('x'),
         "the log names the undeclared identifier: {log}"
     );
-    let runs = res[1].as_ref().expect("the second program builds");
-    assert_eq!(runs[0].as_ref().expect("it runs"), &to_bytes(&[12i32, 12]));
+    assert_good_program_ran(&res[1]);
 }
 
 /// A program that fails to build only for a warning (the host builds with `-Werror`)
@@ -199,37 +221,17 @@ fn a_build_error_returns_the_log() {
 #[test]
 fn a_warning_fails_the_build_and_its_runs_are_skipped() {
     let Some(host) = cl_host() else { return };
-    let kernel = |body: &str| {
-        format!(
-            "__kernel void shapetrace_materialize(__global const int *src, \
-             __global int *dst, __global const long *syms, const int pad) {{ {body} }}"
-        )
-    };
-    let run = |sym: i64| Run {
-        elem_size: 4,
-        global: [2, 1, 1],
-        local: [1, 1, 1],
-        syms: vec![sym],
-        pad: to_bytes(&[7i32]),
-        src: Vec::new(),
-        dst_bytes: 8,
-    };
     let warned = Program {
-        source: kernel("const long i = syms[0]; dst[get_global_id(0)] = (i >= 0) && 2;"),
-        runs: vec![run(1), run(2)],
-    };
-    let good = Program {
-        source: kernel("dst[get_global_id(0)] = pad + (int)syms[0];"),
-        runs: vec![run(5)],
+        source: int_kernel("const long i = syms[0]; dst[get_global_id(0)] = (i >= 0) && 2;"),
+        runs: vec![int_run(1), int_run(2)],
     };
     let res = host
-        .run(&[warned, good])
+        .run(&[warned, good_program()])
         .expect("the host program answers every program");
     let log = res[0].as_ref().expect_err("the warning fails the build");
     assert!(
         log.contains("constant operand"),
         "the log shows the warning: {log}"
     );
-    let runs = res[1].as_ref().expect("the second program builds");
-    assert_eq!(runs[0].as_ref().expect("it runs"), &to_bytes(&[12i32, 12]));
+    assert_good_program_ran(&res[1]);
 }
