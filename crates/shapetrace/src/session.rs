@@ -783,17 +783,7 @@ impl Session {
     /// or the input), for `flags` and `bytes`.
     fn one_view(&self, stmt: &str) -> Result<ConcreteView, String> {
         let bound = self.bound_stack(stmt, &self.current(stmt)?.on_storage())?;
-        let [v] = bound.levels() else {
-            return Err(format!(
-                "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask",
-                bound.levels().len()
-            ));
-        };
-        if v.mask().is_some() {
-            return Err(format!(
-                "{stmt}: the current view has a mask ({v}); {stmt} works on a one-view stack without a mask"
-            ));
-        }
+        let v = unmasked_only_view(stmt, bound.levels(), |v| v.mask().is_some(), "")?;
         Ok(v.clone())
     }
 
@@ -883,17 +873,12 @@ impl Session {
         }
         // Several views with a symbol unbound: the answer is about one view, whatever the
         // values (binding may merge views, but only the bound stack can say).
-        let [v] = stack.views() else {
-            return Err(format!(
-                "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask (bind its symbols, and views that merge become one)",
-                stack.views().len()
-            ));
-        };
-        if v.mask().is_some() {
-            return Err(format!(
-                "{stmt}: the current view has a mask ({v}); {stmt} works on a one-view stack without a mask"
-            ));
-        }
+        let v = unmasked_only_view(
+            stmt,
+            stack.views(),
+            |v| v.mask().is_some(),
+            " (bind its symbols, and views that merge become one)",
+        )?;
         Ok(Some(v.clone()))
     }
 
@@ -1430,6 +1415,29 @@ fn one_level(stmt: &str, what: &str, stack: ConcreteStack) -> Result<ConcreteVie
             levels.len()
         )),
     }
+}
+
+/// The one view of `views` when it has no mask (`masked` says whether a view has one), for
+/// statements that answer for one view of storage; else `stmt`'s error, the one for several
+/// views followed by `hint`.
+fn unmasked_only_view<'a, V: std::fmt::Display>(
+    stmt: &str,
+    views: &'a [V],
+    masked: fn(&V) -> bool,
+    hint: &str,
+) -> Result<&'a V, String> {
+    let [v] = views else {
+        return Err(format!(
+            "{stmt}: the current stack has {} views; {stmt} works on a one-view stack without a mask{hint}",
+            views.len()
+        ));
+    };
+    if masked(v) {
+        return Err(format!(
+            "{stmt}: the current view has a mask ({v}); {stmt} works on a one-view stack without a mask"
+        ));
+    }
+    Ok(v)
 }
 
 /// Whether `s` is a name: a letter or `_`, then letters, digits or `_`.
