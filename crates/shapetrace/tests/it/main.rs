@@ -45,3 +45,14 @@ pub fn trace_cases(cases: &[&str], result_prefix: &str) -> String {
         .collect();
     runs.join("\n")
 }
+
+/// Runs every script of `cases` and lists the runs, one after another: each script as
+/// written, then on the next line `=> ` and what the script printed.
+#[must_use]
+pub fn trace_scripts(cases: &[&str]) -> String {
+    let runs: Vec<String> = cases
+        .iter()
+        .map(|script| format!("{script}\n=> {}", trace(script)))
+        .collect();
+    runs.join("\n")
+}

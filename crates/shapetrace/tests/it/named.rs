@@ -3,7 +3,7 @@
 
 use insta::assert_snapshot;
 
-use crate::trace;
+use crate::{trace, trace_scripts};
 
 #[test]
 fn the_as_ops_take_the_shape_of_a_saved_stack() {
@@ -85,9 +85,5 @@ fn named_stack_errors() {
         "view [4, 4]\npermute [1, 0]\nreshape [16]\nsave x\nslice [1:]\nshares_memory x",
         "sym n 1..=4\nview [n]\nsave x\nview [4]\nshares_memory x",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|script| format!("{script}\n=> {}", trace(script)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_scripts(&cases));
 }

@@ -3,7 +3,7 @@
 
 use insta::assert_snapshot;
 
-use crate::trace;
+use crate::{trace, trace_scripts};
 
 #[test]
 fn axis_ops_of_pytorch() {
@@ -100,9 +100,5 @@ fn errors_of_the_axis_and_piece_statements() {
         "view [2]\ndetach 1",
         "view [2]\nas_strided",
     ];
-    let out: Vec<String> = cases
-        .iter()
-        .map(|script| format!("{script}\n=> {}", trace(script)))
-        .collect();
-    assert_snapshot!(out.join("\n"));
+    assert_snapshot!(trace_scripts(&cases));
 }
