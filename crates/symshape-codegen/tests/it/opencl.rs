@@ -10,7 +10,7 @@ use symshape::{Bindings, Scope};
 use symshape_kernels::{materialize, Element, Input};
 use symshape_view::{View, ViewOps, ViewStack};
 
-use crate::opencl_host::{Host, Program, ProgramResult, Run};
+use crate::opencl_host::{Host, Program, Run};
 
 /// Whether this run is CI's (`CI=true`), where every test must run.
 fn in_ci() -> bool {
@@ -190,10 +190,18 @@ fn good_program() -> Program {
     }
 }
 
-/// Checks the result of [`good_program`] run after a program whose build failed.
-fn assert_good_program_ran(res: &ProgramResult) {
-    let runs = res.as_ref().expect("the second program builds");
+/// Runs `failing`, whose build fails, then [`good_program`]: the build log of `failing`,
+/// once the good program has built and run.
+fn log_before_a_good_program(host: &Host, failing: Program) -> String {
+    let res = host
+        .run(&[failing, good_program()])
+        .expect("the host program answers every program");
+    let runs = res[1].as_ref().expect("the second program builds");
     assert_eq!(runs[0].as_ref().expect("it runs"), &to_bytes(&[12i32, 12]));
+    res[0]
+        .as_ref()
+        .expect_err("the first program's build fails")
+        .clone()
 }
 
 /// A build error comes back with its log, and a later program still runs.
@@ -204,15 +212,11 @@ fn a_build_error_returns_the_log() {
         source: "__kernel void shapetrace_materialize(__global int *d) { d[0] = x; }".into(),
         runs: Vec::new(),
     };
-    let res = host
-        .run(&[bad, good_program()])
-        .expect("the host program runs");
-    let log = res[0].as_ref().expect_err("the build fails");
+    let log = log_before_a_good_program(host, bad);
     assert!(
         log.contains('x'),
         "the log names the undeclared identifier: {log}"
     );
-    assert_good_program_ran(&res[1]);
 }
 
 /// A program that fails to build only for a warning (the host builds with `-Werror`)
@@ -225,13 +229,9 @@ fn a_warning_fails_the_build_and_its_runs_are_skipped() {
         source: int_kernel("const long i = syms[0]; dst[get_global_id(0)] = (i >= 0) && 2;"),
         runs: vec![int_run(1), int_run(2)],
     };
-    let res = host
-        .run(&[warned, good_program()])
-        .expect("the host program answers every program");
-    let log = res[0].as_ref().expect_err("the warning fails the build");
+    let log = log_before_a_good_program(host, warned);
     assert!(
         log.contains("constant operand"),
         "the log shows the warning: {log}"
     );
-    assert_good_program_ran(&res[1]);
 }
