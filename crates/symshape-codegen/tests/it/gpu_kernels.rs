@@ -510,6 +510,19 @@ fn small_bindings(cx: &Scope, rng: &mut Lcg, n: usize) -> Vec<Vec<i64>> {
 /// A generated op: its kind and two arguments, as [`build`] reads them.
 type GenOp = (u8, u8, u8);
 
+/// Eight generated stacks: bases below `bases`, fewer than `ops` ops, an index into
+/// `ELEMS`.
+fn generated(bases: u8, ops: usize) -> impl Strategy<Value = Vec<(u8, Vec<GenOp>, usize)>> {
+    prop::collection::vec(
+        (
+            0..bases,
+            prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..ops),
+            0usize..8,
+        ),
+        8,
+    )
+}
+
 /// The generated stacks of a proptest batch, each `(base, ops, element)` built by `build`
 /// in `cx` and checked in `ELEMS[element]` at every one of `bindings`.
 fn batch<'a>(
@@ -536,13 +549,7 @@ proptest! {
 
     /// Eight stacks per batch, each in one of the eight element types, at eight bindings.
     #[test]
-    fn gpu_kernels_equal_the_kernels(
-        cases in prop::collection::vec(
-            (0u8..5, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..6), 0usize..8),
-            8,
-        ),
-        seed in any::<u64>(),
-    ) {
+    fn gpu_kernels_equal_the_kernels(cases in generated(5, 6), seed in any::<u64>()) {
         let cx = scope();
         let chosen = small_bindings(&cx, &mut Lcg(seed), 8);
         check_cases(&batch(&cx, &cases, build, &chosen, false), seed);
@@ -557,13 +564,7 @@ proptest! {
     /// arithmetic is not proven to fit in 64 bits (they have no wider integers); both
     /// must refuse alike, and its checks are still compared with `bind`.
     #[test]
-    fn gpu_kernels_at_the_ends_of_the_ranges(
-        cases in prop::collection::vec(
-            (0u8..15, prop::collection::vec((0u8..10, any::<u8>(), any::<u8>()), 0..4), 0usize..8),
-            8,
-        ),
-        seed in any::<u64>(),
-    ) {
+    fn gpu_kernels_at_the_ends_of_the_ranges(cases in generated(15, 4), seed in any::<u64>()) {
         let cx = extreme_scope();
         let chosen = extreme_bindings(&cx, seed, 16);
         check_cases(&batch(&cx, &cases, build_extreme, &chosen, true), seed);
