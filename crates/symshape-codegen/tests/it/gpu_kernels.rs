@@ -99,10 +99,9 @@ fn width(i: IndexWidth) -> &'static str {
     }
 }
 
-/// The first two lines of an OpenCL kernel: the index width as `kernel.index` says, and
-/// the global and local sizes, parsed as expressions over `cx`'s symbols. Returns the
-/// global size's expressions.
-fn opencl_header(cx: &Scope, k: &GpuKernel) -> [Expr; 3] {
+/// The launch line of a kernel, its second: the first must give the index width as
+/// `k.index` says, and the launch line must start with `start`.
+fn launch_line<'a>(k: &'a GpuKernel, start: &str) -> &'a str {
     let mut lines = k.source.lines();
     assert_eq!(
         lines.next(),
@@ -111,31 +110,34 @@ fn opencl_header(cx: &Scope, k: &GpuKernel) -> [Expr; 3] {
         k.source
     );
     let launch = lines.next().expect("a launch line");
-    assert!(launch.starts_with("// launch: global=["), "{}", k.source);
+    assert!(launch.starts_with(start), "{}", k.source);
+    launch
+}
+
+/// `t`, an item of the launch line `launch`, as an expression over `cx`'s symbols.
+fn launch_expr(cx: &Scope, t: &str, launch: &str) -> Expr {
+    cx.parse_expr(t)
+        .unwrap_or_else(|e| panic!("`{t}` in `{launch}`: {e}"))
+}
+
+/// The first two lines of an OpenCL kernel: the index width as `kernel.index` says, and
+/// the global and local sizes, parsed as expressions over `cx`'s symbols. Returns the
+/// global size's expressions.
+fn opencl_header(cx: &Scope, k: &GpuKernel) -> [Expr; 3] {
+    let launch = launch_line(k, "// launch: global=[");
     let global = list_after(launch, "global");
     let local = list_after(launch, "local");
     let want_local: Vec<String> = k.launch.block.iter().map(u32::to_string).collect();
     assert_eq!(local, want_local, "{}", k.source);
     assert_eq!(global.len(), 3, "{launch}");
-    let parse = |t: &str| {
-        cx.parse_expr(t)
-            .unwrap_or_else(|e| panic!("`{t}` in `{launch}`: {e}"))
-    };
+    let parse = |t: &str| launch_expr(cx, t, launch);
     [parse(global[0]), parse(global[1]), parse(global[2])]
 }
 
 /// The first two lines of a CUDA kernel: the index width and the launch, with the block
 /// and shared bytes of `k.launch` and a grid of as many expressions as it has.
 fn cuda_header(cx: &Scope, k: &GpuKernel) {
-    let mut lines = k.source.lines();
-    assert_eq!(
-        lines.next(),
-        Some(format!("// index: {}", width(k.index)).as_str()),
-        "{}",
-        k.source
-    );
-    let launch = lines.next().expect("a launch line");
-    assert!(launch.starts_with("// launch: grid=["), "{}", k.source);
+    let launch = launch_line(k, "// launch: grid=[");
     let block: Vec<String> = k.launch.block.iter().map(u32::to_string).collect();
     assert_eq!(list_after(launch, "block"), block, "{launch}");
     assert!(
@@ -143,8 +145,7 @@ fn cuda_header(cx: &Scope, k: &GpuKernel) {
         "{launch}"
     );
     for t in list_after(launch, "grid") {
-        cx.parse_expr(t)
-            .unwrap_or_else(|e| panic!("`{t}` in `{launch}`: {e}"));
+        launch_expr(cx, t, launch);
     }
     assert!(
         k.source
