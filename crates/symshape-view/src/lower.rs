@@ -37,9 +37,8 @@ impl fmt::Display for Lowered {
 /// The loop-index symbols of `shape`; an axis that is provably empty gets the
 /// range `0..1` (no index exists, and the lowering says so with `valid: false`).
 fn index_symbols(cx: &Scope, shape: &[Expr], taken: &[Expr]) -> Result<Vec<Expr>> {
-    let is_taken = |name: &str| is_taken(cx, taken, name);
     let mut prefix = String::new();
-    while (0..shape.len()).any(|k| is_taken(&format!("{prefix}i{k}"))) {
+    while (0..shape.len()).any(|k| is_taken(cx, taken, &format!("{prefix}i{k}"))) {
         prefix.push('_');
     }
     shape

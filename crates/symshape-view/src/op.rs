@@ -359,12 +359,9 @@ impl<D> Op<D> {
         ndim: usize,
         ctx: impl FnOnce() -> String,
     ) -> crate::Result<()> {
-        let rank = self.result_rank(ndim);
-        if rank <= crate::concrete::MAX_RANK {
-            // The op's name only for the error.
-            return Ok(());
-        }
-        crate::concrete::check_rank(self.name(), rank, || format!("the result on {}", ctx()))
+        crate::concrete::check_rank(self.name(), self.result_rank(ndim), || {
+            format!("the result on {}", ctx())
+        })
     }
 
     /// The op's name, as error messages and traces print it.

@@ -23,8 +23,7 @@ use std::sync::{Arc, OnceLock};
 use symshape::Expr;
 
 use crate::concrete::ConcreteView;
-use crate::error::{at_axis, Error, Result};
-use crate::error::{fmt_list, fmt_pairs};
+use crate::error::{at_axis, fmt_list, fmt_pairs, Error, Result};
 use crate::guard::{add_guards, Guard};
 
 /// A strided view with an optional per-axis validity mask.

@@ -14,8 +14,7 @@
 use std::fmt;
 
 use crate::check::Exact;
-use crate::error::{at_axis, check_len, invalid, overflow, Result};
-use crate::error::{fmt_list, fmt_pairs};
+use crate::error::{at_axis, check_len, fmt_list, fmt_pairs, invalid, overflow, Result};
 use crate::fields::require_mask;
 
 /// A view with constant shape, strides, offset and optional mask.
@@ -107,6 +106,7 @@ pub const MAX_RANK: usize = 64;
 
 /// Refuses a result of `rank` axes past [`MAX_RANK`] on behalf of `op`; `what` names
 /// what would have that rank (formatted only for the message).
+#[inline]
 pub(crate) fn check_rank(
     op: &'static str,
     rank: usize,
@@ -674,9 +674,10 @@ pub(crate) fn is_permutation(axes: &[usize], n: usize) -> bool {
     n <= MAX_RANK
         && axes.len() == n
         && axes.iter().all(|&a| {
-            let bit = if a < n { 1u64 << a } else { 0 };
-            let fresh = seen & bit == 0 && bit != 0;
-            seen |= bit;
+            let fresh = a < n && seen >> a & 1 == 0;
+            if fresh {
+                seen |= 1 << a;
+            }
             fresh
         })
 }
