@@ -81,18 +81,25 @@ pub(crate) fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
     }
 }
 
-/// The fields of `v` changed by `rule` under the checker of `op`, then finished.
+/// The fields of `v` changed by `rule` under the checker of `op`, then finished: as a
+/// view the rule keeps valid (`kept`: it keeps a subset of the elements, as shrink and
+/// the split pieces do), or checked as a new one.
 #[inline]
 fn with_fields<E: Engine>(
     cx: &E::Cx,
     v: &E,
     op: GuardOp,
+    kept: bool,
     rule: impl FnOnce(&mut Fields<E::D>, &mut E::Ck<'_>) -> Result<()>,
 ) -> Result<E> {
     let mut ck = E::checker(cx, v, op);
     let mut f = fields_of(v);
     rule(&mut f, &mut ck)?;
-    E::finish(op.name(), f, ck)
+    if kept {
+        E::finish_kept(f, ck)
+    } else {
+        E::finish(op.name(), f, ck)
+    }
 }
 
 /// Requires every size of `shape` non-negative (on `i64`, also a product that fits);
@@ -191,7 +198,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
         }
         Op::Shrink(b) => {
             check_len("shrink", "bounds", b.len(), v.shape().len(), ctx)?;
-            with_fields(cx, v, GuardOp::SHRINK, |f, ck| f.shrink(ck, b, &ctx))
+            with_fields(cx, v, GuardOp::SHRINK, true, |f, ck| f.shrink(ck, b, &ctx))
         }
         Op::Pad(p) => {
             check_len("pad", "padding", p.len(), v.shape().len(), ctx)?;
@@ -199,7 +206,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
             if E::EXACT && p.iter().all(|&x| x == (zero, zero)) {
                 return Ok(v.clone());
             }
-            with_fields(cx, v, GuardOp::PAD, |f, ck| f.pad(ck, p, &ctx))
+            with_fields(cx, v, GuardOp::PAD, false, |f, ck| f.pad(ck, p, &ctx))
         }
         Op::Flip(axes) => {
             let flags = crate::axes::flip_flags(axes, v.shape().len(), ctx)?;
@@ -240,7 +247,9 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
         }
         Op::Diagonal { offset, dim1, dim2 } => {
             let args = (*offset, *dim1, *dim2);
-            with_fields(cx, v, GuardOp::DIAGONAL, |f, ck| f.diagonal(ck, args, &ctx))
+            with_fields(cx, v, GuardOp::DIAGONAL, false, |f, ck| {
+                f.diagonal(ck, args, &ctx)
+            })
         }
         Op::Unsqueeze(axis) => {
             let ck = E::checker(cx, v, GuardOp::UNSQUEEZE);
@@ -251,7 +260,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
         }
         Op::Split { axis, size, piece } => {
             let args = (*axis, *size, *piece);
-            with_fields(cx, v, GuardOp::SPLIT, |f, ck| {
+            with_fields(cx, v, GuardOp::SPLIT, true, |f, ck| {
                 f.split_piece(ck, "split", args, &ctx)
             })
         }
@@ -262,12 +271,12 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
         } => {
             let size = chunk_size(cx, v, *axis, *chunks)?;
             let piece = E::D::from(i64::try_from(*piece).unwrap_or(i64::MAX));
-            with_fields(cx, v, GuardOp::CHUNK, |f, ck| {
+            with_fields(cx, v, GuardOp::CHUNK, true, |f, ck| {
                 f.split_piece(ck, "chunk", (*axis, size, piece), &ctx)
             })
         }
         Op::SplitSizes { axis, sizes, piece } => {
-            with_fields(cx, v, GuardOp::SPLIT_SIZES, |f, ck| {
+            with_fields(cx, v, GuardOp::SPLIT_SIZES, true, |f, ck| {
                 f.split_sizes_piece(ck, *axis, sizes, *piece, &ctx)
             })
         }
@@ -277,7 +286,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
             piece,
         } => {
             let args = (*axis, *sections, *piece);
-            with_fields(cx, v, GuardOp::TENSOR_SPLIT, |f, ck| {
+            with_fields(cx, v, GuardOp::TENSOR_SPLIT, true, |f, ck| {
                 f.tensor_split_piece(ck, args, &ctx)
             })
         }

@@ -135,6 +135,7 @@ pub(crate) fn at_axis<T: Copy>(
 
 /// Checks that the argument `what` of `op`, of length `len`, has one entry per axis of the
 /// view described by `ctx`, of rank `ndim`.
+#[inline]
 pub(crate) fn check_len(
     op: &'static str,
     what: &str,

@@ -339,6 +339,7 @@ pub enum Op<D = Expr> {
 impl<D> Op<D> {
     /// The rank of the op's result on a view of rank `ndim` when the op's arguments are
     /// valid for it, counted from the argument lengths without looking at any size.
+    #[inline]
     fn result_rank(&self, ndim: usize) -> usize {
         match self {
             Op::Reshape(s) | Op::Expand(s) | Op::BroadcastTo(s) | Op::ViewShape(s) => s.len(),
@@ -365,6 +366,7 @@ impl<D> Op<D> {
     }
 
     /// The op's name, as error messages and traces print it.
+    #[inline]
     pub fn name(&self) -> &'static str {
         match self {
             Op::Reshape(_) => "reshape",

@@ -201,6 +201,7 @@ impl ViewStack {
 
     /// The top view, whose shape is the stack's shape.
     #[must_use]
+    #[inline]
     pub fn top(&self) -> &View {
         // Invariant 1.
         &self.views[self.views.len() - 1]
@@ -599,10 +600,16 @@ impl ViewStack {
     /// (and runs of three or more, see invariant 3), symbolic pairs when the merge
     /// is proven under `cx` (else when the stack is bound). Never below the storage's
     /// first level (invariant 5).
-    fn merge_top(mut self, cx: &Scope) -> Result<ViewStack> {
+    #[inline]
+    fn merge_top(self, cx: &Scope) -> Result<ViewStack> {
         if self.views.len() < self.storage + 2 {
             return Ok(self);
         }
+        self.merge_levels(cx)
+    }
+
+    /// `merge_top` on two or more levels above the storage's first.
+    fn merge_levels(mut self, cx: &Scope) -> Result<ViewStack> {
         if self.views[self.storage..].iter().all(View::is_concrete) {
             // The exact engine's merge, with its memo.
             let mut levels: Vec<ConcreteView> = self.views[self.storage..]
