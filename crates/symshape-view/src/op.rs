@@ -360,9 +360,11 @@ impl<D> Op<D> {
         ndim: usize,
         ctx: impl FnOnce() -> String,
     ) -> crate::Result<()> {
-        crate::concrete::check_rank(self.name(), self.result_rank(ndim), || {
-            format!("the result on {}", ctx())
-        })
+        crate::concrete::check_rank_of(
+            || self.name(),
+            self.result_rank(ndim),
+            || format!("the result on {}", ctx()),
+        )
     }
 
     /// The op's name, as error messages and traces print it.

@@ -38,7 +38,8 @@ pub use stack::merge_memo;
 pub(crate) use stack::{merge_down, merge_last_pairs};
 pub use stack::{ConcreteStack, Levels};
 pub(crate) use view::{
-    c_strides, ceil_div, check_rank, check_shape, is_permutation, numel_of, write_strided,
+    c_strides, ceil_div, check_rank, check_rank_of, check_shape, is_permutation, numel_of,
+    write_strided,
 };
 pub use view::{
     format_offsets, unravel, ConcreteView, INJECTIVE_CHECK_LIMIT, MAX_OFFSETS, MAX_RANK,

@@ -112,11 +112,21 @@ pub(crate) fn check_rank(
     rank: usize,
     what: impl FnOnce() -> String,
 ) -> Result<()> {
+    check_rank_of(|| op, rank, what)
+}
+
+/// [`check_rank`] with the op's name looked up only for the error.
+#[inline]
+pub(crate) fn check_rank_of(
+    op: impl FnOnce() -> &'static str,
+    rank: usize,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
     if rank <= MAX_RANK {
         return Ok(());
     }
     Err(crate::error::Error::Limit {
-        op,
+        op: op(),
         detail: format!(
             "{} would have {rank} axes, more than the limit of {MAX_RANK}",
             what()
