@@ -58,20 +58,20 @@ pub(crate) fn numel_of(shape: &[i64]) -> Option<i64> {
 pub(crate) fn c_strides(shape: &[i64]) -> Option<Vec<i64>> {
     // An empty view reads nothing, so it is valid whatever its other extents: a stride
     // past i64 saturates there (it is never multiplied by an index).
-    let empty = shape.contains(&0);
-    let mut res = vec![0i64; shape.len()];
+    let mut res = Vec::with_capacity(shape.len());
     let mut acc = 1i64;
     for (axis, &d) in shape.iter().enumerate().rev() {
-        res[axis] = acc;
+        res.push(acc);
         // The product of every size is no stride: only the sizes after an axis count.
         if axis > 0 {
             acc = match acc.checked_mul(d.max(1)) {
                 Some(x) => x,
-                None if empty => acc.saturating_mul(d.max(1)),
+                None if shape.contains(&0) => acc.saturating_mul(d.max(1)),
                 None => return None,
             };
         }
     }
+    res.reverse();
     Some(res)
 }
 
