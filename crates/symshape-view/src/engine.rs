@@ -95,10 +95,12 @@ fn with_fields<E: Engine>(
     let mut ck = E::checker(cx, v, op);
     let mut f = fields_of(v);
     rule(&mut f, &mut ck)?;
+    // Taken out field by field: moved whole, the fields the rule has just written would
+    // be read back wider than they were written, which stalls the load.
     if kept {
-        E::finish_kept(f, ck)
+        E::finish_kept(f.take(), ck)
     } else {
-        E::finish(op.name(), f, ck)
+        E::finish(op.name(), f.take(), ck)
     }
 }
 

@@ -81,6 +81,18 @@ pub(crate) fn require_mask<D: Size, C: Check<D>>(
 }
 
 impl<D: Size> Fields<D> {
+    /// The fields, taken out of `self` one by one (which is left empty): what a rule
+    /// that changed them in place hands on to be finished.
+    #[inline]
+    pub(crate) fn take(&mut self) -> Fields<D> {
+        Fields {
+            shape: std::mem::take(&mut self.shape),
+            strides: std::mem::take(&mut self.strides),
+            offset: self.offset,
+            mask: self.mask.take(),
+        }
+    }
+
     /// Broadcasts the size-1 axes to `shape`, of the view's rank, with stride 0; any
     /// other axis keeps its size. A masked size-1 axis expands to mask `(0, n)` when
     /// its element is valid and `(0, 0)` when it is not. `ctx` names the view in errors.
@@ -465,10 +477,10 @@ impl<D: Size> Fields<D> {
             }
         }
         let too_big = || overflow("pad", format!("padding {padding:?} of {}", ctx()));
-        let mut mask = self
+        let shape = &self.shape;
+        let mask = self
             .mask
-            .take()
-            .unwrap_or_else(|| self.shape.iter().map(|&d| (zero, d)).collect());
+            .get_or_insert_with(|| shape.iter().map(|&d| (zero, d)).collect());
         for (axis, &(before, after)) in padding.iter().enumerate() {
             let (d, t) = (self.shape[axis], self.strides[axis]);
             self.shape[axis] = d
@@ -482,7 +494,6 @@ impl<D: Size> Fields<D> {
             let (b, e) = mask[axis];
             mask[axis] = (b + before, e + before);
         }
-        self.mask = Some(mask);
         Ok(())
     }
 }
