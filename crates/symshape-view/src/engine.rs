@@ -82,8 +82,8 @@ pub(crate) fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
 }
 
 /// The fields of `v` changed by `rule` under the checker of `op`, then finished: as a
-/// view the rule keeps valid (`kept`: it keeps a subset of the elements, as shrink and
-/// the split pieces do), or checked as a new one.
+/// view the rule keeps valid (`kept`: it keeps the same elements or a subset, as flip,
+/// unsqueeze, shrink and the split pieces do), or checked as a new one.
 #[inline]
 fn with_fields<E: Engine>(
     cx: &E::Cx,
@@ -212,10 +212,7 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
         }
         Op::Flip(axes) => {
             let flags = crate::axes::flip_flags(axes, v.shape().len(), ctx)?;
-            let ck = E::checker(cx, v, GuardOp::FLIP);
-            let mut f = fields_of(v);
-            f.flip(&ck, flags, &ctx)?;
-            E::finish_kept(f, ck)
+            with_fields(cx, v, GuardOp::FLIP, true, |f, ck| f.flip(ck, flags, &ctx))
         }
         Op::Index(items) => {
             let (kept, shape) = index_keepdims(cx, v, items)?;
@@ -253,13 +250,10 @@ pub(crate) fn apply_core<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<
                 f.diagonal(ck, args, &ctx)
             })
         }
-        Op::Unsqueeze(axis) => {
-            let ck = E::checker(cx, v, GuardOp::UNSQUEEZE);
-            let mut f = fields_of(v);
+        Op::Unsqueeze(axis) => with_fields(cx, v, GuardOp::UNSQUEEZE, true, |f, _| {
             let (shape, strides) = (&mut f.shape, &mut f.strides);
-            crate::axes::insert_unit_axis(*axis, shape, strides, f.mask.as_mut(), ctx)?;
-            E::finish_kept(f, ck)
-        }
+            crate::axes::insert_unit_axis(*axis, shape, strides, f.mask.as_mut(), ctx)
+        }),
         Op::Split { axis, size, piece } => {
             let args = (*axis, *size, *piece);
             with_fields(cx, v, GuardOp::SPLIT, true, |f, ck| {
