@@ -158,6 +158,9 @@ pub(crate) fn require_broadcast_operand<D: Size, C: Check<D>>(
 /// The op's errors, as [`ViewOps`](crate::ViewOps) documents them.
 pub(crate) fn apply<E: Engine>(cx: &E::Cx, v: &E, op: &Op<E::D>) -> Result<E> {
     op.check_rank(v.shape().len(), || v.ctx())?;
+    if op.is_field_op() {
+        return apply_core(cx, v, op);
+    }
     let ctx = || v.ctx();
     let mut dec = E::decider(cx, &ctx);
     let Some(low) = lower(&mut dec, v.shape(), &ctx, op)? else {

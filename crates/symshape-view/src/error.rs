@@ -146,10 +146,17 @@ pub(crate) fn check_len(
     if len == ndim {
         return Ok(());
     }
-    Err(invalid(
+    Err(len_mismatch(op, what, len, ndim, &ctx()))
+}
+
+/// The error of [`check_len`], out of the checking path.
+#[cold]
+#[inline(never)]
+fn len_mismatch(op: &'static str, what: &str, len: usize, ndim: usize, ctx: &str) -> Error {
+    invalid(
         op,
-        format!("{what} has length {len} but {} has rank {ndim}", ctx()),
-    ))
+        format!("{what} has length {len} but {ctx} has rank {ndim}"),
+    )
 }
 
 /// Checks that `axis` is a place where `op` can insert an axis into the view

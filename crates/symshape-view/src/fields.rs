@@ -477,10 +477,12 @@ impl<D: Size> Fields<D> {
             }
         }
         let too_big = || overflow("pad", format!("padding {padding:?} of {}", ctx()));
-        let shape = &self.shape;
+        // An unmasked view gets its mask here, an axis at a time: bounds written just
+        // before would be read back wider than they were written, which stalls the load.
+        let unmasked = self.mask.is_none();
         let mask = self
             .mask
-            .get_or_insert_with(|| shape.iter().map(|&d| (zero, d)).collect());
+            .get_or_insert_with(|| Vec::with_capacity(padding.len()));
         for (axis, &(before, after)) in padding.iter().enumerate() {
             let (d, t) = (self.shape[axis], self.strides[axis]);
             self.shape[axis] = d
@@ -491,8 +493,14 @@ impl<D: Size> Fields<D> {
                 .try_mul(t)
                 .and_then(|x| self.offset.try_sub(x))
                 .ok_or_else(too_big)?;
-            let (b, e) = mask[axis];
-            mask[axis] = (b + before, e + before);
+            // An unmasked axis is valid on `0..d`.
+            let (b, e) = if unmasked { (zero, d) } else { mask[axis] };
+            let shifted = (b + before, e + before);
+            if unmasked {
+                mask.push(shifted);
+            } else {
+                mask[axis] = shifted;
+            }
         }
         Ok(())
     }

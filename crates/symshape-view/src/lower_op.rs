@@ -513,7 +513,7 @@ mod tests {
 
     use crate::check::Exact;
     use crate::lower_op::{lower, Proving};
-    use crate::op::{Op, SplitDirection};
+    use crate::op::{CopyOp, Op, SplitDirection};
 
     /// The derived ops with constant arguments, on a view of rank 3.
     fn derived() -> Vec<Op<i64>> {
@@ -586,9 +586,47 @@ mod tests {
 
     #[test]
     fn core_ops_are_not_lowered() {
-        let ctx = || "view [2]".to_string();
-        for op in [Op::Reshape(vec![2]), Op::Flip(vec![0]), Op::Unsqueeze(0)] {
-            assert!(lower(&mut Exact, &[2], &ctx, &op).expect("valid").is_none());
+        let ctx = || "view [2, 3]".to_string();
+        let field_ops = [
+            Op::Reshape(vec![6]),
+            Op::Expand(vec![2, 3]),
+            Op::Permute(vec![1, 0]),
+            Op::Shrink(vec![(0, 1), (1, 3)]),
+            Op::Pad(vec![(1, 0), (0, 2)]),
+            Op::Flip(vec![0]),
+            Op::Unsqueeze(0),
+            Op::Unfold {
+                axis: 1,
+                size: 2,
+                step: 1,
+            },
+            Op::Diagonal {
+                offset: 0,
+                dim1: 0,
+                dim2: 1,
+            },
+        ];
+        // What the dispatch skips for a field op: lowering, copies, gathers, the
+        // element-size ops and `as_strided`.
+        for op in field_ops {
+            assert!(op.is_field_op(), "{op}");
+            assert!(lower(&mut Exact, &[2, 3], &ctx, &op)
+                .expect("valid")
+                .is_none());
+            assert!(CopyOp::of(&op).is_none(), "{op}");
+            assert!(
+                !op.is_gather() && !crate::fields::is_element_op(&op),
+                "{op}"
+            );
+            assert!(!matches!(op, Op::AsStrided { .. }), "{op}");
+        }
+        for op in [
+            Op::<i64>::Transpose(0, 1),
+            Op::Contiguous,
+            Op::SqueezeProven,
+            Op::Real,
+        ] {
+            assert!(!op.is_field_op(), "{op}");
         }
     }
 

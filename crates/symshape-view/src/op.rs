@@ -355,6 +355,7 @@ impl<D> Op<D> {
     /// Refuses the op on a view of rank `ndim` (described by `ctx`) when its result
     /// would have more than [`MAX_RANK`](crate::MAX_RANK) axes: the one check, run by
     /// every `apply` before any work, that keeps every view within the limit.
+    #[inline]
     pub(crate) fn check_rank(
         &self,
         ndim: usize,
@@ -438,6 +439,26 @@ impl<D> Op<D> {
             Op::AsType { from, to, copy } => *copy || from != to,
             _ => false,
         }
+    }
+
+    /// Whether the op is a core op that an engine runs on a view's fields alone: reshape,
+    /// expand, permute, shrink, pad, flip, unsqueeze, unfold and diagonal. Such an op
+    /// lowers to nothing, copies nothing, gathers nothing and reads one view, so the
+    /// dispatch takes it to its engine at once.
+    #[inline]
+    pub(crate) fn is_field_op(&self) -> bool {
+        matches!(
+            self,
+            Op::Reshape(_)
+                | Op::Expand(_)
+                | Op::Permute(_)
+                | Op::Shrink(_)
+                | Op::Pad(_)
+                | Op::Flip(_)
+                | Op::Unsqueeze(_)
+                | Op::Unfold { .. }
+                | Op::Diagonal { .. }
+        )
     }
 
     /// Whether the result reads a new buffer that the kernels fill by gathering elements

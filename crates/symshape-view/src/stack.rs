@@ -441,29 +441,36 @@ impl ViewStack {
     /// As [`ViewStack::apply`].
     pub fn apply_dim<D: Dim>(&self, cx: &Scope, op: &Op<D>) -> Result<ViewStack> {
         op.check_rank(self.top().ndim(), || self.top().ctx())?;
-        if let Some(copy) = CopyOp::of(op) {
-            return self.view_or_copy(cx, copy);
+        let field_op = op.is_field_op();
+        if !field_op {
+            if let Some(copy) = CopyOp::of(op) {
+                return self.view_or_copy(cx, copy);
+            }
+            if op.is_gather() {
+                return self.gather(cx, &op.to_expr());
+            }
+            if let (Op::AsStrided { .. }, [.., lower, _]) = (op, self.views.as_slice()) {
+                return self.as_strided_over(cx, lower, &op.to_expr());
+            }
+            crate::fields::refuse_stack(op, self.views.len())?;
         }
-        if op.is_gather() {
-            return self.gather(cx, &op.to_expr());
-        }
-        if let (Op::AsStrided { .. }, [.., lower, _]) = (op, self.views.as_slice()) {
-            return self.as_strided_over(cx, lower, &op.to_expr());
-        }
-        crate::fields::refuse_stack(op, self.views.len())?;
         match self.top().engine(op) {
             Route::Exact(top, k) => {
                 let ctx = || top.ctx();
-                if let Some(low) = lower(&mut Exact, top.shape(), &ctx, &k)? {
-                    return self.apply_lowered(cx, &low);
+                if !field_op {
+                    if let Some(low) = lower(&mut Exact, top.shape(), &ctx, &k)? {
+                        return self.apply_lowered(cx, &low);
+                    }
                 }
                 self.apply_top(cx, &(), top, &k)
             }
             Route::Symbolic(op) => {
                 let top = self.top();
                 let ctx = || top.ctx();
-                if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
-                    return self.apply_lowered(cx, &low);
+                if !field_op {
+                    if let Some(low) = lower(&mut Proving::new(cx, &ctx), top.shape(), &ctx, &op)? {
+                        return self.apply_lowered(cx, &low);
+                    }
                 }
                 self.apply_remembered(cx, &op)
             }
@@ -546,6 +553,10 @@ impl ViewStack {
 
     /// Replaces the top view by `v` and merges.
     fn replace_top(&self, cx: &Scope, v: View) -> Result<ViewStack> {
+        if let [_] = self.views.as_slice() {
+            // One level: nothing to merge.
+            return Ok(self.with_views(vec![v]));
+        }
         let below = &self.views[..self.views.len() - 1];
         let mut views = Vec::with_capacity(self.views.len());
         views.extend_from_slice(below);

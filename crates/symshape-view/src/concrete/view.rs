@@ -125,13 +125,17 @@ pub(crate) fn check_rank_of(
     if rank <= MAX_RANK {
         return Ok(());
     }
-    Err(crate::error::Error::Limit {
-        op: op(),
-        detail: format!(
-            "{} would have {rank} axes, more than the limit of {MAX_RANK}",
-            what()
-        ),
-    })
+    Err(rank_limit(op(), rank, &what()))
+}
+
+/// The error of [`check_rank_of`], out of the checking path.
+#[cold]
+#[inline(never)]
+fn rank_limit(op: &'static str, rank: usize, what: &str) -> crate::error::Error {
+    crate::error::Error::Limit {
+        op,
+        detail: format!("{what} would have {rank} axes, more than the limit of {MAX_RANK}"),
+    }
 }
 
 /// The length of a table with one entry per element of `shape`, within [`MAX_OFFSETS`].
