@@ -636,6 +636,21 @@ impl Scope {
         if let Some((x, y)) = const_of(a.0).zip(const_of(b.0)) {
             return decided(x.cmp(y));
         }
+        // An expression never equals a constant outside its own range (from its symbols'
+        // ranges), which assumptions only narrow: refuted without building the condition.
+        if matches!(op, CmpOp::Eq | CmpOp::Ne) {
+            for (x, c) in [(a, b), (b, a)] {
+                if let Some(c) = const_of(c.0) {
+                    if check_id(x.0).is_ok() && !info(x.0).range.contains(c) {
+                        return if op == CmpOp::Eq {
+                            Proof::False
+                        } else {
+                            Proof::True
+                        };
+                    }
+                }
+            }
+        }
         let key = (a.0, op, b.0);
         if let Some(p) = self.memo.get(|t| &t.compare, &key) {
             return p;

@@ -206,6 +206,28 @@ proptest! {
         }
     }
 
+    /// `prove` refutes an equality with a constant outside the expression's own range
+    /// without building the condition; the condition's full proof must agree.
+    #[test]
+    fn equality_with_a_constant_is_decided_as_its_condition_is(
+        x in tree(false),
+        c in -40i64..40,
+        assume in any::<bool>(),
+    ) {
+        let (mut cx, syms) = scope();
+        if assume {
+            for a in ASSUMPTIONS {
+                cx.assume_str(a).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+        }
+        let e = build(&x, &syms);
+        for op in [CmpOp::Eq, CmpOp::Ne] {
+            let full = cx.prove_cond(e.compare(op, c));
+            prop_assert_eq!(cx.prove(e, op, Expr::from(c)), full.clone(), "{} {} {}", e, op, c);
+            prop_assert_eq!(cx.prove(Expr::from(c), op, e), full, "{} {} {}", c, op, e);
+        }
+    }
+
     #[test]
     fn display_round_trips(t in tree(false), u in tree(false), op in cmp_op()) {
         check_round_trip(&t, &u, op).map_err(TestCaseError::fail)?;
