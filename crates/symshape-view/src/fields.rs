@@ -494,12 +494,11 @@ impl<D: Size> Fields<D> {
                 .and_then(|x| self.offset.try_sub(x))
                 .ok_or_else(too_big)?;
             // An unmasked axis is valid on `0..d`.
-            let (b, e) = if unmasked { (zero, d) } else { mask[axis] };
-            let shifted = (b + before, e + before);
             if unmasked {
-                mask.push(shifted);
+                mask.push((before, d + before));
             } else {
-                mask[axis] = shifted;
+                let (b, e) = mask[axis];
+                mask[axis] = (b + before, e + before);
             }
         }
         Ok(())
