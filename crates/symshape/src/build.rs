@@ -10,8 +10,8 @@ use crate::node::{const_of, info, node, CmpKind, Id, Node, Sort};
 use crate::num::Interval;
 use crate::order;
 pub(crate) use crate::poly::{
-    add, boolean, constant, exact_multiple_with, factors, first_invalid, from_poly, mk,
-    mono_from_factors, mul, neg, product_without, scale, sub, Poly,
+    add, boolean, constant, divide_mono, exact_multiple_with, factors, first_invalid, from_poly,
+    mk, mono_from_factors, mul, neg, product_without, scale, sub, Poly,
 };
 
 /// Longest `min`/`max` argument list pruned pairwise by dominance.
@@ -167,15 +167,6 @@ fn split_sym(a: Id, b: Id) -> Option<(Poly, Poly)> {
     Some((q, r))
 }
 
-fn divide_mono(m: &[(Id, u32)], w: &[(Id, u32)]) -> Option<Vec<(Id, u32)>> {
-    let mut out = m.to_vec();
-    for (a, k) in w {
-        let f = out.iter_mut().find(|f| f.0 == *a)?;
-        f.1 = f.1.checked_sub(*k)?;
-    }
-    Some(out)
-}
-
 /// One step of polynomial division by a divisor of several terms: `a == q*b + r`
 /// exactly, with `q` the terms of `a` that are multiples of `b`'s leading monomial (the
 /// one of highest degree), divided by it. `(i*(n + 1) + j) // (n + 1)` has `q = i`,
@@ -240,7 +231,135 @@ fn div_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
     if r.is_zero() || (cx.range(b).is_pos() && in_mod_range(cx, &r, b)) {
         return qn;
     }
-    add(qn, mk(Node::FloorDiv(from_poly(r), b)))
+    if cx.range(b).is_pos() && in_mod_range(cx, &r.clone().add(&Poly::of(b)), b) {
+        // `-b <= r <= -1`: one below (`(n*s - 1) // s == n - 1`).
+        return add(qn, constant(-BigInt::one()));
+    }
+    let rest = match split_divisor(cx, &r, b) {
+        Some(p) => floor_div(cx, from_poly(p.quotient), p.outer),
+        None => mk(Node::FloorDiv(from_poly(r), b)),
+    };
+    add(qn, rest)
+}
+
+/// `a == inner*quotient + remainder` with `0 <= remainder <= inner - 1`, for a monomial
+/// divisor `b == inner*outer` (both at least 1), found by `split_divisor`.
+struct DivisorSplit {
+    quotient: Poly,
+    remainder: Poly,
+    inner: Id,
+    outer: Id,
+}
+
+/// Splits the monomial divisor `b` at the factor its dividend `r` has in common with it
+/// beyond a remainder (`r` holds no multiple of `b`: `split_sym` took those). Then
+/// `r // b == quotient // outer` and `r % b == inner*(quotient % outer) + remainder`, as
+/// dividing by `inner` and then by `outer` is dividing by `b`: `(64*i*s + j) // (768*s)`
+/// is `i // 12` for `j` in `0..64*s`, the head index of a reshaped row-major view.
+///
+/// The common factor is the greatest common divisor of `b` with the terms that share a
+/// factor with it, first all of them, then those sharing a symbol (a term such as `2*j`
+/// may belong to the remainder). `None` when no such factor leaves a remainder shown in
+/// `0..inner`.
+fn split_divisor(cx: &dyn Facts, r: &Poly, b: Id) -> Option<DivisorSplit> {
+    let pb = Poly::of(b);
+    let [(w, kw)] = pb.terms.as_slice() else {
+        return None;
+    };
+    if !pb.c.is_zero() || !kw.is_positive() {
+        return None;
+    }
+    let wf = factors(*w);
+    // Each term's common factor with `b`: its coefficient's gcd with `kw`, and the
+    // factors of `w` it has (at the lower power).
+    let common: Vec<(BigInt, Vec<(Id, u32)>)> = r
+        .terms
+        .iter()
+        .map(|(m, k)| {
+            let mf = factors(*m);
+            let shared = wf
+                .iter()
+                .filter_map(|(f, e)| {
+                    let em = mf.iter().find(|x| x.0 == *f)?.1;
+                    Some((*f, em.min(*e)))
+                })
+                .collect();
+            (k.gcd(kw), shared)
+        })
+        .collect();
+    let all = |(g, f): &(BigInt, Vec<(Id, u32)>)| !f.is_empty() || !g.is_one();
+    let symbolic = |(_, f): &(BigInt, Vec<(Id, u32)>)| !f.is_empty();
+    let mut tried: Option<Vec<bool>> = None;
+    for pick in [&all as &dyn Fn(&_) -> bool, &symbolic] {
+        let picked: Vec<bool> = common.iter().map(pick).collect();
+        if tried.as_ref() == Some(&picked) || !picked.contains(&true) {
+            continue;
+        }
+        if let Some(split) = split_at(cx, r, kw, &wf, &common, &picked) {
+            return Some(split);
+        }
+        tried = Some(picked);
+    }
+    None
+}
+
+/// `split_divisor` with the terms of `r` marked in `picked` in the quotient.
+fn split_at(
+    cx: &dyn Facts,
+    r: &Poly,
+    kw: &BigInt,
+    wf: &[(Id, u32)],
+    common: &[(BigInt, Vec<(Id, u32)>)],
+    picked: &[bool],
+) -> Option<DivisorSplit> {
+    // The common factor of the picked terms: gcd of the coefficients, the lowest power of
+    // each factor of `w`.
+    let mut g = kw.clone();
+    let mut gf: Vec<(Id, u32)> = wf.to_vec();
+    for ((cg, cf), _) in common.iter().zip(picked).filter(|(_, p)| **p) {
+        g = g.gcd(cg);
+        for (f, e) in &mut gf {
+            *e = cf.iter().find(|x| x.0 == *f).map_or(0, |x| x.1.min(*e));
+        }
+    }
+    gf.retain(|x| x.1 > 0);
+    if g.is_one() && gf.is_empty() {
+        return None;
+    }
+    let outer_f: Vec<(Id, u32)> = wf
+        .iter()
+        .filter_map(|(f, e)| {
+            let used = gf.iter().find(|x| x.0 == *f).map_or(0, |x| x.1);
+            (*e > used).then_some((*f, e - used))
+        })
+        .collect();
+    let inner_mono = mono_from_factors(gf.clone());
+    let inner = scale(inner_mono, &g);
+    let outer = scale(mono_from_factors(outer_f), &(kw / &g));
+    if first_invalid(&[inner, outer]).is_some()
+        || !cx.range(inner).is_pos()
+        || !cx.range(outer).is_pos()
+    {
+        return None;
+    }
+    let mut quotient = Poly::zero();
+    let mut remainder = Poly::constant(r.c.clone());
+    for ((m, k), p) in r.terms.iter().zip(picked) {
+        if *p {
+            let rest = divide_mono(&factors(*m), &gf)?;
+            quotient.terms.push((mono_from_factors(rest), k / &g));
+        } else {
+            remainder.terms.push((*m, k.clone()));
+        }
+    }
+    quotient.normalize();
+    remainder.normalize();
+    in_mod_range(cx, &remainder, inner).then_some(DivisorSplit {
+        quotient,
+        remainder,
+        inner,
+        outer,
+    })
 }
 
 /// `0 <= r <= b - 1`.
@@ -329,6 +448,14 @@ fn mod_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
     }
     if cx.range(b).is_pos() && in_mod_range(cx, &r, b) {
         return from_poly(r);
+    }
+    let above = r.clone().add(&Poly::of(b));
+    if cx.range(b).is_pos() && in_mod_range(cx, &above, b) {
+        return from_poly(above);
+    }
+    if let Some(p) = split_divisor(cx, &r, b) {
+        let high = floor_mod(cx, from_poly(p.quotient), p.outer);
+        return add(mul(p.inner, high), from_poly(p.remainder));
     }
     mk(Node::FloorMod(from_poly(r), b))
 }

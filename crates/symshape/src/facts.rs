@@ -4,13 +4,15 @@
 
 use std::borrow::Cow;
 
+use hashbrown::HashMap;
+
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
 
 use crate::node::{const_of, info, node, Id, Node};
 use crate::num::{Cong, Interval};
-use crate::poly::{mono_from_factors, mul, Poly};
+use crate::poly::{from_poly, mul, product_without, Poly};
 
 /// What the constructors may assume about atoms beyond their own ranges.
 pub(crate) trait Facts {
@@ -81,9 +83,111 @@ pub(crate) fn le0(cx: &dyn Facts, p: &Poly) -> bool {
             return false;
         }
         let mut budget = MAX_SUBSTITUTIONS;
-        le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p)
+        le0_by_every_bound(cx, p) || le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p)
     })
 }
+
+/// Most rounds of [`le0_by_every_bound`].
+const MAX_BOUND_ROUNDS: u32 = 16;
+
+/// Whether `p <= 0` is shown by replacing atoms by their bounds, many at once, round after
+/// round.
+///
+/// Each replacement can only increase `p` (`every_bound_upper`), so their sum does too:
+/// the rounds bound `p` from above. A round replaces the atoms deepest in the chains of
+/// symbol bounds (`bound_depth`) and leaves the others for later: a symbol's bound may
+/// bring back one of them (in `1024*p + 1024*(i // 128)` with `i` in `0..128*s` and `s`
+/// in `1..=t - p`, `i // 128` goes to `s - 1`, then `s` to `t - p`, which cancels `p`;
+/// replacing `p` first would lose that). This is what a row-major flat index needs,
+/// whatever its rank: every index at its bound, in one round, makes
+/// `i0*s1*s2*s3 + i1*s2*s3 + i2*s3 + i3 - s0*s1*s2*s3` telescope to `-1`, where
+/// replacing one atom at a time (`le0_rec`) would need a search as deep as the rank. The
+/// search stays for what needs some atoms replaced and not others. A round is linear in
+/// the terms of `p` (at most `MAX_BOUND_TERMS`).
+fn le0_by_every_bound(cx: &dyn Facts, p: &Poly) -> bool {
+    let mut quotient_met = false;
+    le0_by_bounds_preferring(cx, p, Prefer::RangeEnd, &mut quotient_met)
+        || (quotient_met && le0_by_bounds_preferring(cx, p, Prefer::Dividend, &mut false))
+}
+
+/// Which bound of a quotient factor `x // c` of a product `le0_by_every_bound` prefers:
+/// the end of the quotient's range keeps the product tight where `x` is bounded by
+/// constants (`64*s*(i // 64) <= 704*s` for `i` in `0..768`, against `s*i <= 767*s`), the
+/// dividend keeps its relation to the other terms (`2*c*((h + 1) // 2) <= c*h + c`
+/// cancels a `-c*h`). One pass with each, the second only when the first met such a
+/// factor.
+#[derive(Clone, Copy, PartialEq)]
+enum Prefer {
+    RangeEnd,
+    Dividend,
+}
+
+/// `le0_by_every_bound` with one preference; sets `quotient_met` when a product had a
+/// quotient factor bounded by its dividend.
+fn le0_by_bounds_preferring(
+    cx: &dyn Facts,
+    p: &Poly,
+    prefer: Prefer,
+    quotient_met: &mut bool,
+) -> bool {
+    let mut p = Cow::Borrowed(p);
+    for _ in 0..MAX_BOUND_ROUNDS {
+        let bounds: Vec<Option<(Poly, u32)>> = p
+            .terms
+            .iter()
+            .map(|(m, k)| every_bound_upper(*m, k, prefer, quotient_met))
+            .collect();
+        let Some(deepest) = bounds.iter().flatten().map(|b| b.1).max() else {
+            return false;
+        };
+        let mut next = Poly::constant(p.c.clone());
+        for ((m, k), bound) in p.terms.iter().zip(bounds) {
+            match bound {
+                Some((u, depth)) if depth == deepest => {
+                    next.terms.extend(u.terms);
+                    next.c += u.c;
+                }
+                _ => next.terms.push((*m, k.clone())),
+            }
+        }
+        next.normalize();
+        if next.terms.len() > MAX_BOUND_TERMS {
+            return false;
+        }
+        if le0_by_range(cx, &next, &poly_interval(cx, &next)) {
+            return true;
+        }
+        p = Cow::Owned(next);
+    }
+    false
+}
+
+/// How deep `id` reaches into chains of symbol bounds: 0 for a constant, one more than
+/// its bounds' depth for a symbol (`s` in `1..=64` is 1, `i` in `0..s` is 2), the deepest
+/// of its children otherwise. A symbol's bounds mention only symbols declared before it,
+/// so replacing the deepest atoms first never brings back one already replaced.
+fn bound_depth(id: Id) -> u32 {
+    // Memoized: shared sub-expressions are visited once.
+    fn depth(id: Id, memo: &mut HashMap<Id, u32>) -> u32 {
+        if let Some(d) = memo.get(&id) {
+            return *d;
+        }
+        let children = crate::visit::children(id);
+        let below = children
+            .into_iter()
+            .map(|c| depth(c, memo))
+            .max()
+            .unwrap_or(0);
+        let d = below + u32::from(matches!(node(id), Node::Sym(_)));
+        memo.insert(id, d);
+        d
+    }
+    depth(id, &mut HashMap::new())
+}
+
+/// Most terms a round of [`le0_by_every_bound`] may leave (bounds that are sums multiply
+/// the terms of the products they replace a factor of).
+const MAX_BOUND_TERMS: usize = 64;
 
 /// Whether the range `r` of `p` (rounded by the congruence of `p`) shows `p <= 0`.
 fn le0_by_range(cx: &dyn Facts, p: &Poly, r: &Interval) -> bool {
@@ -128,29 +232,86 @@ fn le0_rec(cx: &dyn Facts, p: &Poly, fuel: u32, budget: &mut u32) -> bool {
     false
 }
 
+/// A symbolic bound of the atom `f`: an expression `b` with `f <= b` (`upper`) or `f >= b`
+/// for every admissible binding. A symbol's declared bound; for `x // d` (`d >= 1`, `x` a
+/// symbol) the bound of `x` divided by `d` when that is a polynomial (floor division is
+/// monotone: `i // 64 <= (64*s - 1) // 64 == s - 1` for `i` in `0..64*s`,
+/// `i // s <= (n*s - 1) // s == n - 1` for `i` in `0..n*s`); `w - 1` above `x % w` for a
+/// positive `w` that is not a constant. `None` for a constant bound (the range has it
+/// already) or any other atom.
+fn symbolic_bound(f: Id, upper: bool) -> Option<Id> {
+    let of_symbol = |x: Id| match node(x) {
+        Node::Sym(sd) => if upper { sd.hi } else { sd.lo }.filter(|b| const_of(*b).is_none()),
+        _ => None,
+    };
+    match node(f) {
+        Node::Sym(_) => of_symbol(f),
+        Node::FloorDiv(x, d) if info(*d).range.is_pos() => {
+            // `b // d` is `q` for `b == d*q`, and `q - 1` for `b == d*q - 1` (upper only).
+            let b = Poly::of(of_symbol(*x)?);
+            let below = |b: Poly| Some(from_poly(b.plus_const(1).divide_exact(*d)?.plus_const(-1)));
+            let q = b.divide_exact(*d).map(from_poly);
+            if upper {
+                q.or_else(|| below(b))
+            } else {
+                q
+            }
+        }
+        // `x % w <= w - 1` for a positive `w` that is not a constant.
+        Node::FloorMod(_, w) if upper && const_of(*w).is_none() && info(*w).range.is_pos() => {
+            Some(from_poly(Poly::of(*w).plus_const(-1)))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `symbolic_bound(f, _)` may give a bound in some direction (cheap: no division
+/// is built).
+fn has_symbolic_bound(f: Id) -> bool {
+    let symbolic = |x: Id| match node(x) {
+        Node::Sym(sd) => [sd.lo, sd.hi]
+            .iter()
+            .any(|b| b.is_some_and(|b| const_of(b).is_none())),
+        _ => false,
+    };
+    match node(f) {
+        Node::Sym(_) => symbolic(f),
+        Node::FloorDiv(x, _) => symbolic(*x),
+        Node::FloorMod(_, w) => const_of(*w).is_none(),
+        _ => false,
+    }
+}
+
+/// The sign of `k * rest` for the cofactor `rest` of a factor in a product with
+/// coefficient `k`: `Some(true)` when the product grows with the factor (replace it by an
+/// upper bound to bound the product from above), `Some(false)` when it shrinks, `None`
+/// when the ranges leave it open.
+fn grows_with_factor(k: &BigInt, rest: Id) -> Option<bool> {
+    let rr = &info(rest).range;
+    match (k.is_positive(), rr.is_nonneg(), rr.is_nonpos()) {
+        (true, true, _) | (false, _, true) => Some(true),
+        (true, _, true) | (false, true, _) => Some(false),
+        _ => None,
+    }
+}
+
 /// Polynomials `u` with `k * m <= u` for a monomial `m` with two or more factors: one
-/// factor replaced by its symbolic bound, valid when the other factors have a known sign.
+/// symbol factor replaced by its symbolic bound, valid when the other factors have a known
+/// sign. The candidates of the one-at-a-time search (`le0_rec`).
 fn product_upper(m: Id, k: &BigInt) -> Vec<Poly> {
     let Node::Prod(fs) = node(m) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (idx, (s, e)) in fs.iter().enumerate() {
-        let Node::Sym(sd) = node(*s) else { continue };
-        if *e != 1 {
+    for (idx, (f, e)) in fs.iter().enumerate() {
+        if *e != 1 || !matches!(node(*f), Node::Sym(_)) || !has_symbolic_bound(*f) {
             continue;
         }
-        let mut rest_f = fs.to_vec();
-        rest_f.remove(idx);
-        let rest = mono_from_factors(rest_f);
-        let rr = &info(rest).range;
-        // k * s * rest: its sign of dependence on s is sign(k) * sign(rest).
-        let up = match (k.is_positive(), rr.is_nonneg(), rr.is_nonpos()) {
-            (true, true, _) | (false, _, true) => sd.hi,
-            (true, _, true) | (false, true, _) => sd.lo,
-            _ => None,
+        let rest = product_without(fs, idx);
+        let Some(upper) = grows_with_factor(k, rest) else {
+            continue;
         };
-        if let Some(b) = up.filter(|b| const_of(*b).is_none()) {
+        if let Some(b) = symbolic_bound(*f, upper) {
             out.push(Poly::of(mul(b, rest)).scale(k));
         }
     }
@@ -160,21 +321,92 @@ fn product_upper(m: Id, k: &BigInt) -> Vec<Poly> {
 /// A polynomial `u` with `k * m <= u` for every admissible binding, from the atom's own
 /// structure (symbolic bounds, floor division), or `None`.
 fn atom_upper(m: Id, k: &BigInt) -> Vec<Poly> {
-    if matches!(node(m), Node::Prod(_)) {
-        return product_upper(m, k);
+    match node(m) {
+        Node::Prod(_) => product_upper(m, k),
+        Node::Sym(_) => symbolic_bound(m, k.is_positive())
+            .map(|b| Poly::of(b).scale(k))
+            .into_iter()
+            .collect(),
+        _ => atom_upper1(m, k).into_iter().collect(),
     }
-    atom_upper1(m, k).into_iter().collect()
 }
 
-fn atom_upper1(m: Id, k: &BigInt) -> Option<Poly> {
-    match node(m) {
-        Node::Sym(s) => {
-            let b = if k.is_positive() { s.hi } else { s.lo }?;
-            if const_of(b).is_some() {
+/// The bound `le0_by_every_bound` puts in place of `k * m`, with the `bound_depth` of the
+/// atom it replaces: for an atom, its symbolic bound or `atom_upper1`'s; for a product,
+/// one factor replaced, chosen in this order: a factor with a symbolic bound
+/// (`symbolic_bound`); then, in the order `prefer` says, a factor that is not a symbol by
+/// the end of its range (`s * (i // 64)` is at most `11*s` for `i` in `0..768`: the range
+/// of the product would lose its relation to `s`), or a quotient `x // c` with `c`
+/// dividing `k` by its dividend (`2*w*((h + 1) // 2) <= w*(h + 1)`).
+fn every_bound_upper(
+    m: Id,
+    k: &BigInt,
+    prefer: Prefer,
+    quotient_met: &mut bool,
+) -> Option<(Poly, u32)> {
+    let Node::Prod(fs) = node(m) else {
+        let bound = symbolic_bound(m, k.is_positive()).map(|b| Poly::of(b).scale(k));
+        return Some((bound.or_else(|| atom_upper1(m, k))?, bound_depth(m)));
+    };
+    let candidates = fs.iter().enumerate().filter(|(_, (f, e))| {
+        *e == 1 && (!matches!(node(*f), Node::Sym(_)) || has_symbolic_bound(*f))
+    });
+    let with_rest: Vec<(Id, Id, bool)> = candidates
+        .filter_map(|(idx, (f, _))| {
+            let rest = product_without(fs, idx);
+            Some((*f, rest, grows_with_factor(k, rest)?))
+        })
+        .collect();
+    let bounded = |b: Id, rest: Id| Poly::of(mul(b, rest)).scale(k);
+    let symbolic = with_rest
+        .iter()
+        .find_map(|&(f, rest, upper)| Some((bounded(symbolic_bound(f, upper)?, rest), f)));
+    let at_end = || {
+        with_rest.iter().find_map(|&(f, rest, upper)| {
+            if matches!(node(f), Node::Sym(_)) {
                 return None;
             }
-            Some(Poly::of(b).scale(k))
+            let r = &info(f).range;
+            let end = if upper { r.hi.as_ref() } else { r.lo.as_ref() }?;
+            Some((Poly::of(rest).scale(&(k * end)), f))
+        })
+    };
+    let by_dividend = || {
+        with_rest.iter().find_map(|&(f, rest, grows)| {
+            let Node::FloorDiv(x, c) = node(f) else {
+                return None;
+            };
+            let c = const_of(*c)?;
+            if !c.is_positive() || !k.mod_floor(c).is_zero() {
+                return None;
+            }
+            // c*(x//c) <= x where the product grows with the quotient, and
+            // c*(x//c) >= x - (c - 1) where it shrinks.
+            let mut x = Poly::of(*x);
+            if !grows {
+                x.c += 1 - c;
+            }
+            Some((Poly::of(mul(from_poly(x), rest)).scale(&(k / c)), f))
+        })
+    };
+    let (bound, f) = match symbolic {
+        Some(b) => b,
+        None => {
+            let dividend = by_dividend();
+            *quotient_met |= dividend.is_some();
+            match prefer {
+                Prefer::RangeEnd => at_end().or(dividend)?,
+                Prefer::Dividend => dividend.or_else(at_end)?,
+            }
         }
+    };
+    Some((bound, bound_depth(f)))
+}
+
+/// `atom_upper` beyond `symbolic_bound`: floor division by a constant through its
+/// dividend, and a minimum or maximum through its first argument.
+fn atom_upper1(m: Id, k: &BigInt) -> Option<Poly> {
+    match node(m) {
         Node::FloorDiv(x, c) => {
             let c = const_of(*c)?;
             if !c.is_positive() || !k.mod_floor(c).is_zero() {

@@ -94,6 +94,33 @@ impl Poly {
         self
     }
 
+    /// `self / d` when it is a polynomial: `d` a nonzero constant or monomial (times a
+    /// constant) dividing every term, and the constant, exactly. `None` otherwise.
+    pub(crate) fn divide_exact(&self, d: Id) -> Option<Poly> {
+        let pd = Poly::of(d);
+        let (w, kd) = match (pd.terms.as_slice(), pd.c.is_zero()) {
+            ([], false) => (None, pd.c.clone()),
+            ([(w, kd)], true) => (Some(factors(*w)), kd.clone()),
+            _ => return None,
+        };
+        if kd.is_zero() || !self.c.mod_floor(&kd).is_zero() || (w.is_some() && !self.c.is_zero()) {
+            return None;
+        }
+        let mut out = Poly::constant(&self.c / &kd);
+        for (m, k) in &self.terms {
+            if !k.mod_floor(&kd).is_zero() {
+                return None;
+            }
+            let q = match &w {
+                Some(w) => mono_from_factors(divide_mono(&factors(*m), w)?),
+                None => *m,
+            };
+            out.terms.push((q, k / &kd));
+        }
+        out.normalize();
+        Some(out)
+    }
+
     pub(crate) fn is_zero(&self) -> bool {
         self.terms.is_empty() && self.c.is_zero()
     }
@@ -198,6 +225,17 @@ pub(crate) fn scale(a: Id, k: &BigInt) -> Id {
 
 pub(crate) fn neg(a: Id) -> Id {
     scale(a, &-BigInt::one())
+}
+
+/// The factors of the monomial `m` divided by those of `w`, or `None` when `w` does not
+/// divide `m`.
+pub(crate) fn divide_mono(m: &[(Id, u32)], w: &[(Id, u32)]) -> Option<Vec<(Id, u32)>> {
+    let mut out = m.to_vec();
+    for (a, k) in w {
+        let f = out.iter_mut().find(|f| f.0 == *a)?;
+        f.1 = f.1.checked_sub(*k)?;
+    }
+    Some(out)
 }
 
 pub(crate) fn factors(m: Id) -> Vec<(Id, u32)> {

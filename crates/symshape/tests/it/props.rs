@@ -360,3 +360,171 @@ proptest! {
         }
     }
 }
+
+/// Symbols of the flat-index property test: four sizes, an index below each, and two
+/// indices bounded by other indices.
+const FLAT_DECLS: [&str; 10] = [
+    "s0 1..=3",
+    "s1 1..=3",
+    "s2 1..=2",
+    "s3 1..=2",
+    "i0 0..s0",
+    "i1 0..s1",
+    "i2 0..s2",
+    "i3 0..s3",
+    "k 0..=i1",
+    "l -2..=i2",
+];
+
+/// Every binding of `FLAT_DECLS`: each symbol over its range, given the symbols before it.
+fn every_flat_binding() -> Vec<[i64; 10]> {
+    let mut out = Vec::new();
+    for s in 0..3 * 3 * 2 * 2 {
+        let sizes = [1 + s % 3, 1 + s / 3 % 3, 1 + s / 9 % 2, 1 + s / 18];
+        let mut idx = [0i64; 4];
+        'index: loop {
+            for k in 0..=idx[1] {
+                for l in -2..=idx[2] {
+                    let mut v = [0i64; 10];
+                    v[..4].copy_from_slice(&sizes);
+                    v[4..8].copy_from_slice(&idx);
+                    (v[8], v[9]) = (k, l);
+                    out.push(v);
+                }
+            }
+            // The next index tuple, the last index fastest.
+            for d in (0..4).rev() {
+                idx[d] += 1;
+                if idx[d] < sizes[d] {
+                    continue 'index;
+                }
+                idx[d] = 0;
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// The product of the trees in `ts` (1 when empty).
+fn product(ts: impl IntoIterator<Item = T>) -> T {
+    ts.into_iter().fold(T::C(1), |a, t| T::Mul(bx(a), bx(t)))
+}
+
+/// The flat index of the axes `dims` (sizes `V(d)`, indices `V(4 + d)`), the first
+/// outermost, and the number of elements it ranges over.
+fn flat_index(dims: &[usize]) -> (T, T) {
+    let flat = dims.iter().enumerate().fold(T::C(0), |a, (p, &d)| {
+        let inner = product(dims[p + 1..].iter().map(|&e| T::V(e)));
+        T::Add(bx(a), bx(T::Mul(bx(T::V(4 + d)), bx(inner))))
+    });
+    (flat, product(dims.iter().map(|&d| T::V(d))))
+}
+
+/// Up to two small terms over products of up to two symbols of `FLAT_DECLS`.
+fn flat_noise() -> impl Strategy<Value = Vec<(i64, Vec<usize>)>> {
+    proptest::collection::vec(
+        (-2i64..=2, proptest::collection::vec(0usize..10, 0..=2)),
+        0..=2,
+    )
+}
+
+/// A random axis order of a random subset of the four axes (at least one).
+fn flat_axes() -> impl Strategy<Value = Vec<usize>> {
+    Just(vec![0usize, 1, 2, 3])
+        .prop_shuffle()
+        .prop_flat_map(|dims| (1usize..=4).prop_map(move |r| dims[..r].to_vec()))
+}
+
+proptest! {
+    /// `a*flat + noise OP b*numel + d` for the flat index of random axes in a random
+    /// order: every answer `prove` gives is checked at every admissible binding, and
+    /// `flat <= numel - 1 + d` (no noise, `d >= 0`) must be shown, at every rank.
+    #[test]
+    fn flat_index_bounds_hold_at_every_binding(
+        dims in flat_axes(),
+        a in 1i64..=2,
+        b in 1i64..=2,
+        d in -3i64..=3,
+        noise in flat_noise(),
+        op in cmp_op(),
+    ) {
+        let (cx, syms) = scope_of(&FLAT_DECLS);
+        let (flat, numel) = flat_index(&dims);
+        let lhs = noise.iter().fold(T::Mul(bx(T::C(a)), bx(flat.clone())), |acc, (c, vs)| {
+            let term = T::Mul(bx(T::C(*c)), bx(product(vs.iter().map(|&v| T::V(v)))));
+            T::Add(bx(acc), bx(term))
+        });
+        let rhs = T::Add(bx(T::Mul(bx(T::C(b)), bx(numel.clone()))), bx(T::C(d)));
+        let (x, y) = (build(&lhs, &syms), build(&rhs, &syms));
+        let proof = cx.prove(x, op, y);
+        for vals in every_flat_binding() {
+            let mut big = BigInt::zero();
+            let (Some(vx), Some(vy)) = (reference(&lhs, &vals, &mut big), reference(&rhs, &vals, &mut big)) else {
+                continue;
+            };
+            let h = holds(op, &vx, &vy);
+            prop_assert!(
+                !matches!((&proof, h), (Proof::True, false) | (Proof::False, true)),
+                "prove `{}` {} `{}` = {:?}, but {} vs {} at {:?}", x, op, y, proof, vx, vy, vals
+            );
+        }
+        if d >= 0 {
+            let (f, n) = (build(&flat, &syms), build(&numel, &syms));
+            prop_assert_eq!(cx.prove(f, CmpOp::Le, n - 1 + d), Proof::True, "{} <= {} - 1 + {}", f, n, d);
+            prop_assert_eq!(cx.prove(f, CmpOp::Eq, n + d), Proof::False, "{} == {} + {}", f, n, d);
+        }
+    }
+}
+
+/// A product of symbols of `FLAT_DECLS` (by index) and a constant, as a tree.
+fn monomial(c: i64, vs: &[usize]) -> T {
+    T::Mul(bx(T::C(c)), bx(product(vs.iter().map(|&v| T::V(v)))))
+}
+
+proptest! {
+    /// `(q*A + r) // (A*B)` and `% (A*B)` with `r` in `0..A` by construction (a flat index
+    /// times `g` plus a constant below `g`), or with a term that may leave that range:
+    /// built and simplified, each equals the naive value at every admissible binding.
+    #[test]
+    fn divisions_through_a_common_factor_keep_the_value(
+        dims in flat_axes(),
+        g in 1i64..=3,
+        e_seed in 0i64..3,
+        q in (-2i64..=2, proptest::collection::vec(0usize..10, 0..=2)),
+        outer in (1i64..=3, proptest::collection::vec(0usize..4, 0..=2)),
+        noise in flat_noise(),
+    ) {
+        let (cx, syms) = scope_of(&FLAT_DECLS);
+        let (flat, numel) = flat_index(&dims);
+        let inner = T::Mul(bx(T::C(g)), bx(numel));
+        let remainder = T::Add(bx(T::Mul(bx(T::C(g)), bx(flat))), bx(T::C(e_seed % g)));
+        let mut dividend = T::Add(
+            bx(T::Mul(bx(monomial(q.0, &q.1)), bx(inner.clone()))),
+            bx(remainder),
+        );
+        for (c, vs) in &noise {
+            dividend = T::Add(bx(dividend), bx(monomial(*c, vs)));
+        }
+        let divisor = T::Mul(bx(inner), bx(monomial(outer.0, &outer.1)));
+        for t in [
+            T::Div(bx(dividend.clone()), bx(divisor.clone())),
+            T::Mod(bx(dividend.clone()), bx(divisor.clone())),
+        ] {
+            let e = build(&t, &syms);
+            let simplified = cx.simplify(e);
+            for vals in every_flat_binding() {
+                let mut big = BigInt::zero();
+                let want = reference(&t, &vals, &mut big).expect("a positive divisor");
+                let mut b = Bindings::new();
+                for (s, v) in syms.iter().zip(vals) {
+                    b.set(*s, v).unwrap();
+                }
+                for (what, x) in [("built", e), ("simplified", simplified)] {
+                    let got = x.eval(&b).map_err(|err| TestCaseError::fail(err.to_string()))?;
+                    prop_assert_eq!(BigInt::from(got), want.clone(), "{} `{}` at {:?}", what, x, vals);
+                }
+            }
+        }
+    }
+}

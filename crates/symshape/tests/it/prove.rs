@@ -1,6 +1,6 @@
 //! Three-valued proofs and ranges under a scope, as text.
 
-use symshape::{CmpOp, Error, Scope};
+use symshape::{CmpOp, Error, Expr, Proof, Scope};
 
 use crate::{scope_assuming, std_scope, table, TextTable};
 
@@ -249,3 +249,64 @@ const TABLES: &[TextTable] = &[
         ],
     },
 ];
+
+/// The bounds of a row-major flat index are shown at every rank (each index at its
+/// bound telescopes to `numel - 1`), and the divisions that recover an index simplify
+/// to it.
+#[test]
+fn row_major_flat_index_at_every_rank() {
+    for rank in 1..=24 {
+        let mut cx = Scope::new();
+        let s: Vec<_> = (0..rank)
+            .map(|d| cx.declare_str(&format!("s{d} 1..=1024")).unwrap())
+            .collect();
+        let i: Vec<_> = (0..rank)
+            .map(|d| cx.declare_str(&format!("i{d} 0..s{d}")).unwrap())
+            .collect();
+        let product = |r: std::ops::Range<usize>| s[r].iter().fold(Expr::from(1), |a, &b| a * b);
+        let flat = (0..rank).fold(Expr::from(0), |a, d| a + i[d] * product(d + 1..rank));
+        let numel = product(0..rank);
+        let at = |what: &str| format!("rank {rank}: {what}");
+        assert_eq!(
+            cx.prove(flat, CmpOp::Lt, numel),
+            Proof::True,
+            "{}",
+            at("flat < numel")
+        );
+        assert_eq!(
+            cx.prove(flat, CmpOp::Ge, Expr::from(0)),
+            Proof::True,
+            "{}",
+            at("flat >= 0")
+        );
+        assert_eq!(
+            cx.prove(flat, CmpOp::Eq, numel),
+            Proof::False,
+            "{}",
+            at("flat == numel")
+        );
+        // `numel - 2` is exceeded when every index is at its end.
+        assert_ne!(
+            cx.prove(flat, CmpOp::Le, numel - 2),
+            Proof::True,
+            "{}",
+            at("flat <= numel - 2")
+        );
+        for d in 0..rank {
+            let inner = product(d + 1..rank);
+            let recovered = cx.simplify(flat.floor_div(inner).floor_mod(s[d]));
+            assert_eq!(
+                recovered,
+                i[d],
+                "{}",
+                at(&format!("(flat // inner) % s{d}"))
+            );
+        }
+        assert_eq!(
+            flat.floor_div(product(1..rank)),
+            i[0],
+            "{}",
+            at("flat // inner, unscoped")
+        );
+    }
+}
