@@ -83,7 +83,14 @@ pub(crate) fn le0(cx: &dyn Facts, p: &Poly) -> bool {
             return false;
         }
         let mut budget = MAX_SUBSTITUTIONS;
-        le0_by_every_bound(cx, p) || le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p)
+        let bounded = match le0_by_every_bound(cx, p) {
+            Ok(()) => return true,
+            Err(last) => last,
+        };
+        // The elimination on `p`, then on the bound the rounds reached: its fewer atoms
+        // may meet the scope's facts (`i*s + j <= 2^31 - 2` for `i` in `0..n`, `j` in
+        // `0..s`, from `n*s*m <= 2^31 - 1`: the rounds leave `n*s - 2^31 + 1`).
+        le0_rec(cx, p, 3, &mut budget) || cx.le0_deep(p) || bounded.is_some_and(|b| cx.le0_deep(&b))
     })
 }
 
@@ -104,10 +111,16 @@ const MAX_BOUND_ROUNDS: u32 = 16;
 /// replacing one atom at a time (`le0_rec`) would need a search as deep as the rank. The
 /// search stays for what needs some atoms replaced and not others. A round is linear in
 /// the terms of `p` (at most `MAX_BOUND_TERMS`).
-fn le0_by_every_bound(cx: &dyn Facts, p: &Poly) -> bool {
+///
+/// `Err` holds the last bound of the first pass when the rounds did not show `p <= 0`
+/// (`None` when no atom of `p` had a bound).
+fn le0_by_every_bound(cx: &dyn Facts, p: &Poly) -> Result<(), Option<Poly>> {
     let mut quotient_met = false;
-    le0_by_bounds_preferring(cx, p, Prefer::RangeEnd, &mut quotient_met)
-        || (quotient_met && le0_by_bounds_preferring(cx, p, Prefer::Dividend, &mut false))
+    let last = le0_by_bounds_preferring(cx, p, Prefer::RangeEnd, &mut quotient_met);
+    if last.is_ok() || !quotient_met {
+        return last;
+    }
+    le0_by_bounds_preferring(cx, p, Prefer::Dividend, &mut false).or(last)
 }
 
 /// Which bound of a quotient factor `x // c` of a product `le0_by_every_bound` prefers:
@@ -123,25 +136,26 @@ enum Prefer {
 }
 
 /// `le0_by_every_bound` with one preference; sets `quotient_met` when a product had a
-/// quotient factor bounded by its dividend.
+/// quotient factor bounded by its dividend. `Err` holds the last bound reached.
 fn le0_by_bounds_preferring(
     cx: &dyn Facts,
     p: &Poly,
     prefer: Prefer,
     quotient_met: &mut bool,
-) -> bool {
-    let mut p = Cow::Borrowed(p);
+) -> Result<(), Option<Poly>> {
+    let mut last: Option<Poly> = None;
     for _ in 0..MAX_BOUND_ROUNDS {
-        let bounds: Vec<Option<(Poly, u32)>> = p
+        let current = last.as_ref().unwrap_or(p);
+        let bounds: Vec<Option<(Poly, u32)>> = current
             .terms
             .iter()
             .map(|(m, k)| every_bound_upper(*m, k, prefer, quotient_met))
             .collect();
         let Some(deepest) = bounds.iter().flatten().map(|b| b.1).max() else {
-            return false;
+            break;
         };
-        let mut next = Poly::constant(p.c.clone());
-        for ((m, k), bound) in p.terms.iter().zip(bounds) {
+        let mut next = Poly::constant(current.c.clone());
+        for ((m, k), bound) in current.terms.iter().zip(bounds) {
             match bound {
                 Some((u, depth)) if depth == deepest => {
                     next.terms.extend(u.terms);
@@ -152,14 +166,14 @@ fn le0_by_bounds_preferring(
         }
         next.normalize();
         if next.terms.len() > MAX_BOUND_TERMS {
-            return false;
+            break;
         }
         if le0_by_range(cx, &next, &poly_interval(cx, &next)) {
-            return true;
+            return Ok(());
         }
-        p = Cow::Owned(next);
+        last = Some(next);
     }
-    false
+    Err(last)
 }
 
 /// How deep `id` reaches into chains of symbol bounds: 0 for a constant, one more than

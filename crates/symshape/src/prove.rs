@@ -65,7 +65,8 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
             add(f, &mut work, &mut cons);
         }
         for (i, f) in facts.iter().enumerate() {
-            if !used[i] && f.terms.iter().any(|t| t.0 == m || extreme_of(t.0, m)) {
+            let related = |a: Id| a == m || extreme_of(a, m) || multiple_of(a, m);
+            if !used[i] && f.terms.iter().any(|t| related(t.0)) {
                 used[i] = true;
                 add(f.clone(), &mut work, &mut cons);
             }
@@ -135,6 +136,20 @@ fn extreme_of(a: Id, m: Id) -> bool {
         Node::Min(args) | Node::Max(args) => args
             .iter()
             .any(|x| *x == m || Poly::of(*x).terms.iter().any(|t| t.0 == m)),
+        _ => false,
+    }
+}
+
+/// Whether `a` is a product of more factors than the product `m`, with every factor of `m`
+/// among them: a fact on `n*s*m` says something about `n*s` through the bounds of `m`
+/// (`n*s*m >= n*s` for `m >= 1`, from `atom_facts`).
+fn multiple_of(a: Id, m: Id) -> bool {
+    match (node(a), node(m)) {
+        (Node::Prod(fa), Node::Prod(fm)) => {
+            fa.len() > fm.len()
+                && fa.len() <= MAX_BOUNDED_FACTORS
+                && build::divide_mono(fa, fm).is_some()
+        }
         _ => false,
     }
 }

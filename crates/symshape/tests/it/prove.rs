@@ -139,6 +139,62 @@ fn proofs_split_on_minima_and_maxima() {
 /// The snapshotted tables of proofs and ranges.
 const TABLES: &[TextTable] = &[
     TextTable {
+        name: "index_width_under_a_size_assumption",
+        declare: &[
+            "s0 1..=65536",
+            "s1 1..=65536",
+            "s2 1..=65536",
+            "i0 0..s0",
+            "i1 0..s1",
+            "i2 0..s2",
+        ],
+        assume: &["s0*s1*s2 <= 1000000000"],
+        render: prove_goal,
+        inputs: &[
+            "i0*s1*s2 + i1*s2 + i2 <= 999999999",
+            "i2*s0*s1 + i1*s0 + i0 <= 999999999",
+            "i1*s0 + i0 <= 999999999",
+            "s0*s1 <= 1000000000",
+            "s0*s2 <= 1000000000",
+            "i0*s1*s2 + i1*s2 + i2 <= 999999998",
+            "i1*s0 + i0 <= 999999998",
+        ],
+    },
+    TextTable {
+        name: "lowered_view_offsets_in_bounds",
+        declare: &[
+            "bb 1..=64",
+            "ss 1..=4096",
+            "tt 1..=8192",
+            "pp 0..=tt - 1",
+            "ww 1..=tt - pp",
+            "hh 1..=512",
+            "cc 1..=256",
+            "h0 0..12*bb",
+            "h1 0..64*ss",
+            "g0 0..bb*ss",
+            "g1 0..768",
+            "k0 0..8*bb",
+            "k1 0..128*ww",
+            "c0 0..cc*bb",
+            "c1 0..((hh + 1) // 2)*((hh + 1) // 2)",
+        ],
+        assume: &[],
+        render: prove_goal,
+        inputs: &[
+            // Attention heads: `[bb, ss, 768]` split into 12 heads, permuted, flattened.
+            "768*ss*((64*h0*ss + h1) // (768*ss)) + 768*(h1 // 64) + 64*(h0 % 12) + h1 % 64 < 768*bb*ss",
+            "768*ss*((64*h0*ss + h1) // (768*ss)) + 768*(h1 // 64) + 64*(h0 % 12) + h1 % 64 == 768*ss*(h0 // 12) + 768*(h1 // 64) + 64*(h0 % 12) + h1 % 64",
+            // Heads merged back: `[bb, 12, ss, 64]` permuted to `[bb*ss, 768]`.
+            "64*ss*(g1 // 64) + 768*ss*((768*g0 + g1) // (768*ss)) + 64*(g0 % ss) + g1 % 64 < 768*bb*ss",
+            // A window `pp..pp + ww` of a KV cache `[bb, tt, 8, 128]`, heads first.
+            "1024*tt*((128*k0*ww + k1) // (1024*ww)) + 1024*pp + 1024*(k1 // 128) + 128*(k0 % 8) + k1 % 128 < 1024*bb*tt",
+            "1024*tt*((128*k0*ww + k1) // (1024*ww)) + 1024*pp + 1024*(k1 // 128) + 128*(k0 % 8) + k1 % 128 < 1024*bb*tt - 1",
+            // Every second row and column of `[bb, hh, hh, cc]`, channels first.
+            "cc*hh*hh*(c0 // cc) + 2*cc*hh*((c1 // ((hh + 1) // 2)) % ((hh + 1) // 2)) + 2*cc*(c1 % ((hh + 1) // 2)) + c0 % cc < cc*hh*hh*bb",
+        ],
+    },
+    TextTable {
         name: "proofs_from_ranges",
         declare: &[],
         assume: &[],
