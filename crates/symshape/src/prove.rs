@@ -53,23 +53,40 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
             work.extend(by_structure(&p));
             cons.push(p);
         };
-        let r = fx.range(m);
-        let pm = Poly::of(m);
-        if let Some(lo) = &r.lo {
-            cons.push(Poly::constant(lo.clone()).sub(&pm));
-        }
-        if let Some(hi) = &r.hi {
-            cons.push(pm.clone().sub(&Poly::constant(hi.clone())));
-        }
+        cons.extend(range_facts(fx, m));
         for f in atom_facts(fx, m) {
             add(f, &mut work, &mut cons);
         }
         for (i, f) in facts.iter().enumerate() {
-            let related = |a: Id| a == m || extreme_of(a, m) || multiple_of(a, m);
-            if !used[i] && f.terms.iter().any(|t| related(t.0)) {
+            if used[i] {
+                continue;
+            }
+            if f.terms.iter().any(|t| t.0 == m || extreme_of(t.0, m)) {
                 used[i] = true;
                 add(f.clone(), &mut work, &mut cons);
+                continue;
             }
+            // A fact on a product `m*r` of more factors enters with that product's range
+            // and its link to `m` only (`lo_r*m <= m*r <= hi_r*m` for `m >= 0`): the
+            // product's own facts would bring in every other sub-product of it, too many
+            // variables for the elimination.
+            let multiples: Vec<Id> = f
+                .terms
+                .iter()
+                .map(|t| t.0)
+                .filter(|a| multiple_of(*a, m))
+                .collect();
+            if multiples.is_empty() || !fx.range(m).is_nonneg() {
+                continue;
+            }
+            used[i] = true;
+            for a in multiples {
+                if seen.insert(a) {
+                    cons.extend(range_facts(fx, a));
+                    cons.extend(link_facts(fx, a, m));
+                }
+            }
+            add(f.clone(), &mut work, &mut cons);
         }
     }
     // A monomial with one possible value is that value everywhere: substituting it keeps
@@ -140,18 +157,51 @@ fn extreme_of(a: Id, m: Id) -> bool {
     }
 }
 
-/// Whether `a` is a product of more factors than the product `m`, with every factor of `m`
-/// among them: a fact on `n*s*m` says something about `n*s` through the bounds of `m`
-/// (`n*s*m >= n*s` for `m >= 1`, from `atom_facts`).
-fn multiple_of(a: Id, m: Id) -> bool {
-    match (node(a), node(m)) {
-        (Node::Prod(fa), Node::Prod(fm)) => {
-            fa.len() > fm.len()
-                && fa.len() <= MAX_BOUNDED_FACTORS
-                && build::divide_mono(fa, fm).is_some()
-        }
-        _ => false,
+/// `lo <= a <= hi` for the range of `a`, as constraints.
+fn range_facts(fx: &dyn Facts, a: Id) -> Vec<Poly> {
+    let r = fx.range(a);
+    let pa = Poly::of(a);
+    let mut out = Vec::new();
+    if let Some(lo) = &r.lo {
+        out.push(Poly::constant(lo.clone()).sub(&pa));
     }
+    if let Some(hi) = &r.hi {
+        out.push(pa.sub(&Poly::constant(hi.clone())));
+    }
+    out
+}
+
+/// `lo_r*m <= a <= hi_r*m` for a product `a == m*r` (`multiple_of`) and `m >= 0`, with the
+/// ends of the range of `r` that are finite.
+fn link_facts(fx: &dyn Facts, a: Id, m: Id) -> Vec<Poly> {
+    let Some(rest) = build::divide_mono(&build::factors(a), &build::factors(m)) else {
+        return Vec::new();
+    };
+    let rr = fx.range(build::mono_from_factors(rest));
+    let (pa, pm) = (Poly::of(a), Poly::of(m));
+    let mut out = Vec::new();
+    if let Some(lo) = &rr.lo {
+        out.push(pm.clone().scale(lo).sub(&pa));
+    }
+    if let Some(hi) = &rr.hi {
+        out.push(pa.sub(&pm.scale(hi)));
+    }
+    out
+}
+
+/// Whether `a` is a product of more factors than `m` (a product or a symbol), with every
+/// factor of `m` among them: a fact on `n*s*m` says something about `n*s` and `n` through
+/// the bounds of the other factors (`n*s*m >= n*s` for `m >= 1`, from `link_facts`).
+fn multiple_of(a: Id, m: Id) -> bool {
+    let Node::Prod(fa) = node(a) else {
+        return false;
+    };
+    let fm = match node(m) {
+        Node::Prod(fm) => fm.to_vec(),
+        Node::Sym(_) => vec![(m, 1)],
+        _ => return false,
+    };
+    fa.len() > fm.len() && fa.len() <= MAX_BOUNDED_FACTORS && build::divide_mono(fa, &fm).is_some()
 }
 
 /// Most cases one refutation splits into (the product of the case counts of the atoms it

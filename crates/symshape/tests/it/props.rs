@@ -528,3 +528,43 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Under `s0*s1*s2*s3 <= n`, a flat index over some of the axes and the product of
+    /// their sizes against `n + d`: every answer `prove` gives is checked at every binding
+    /// that satisfies the assumption, and `flat <= n - 1`, `numel <= n` must be shown.
+    #[test]
+    fn partial_flat_indices_under_a_size_assumption(
+        dims in flat_axes(),
+        n in 1i64..=40,
+        d in -2i64..=2,
+        op in cmp_op(),
+    ) {
+        let (mut cx, syms) = scope_of(&FLAT_DECLS);
+        let (flat, numel) = flat_index(&dims);
+        let all = product((0..4).map(T::V));
+        cx.assume(build(&all, &syms).le(n)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let admissible: Vec<[i64; 10]> = every_flat_binding()
+            .into_iter()
+            .filter(|v| v[..4].iter().product::<i64>() <= n)
+            .collect();
+        let bound = T::C(n + d);
+        for lhs in [&flat, &numel] {
+            let (x, y) = (build(lhs, &syms), build(&bound, &syms));
+            let proof = cx.prove(x, op, y);
+            for vals in &admissible {
+                let mut big = BigInt::zero();
+                let vx = reference(lhs, vals, &mut big).expect("no division");
+                let h = holds(op, &vx, &BigInt::from(n + d));
+                prop_assert!(
+                    !matches!((&proof, h), (Proof::True, false) | (Proof::False, true)),
+                    "prove `{}` {} {} = {:?} under `{}` <= {}, but {} at {:?}",
+                    x, op, y, proof, build(&all, &syms), n, vx, vals
+                );
+            }
+        }
+        let (f, m) = (build(&flat, &syms), build(&numel, &syms));
+        prop_assert_eq!(cx.prove(f, CmpOp::Le, Expr::from(n - 1)), Proof::True, "{} <= {} - 1", f, n);
+        prop_assert_eq!(cx.prove(m, CmpOp::Le, Expr::from(n)), Proof::True, "{} <= {}", m, n);
+    }
+}
