@@ -231,8 +231,7 @@ fn div_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
     if r.is_zero() || (cx.range(b).is_pos() && in_mod_range(cx, &r, b)) {
         return qn;
     }
-    if cx.range(b).is_pos() && in_mod_range(cx, &r.clone().add(&Poly::of(b)), b) {
-        // `-b <= r <= -1`: one below (`(n*s - 1) // s == n - 1`).
+    if one_below(cx, &r, b).is_some() {
         return add(qn, constant(-BigInt::one()));
     }
     let rest = match split_divisor(cx, &r, b) {
@@ -287,23 +286,17 @@ fn split_divisor(cx: &dyn Facts, r: &Poly, b: Id) -> Option<DivisorSplit> {
             (k.gcd(kw), shared)
         })
         .collect();
-    let all = |(g, f): &(BigInt, Vec<(Id, u32)>)| !f.is_empty() || !g.is_one();
-    let symbolic = |(_, f): &(BigInt, Vec<(Id, u32)>)| !f.is_empty();
-    let mut tried: Option<Vec<bool>> = None;
-    for pick in [&all as &dyn Fn(&_) -> bool, &symbolic] {
-        let picked: Vec<bool> = common.iter().map(pick).collect();
-        if tried.as_ref() == Some(&picked) || !picked.contains(&true) {
-            continue;
-        }
-        if let Some(split) = split_at(cx, r, kw, &wf, &common, &picked) {
-            return Some(split);
-        }
-        tried = Some(picked);
-    }
-    None
+    let all: Vec<bool> = common
+        .iter()
+        .map(|(g, f)| !f.is_empty() || !g.is_one())
+        .collect();
+    let symbolic: Vec<bool> = common.iter().map(|(_, f)| !f.is_empty()).collect();
+    split_at(cx, r, kw, &wf, &common, &all)
+        .or_else(|| (symbolic != all).then(|| split_at(cx, r, kw, &wf, &common, &symbolic))?)
 }
 
-/// `split_divisor` with the terms of `r` marked in `picked` in the quotient.
+/// `split_divisor` with the terms of `r` marked in `picked` in the quotient (`None` when
+/// none is).
 fn split_at(
     cx: &dyn Facts,
     r: &Poly,
@@ -312,6 +305,9 @@ fn split_at(
     common: &[(BigInt, Vec<(Id, u32)>)],
     picked: &[bool],
 ) -> Option<DivisorSplit> {
+    if !picked.contains(&true) {
+        return None;
+    }
     // The common factor of the picked terms: gcd of the coefficients, the lowest power of
     // each factor of `w`.
     let mut g = kw.clone();
@@ -360,6 +356,13 @@ fn split_at(
         inner,
         outer,
     })
+}
+
+/// `r + b` when `-b <= r <= -1` for a positive `b`: then `r // b == -1` and
+/// `r % b == r + b` (`(n*s - 1) // s == n - 1`).
+fn one_below(cx: &dyn Facts, r: &Poly, b: Id) -> Option<Poly> {
+    let above = r.clone().add(&Poly::of(b));
+    (cx.range(b).is_pos() && in_mod_range(cx, &above, b)).then_some(above)
 }
 
 /// `0 <= r <= b - 1`.
@@ -449,8 +452,7 @@ fn mod_sym(cx: &dyn Facts, a: Id, b: Id) -> Id {
     if cx.range(b).is_pos() && in_mod_range(cx, &r, b) {
         return from_poly(r);
     }
-    let above = r.clone().add(&Poly::of(b));
-    if cx.range(b).is_pos() && in_mod_range(cx, &above, b) {
+    if let Some(above) = one_below(cx, &r, b) {
         return from_poly(above);
     }
     if let Some(p) = split_divisor(cx, &r, b) {

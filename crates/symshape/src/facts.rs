@@ -129,7 +129,7 @@ fn le0_by_every_bound(cx: &dyn Facts, p: &Poly) -> Result<(), Option<Poly>> {
 /// dividend keeps its relation to the other terms (`2*c*((h + 1) // 2) <= c*h + c`
 /// cancels a `-c*h`). One pass with each, the second only when the first met such a
 /// factor.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Prefer {
     RangeEnd,
     Dividend,
@@ -254,15 +254,11 @@ fn le0_rec(cx: &dyn Facts, p: &Poly, fuel: u32, budget: &mut u32) -> bool {
 /// positive `w` that is not a constant. `None` for a constant bound (the range has it
 /// already) or any other atom.
 fn symbolic_bound(f: Id, upper: bool) -> Option<Id> {
-    let of_symbol = |x: Id| match node(x) {
-        Node::Sym(sd) => if upper { sd.hi } else { sd.lo }.filter(|b| const_of(*b).is_none()),
-        _ => None,
-    };
     match node(f) {
-        Node::Sym(_) => of_symbol(f),
+        Node::Sym(_) => declared_bound(f, upper),
         Node::FloorDiv(x, d) if info(*d).range.is_pos() => {
             // `b // d` is `q` for `b == d*q`, and `q - 1` for `b == d*q - 1` (upper only).
-            let b = Poly::of(of_symbol(*x)?);
+            let b = Poly::of(declared_bound(*x, upper)?);
             let below = |b: Poly| Some(from_poly(b.plus_const(1).divide_exact(*d)?.plus_const(-1)));
             let q = b.divide_exact(*d).map(from_poly);
             if upper {
@@ -279,15 +275,18 @@ fn symbolic_bound(f: Id, upper: bool) -> Option<Id> {
     }
 }
 
+/// The declared upper (or lower) bound of the symbol `x` when it is not a constant.
+fn declared_bound(x: Id, upper: bool) -> Option<Id> {
+    match node(x) {
+        Node::Sym(sd) => if upper { sd.hi } else { sd.lo }.filter(|b| const_of(*b).is_none()),
+        _ => None,
+    }
+}
+
 /// Whether `symbolic_bound(f, _)` may give a bound in some direction (cheap: no division
 /// is built).
 fn has_symbolic_bound(f: Id) -> bool {
-    let symbolic = |x: Id| match node(x) {
-        Node::Sym(sd) => [sd.lo, sd.hi]
-            .iter()
-            .any(|b| b.is_some_and(|b| const_of(b).is_none())),
-        _ => false,
-    };
+    let symbolic = |x: Id| declared_bound(x, true).is_some() || declared_bound(x, false).is_some();
     match node(f) {
         Node::Sym(_) => symbolic(f),
         Node::FloorDiv(x, _) => symbolic(*x),
@@ -390,17 +389,8 @@ fn every_bound_upper(
             let Node::FloorDiv(x, c) = node(f) else {
                 return None;
             };
-            let c = const_of(*c)?;
-            if !c.is_positive() || !k.mod_floor(c).is_zero() {
-                return None;
-            }
-            // c*(x//c) <= x where the product grows with the quotient, and
-            // c*(x//c) >= x - (c - 1) where it shrinks.
-            let mut x = Poly::of(*x);
-            if !grows {
-                x.c += 1 - c;
-            }
-            Some((Poly::of(mul(from_poly(x), rest)).scale(&(k / c)), f))
+            let (x, q) = quotient_by_dividend(*x, *c, k, grows)?;
+            Some((Poly::of(mul(from_poly(x), rest)).scale(&q), f))
         })
     };
     let (bound, f) = match symbolic {
@@ -417,29 +407,29 @@ fn every_bound_upper(
     Some((bound, bound_depth(f)))
 }
 
+/// A term `k * (x // c)` (times other factors) bounded through the dividend, for a
+/// constant `c >= 1` dividing `k`: `c*(x//c)` is at most `x`, which bounds the term from
+/// above where it `grows` with the quotient, and at least `x - (c - 1)`, which does where
+/// it shrinks. Returns that bound of `c*(x//c)` and `k / c`.
+fn quotient_by_dividend(x: Id, c: Id, k: &BigInt, grows: bool) -> Option<(Poly, BigInt)> {
+    let c = const_of(c)?;
+    if !c.is_positive() || !k.mod_floor(c).is_zero() {
+        return None;
+    }
+    let mut x = Poly::of(x);
+    if !grows {
+        x.c += 1 - c;
+    }
+    Some((x, k / c))
+}
+
 /// `atom_upper` beyond `symbolic_bound`: floor division by a constant through its
 /// dividend, and a minimum or maximum through its first argument.
 fn atom_upper1(m: Id, k: &BigInt) -> Option<Poly> {
     match node(m) {
         Node::FloorDiv(x, c) => {
-            let c = const_of(*c)?;
-            if !c.is_positive() || !k.mod_floor(c).is_zero() {
-                return None;
-            }
-            let q = k / c;
-            // c*(x//c) <= x and c*(x//c) >= x - (c - 1).
-            let px = Poly::of(*x);
-            if k.is_positive() {
-                Some(px.scale(&q))
-            } else {
-                Some(
-                    Poly {
-                        c: px.c.clone() - (c - 1),
-                        terms: px.terms,
-                    }
-                    .scale(&q),
-                )
-            }
+            let (x, q) = quotient_by_dividend(*x, *c, k, k.is_positive())?;
+            Some(x.scale(&q))
         }
         Node::Min(args) if k.is_positive() => Some(Poly::of(*args.first()?).scale(k)),
         Node::Max(args) if k.is_negative() => Some(Poly::of(*args.first()?).scale(k)),

@@ -57,6 +57,14 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
         for f in atom_facts(fx, m) {
             add(f, &mut work, &mut cons);
         }
+        // A fact on a product `m*r` of more factors enters with that product's range and
+        // its link to `m` only (`lo_r*m <= m*r <= hi_r*m` for `m >= 0`): the product's own
+        // facts would bring in every other sub-product of it, too many variables for the
+        // elimination.
+        let divides = (!facts.is_empty()
+            && matches!(node(m), Node::Prod(_) | Node::Sym(_))
+            && fx.range(m).is_nonneg())
+        .then(|| build::factors(m));
         for (i, f) in facts.iter().enumerate() {
             if used[i] {
                 continue;
@@ -66,17 +74,14 @@ fn refute_around(fx: &dyn Facts, facts: &[Poly], mut cons: Vec<Poly>, seed: &Pol
                 add(f.clone(), &mut work, &mut cons);
                 continue;
             }
-            // A fact on a product `m*r` of more factors enters with that product's range
-            // and its link to `m` only (`lo_r*m <= m*r <= hi_r*m` for `m >= 0`): the
-            // product's own facts would bring in every other sub-product of it, too many
-            // variables for the elimination.
+            let Some(fm) = &divides else { continue };
             let multiples: Vec<Id> = f
                 .terms
                 .iter()
                 .map(|t| t.0)
-                .filter(|a| multiple_of(*a, m))
+                .filter(|a| multiple_of(*a, fm))
                 .collect();
-            if multiples.is_empty() || !fx.range(m).is_nonneg() {
+            if multiples.is_empty() {
                 continue;
             }
             used[i] = true;
@@ -189,19 +194,15 @@ fn link_facts(fx: &dyn Facts, a: Id, m: Id) -> Vec<Poly> {
     out
 }
 
-/// Whether `a` is a product of more factors than `m` (a product or a symbol), with every
-/// factor of `m` among them: a fact on `n*s*m` says something about `n*s` and `n` through
-/// the bounds of the other factors (`n*s*m >= n*s` for `m >= 1`, from `link_facts`).
-fn multiple_of(a: Id, m: Id) -> bool {
+/// Whether `a` is a product of more factors than the factors `fm` of a monomial, with
+/// every one of them among its own: a fact on `n*s*m` says something about `n*s` and `n`
+/// through the bounds of the other factors (`n*s*m >= n*s` for `m >= 1`, from
+/// `link_facts`).
+fn multiple_of(a: Id, fm: &[(Id, u32)]) -> bool {
     let Node::Prod(fa) = node(a) else {
         return false;
     };
-    let fm = match node(m) {
-        Node::Prod(fm) => fm.to_vec(),
-        Node::Sym(_) => vec![(m, 1)],
-        _ => return false,
-    };
-    fa.len() > fm.len() && fa.len() <= MAX_BOUNDED_FACTORS && build::divide_mono(fa, &fm).is_some()
+    fa.len() > fm.len() && fa.len() <= MAX_BOUNDED_FACTORS && build::divide_mono(fa, fm).is_some()
 }
 
 /// Most cases one refutation splits into (the product of the case counts of the atoms it
