@@ -14,6 +14,17 @@ use crate::op::{const_op, Op, SplitDirection};
 use crate::stack::ViewStack;
 use crate::view::View;
 
+/// A [`ViewOps`] method of no argument but the scope that applies `Op::OP`, for each
+/// `name => OP`.
+macro_rules! unit_ops {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        fn $name(&self, cx: &Scope) -> Result<Self> {
+            self.apply_dim(cx, &Op::<i64>::$op)
+        }
+    )*};
+}
+
 /// The view ops by name. Every method builds an [`Op`] and runs
 /// [`ViewOps::apply_dim`]; ops that cut an axis into pieces apply one op per piece.
 ///
@@ -448,28 +459,26 @@ pub trait ViewOps: Sized {
         directional_split_at(self, cx, SplitDirection::Depth, indices)
     }
 
-    /// NumPy's `ravel` ([`Op::Ravel`]): the elements in row-major order as one axis, a
-    /// view of the same buffer when NumPy's `C_CONTIGUOUS` holds (proven, on a symbolic
-    /// view). Otherwise NumPy copies: a [`ViewStack`](crate::ViewStack) stacks a
-    /// row-major `[numel]` view on top, unmerged, which the kernels materialize.
-    ///
-    /// # Errors
-    /// On a [`View`](crate::View), [`Error::NotRepresentable`] when NumPy copies (a mask,
-    /// contiguity refuted or not proven), naming the condition when it depends on the
-    /// symbols.
-    fn ravel(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::Ravel)
-    }
+    unit_ops! {
+        /// NumPy's `ravel` ([`Op::Ravel`]): the elements in row-major order as one axis, a
+        /// view of the same buffer when NumPy's `C_CONTIGUOUS` holds (proven, on a symbolic
+        /// view). Otherwise NumPy copies: a [`ViewStack`](crate::ViewStack) stacks a
+        /// row-major `[numel]` view on top, unmerged, which the kernels materialize.
+        ///
+        /// # Errors
+        /// On a [`View`](crate::View), [`Error::NotRepresentable`] when NumPy copies (a mask,
+        /// contiguity refuted or not proven), naming the condition when it depends on the
+        /// symbols.
+        ravel => Ravel;
 
-    /// PyTorch's `contiguous` ([`Op::Contiguous`]): the view itself when it is contiguous
-    /// (PyTorch's `is_contiguous`, NumPy's `C_CONTIGUOUS`; proven, on a symbolic view).
-    /// Otherwise PyTorch copies: a [`ViewStack`](crate::ViewStack) stacks a row-major view
-    /// of the same shape on top, unmerged, which the kernels materialize.
-    ///
-    /// # Errors
-    /// On a [`View`](crate::View), [`Error::NotRepresentable`] when PyTorch copies.
-    fn contiguous(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::Contiguous)
+        /// PyTorch's `contiguous` ([`Op::Contiguous`]): the view itself when it is contiguous
+        /// (PyTorch's `is_contiguous`, NumPy's `C_CONTIGUOUS`; proven, on a symbolic view).
+        /// Otherwise PyTorch copies: a [`ViewStack`](crate::ViewStack) stacks a row-major view
+        /// of the same shape on top, unmerged, which the kernels materialize.
+        ///
+        /// # Errors
+        /// On a [`View`](crate::View), [`Error::NotRepresentable`] when PyTorch copies.
+        contiguous => Contiguous;
     }
 
     /// NumPy's `ascontiguousarray`: [`ViewOps::contiguous`] (the view itself when it is
@@ -489,48 +498,40 @@ pub trait ViewOps: Sized {
         self.contiguous(cx)
     }
 
-    /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
-    ///
-    /// # Errors
-    /// As [`ViewOps::apply_dim`].
-    fn reverse_axes(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::ReverseAxes)
-    }
+    unit_ops! {
+        /// Every axis reversed: `T` in NumPy and PyTorch ([`Op::ReverseAxes`]).
+        ///
+        /// # Errors
+        /// As [`ViewOps::apply_dim`].
+        reverse_axes => ReverseAxes;
 
-    /// The last two axes swapped: PyTorch's `mT` ([`Op::MatrixTranspose`]).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for a view of rank below 2.
-    fn matrix_transpose(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::MatrixTranspose)
-    }
+        /// The last two axes swapped: PyTorch's `mT` ([`Op::MatrixTranspose`]).
+        ///
+        /// # Errors
+        /// [`Error::Invalid`] for a view of rank below 2.
+        matrix_transpose => MatrixTranspose;
 
-    /// PyTorch's `H` ([`Op::ConjTranspose`]): the conjugate transpose of a matrix. Views
-    /// know nothing of element values, so for real and complex data alike the view swaps
-    /// axes 0 and 1 (conjugation is the kernel's business); a view of rank 0 is returned as
-    /// it is.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for any other rank than 0 and 2, naming `H`, with PyTorch's reason.
-    fn conj_transpose(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::ConjTranspose)
-    }
+        /// PyTorch's `H` ([`Op::ConjTranspose`]): the conjugate transpose of a matrix. Views
+        /// know nothing of element values, so for real and complex data alike the view swaps
+        /// axes 0 and 1 (conjugation is the kernel's business); a view of rank 0 is returned as
+        /// it is.
+        ///
+        /// # Errors
+        /// [`Error::Invalid`] for any other rank than 0 and 2, naming `H`, with PyTorch's reason.
+        conj_transpose => ConjTranspose;
 
-    /// PyTorch's `mH` ([`Op::MatrixConjTranspose`]): the conjugate of
-    /// [`ViewOps::matrix_transpose`], whose view it is (see [`ViewOps::conj_transpose`]).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for a view of rank 1, naming `mH`.
-    fn matrix_conj_transpose(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::MatrixConjTranspose)
-    }
+        /// PyTorch's `mH` ([`Op::MatrixConjTranspose`]): the conjugate of
+        /// [`ViewOps::matrix_transpose`], whose view it is (see [`ViewOps::conj_transpose`]).
+        ///
+        /// # Errors
+        /// [`Error::Invalid`] for a view of rank 1, naming `mH`.
+        matrix_conj_transpose => MatrixConjTranspose;
 
-    /// PyTorch's `adjoint()` ([`Op::Adjoint`]): the view of `mH`.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for a view of rank 1, naming `adjoint`.
-    fn adjoint(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::Adjoint)
+        /// PyTorch's `adjoint()` ([`Op::Adjoint`]): the view of `mH`.
+        ///
+        /// # Errors
+        /// [`Error::Invalid`] for a view of rank 1, naming `adjoint`.
+        adjoint => Adjoint;
     }
 
     /// NumPy's `rot90(m, k, axes)` ([`Op::Rot90`]): `k` quarter turns in the plane of
@@ -600,23 +601,21 @@ pub trait ViewOps: Sized {
         )
     }
 
-    /// NumPy's `copy()` ([`Op::Copy`]): always a copy; a stack stacks a row-major view of
-    /// the same shape on top, unmerged, which the kernels materialize.
-    ///
-    /// # Errors
-    /// On a [`View`](crate::View), [`Error::NotRepresentable`] (a copy is no view of the
-    /// same buffer).
-    fn copy(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::Copy)
-    }
+    unit_ops! {
+        /// NumPy's `copy()` ([`Op::Copy`]): always a copy; a stack stacks a row-major view of
+        /// the same shape on top, unmerged, which the kernels materialize.
+        ///
+        /// # Errors
+        /// On a [`View`](crate::View), [`Error::NotRepresentable`] (a copy is no view of the
+        /// same buffer).
+        copy => Copy;
 
-    /// NumPy's `flatten()` ([`Op::FlattenCopy`]): always a copy, as one axis (PyTorch's
-    /// `flatten` is [`ViewOps::flatten`], a reshape).
-    ///
-    /// # Errors
-    /// As [`ViewOps::copy`].
-    fn flatten_copy(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::FlattenCopy)
+        /// NumPy's `flatten()` ([`Op::FlattenCopy`]): always a copy, as one axis (PyTorch's
+        /// `flatten` is [`ViewOps::flatten`], a reshape).
+        ///
+        /// # Errors
+        /// As [`ViewOps::copy`].
+        flatten_copy => FlattenCopy;
     }
 
     /// NumPy's `astype(to, copy=copy)` on elements of type `from` ([`Op::AsType`]): a copy
@@ -724,41 +723,35 @@ pub trait ViewOps: Sized {
         self.apply_dim(cx, &Op::<i64>::Reinterpret { from, to })
     }
 
-    /// PyTorch's `view_as_real` ([`Op::ViewAsReal`]): complex elements read as pairs
-    /// of reals, a pair axis of size 2 and stride 1 appended; a stack must hold one
-    /// view.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for a masked view or a stack of several views.
-    fn view_as_real(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::ViewAsReal)
-    }
+    unit_ops! {
+        /// PyTorch's `view_as_real` ([`Op::ViewAsReal`]): complex elements read as pairs
+        /// of reals, a pair axis of size 2 and stride 1 appended; a stack must hold one
+        /// view.
+        ///
+        /// # Errors
+        /// [`Error::Invalid`] for a masked view or a stack of several views.
+        view_as_real => ViewAsReal;
 
-    /// PyTorch's `view_as_complex` ([`Op::ViewAsComplex`]): pairs of reals on the
-    /// last axis read as complex elements (see
-    /// [`Op::ViewAsComplex`]).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] with PyTorch's reason; [`Error::Guard`] when a symbolic
-    /// condition is proven false.
-    fn view_as_complex(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::ViewAsComplex)
-    }
+        /// PyTorch's `view_as_complex` ([`Op::ViewAsComplex`]): pairs of reals on the
+        /// last axis read as complex elements (see
+        /// [`Op::ViewAsComplex`]).
+        ///
+        /// # Errors
+        /// [`Error::Invalid`] with PyTorch's reason; [`Error::Guard`] when a symbolic
+        /// condition is proven false.
+        view_as_complex => ViewAsComplex;
 
-    /// PyTorch's `real` of a complex view ([`Op::Real`]): the real parts, in reals.
-    ///
-    /// # Errors
-    /// As [`ViewOps::view_as_real`].
-    fn real(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::Real)
-    }
+        /// PyTorch's `real` of a complex view ([`Op::Real`]): the real parts, in reals.
+        ///
+        /// # Errors
+        /// As [`ViewOps::view_as_real`].
+        real => Real;
 
-    /// PyTorch's `imag` of a complex view ([`Op::Imag`]): the imaginary parts, in reals.
-    ///
-    /// # Errors
-    /// As [`ViewOps::view_as_real`].
-    fn imag(&self, cx: &Scope) -> Result<Self> {
-        self.apply_dim(cx, &Op::<i64>::Imag)
+        /// PyTorch's `imag` of a complex view ([`Op::Imag`]): the imaginary parts, in reals.
+        ///
+        /// # Errors
+        /// As [`ViewOps::view_as_real`].
+        imag => Imag;
     }
 }
 
