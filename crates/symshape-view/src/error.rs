@@ -159,6 +159,19 @@ fn len_mismatch(op: &'static str, what: &str, len: usize, ndim: usize, ctx: &str
     )
 }
 
+/// The error of a field of another rank than the shape; `field` names it as the
+/// message does, with its verb (`strides [1, 2] have`, `mask has`).
+#[cold]
+pub(crate) fn field_rank<D: fmt::Display>(
+    op: &'static str,
+    field: &str,
+    len: usize,
+    shape: &[D],
+) -> Error {
+    let (s, n) = (fmt_list(shape), shape.len());
+    invalid(op, format!("{field} rank {len} but shape {s} has rank {n}"))
+}
+
 /// Checks that `axis` is a place where `op` can insert an axis into the view
 /// described by `ctx`, of rank `ndim`: `0..=ndim`.
 pub(crate) fn check_new_axis(

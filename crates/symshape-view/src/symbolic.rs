@@ -9,7 +9,7 @@
 use symshape::{CmpOp, Expr, Scope};
 
 use crate::engine::require_shape;
-use crate::error::{fmt_list, invalid, Result};
+use crate::error::{field_rank, fmt_list, invalid, Result};
 use crate::fields::require_mask;
 use crate::guard::{Checker, Describe, GuardOp};
 use crate::view::{Fields, View};
@@ -95,27 +95,11 @@ pub(crate) fn create(
     let ctx = ShapeCtx(shape);
     let mut ck = Checker::new(cx, GuardOp::CREATE, &[], &ctx);
     if let Some(s) = strides.filter(|s| s.len() != shape.len()) {
-        return Err(invalid(
-            "create",
-            format!(
-                "strides {} have rank {} but shape {} has rank {}",
-                fmt_list(s),
-                s.len(),
-                fmt_list(shape),
-                shape.len()
-            ),
-        ));
+        let field = format!("strides {} have", fmt_list(s));
+        return Err(field_rank("create", &field, s.len(), shape));
     }
     if let Some(m) = mask.filter(|m| m.len() != shape.len()) {
-        return Err(invalid(
-            "create",
-            format!(
-                "mask has rank {} but shape {} has rank {}",
-                m.len(),
-                fmt_list(shape),
-                shape.len()
-            ),
-        ));
+        return Err(field_rank("create", "mask has", m.len(), shape));
     }
     require_shape(&mut ck, "create", shape, None)?;
     if let Some(m) = mask {

@@ -14,7 +14,9 @@
 use std::fmt;
 
 use crate::check::Exact;
-use crate::error::{at_axis, check_len, fmt_list, fmt_pairs, invalid, overflow, Result};
+use crate::error::{
+    at_axis, check_len, field_rank, fmt_list, fmt_pairs, invalid, overflow, Result,
+};
 use crate::fields::require_mask;
 
 /// A view with constant shape, strides, offset and optional mask.
@@ -242,30 +244,14 @@ impl ConcreteView {
     ) -> Result<Self> {
         check_rank(op, shape.len(), || "the view".to_string())?;
         if strides.len() != shape.len() {
-            return Err(invalid(
-                op,
-                format!(
-                    "strides {} have rank {} but shape {} has rank {}",
-                    fmt_list(&strides),
-                    strides.len(),
-                    fmt_list(&shape),
-                    shape.len()
-                ),
-            ));
+            let field = format!("strides {} have", fmt_list(&strides));
+            return Err(field_rank(op, &field, strides.len(), &shape));
         }
         let numel = check_shape(op, &shape)?;
         if let Some(m) = &mask {
             if m.len() != shape.len() {
-                return Err(invalid(
-                    op,
-                    format!(
-                        "mask {} has rank {} but shape {} has rank {}",
-                        fmt_pairs(m),
-                        m.len(),
-                        fmt_list(&shape),
-                        shape.len()
-                    ),
-                ));
+                let field = format!("mask {} has", fmt_pairs(m));
+                return Err(field_rank(op, &field, m.len(), &shape));
             }
             require_mask(&mut Exact, op, &shape, m)?;
         }
