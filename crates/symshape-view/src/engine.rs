@@ -7,13 +7,16 @@
 use symshape::CmpOp;
 
 use crate::check::Check;
+use crate::concrete::ByteLayout;
 use crate::dim::Size;
 use crate::error::{
-    check_len, fmt_list, invalid, overflow, unrepresentable, view_shape_refusal, Error, Result,
+    check_len, fmt_list, invalid, overflow, refuse_mask, unrepresentable, view_shape_refusal,
+    Error, Result,
 };
 use crate::fields::{as_strided_within, storage_of};
 use crate::guard::{Guard, GuardOp};
 use crate::index::IndexItem;
+use crate::layout;
 use crate::lower_op::{lower, Decide};
 use crate::op::{as_strided_args, CopyOp, Op};
 use crate::view::Fields;
@@ -79,6 +82,31 @@ pub(crate) fn fields_of<E: Engine>(v: &E) -> Fields<E::D> {
         offset: v.offset(),
         mask: v.mask().map(<[_]>::to_vec),
     }
+}
+
+/// The truth of a condition on the sizes of `E`.
+type Truth<E> = <<E as Engine>::D as Size>::Truth;
+
+/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags of `v` ([`layout::dense`]).
+///
+/// # Errors
+/// [`Error::Invalid`] for a masked view.
+pub(crate) fn numpy_flags<E: Engine>(v: &E) -> Result<(Truth<E>, Truth<E>)> {
+    if v.mask().is_some() {
+        return Err(refuse_mask("flags", v.ctx(), layout::BYTES));
+    }
+    let (shape, strides, numel) = (v.shape(), v.strides(), v.numel());
+    let dense = |c_order| layout::dense(shape, strides, numel, c_order);
+    Ok((dense(true), dense(false)))
+}
+
+/// The layout in bytes of `v` for elements of `itemsize` bytes ([`layout::byte_layout`]).
+///
+/// # Errors
+/// As [`layout::byte_layout`].
+pub(crate) fn byte_layout<E: Engine>(v: &E, itemsize: i64) -> Result<ByteLayout<E::D>> {
+    let fields = (v.shape(), v.strides(), v.offset());
+    layout::byte_layout(fields, v.mask().is_some(), itemsize, &|| v.ctx())
 }
 
 /// The fields of `v` changed by `rule` under the checker of `op`, then finished: as a
@@ -472,7 +500,7 @@ pub(crate) fn view_or_copy<E: Engine>(
         CopyOp::Ravel => GuardOp::RAVEL,
         _ => GuardOp::CONTIGUOUS,
     };
-    let dense = crate::layout::dense(v.shape(), v.strides(), v.numel(), true);
+    let dense = layout::dense(v.shape(), v.strides(), v.numel(), true);
     match E::checker(cx, v, gop).decide(dense)? {
         Ok(true) if copy == CopyOp::Ravel => E::flat(cx, v).map(Ok),
         Ok(true) => Ok(Ok(v.clone())),

@@ -33,26 +33,6 @@ pub(crate) fn dense<D: Size>(shape: &[D], strides: &[D], numel: D, c_order: bool
     numel.is(CmpOp::Eq, D::from(0)).or(axes)
 }
 
-/// NumPy's `C_CONTIGUOUS` and `F_CONTIGUOUS` flags ([`dense`]); `ctx` describes the view.
-///
-/// # Errors
-/// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
-pub(crate) fn flags<D: Size>(
-    shape: &[D],
-    strides: &[D],
-    numel: D,
-    masked: bool,
-    ctx: &dyn Fn() -> String,
-) -> Result<(D::Truth, D::Truth)> {
-    if masked {
-        return Err(refuse_mask("flags", ctx(), BYTES));
-    }
-    Ok((
-        dense(shape, strides, numel, true),
-        dense(shape, strides, numel, false),
-    ))
-}
-
 /// The layout in bytes for elements of `itemsize` bytes: strides and offset times it.
 ///
 /// # Errors

@@ -8,6 +8,7 @@ use symshape::{Cond, Expr, Proof, Scope};
 
 use crate::concrete::{ByteLayout, ConcreteView, Flags};
 use crate::dim::{consts, exprs, Dim};
+use crate::engine;
 use crate::error::{Error, Result};
 use crate::guard::{Checker, GuardOp};
 use crate::layout;
@@ -64,13 +65,7 @@ impl View {
                 f_condition: Cond::constant(f.f_contiguous),
             });
         }
-        let (c, f) = layout::flags(
-            self.shape(),
-            self.strides(),
-            self.numel(),
-            self.mask().is_some(),
-            &|| self.ctx(),
-        )?;
+        let (c, f) = engine::numpy_flags(self)?;
         let (c, f) = (c.check()?, f.check()?);
         let ck = checker(cx, GuardOp::FLAGS, self);
         Ok(FlagProofs {
@@ -109,8 +104,7 @@ impl View {
                 itemsize,
             });
         }
-        let fields = (self.shape(), self.strides(), self.offset());
-        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
+        engine::byte_layout(self, itemsize)
     }
 
     /// A view from NumPy's byte strides and byte offset for elements of `itemsize` bytes

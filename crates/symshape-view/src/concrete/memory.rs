@@ -7,6 +7,7 @@ use std::fmt;
 
 use super::{write_strided, ConcreteStack, ConcreteView};
 use crate::check::Exact;
+use crate::engine;
 use crate::error::{invalid, overflow, Result};
 use crate::layout;
 
@@ -99,13 +100,7 @@ impl ConcreteView {
     /// # Errors
     /// [`Error::Invalid`](crate::Error::Invalid) for a masked view.
     pub fn numpy_flags(&self) -> Result<Flags> {
-        let (c_contiguous, f_contiguous) = layout::flags(
-            self.shape(),
-            self.strides(),
-            self.numel(),
-            self.mask().is_some(),
-            &|| self.ctx(),
-        )?;
+        let (c_contiguous, f_contiguous) = engine::numpy_flags(self)?;
         Ok(Flags {
             c_contiguous,
             f_contiguous,
@@ -143,8 +138,7 @@ impl ConcreteView {
     /// size below 1; [`Error::Overflow`](crate::Error::Overflow) when a byte value
     /// leaves `i64`.
     pub fn byte_layout(&self, itemsize: i64) -> Result<ByteLayout> {
-        let fields = (self.shape(), self.strides(), self.offset());
-        layout::byte_layout(fields, self.mask().is_some(), itemsize, &|| self.ctx())
+        engine::byte_layout(self, itemsize)
     }
 
     /// A view from NumPy's byte strides and a byte offset for elements of
