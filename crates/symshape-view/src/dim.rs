@@ -65,7 +65,9 @@ pub(crate) trait Size:
     fn try_neg(self) -> Option<Self>;
     /// `min(max(self, lo), hi)`.
     #[must_use]
-    fn clamp_to(self, lo: Self, hi: Self) -> Self;
+    fn clamp_to(self, lo: Self, hi: Self) -> Self {
+        self.max_of(lo).min_of(hi)
+    }
     /// `max(cdiv(self, n), 1)` for `self >= 0` and `n >= 1`.
     #[must_use]
     fn ceil_parts_of(self, n: Self) -> Self;
@@ -155,9 +157,6 @@ impl Size for i64 {
     fn try_neg(self) -> Option<i64> {
         self.checked_neg()
     }
-    fn clamp_to(self, lo: i64, hi: i64) -> i64 {
-        self.max(lo).min(hi)
-    }
     fn ceil_parts_of(self, n: i64) -> i64 {
         crate::concrete::ceil_div(self, n).max(1)
     }
@@ -223,9 +222,6 @@ impl Size for Expr {
     }
     fn try_neg(self) -> Option<Expr> {
         Some(-self)
-    }
-    fn clamp_to(self, lo: Expr, hi: Expr) -> Expr {
-        self.max(lo).min(hi)
     }
     fn ceil_parts_of(self, n: Expr) -> Expr {
         self.ceil_div(n).max(Expr::from(1))
