@@ -210,10 +210,9 @@ impl Expr {
 
     /// The symbols this expression mentions (including those in symbol bounds), sorted by
     /// name.
+    #[must_use]
     pub fn symbols(self) -> Vec<Expr> {
-        let mut out = Vec::new();
-        crate::visit::symbols(self.0, &mut out);
-        out.into_iter().map(Expr).collect()
+        crate::visit::symbols(self.0)
     }
 
     /// `Ok(self)`, or the budget error this expression carries (operators never fail:
@@ -291,10 +290,9 @@ impl Cond {
     }
 
     /// The symbols this condition mentions, sorted by name.
+    #[must_use]
     pub fn symbols(self) -> Vec<Expr> {
-        let mut out = Vec::new();
-        crate::visit::symbols(self.0, &mut out);
-        out.into_iter().map(Expr).collect()
+        crate::visit::symbols(self.0)
     }
 }
 
