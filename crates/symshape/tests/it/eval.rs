@@ -2,18 +2,9 @@
 
 use symshape::{Bindings, Error, Expr, Program, ProgramState, Scope};
 
-use crate::{std_scope, table, TextTable};
+use crate::{bind_names, scope_of, std_scope, table, TextTable};
 
 text_tables_test!(TABLES);
-
-/// Bindings of the named symbols of `cx` to the given values.
-fn bind_names(cx: &Scope, values: &[(&str, i64)]) -> Bindings {
-    let mut b = Bindings::new();
-    for (name, v) in values {
-        cx.bind(&mut b, name, *v).expect(name);
-    }
-    b
-}
 
 /// The value of `input` in `cx` with `n=16, m=3, x=-7, w=5` bound.
 fn evaluated(cx: &Scope, input: &str) -> Result<String, Error> {
@@ -116,10 +107,7 @@ fn assert_runs_as_eval(prog: &Program, st: &mut ProgramState, exprs: &[Expr], ru
 
 #[test]
 fn compiled_program_matches_eval() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n 1..=64").unwrap();
-    let m = cx.declare_str("m 1..=64").unwrap();
-    let x = cx.declare_str("x -64..=64").unwrap();
+    let (cx, slots) = scope_of(&["n 1..=64", "m 1..=64", "x -64..=64"]);
     let exprs: Vec<Expr> = [
         "n*m + x",
         "x // 4",
@@ -137,7 +125,7 @@ fn compiled_program_matches_eval() {
     .iter()
     .map(|s| cx.parse_expr(s).unwrap())
     .collect();
-    let prog = Program::compile(&[n, m, x], &exprs).unwrap();
+    let prog = Program::compile(&slots, &exprs).unwrap();
     let mut st = prog.state();
     let runs = [
         [1, 1, -64],
@@ -151,7 +139,7 @@ fn compiled_program_matches_eval() {
         cx.parse_cond("x < n and m != 3").unwrap(),
         cx.parse_cond("x % 2 == 0 or n > 60").unwrap(),
     ];
-    let prog = Program::compile_conds(&[n, m, x], &conds).unwrap();
+    let prog = Program::compile_conds(&slots, &conds).unwrap();
     let mut st = prog.state();
     assert_eq!(prog.run(&mut st, &[5, 3, 1]).unwrap(), &[0, 0]);
     assert_eq!(prog.run(&mut st, &[5, 4, 2]).unwrap(), &[1, 1]);
@@ -161,10 +149,7 @@ fn compiled_program_matches_eval() {
 /// the same answers as `eval`, and errors naming the instruction that failed.
 #[test]
 fn programs_past_the_small_register_file_match_eval() {
-    let mut cx = Scope::new();
-    let n = cx.declare_str("n -inf..=inf").unwrap();
-    let m = cx.declare_str("m 1..=64").unwrap();
-    let x = cx.declare_str("x -64..=64").unwrap();
+    let (cx, slots) = scope_of(&["n -inf..=inf", "m 1..=64", "x -64..=64"]);
     let mut texts = Vec::new();
     for i in 1..=100 {
         texts.push(format!("(n + {i}) * m"));
@@ -174,7 +159,7 @@ fn programs_past_the_small_register_file_match_eval() {
     // Last, so that it is computed past the small file; it overflows for |n| >= 2.
     texts.push("n * 4611686018427387904".into());
     let exprs: Vec<Expr> = texts.iter().map(|t| cx.parse_expr(t).unwrap()).collect();
-    let prog = Program::compile(&[n, m, x], &exprs).unwrap();
+    let prog = Program::compile(&slots, &exprs).unwrap();
     assert!(prog.len() > 256, "{} instructions", prog.len());
     let mut st = prog.state();
     let runs = [

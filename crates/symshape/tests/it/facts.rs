@@ -2,7 +2,19 @@
 //! vacuous; a refusal is never wrong (checked against every binding of small ranges).
 
 use proptest::prelude::*;
-use symshape::{Bindings, Error, Scope};
+use symshape::{Error, Scope};
+
+use crate::{bind_names, scope_of};
+
+/// A fresh scope declaring each of `decls`, then assuming each of `facts` (panics naming a
+/// refused one).
+fn scope_with(decls: &[&str], facts: &[&str]) -> Scope {
+    let (mut cx, _) = scope_of(decls);
+    for f in facts {
+        cx.assume_str(f).expect(f);
+    }
+    cx
+}
 
 #[test]
 fn contradictions_are_refused_where_they_are_stated() {
@@ -13,10 +25,7 @@ fn contradictions_are_refused_where_they_are_stated() {
         ("2*n + 3*m == 12", "n == 1"),
     ];
     for (first, second) in cases {
-        let mut cx = Scope::new();
-        cx.declare_str("n 0..=100").expect("n");
-        cx.declare_str("m 0..=100").expect("m");
-        cx.assume_str(first).expect(first);
+        let mut cx = scope_with(&["n 0..=100", "m 0..=100"], &[first]);
         let err = cx.assume_str(second).expect_err(second);
         assert!(
             matches!(err, Error::Contradiction { .. }),
@@ -32,13 +41,7 @@ fn a_contradiction_only_over_the_integers_is_refused() {
     // Rationally `n` may lie between 2.25 and 2.5; no integer does. Solving the equality for
     // `m` (coefficient 1) leaves `4*n <= 10` and `8*n >= 18`, which round apart. The range
     // of `n` is too wide for the bindings to be visited: the refutation decides.
-    let mut cx = Scope::new();
-    for spec in ["n 0..=6000", "m 0..=6"] {
-        cx.declare_str(spec).expect(spec);
-    }
-    for fact in ["3*n + m == 8", "n - m <= 2"] {
-        cx.assume_str(fact).expect(fact);
-    }
+    let mut cx = scope_with(&["n 0..=6000", "m 0..=6"], &["3*n + m == 8", "n - m <= 2"]);
     let err = cx
         .assume_str("n + 3*m <= 6")
         .expect_err("no integer solution");
@@ -54,14 +57,7 @@ fn a_contradiction_only_over_the_integers_is_refused() {
 #[test]
 fn on_small_ranges_every_contradiction_is_refused() {
     let refused = |decls: &[&str], facts: &[&str], last: &str| {
-        let mut cx = Scope::new();
-        for d in decls {
-            cx.declare_str(d).expect(d);
-        }
-        for f in facts {
-            cx.assume_str(f).expect(f);
-        }
-        cx.assume_str(last).is_err()
+        scope_with(decls, facts).assume_str(last).is_err()
     };
     // `min(n, k*k + k) >= k*k + 2` needs `k >= 2`, so `k*k + 2 >= 6 > n`.
     let facts = ["k >= 1"];
@@ -99,9 +95,7 @@ fn an_empty_symbolic_range_is_refused() {
 
 #[test]
 fn repeated_assumptions_are_kept_once() {
-    let mut cx = Scope::new();
-    cx.declare_str("n 0..=100").expect("n");
-    cx.declare_str("m 0..=100").expect("m");
+    let (mut cx, _) = scope_of(&["n 0..=100", "m 0..=100"]);
     for _ in 0..10_000 {
         cx.assume_str("n <= m + 1").expect("assume");
     }
@@ -110,9 +104,7 @@ fn repeated_assumptions_are_kept_once() {
 
 /// Every binding of `n` and `m` in `0..=6` that satisfies `facts`.
 fn models(facts: &[String]) -> Vec<(i64, i64)> {
-    let mut cx = Scope::new();
-    cx.declare_str("n 0..=6").expect("n");
-    cx.declare_str("m 0..=6").expect("m");
+    let (cx, _) = scope_of(&["n 0..=6", "m 0..=6"]);
     let conds: Vec<_> = facts
         .iter()
         .map(|f| cx.parse_cond(f).expect("fact"))
@@ -120,9 +112,7 @@ fn models(facts: &[String]) -> Vec<(i64, i64)> {
     let mut out = Vec::new();
     for n in 0..=6 {
         for m in 0..=6 {
-            let mut b = Bindings::new();
-            cx.bind(&mut b, "n", n).expect("n");
-            cx.bind(&mut b, "m", m).expect("m");
+            let b = bind_names(&cx, &[("n", n), ("m", m)]);
             if conds.iter().all(|c| c.eval(&b) == Ok(true)) {
                 out.push((n, m));
             }
@@ -147,9 +137,7 @@ proptest! {
         facts in prop::collection::vec(linear_fact(), 1..5),
         goal in linear_fact(),
     ) {
-        let mut cx = Scope::new();
-        cx.declare_str("n 0..=6").expect("n");
-        cx.declare_str("m 0..=6").expect("m");
+        let (mut cx, _) = scope_of(&["n 0..=6", "m 0..=6"]);
         let mut kept: Vec<String> = Vec::new();
         for f in &facts {
             match cx.assume_str(f) {
@@ -173,10 +161,7 @@ proptest! {
         }
         let g = cx.parse_cond(&goal).expect("goal");
         let holds: Vec<bool> = ms.iter().map(|&(n, m)| {
-            let mut b = Bindings::new();
-            cx.bind(&mut b, "n", n).expect("n");
-            cx.bind(&mut b, "m", m).expect("m");
-            g.eval(&b) == Ok(true)
+            g.eval(&bind_names(&cx, &[("n", n), ("m", m)])) == Ok(true)
         }).collect();
         match cx.prove_cond(g).as_bool() {
             Some(true) => prop_assert!(holds.iter().all(|&h| h), "{goal} proven under {kept:?}"),

@@ -45,7 +45,7 @@ mod tree;
 
 use std::fmt::Display;
 
-use symshape::{Error, Expr, Scope};
+use symshape::{Bindings, Error, Expr, Scope};
 
 /// The scope most tables use: positive dimensions, a loop index, signed values and one
 /// symbol with a divisor.
@@ -142,6 +142,16 @@ pub fn scope_of(decls: &[&str]) -> (Scope, Vec<Expr>) {
     let mut cx = Scope::new();
     let syms = decls.iter().map(|d| cx.declare_str(d).expect(d)).collect();
     (cx, syms)
+}
+
+/// Bindings of the named symbols of `cx` to the given values.
+#[must_use]
+pub fn bind_names(cx: &Scope, values: &[(&str, i64)]) -> Bindings {
+    let mut b = Bindings::new();
+    for (name, v) in values {
+        cx.bind(&mut b, name, *v).expect(name);
+    }
+    b
 }
 
 /// Prints `value`, parses the text back with `parse`, and describes the failure when
