@@ -11,7 +11,7 @@ use crate::engine::model_of_view;
 use crate::errors::line;
 use crate::model::Model;
 use crate::scope_with;
-use crate::strategy::{arb_raw, factor_shape};
+use crate::strategy::{arb_raw, factor_shape, Raw};
 
 /// The axes PyTorch's rule gives for `name` on rank `rank`, or `None` where PyTorch
 /// raises; written from PyTorch's `TensorShape.cpp` (`numpy_T`, `t`, `matrix_H`,
@@ -38,6 +38,21 @@ fn by_torch_name<V: ViewOps>(x: &V, cx: &Scope, name: &str) -> symshape_view::Re
         "mH" => x.matrix_conj_transpose(cx),
         _ => x.adjoint(cx),
     }
+}
+
+/// A random view and `as_strided` arguments for it: a shape of rank below 3, a stride for
+/// each of its axes and an offset, the strides and the offset sometimes negative.
+fn arb_as_strided() -> impl Strategy<Value = (Raw, Vec<i64>, Vec<i64>, i64)> {
+    (
+        arb_raw(3, 0, 4),
+        prop::collection::vec(0i64..4, 0..3),
+        prop::collection::vec(-1i64..5, 3),
+        -1i64..8,
+    )
+        .prop_map(|(raw, shape, mut strides, offset)| {
+            strides.truncate(shape.len());
+            (raw, shape, strides, offset)
+        })
 }
 
 proptest! {
@@ -124,25 +139,19 @@ proptest! {
     /// negative stride or offset and an element outside the storage, which for one view
     /// ends after the last element it reaches and for a stack is the view below the top.
     #[test]
-    fn as_strided_reads_the_storage(
-        raw in arb_raw(3, 0, 4),
-        shape in prop::collection::vec(0i64..4, 0..3),
-        strides in prop::collection::vec(-1i64..5, 3),
-        offset in -1i64..8,
-    ) {
+    fn as_strided_reads_the_storage((raw, shape, strides, offset) in arb_as_strided()) {
         let Some(c) = raw.concrete_view() else { return Ok(()) };
         let cx = Scope::new();
-        let strides = &strides[..shape.len()];
         let m = model_of_view(&c);
         let storage = m.table.iter().flatten().max().map_or(0, |&hi| hi + 1);
-        let fields = Model::of(&shape, strides, offset, None);
+        let fields = Model::of(&shape, &strides, offset, None);
         let need = if fields.table.is_empty() {
             0
         } else {
             fields.table.iter().flatten().max().map_or(0, |&hi| hi + 1)
         };
         let legal = strides.iter().all(|&t| t >= 0) && offset >= 0;
-        let got = View::from(&c).torch_as_strided(&cx, &shape, strides, offset);
+        let got = View::from(&c).torch_as_strided(&cx, &shape, &strides, offset);
         match got {
             Ok(v) => {
                 prop_assert!(legal && need <= storage, "accepted need {} of storage {}", need, storage);
@@ -156,7 +165,7 @@ proptest! {
         if let [.., lower, _] = st.views() {
             let lower_n = lower.as_concrete().expect("c").numel();
             let below = model_of_view(lower.as_concrete().expect("c"));
-            match st.torch_as_strided(&cx, &shape, strides, offset) {
+            match st.torch_as_strided(&cx, &shape, &strides, offset) {
                 Ok(r) => {
                     prop_assert!(legal && need <= lower_n);
                     prop_assert_eq!(table(&r), below.compose(&fields).table);
@@ -172,22 +181,18 @@ proptest! {
     /// binding is refused exactly where the exact engine refuses it.
     #[test]
     fn symbolic_as_strided_binds_to_the_exact_op(
-        raw in arb_raw(3, 0, 4),
-        shape in prop::collection::vec(0i64..4, 0..3),
-        strides in prop::collection::vec(-1i64..5, 3),
-        offset in -1i64..8,
+        (raw, shape, strides, offset) in arb_as_strided(),
         which in 0usize..3,
     ) {
         let Some(c) = raw.concrete_view() else { return Ok(()) };
-        let strides = &strides[..shape.len()];
-        let want = c.torch_as_strided(&Scope::new(), &shape, strides, offset);
+        let want = c.torch_as_strided(&Scope::new(), &shape, &strides, offset);
         let (cx, [z, m]) = scope_with(["z 0..=1", "m -1..=8"]);
         let lits = |v: &[i64]| v.iter().map(|&x| Expr::from(x)).collect::<Vec<_>>();
         let mask: Option<Vec<(Expr, Expr)>> =
             c.mask().map(|m| m.iter().map(|&(b, e)| (Expr::from(b), Expr::from(e))).collect());
         let sym = View::create(&cx, &lits(c.shape()), Some(&lits(c.strides())), Expr::from(c.offset()) + z, mask.as_deref())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let (mut sh, mut st, mut off) = (lits(&shape), lits(strides), Expr::from(offset));
+        let (mut sh, mut st, mut off) = (lits(&shape), lits(&strides), Expr::from(offset));
         let value = match which {
             0 => { off = m; offset }
             1 if !shape.is_empty() => { st[0] = m; strides[0] }
