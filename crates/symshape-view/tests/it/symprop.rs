@@ -357,6 +357,13 @@ fn all_bindings(s: &Syms) -> Vec<Bindings> {
     out
 }
 
+/// The bindings of `all_bindings` that satisfy the scope's assumptions.
+fn admissible_bindings(s: &Syms) -> Vec<Bindings> {
+    let mut out = all_bindings(s);
+    out.retain(|b| s.cx.check(b).is_ok());
+    out
+}
+
 /// Runs one step on a symbolic stack under the scope.
 fn apply_step(s: &Syms, st: &ViewStack, step: &Step) -> Result<ViewStack, Error> {
     match step {
@@ -936,8 +943,8 @@ proptest! {
         let low = st.lower(&s.cx).map_err(fail)?;
         prop_assert_eq!(claimed.len(), st.shape().len());
         let mut varies = vec![false; claimed.len()];
-        for b in &all_bindings(&s) {
-            if s.cx.check(b).is_err() || st.bind(&s.cx, b).is_err() {
+        for b in &admissible_bindings(&s) {
+            if st.bind(&s.cx, b).is_err() {
                 continue;
             }
             let dims: Vec<i64> = st.shape().iter().map(|&d| eval(d, b)).collect();
@@ -994,10 +1001,7 @@ proptest! {
         for (a, &d) in st.shape().iter().enumerate() {
             prop_assert!(d != Expr::from(1) || removed.contains(&a), "constant 1 kept at {}", a);
         }
-        for b in &all_bindings(&s) {
-            if s.cx.check(b).is_err() {
-                continue;
-            }
+        for b in &admissible_bindings(&s) {
             let want = st.bind(&s.cx, b).and_then(|c| c.offsets());
             let got = sq.bind(&s.cx, b).and_then(|c| c.offsets());
             prop_assert_eq!(got.is_ok(), want.is_ok());
@@ -1074,10 +1078,7 @@ proptest! {
             .collect();
         let refs: Vec<&[Expr]> = shapes.iter().map(Vec::as_slice).collect();
         let got = symshape_view::broadcast_shapes(&s.cx, &refs);
-        for b in &all_bindings(&s) {
-            if s.cx.check(b).is_err() {
-                continue;
-            }
+        for b in &admissible_bindings(&s) {
             let bound: Vec<Vec<i64>> = shapes
                 .iter()
                 .map(|sh| sh.iter().map(|&d| eval(d, b)).collect())
@@ -1261,10 +1262,7 @@ proptest! {
         prop_assert_eq!(kept.views().len(), height, "{}", st);
         if st.views().len() > 1 {
             // The same elements in row-major order, at every admissible binding.
-            for b in all_bindings(&s) {
-                if s.cx.check(&b).is_err() {
-                    continue;
-                }
+            for b in admissible_bindings(&s) {
                 let Ok(want) = st.bind(&s.cx, &b).and_then(|c| c.offsets()) else { continue };
                 let flat = raveled.bind(&s.cx, &b).and_then(|r| r.offsets()).map_err(fail)?;
                 let same = kept.bind(&s.cx, &b).and_then(|r| r.offsets()).map_err(fail)?;
@@ -1283,10 +1281,7 @@ proptest! {
         let flags = v.numpy_flags(&s.cx).map_err(fail)?;
         let layout = v.byte_layout(itemsize).map_err(fail)?;
         prop_assert_eq!(raveled.views().len() == 1, flags.c_contiguous.is_true(), "{}", v);
-        for b in all_bindings(&s) {
-            if s.cx.check(&b).is_err() {
-                continue;
-            }
+        for b in admissible_bindings(&s) {
             let Ok(bound) = st.bind(&s.cx, &b) else { continue };
             let [c] = bound.levels() else {
                 return Err(TestCaseError::fail(format!("{v} bound to {} levels", bound.levels().len())));
