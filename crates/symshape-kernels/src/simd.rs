@@ -966,101 +966,105 @@ mod x86 {
     static EVEN32: Even<u32, 16> = evens!(u32, 16);
     static EVEN64: Even<u64, 8> = evens!(u64, 8);
 
-    /// `n` registers of every second element of `size` bytes (1, 2, 4 or 8) from `sp`
-    /// written to `dp`, each from two 64-byte loads: the even elements picked by a two-source
-    /// permute, or for bytes, the low byte of each 16-bit word narrowed. Non-temporal stores
-    /// when `STREAM`.
-    ///
-    /// # Safety
-    /// `dp..dp + 64 n` writable, `sp..sp + 128 n` readable; the CPU has AVX-512F and
-    /// AVX-512BW; `dp` 64-byte aligned when `STREAM`.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) unsafe fn every_second_avx512<const STREAM: bool>(
-        size: usize,
-        dp: *mut u8,
-        sp: *const u8,
-        n: usize,
-    ) {
-        // SAFETY: 64-byte statics.
-        let (idx16, idx32, idx64) = unsafe {
-            (
-                _mm512_load_si512(EVEN16.0.as_ptr() as *const __m512i),
-                _mm512_load_si512(EVEN32.0.as_ptr() as *const __m512i),
-                _mm512_load_si512(EVEN64.0.as_ptr() as *const __m512i),
-            )
+    /// The kernels of [`super::every_second`], one per register width `W`: `n` registers of
+    /// output, register `k` from the two unaligned loads `$a` and `$b` at `sp + 2 W k` and
+    /// `W` bytes further, their even elements of `$size` bytes (1, 2, 4 or 8) picked by
+    /// `$pick` (with what the statements `$setup` bind before the loop) and stored at
+    /// `dp + W k`, with non-temporal stores when `STREAM`.
+    macro_rules! every_second {
+        ($(#[$doc:meta])* $name:ident, $feature:literal, $reg:ty, $load:ident, $storeu:ident,
+         $stream:ident, { $($setup:tt)* } |$size:ident, $a:ident, $b:ident| $pick:expr) => {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// `dp..dp + W n` writable, `sp..sp + 2 W n` readable; the CPU has the target
+            /// features; `dp` 64-byte aligned when `STREAM`.
+            #[inline]
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $name<const STREAM: bool>(
+                $size: usize,
+                dp: *mut u8,
+                sp: *const u8,
+                n: usize,
+            ) {
+                const W: usize = std::mem::size_of::<$reg>();
+                $($setup)*
+                for k in 0..n {
+                    // SAFETY: output register `k` and its `2 W` source bytes, inside the
+                    // caller's ranges; `dp + W k` aligned when streaming.
+                    unsafe {
+                        let s = sp.add(2 * W * k);
+                        let $a = $load(s as *const $reg);
+                        let $b = $load(s.add(W) as *const $reg);
+                        let x = $pick;
+                        let d = dp.add(W * k) as *mut $reg;
+                        if STREAM {
+                            $stream(d, x);
+                        } else {
+                            $storeu(d, x);
+                        }
+                    }
+                }
+            }
         };
-        for k in 0..n {
-            // SAFETY: output register `k` and its 128 source bytes, inside the caller's
-            // ranges; `dp + 64 k` aligned when streaming.
-            unsafe {
-                let s = sp.add(128 * k);
-                let a = _mm512_loadu_si512(s as *const __m512i);
-                let b = _mm512_loadu_si512(s.add(64) as *const __m512i);
-                let x = match size {
-                    1 => _mm512_inserti64x4::<1>(
-                        _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
-                        _mm512_cvtepi16_epi8(b),
-                    ),
-                    2 => _mm512_permutex2var_epi16(a, idx16, b),
-                    4 => _mm512_permutex2var_epi32(a, idx32, b),
-                    _ => _mm512_permutex2var_epi64(a, idx64, b),
-                };
-                let d = dp.add(64 * k) as *mut __m512i;
-                if STREAM {
-                    _mm512_stream_si512(d, x);
-                } else {
-                    _mm512_storeu_si512(d, x);
-                }
-            }
-        }
     }
-
-    /// `n` registers of every second element of `size` bytes (1, 2, 4 or 8) from `sp`
-    /// written to `dp`, each from two 32-byte loads: the low part of each pair of elements
-    /// kept by a mask and packed (1 and 2 bytes) or the even elements shuffled out (4 and 8
-    /// bytes), then the 64-bit quarters put back in order. Non-temporal stores when `STREAM`.
-    ///
-    /// # Safety
-    /// `dp..dp + 32 n` writable, `sp..sp + 64 n` readable; the CPU has AVX2; `dp` 64-byte
-    /// aligned when `STREAM`.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn every_second_avx2<const STREAM: bool>(
-        size: usize,
-        dp: *mut u8,
-        sp: *const u8,
-        n: usize,
-    ) {
-        let (lo8, lo16) = (_mm256_set1_epi16(0xff), _mm256_set1_epi32(0xffff));
-        for k in 0..n {
-            // SAFETY: output register `k` and its 64 source bytes, inside the caller's
-            // ranges.
-            unsafe {
-                let s = sp.add(64 * k);
-                let a = _mm256_loadu_si256(s as *const __m256i);
-                let b = _mm256_loadu_si256(s.add(32) as *const __m256i);
-                // Per 128-bit lane: [a's evens, b's evens]; the quarters then reordered
-                // 0, 2, 1, 3.
-                let x = match size {
-                    1 => _mm256_packus_epi16(_mm256_and_si256(a, lo8), _mm256_and_si256(b, lo8)),
-                    2 => _mm256_packus_epi32(_mm256_and_si256(a, lo16), _mm256_and_si256(b, lo16)),
-                    4 => _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
-                        _mm256_castsi256_ps(a),
-                        _mm256_castsi256_ps(b),
-                    )),
-                    _ => _mm256_unpacklo_epi64(a, b),
-                };
-                let x = _mm256_permute4x64_epi64::<0xD8>(x);
-                let d = dp.add(32 * k) as *mut __m256i;
-                if STREAM {
-                    _mm256_stream_si256(d, x);
-                } else {
-                    _mm256_storeu_si256(d, x);
-                }
-            }
+    every_second!(
+        /// The even elements picked by a two-source permute, or for bytes, the low byte of
+        /// each 16-bit word narrowed.
+        every_second_avx512,
+        "avx512f,avx512bw",
+        __m512i,
+        _mm512_loadu_si512,
+        _mm512_storeu_si512,
+        _mm512_stream_si512,
+        {
+            // SAFETY: 64-byte statics.
+            let (idx16, idx32, idx64) = unsafe {
+                (
+                    _mm512_load_si512(EVEN16.0.as_ptr() as *const __m512i),
+                    _mm512_load_si512(EVEN32.0.as_ptr() as *const __m512i),
+                    _mm512_load_si512(EVEN64.0.as_ptr() as *const __m512i),
+                )
+            };
         }
-    }
+        |size, a, b| match size {
+            1 => _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                _mm512_cvtepi16_epi8(b),
+            ),
+            2 => _mm512_permutex2var_epi16(a, idx16, b),
+            4 => _mm512_permutex2var_epi32(a, idx32, b),
+            _ => _mm512_permutex2var_epi64(a, idx64, b),
+        }
+    );
+    every_second!(
+        /// The low part of each pair of elements kept by a mask and packed (1 and 2 bytes) or
+        /// the even elements shuffled out (4 and 8 bytes), then the 64-bit quarters put back
+        /// in order.
+        every_second_avx2,
+        "avx2",
+        __m256i,
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_stream_si256,
+        {
+            let (lo8, lo16) = (_mm256_set1_epi16(0xff), _mm256_set1_epi32(0xffff));
+        }
+        |size, a, b| {
+            // Per 128-bit lane: [a's evens, b's evens]; the quarters then reordered
+            // 0, 2, 1, 3.
+            let x = match size {
+                1 => _mm256_packus_epi16(_mm256_and_si256(a, lo8), _mm256_and_si256(b, lo8)),
+                2 => _mm256_packus_epi32(_mm256_and_si256(a, lo16), _mm256_and_si256(b, lo16)),
+                4 => _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
+                    _mm256_castsi256_ps(a),
+                    _mm256_castsi256_ps(b),
+                )),
+                _ => _mm256_unpacklo_epi64(a, b),
+            };
+            _mm256_permute4x64_epi64::<0xD8>(x)
+        }
+    );
 
     /// Lane `k` (0 only) of a 16-byte register.
     #[inline]
