@@ -31,25 +31,31 @@ pub(crate) fn bf16_bits_to_f32(x: bf16) -> f32 {
 /// [`f16_to_f32`] at `level` (at most this CPU's): the vector kernel converts the longest
 /// prefix of whole registers, the scalar loop the rest.
 pub(crate) fn f16_to_f32_at(level: Level, src: &[f16], dst: &mut [f32]) {
-    let n = src.len().min(dst.len());
-    let (Some(src), Some(dst)) = (src.get(..n), dst.get_mut(..n)) else {
-        return;
-    };
-    let done = vector_f16(level, src, dst);
-    for (d, &x) in dst.iter_mut().zip(src).skip(done) {
-        *d = x.to_f32();
-    }
+    widen_at(src, dst, |s, d| vector_f16(level, s, d), f16::to_f32);
 }
 
 /// [`bf16_to_f32`] at `level` (at most this CPU's), as [`f16_to_f32_at`].
 pub(crate) fn bf16_to_f32_at(level: Level, src: &[bf16], dst: &mut [f32]) {
+    widen_at(src, dst, |s, d| vector_bf16(level, s, d), bf16_bits_to_f32);
+}
+
+/// `src` as `f32`s into `dst`, as far as the shorter slice goes: `vector` converts a prefix
+/// of the two, cut to one length, and returns how many elements it did; `scalar` converts
+/// the rest one by one.
+#[inline(always)]
+fn widen_at<T: Copy>(
+    src: &[T],
+    dst: &mut [f32],
+    vector: impl FnOnce(&[T], &mut [f32]) -> usize,
+    scalar: impl Fn(T) -> f32,
+) {
     let n = src.len().min(dst.len());
     let (Some(src), Some(dst)) = (src.get(..n), dst.get_mut(..n)) else {
         return;
     };
-    let done = vector_bf16(level, src, dst);
+    let done = vector(src, dst);
     for (d, &x) in dst.iter_mut().zip(src).skip(done) {
-        *d = bf16_bits_to_f32(x);
+        *d = scalar(x);
     }
 }
 
