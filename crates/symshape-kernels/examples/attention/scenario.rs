@@ -261,10 +261,34 @@ fn dense_view(shape: &[usize]) -> Res<ConcreteView> {
 }
 
 /// `d` with a size-1 axis appended, for broadcasting a reduction's result back.
-fn keep_last(d: &Dense<f32>) -> Res<ConcreteView> {
-    let mut shape = d.shape.clone();
-    shape.push(1);
-    dense_view(&shape)
+fn keep_last(mut d: Dense<f32>) -> Dense<f32> {
+    d.shape.push(1);
+    d
+}
+
+/// `f` over two dense results, broadcast against each other.
+fn zip_dense(
+    a: &Dense<f32>,
+    b: &Dense<f32>,
+    f: impl Fn(f32, f32) -> f32 + Sync,
+) -> Res<Dense<f32>> {
+    let (av, bv) = (dense_view(&a.shape)?, dense_view(&b.shape)?);
+    Ok(zip(
+        Input::new(&a.values, &av),
+        Input::new(&b.values, &bv),
+        f,
+    )?)
+}
+
+/// `op` over `axes` of a dense result.
+fn reduce_dense(d: &Dense<f32>, axes: &[usize], op: ReduceOp) -> Res<Dense<f32>> {
+    let v = dense_view(&d.shape)?;
+    Ok(reduce(
+        Input::new(&d.values, &v),
+        axes,
+        op,
+        ReduceConfig::default(),
+    )?)
 }
 
 /// The block through the kernels: attention output `[b, s, W]` and conv output `[b, W, s]`.
@@ -272,84 +296,30 @@ fn run_block(cx: &Scope, blk: &Block, bind: &Bindings, x: &Inputs) -> Res<(Vec<f
     let scale = 1.0 / (HEAD_DIM as f32).sqrt();
     let q = blk.q.run(cx, bind, &x.x, 0.0)?;
     let k = blk.k.run(cx, bind, &x.k, 0.0)?;
-    let (qv, kv) = (dense_view(&q.shape)?, dense_view(&k.shape)?);
-    let prod = zip(
-        Input::new(&q.values, &qv),
-        Input::new(&k.values, &kv),
-        |a, b| a * b * scale,
-    )?;
-    let pv = dense_view(&prod.shape)?;
-    let scores = reduce(
-        Input::new(&prod.values, &pv),
-        &[4],
-        ReduceOp::Sum,
-        ReduceConfig::default(),
-    )?;
+    let prod = zip_dense(&q, &k, |a, b| a * b * scale)?;
+    let scores = reduce_dense(&prod, &[4], ReduceOp::Sum)?;
     // The mask reads zeros where a key may be attended and minus infinity elsewhere.
     let zeros = vec![0.0f32; x.p + x.s];
     let mask = blk.mask.run(cx, bind, &zeros, f32::NEG_INFINITY)?;
-    let (sv, mv) = (dense_view(&scores.shape)?, dense_view(&mask.shape)?);
-    let masked = zip(
-        Input::new(&scores.values, &sv),
-        Input::new(&mask.values, &mv),
-        |a, m| a + m,
-    )?;
-    let xv = dense_view(&masked.shape)?;
+    let masked = zip_dense(&scores, &mask, |a, m| a + m)?;
     let last = [masked.shape.len() - 1];
-    let max = reduce(
-        Input::new(&masked.values, &xv),
-        &last,
-        ReduceOp::Max,
-        ReduceConfig::default(),
-    )?;
-    let e = zip(
-        Input::new(&masked.values, &xv),
-        Input::new(&max.values, &keep_last(&max)?),
-        |a, m| (a - m).exp(),
-    )?;
-    let total = reduce(
-        Input::new(&e.values, &xv),
-        &last,
-        ReduceOp::Sum,
-        ReduceConfig::default(),
-    )?;
-    let probs = zip(
-        Input::new(&e.values, &xv),
-        Input::new(&total.values, &keep_last(&total)?),
-        |a, t| a / t,
-    )?;
+    let max = keep_last(reduce_dense(&masked, &last, ReduceOp::Max)?);
+    let e = zip_dense(&masked, &max, |a, m| (a - m).exp())?;
+    let total = keep_last(reduce_dense(&e, &last, ReduceOp::Sum)?);
+    let probs = zip_dense(&e, &total, |a, t| a / t)?;
     let pb = blk.probs.run(cx, bind, &probs.values, 0.0)?;
     let vb = blk.v.run(cx, bind, &x.v, 0.0)?;
-    let (pbv, vbv) = (dense_view(&pb.shape)?, dense_view(&vb.shape)?);
-    let weighted = zip(
-        Input::new(&pb.values, &pbv),
-        Input::new(&vb.values, &vbv),
-        |a, b| a * b,
-    )?;
-    let wv = dense_view(&weighted.shape)?;
-    let heads = reduce(
-        Input::new(&weighted.values, &wv),
-        &[3],
-        ReduceOp::Sum,
-        ReduceConfig::default(),
-    )?;
+    let weighted = zip_dense(&pb, &vb, |a, b| a * b)?;
+    let heads = reduce_dense(&weighted, &[3], ReduceOp::Sum)?;
     let merged = blk.merge.run(cx, bind, &heads.values, 0.0)?;
     // Conv: windows [b, W, s, K] times the weights [W, 1, K], summed over K.
     let win = blk.conv.run(cx, bind, &x.x, 0.0)?;
-    let wins = dense_view(&win.shape)?;
-    let weights = dense_view(&[WIDTH, 1, KERNEL])?;
-    let taps = zip(
-        Input::new(&win.values, &wins),
-        Input::new(&x.w, &weights),
-        |a, w| a * w,
-    )?;
-    let tv = dense_view(&taps.shape)?;
-    let conv = reduce(
-        Input::new(&taps.values, &tv),
-        &[3],
-        ReduceOp::Sum,
-        ReduceConfig::default(),
-    )?;
+    let weights = Dense {
+        shape: vec![WIDTH, 1, KERNEL],
+        values: x.w.clone(),
+    };
+    let taps = zip_dense(&win, &weights, |a, w| a * w)?;
+    let conv = reduce_dense(&taps, &[3], ReduceOp::Sum)?;
     Ok((merged.values, conv.values))
 }
 
