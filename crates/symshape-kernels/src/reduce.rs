@@ -744,6 +744,23 @@ mod tests {
     use crate::Input;
     use symshape_view::ConcreteView;
 
+    /// The bits of each value.
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// The bits of the sums over `axis` of `buf` read through `v`.
+    fn sum_bits(buf: &[f32], v: &ConcreteView, axis: usize) -> Vec<u32> {
+        let got = reduce(
+            Input::new(buf, v),
+            &[axis],
+            ReduceOp::Sum,
+            ReduceConfig::default(),
+        )
+        .expect("reduce");
+        bits(&got.values)
+    }
+
     #[test]
     fn float_sums_of_strided_runs_use_the_lanes_of_their_contiguous_copy() {
         // Magnitudes far apart, so that every grouping rounds differently; strides around the
@@ -778,13 +795,6 @@ mod tests {
                     buf.len() as i64,
                 )
                 .expect("view");
-                let got = reduce(
-                    Input::new(&buf, &v),
-                    &[1],
-                    ReduceOp::Sum,
-                    Default::default(),
-                )
-                .expect("reduce");
                 let want: Vec<f32> = (0..rows)
                     .map(|r| {
                         let xs: Vec<f32> = (0..n as i64)
@@ -793,8 +803,11 @@ mod tests {
                         lanes_sum(&xs)
                     })
                     .collect();
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&got.values), bits(&want), "step {step}, {n} elements");
+                assert_eq!(
+                    sum_bits(&buf, &v, 1),
+                    bits(&want),
+                    "step {step}, {n} elements"
+                );
             }
         }
     }
@@ -808,18 +821,10 @@ mod tests {
                 .map(|i| ((i * 7919) % 1000) as f32 * 1.37e-3 + (i % 3) as f32 * 1e4)
                 .collect();
             let v = ConcreteView::contiguous(&[r as i64, c as i64]).expect("view");
-            let got = reduce(
-                Input::new(&buf, &v),
-                &[0],
-                ReduceOp::Sum,
-                ReduceConfig::default(),
-            )
-            .expect("reduce");
             let want: Vec<f32> = (0..c)
                 .map(|j| (0..r).fold(0.0f32, |a, i| a + buf[i * c + j]))
                 .collect();
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&got.values), bits(&want), "{r} x {c}");
+            assert_eq!(sum_bits(&buf, &v, 0), bits(&want), "{r} x {c}");
         }
     }
 }
