@@ -114,6 +114,12 @@ pub fn check(data: &[u8]) -> Result<(), String> {
     write(&bound, &model, len).map_err(&fail)
 }
 
+/// `Some` when a table of `shape` stays within [`MAX_ELEMENTS`]: an op whose result would
+/// not is skipped.
+fn fits(shape: &[i64]) -> Option<()> {
+    (numel(shape) <= MAX_ELEMENTS).then_some(())
+}
+
 /// One op of the chain, decoded from `b`: its text, its result on `stack` and on `model`;
 /// `None` when the decoded op would leave the limits.
 fn step(
@@ -125,39 +131,35 @@ fn step(
     let shape = model.shape.clone();
     let rank = shape.len();
     let n = numel(&shape);
+    // The op applied to the stack and to the model alike, with its text.
+    macro_rules! both {
+        ($op:ident, $arg:expr) => {
+            (
+                format!("{} {:?}", stringify!($op), $arg),
+                stack.$op(cx, $arg),
+                model.$op($arg),
+            )
+        };
+    }
     Some(match b.below(11) {
         0 => {
             let to = factor(b, n);
-            (
-                format!("reshape {to:?}"),
-                stack.reshape(cx, &to),
-                model.reshape(&to),
-            )
+            both!(reshape, &to)
         }
         1 => {
             let mut axes: Vec<usize> = (0..rank).collect();
             for i in (1..rank).rev() {
                 axes.swap(i, b.below(i + 1));
             }
-            (
-                format!("permute {axes:?}"),
-                stack.permute(cx, &axes),
-                model.permute(&axes),
-            )
+            both!(permute, &axes)
         }
         2 => {
             let to: Vec<i64> = shape
                 .iter()
                 .map(|&d| if d == 1 { [2, 3, 1, 0][b.below(4)] } else { d })
                 .collect();
-            if numel(&to) > MAX_ELEMENTS {
-                return None;
-            }
-            (
-                format!("expand {to:?}"),
-                stack.expand(cx, &to),
-                model.expand(&to),
-            )
+            fits(&to)?;
+            both!(expand, &to)
         }
         3 => {
             let bounds: Vec<(i64, i64)> = shape
@@ -170,11 +172,7 @@ fn step(
                     (x.min(y), x.max(y))
                 })
                 .collect();
-            (
-                format!("shrink {bounds:?}"),
-                stack.shrink(cx, &bounds),
-                model.shrink(&bounds),
-            )
+            both!(shrink, &bounds)
         }
         4 => {
             let pads: Vec<(i64, i64)> = (0..rank).map(|_| (b.size(4), b.size(4))).collect();
@@ -183,14 +181,8 @@ fn step(
                 .zip(&pads)
                 .map(|(d, (x, y))| d + x + y)
                 .collect();
-            if numel(&to) > MAX_ELEMENTS {
-                return None;
-            }
-            (
-                format!("pad {pads:?}"),
-                stack.pad(cx, &pads),
-                model.pad(&pads),
-            )
+            fits(&to)?;
+            both!(pad, &pads)
         }
         5 => {
             let flags: Vec<bool> = (0..rank).map(|_| b.below(2) == 0).collect();
@@ -224,9 +216,7 @@ fn step(
             let mut to = shape.clone();
             to[axis] = (d - size) / step + 1;
             to.push(size);
-            if numel(&to) > MAX_ELEMENTS {
-                return None;
-            }
+            fits(&to)?;
             let table = model.map(to, |idx| {
                 let mut src = idx[..rank].to_vec();
                 src[axis] = idx[axis] * step + idx[rank];
