@@ -512,14 +512,11 @@ fn always_binds(cx: &Scope, v: &View) -> bool {
     let fits = |r: &(Option<BigInt>, Option<BigInt>)| {
         r.0.as_ref().is_some_and(|lo| *lo >= min) && r.1.as_ref().is_some_and(|hi| *hi <= max)
     };
-    let all = v
-        .shape()
-        .iter()
-        .chain(v.strides())
-        .copied()
-        .chain([v.offset()]);
-    let bounds = v.mask().into_iter().flatten().flat_map(|&(b, e)| [b, e]);
-    if !all.chain(bounds).all(|e| divides_safely(cx, e)) {
+    if !Fields::of(v)
+        .flat()
+        .into_iter()
+        .all(|e| divides_safely(cx, e))
+    {
         return false;
     }
     let shape: Vec<_> = v.shape().iter().map(|&d| ends_of(cx, d)).collect();
