@@ -30,6 +30,14 @@ use crate::plan::{CheckKind, Fields, Plan, PlanKind};
 /// Writes the innermost statement: output index, predicate (if any), indentation, output.
 type Leaf<'f> = dyn Fn(&str, Option<&str>, &str, &mut String) + 'f;
 
+/// What every level of a loop nest renders with: the plan, the innermost statement and
+/// the text written so far.
+struct Nest<'a> {
+    plan: &'a Plan,
+    leaf: &'a Leaf<'a>,
+    out: &'a mut String,
+}
+
 /// Side of the square tiles that transpose-like loop pairs are walked in.
 const TILE: usize = 32;
 
@@ -270,24 +278,16 @@ impl Emitter<'_> {
             );
         }
         let offset = bare(&self.value(plan.accesses()[0].offset)?);
-        self.level(plan, 0, "0", 1, &mut body, &|o, pred, ind, out| {
+        self.loop_nest(plan, &mut body, &|o, pred, ind, out| {
             let _ = match pred {
                 None => writeln!(out, "{ind}dst[{o}] = src[{offset}];"),
                 Some(p) => writeln!(out, "{ind}dst[{o}] = {} ? src[{offset}] : pad;", paren(p)),
             };
         })?;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "void {prefix}_materialize(const int64_t *src, int64_t *dst, const int64_t *syms, int64_t pad) {{"
+        let signature = format!(
+            "void {prefix}_materialize(const int64_t *src, int64_t *dst, const int64_t *syms, int64_t pad)"
         );
-        out.push_str(&self.param_loads(plan));
-        if !body.contains("pad") {
-            out.push_str("    (void)pad;\n");
-        }
-        out.push_str(&body);
-        out.push_str("}\n");
-        Ok(out)
+        Ok(self.kernel(plan, &signature, "pad", &body))
     }
 
     fn elementwise_function(&mut self, plan: &Plan, config: &CConfig) -> Result<String> {
@@ -308,7 +308,7 @@ impl Emitter<'_> {
             reads.push(read);
         }
         let combine = config.combine.clone();
-        self.level(plan, 0, "0", 1, &mut body, &|o, _, ind, out| {
+        self.loop_nest(plan, &mut body, &|o, _, ind, out| {
             let _ = writeln!(out, "{ind}{{");
             for (k, r) in reads.iter().enumerate() {
                 let _ = writeln!(out, "{ind}    const int64_t x{k} = {r};");
@@ -316,40 +316,43 @@ impl Emitter<'_> {
             let _ = writeln!(out, "{ind}    dst[{o}] = {combine};");
             let _ = writeln!(out, "{ind}}}");
         })?;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "void {}_elementwise(const int64_t *const *src, int64_t *dst, const int64_t *syms, const int64_t *pads) {{",
+        let signature = format!(
+            "void {}_elementwise(const int64_t *const *src, int64_t *dst, const int64_t *syms, const int64_t *pads)",
             config.prefix
         );
+        Ok(self.kernel(plan, &signature, "pads", &body))
+    }
+
+    /// The kernel function `signature { ... }` around `body`: the symbol loads, then
+    /// `(void)pad;` for the parameter `pad` when `body` never reads it.
+    fn kernel(&self, plan: &Plan, signature: &str, pad: &str, body: &str) -> String {
+        let mut out = format!("{signature} {{\n");
         out.push_str(&self.param_loads(plan));
-        if !body.contains("pads") {
-            out.push_str("    (void)pads;\n");
+        if !body.contains(pad) {
+            let _ = writeln!(out, "    (void){pad};");
         }
-        out.push_str(&body);
+        out.push_str(body);
         out.push_str("}\n");
-        Ok(out)
+        out
+    }
+
+    /// Renders the loops of `plan` into `out` at depth 1, `leaf` the innermost statement.
+    fn loop_nest(&mut self, plan: &Plan, out: &mut String, leaf: &Leaf<'_>) -> Result<()> {
+        self.level(&mut Nest { plan, leaf, out }, 0, "0", 1)
     }
 
     /// Renders loop `k` and everything inside it; `base` is the output index of the
-    /// enclosing iteration, `depth` the indentation level, `leaf` the innermost statement.
-    fn level(
-        &mut self,
-        plan: &Plan,
-        k: usize,
-        base: &str,
-        depth: usize,
-        out: &mut String,
-        leaf: &Leaf<'_>,
-    ) -> Result<()> {
+    /// enclosing iteration, `depth` the indentation level.
+    fn level(&mut self, nest: &mut Nest<'_>, k: usize, base: &str, depth: usize) -> Result<()> {
+        let plan = nest.plan;
         let ind = "    ".repeat(depth);
         let Some(l) = plan.loops().get(k) else {
-            leaf(base, None, &ind, out);
+            (nest.leaf)(base, None, &ind, nest.out);
             return Ok(());
         };
         let last = k + 1 == plan.loops().len();
         if self.tiles(plan, k) {
-            return self.tiled(plan, k, base, depth, out, leaf);
+            return self.tiled(nest, k, base, depth);
         }
         let i = format!("i{k}");
         let stride = bare(&self.value(l.axis.steps)?);
@@ -359,12 +362,12 @@ impl Emitter<'_> {
         } else {
             let lo = bare(&self.value(l.lo)?);
             let hi = bare(&self.value(l.hi)?);
-            let _ = writeln!(out, "{ind}const int64_t lo{k} = {lo};");
-            let _ = writeln!(out, "{ind}const int64_t hi{k} = {hi};");
+            let _ = writeln!(nest.out, "{ind}const int64_t lo{k} = {lo};");
+            let _ = writeln!(nest.out, "{ind}const int64_t hi{k} = {hi};");
             self.need(Helper::Fill);
             if l.lo != Expr::from(0) {
                 let _ = writeln!(
-                    out,
+                    nest.out,
                     "{ind}sx_fill({}, {}, pad);",
                     plus("dst", base),
                     times(&format!("lo{k}"), &stride)
@@ -372,7 +375,10 @@ impl Emitter<'_> {
             }
             (format!("lo{k}"), format!("hi{k}"))
         };
-        let _ = writeln!(out, "{ind}for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{");
+        let _ = writeln!(
+            nest.out,
+            "{ind}for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"
+        );
         let inner_ind = "    ".repeat(depth + 1);
         let o = format!("o{k}");
         let step = times(&i, &stride);
@@ -381,7 +387,7 @@ impl Emitter<'_> {
         } else {
             format!("{base} + {step}")
         };
-        let _ = writeln!(out, "{inner_ind}const int64_t {o} = {here};");
+        let _ = writeln!(nest.out, "{inner_ind}const int64_t {o} = {here};");
         let preds: Vec<String> = l
             .predicates
             .iter()
@@ -389,28 +395,28 @@ impl Emitter<'_> {
             .collect::<Result<_>>()?;
         let test = preds.join(" && ");
         if last {
-            leaf(
+            (nest.leaf)(
                 &o,
                 (!test.is_empty()).then_some(test.as_str()),
                 &inner_ind,
-                out,
+                nest.out,
             );
         } else {
             if !test.is_empty() {
                 self.need(Helper::Fill);
                 let _ = writeln!(
-                    out,
+                    nest.out,
                     "{inner_ind}if (!({})) {{ sx_fill(dst + {o}, {stride}, pad); continue; }}",
                     bare(&test)
                 );
             }
-            self.level(plan, k + 1, &o, depth + 1, out, leaf)?;
+            self.level(nest, k + 1, &o, depth + 1)?;
         }
-        let _ = writeln!(out, "{ind}}}");
+        let _ = writeln!(nest.out, "{ind}}}");
         if !full && l.hi != l.axis.extent {
             let extent = paren(&self.value(l.axis.extent)?);
             let _ = writeln!(
-                out,
+                nest.out,
                 "{ind}sx_fill(dst + {}, {}, pad);",
                 plus(base, &times(&format!("hi{k}"), &stride)),
                 times(&format!("({extent} - hi{k})"), &stride)
@@ -439,15 +445,8 @@ impl Emitter<'_> {
     }
 
     /// Loops `k` and `k + 1` in tiles of `TILE` x `TILE`.
-    fn tiled(
-        &mut self,
-        plan: &Plan,
-        k: usize,
-        base: &str,
-        depth: usize,
-        out: &mut String,
-        leaf: &Leaf<'_>,
-    ) -> Result<()> {
+    fn tiled(&mut self, nest: &mut Nest<'_>, k: usize, base: &str, depth: usize) -> Result<()> {
+        let plan = nest.plan;
         self.need(Helper::Min);
         let (a, b) = (&plan.loops()[k], &plan.loops()[k + 1]);
         let ea = paren(&self.value(a.axis.extent)?);
@@ -471,29 +470,33 @@ impl Emitter<'_> {
                 bare(extent)
             );
         };
-        tile(out, k, &ta, &ea, depth);
-        tile(out, k + 1, &tb, &eb, depth + 1);
+        tile(nest.out, k, &ta, &ea, depth);
+        tile(nest.out, k + 1, &tb, &eb, depth + 1);
         let _ = writeln!(
-            out,
+            nest.out,
             "{}for (int64_t {ia} = {ta}; {ia} < e{k}; ++{ia}) {{",
             ind(depth + 2)
         );
         let _ = writeln!(
-            out,
+            nest.out,
             "{}const int64_t {oa} = {};",
             ind(depth + 3),
             plus(base, &times(&ia, &stride))
         );
         let _ = writeln!(
-            out,
+            nest.out,
             "{}for (int64_t {ib} = {tb}; {ib} < e{}; ++{ib}) {{",
             ind(depth + 3),
             k + 1
         );
-        let _ = writeln!(out, "{}const int64_t {ob} = {oa} + {ib};", ind(depth + 4));
-        leaf(&ob, None, &ind(depth + 4), out);
+        let _ = writeln!(
+            nest.out,
+            "{}const int64_t {ob} = {oa} + {ib};",
+            ind(depth + 4)
+        );
+        (nest.leaf)(&ob, None, &ind(depth + 4), nest.out);
         for d in (depth..depth + 4).rev() {
-            let _ = writeln!(out, "{}}}", ind(d));
+            let _ = writeln!(nest.out, "{}}}", ind(d));
         }
         Ok(())
     }
