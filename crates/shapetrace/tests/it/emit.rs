@@ -95,49 +95,27 @@ const MERGE_HEADS: &str = "
     reshape [b, s, 768]
 ";
 
-#[test]
-fn emit_opencl_f32_tiles_a_transpose() {
-    assert_snapshot!(trace(&format!("{TRANSPOSE}emit opencl f32")));
+/// One test per kernel script and `emit` target: the trace of the script, then
+/// `emit TARGET`, snapshotted under the test's name.
+macro_rules! emit_kernel_tests {
+    ($($name:ident: $script:ident, $target:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_snapshot!(trace(&format!("{}emit {}", $script, $target)));
+        }
+    )*};
 }
 
-#[test]
-fn emit_cuda_f32_tiles_a_transpose() {
-    assert_snapshot!(trace(&format!("{TRANSPOSE}emit cuda f32")));
-}
-
-#[test]
-fn emit_opencl_f32_tiles_a_reversing_permute() {
-    assert_snapshot!(trace(&format!("{REVERSE3}emit opencl f32")));
-}
-
-#[test]
-fn emit_cuda_f32_tiles_a_reversing_permute() {
-    assert_snapshot!(trace(&format!("{REVERSE3}emit cuda f32")));
-}
-
-#[test]
-fn emit_opencl_f32_masks_a_pad() {
-    assert_snapshot!(trace(&format!("{PAD}emit opencl f32")));
-}
-
-#[test]
-fn emit_cuda_f16_masks_a_pad() {
-    assert_snapshot!(trace(&format!("{PAD}emit cuda f16")));
-}
-
-#[test]
-fn emit_opencl_f32_vectorises_the_merge_of_heads() {
-    assert_snapshot!(trace(&format!("{MERGE_HEADS}emit opencl f32")));
-}
-
-#[test]
-fn emit_cuda_f32_vectorises_the_merge_of_heads() {
-    assert_snapshot!(trace(&format!("{MERGE_HEADS}emit cuda f32")));
-}
-
-#[test]
-fn emit_cuda_f16_vectorises_the_merge_of_heads() {
-    assert_snapshot!(trace(&format!("{MERGE_HEADS}emit cuda f16")));
+emit_kernel_tests! {
+    emit_opencl_f32_tiles_a_transpose: TRANSPOSE, "opencl f32";
+    emit_cuda_f32_tiles_a_transpose: TRANSPOSE, "cuda f32";
+    emit_opencl_f32_tiles_a_reversing_permute: REVERSE3, "opencl f32";
+    emit_cuda_f32_tiles_a_reversing_permute: REVERSE3, "cuda f32";
+    emit_opencl_f32_masks_a_pad: PAD, "opencl f32";
+    emit_cuda_f16_masks_a_pad: PAD, "cuda f16";
+    emit_opencl_f32_vectorises_the_merge_of_heads: MERGE_HEADS, "opencl f32";
+    emit_cuda_f32_vectorises_the_merge_of_heads: MERGE_HEADS, "cuda f32";
+    emit_cuda_f16_vectorises_the_merge_of_heads: MERGE_HEADS, "cuda f16";
 }
 
 /// Statements that replace or change the current stack.
