@@ -90,8 +90,44 @@ fn nonzero(d: Expr) -> PyResult<Expr> {
     Ok(d)
 }
 
-#[pymethods]
-impl PyExpr {
+/// The `#[pymethods]` of a handle class `$ty` (`Expr`, `Cond`): the methods given, then the
+/// protocol both share. `==` is canonical identity and the hash structural; `str()` is the
+/// text that parses back and `repr()` is `$class("text")`; a pickle calls the module's
+/// function `$from_state` with the text and the symbols' declarations.
+macro_rules! handle_pymethods {
+    ($ty:ident, $class:literal, $from_state:literal; $($methods:tt)*) => {
+        #[pymethods]
+        impl $ty {
+            $($methods)*
+
+            fn __eq__(&self, o: &Bound<'_, PyAny>) -> bool {
+                o.cast::<$ty>().is_ok_and(|o| o.get().0 == self.0)
+            }
+            fn __ne__(&self, o: &Bound<'_, PyAny>) -> bool {
+                !self.__eq__(o)
+            }
+            fn __hash__(&self) -> u64 {
+                structural_hash(&self.0)
+            }
+            fn __str__(&self) -> String {
+                self.0.to_string()
+            }
+            fn __repr__(&self) -> String {
+                format!(concat!($class, "({:?})"), self.0.to_string())
+            }
+            fn __reduce__<'py>(
+                &self,
+                py: Python<'py>,
+            ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+                reduce_with(py, $from_state, self.0.to_string(), self.0.symbols())
+            }
+        }
+    };
+}
+
+handle_pymethods! {
+    PyExpr, "Expr", "_expr_from_state";
+
     fn __add__(&self, o: ExprArg) -> PyExpr {
         PyExpr(self.0 + o.0)
     }
@@ -155,27 +191,6 @@ impl PyExpr {
             ))),
         }
     }
-    fn __eq__(&self, o: &Bound<'_, PyAny>) -> bool {
-        o.cast::<PyExpr>().is_ok_and(|o| o.get().0 == self.0)
-    }
-    fn __ne__(&self, o: &Bound<'_, PyAny>) -> bool {
-        !self.__eq__(o)
-    }
-    fn __hash__(&self) -> u64 {
-        structural_hash(&self.0)
-    }
-    fn __str__(&self) -> String {
-        self.0.to_string()
-    }
-    fn __repr__(&self) -> String {
-        format!("Expr({:?})", self.0.to_string())
-    }
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        reduce_with(py, "_expr_from_state", self.0.to_string(), self.0.symbols())
-    }
 
     /// `self <= other`, as a `Cond`.
     #[pyo3(name = "le")]
@@ -221,8 +236,9 @@ impl PyExpr {
     }
 }
 
-#[pymethods]
-impl PyCond {
+handle_pymethods! {
+    PyCond, "Cond", "_cond_from_state";
+
     fn __and__(&self, o: PyRef<'_, PyCond>) -> PyCond {
         PyCond(self.0 & o.0)
     }
@@ -237,27 +253,6 @@ impl PyCond {
             "a Cond has no truth value (`{}`); ask Scope.prove",
             self.0
         )))
-    }
-    fn __eq__(&self, o: &Bound<'_, PyAny>) -> bool {
-        o.cast::<PyCond>().is_ok_and(|o| o.get().0 == self.0)
-    }
-    fn __ne__(&self, o: &Bound<'_, PyAny>) -> bool {
-        !self.__eq__(o)
-    }
-    fn __hash__(&self) -> u64 {
-        structural_hash(&self.0)
-    }
-    fn __str__(&self) -> String {
-        self.0.to_string()
-    }
-    fn __repr__(&self) -> String {
-        format!("Cond({:?})", self.0.to_string())
-    }
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        reduce_with(py, "_cond_from_state", self.0.to_string(), self.0.symbols())
     }
     /// `True` or `False` for a constant condition, else `None`.
     fn as_bool(&self) -> Option<bool> {
