@@ -5,6 +5,8 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::pyclass::boolean_struct::True;
+use pyo3::pyclass::PyClass;
 use pyo3::types::{PyDict, PyString};
 use pyo3::IntoPyObjectExt;
 use symshape::{Bindings, Cond, Expr, Scope};
@@ -39,26 +41,40 @@ impl PyScope {
         py.detach(|| f(&self.read()))
     }
 
+    /// The value of a handle `H` (a `PyExpr`, a `PyCond`), or a string parsed in this scope
+    /// by `parse`; `None` for anything else.
+    fn handle_or_text<H, T: Send>(
+        &self,
+        py: Python<'_>,
+        obj: &Bound<'_, PyAny>,
+        value: fn(&H) -> T,
+        parse: fn(&Scope, &str) -> Result<T, symshape::Error>,
+    ) -> PyResult<Option<T>>
+    where
+        H: PyClass<Frozen = True> + Sync,
+    {
+        if let Ok(h) = obj.cast::<H>() {
+            return Ok(Some(value(h.get())));
+        }
+        let Ok(s) = obj.cast::<PyString>() else {
+            return Ok(None);
+        };
+        let text: String = s.extract()?;
+        self.with(py, |cx| parse(cx, &text)).map(Some).map_err(err)
+    }
+
     /// An `Expr`, an `int` or a string parsed in this scope.
     pub(crate) fn expr_of(&self, py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
-        if let Ok(e) = obj.cast::<PyExpr>() {
-            return Ok(e.get().0);
-        }
-        if let Ok(s) = obj.cast::<PyString>() {
-            let text: String = s.extract()?;
-            return self.with(py, |cx| cx.parse_expr(&text)).map_err(err);
+        if let Some(e) = self.handle_or_text(py, obj, |e: &PyExpr| e.0, Scope::parse_expr)? {
+            return Ok(e);
         }
         int_expr(obj)
     }
 
     /// A `Cond` or a string parsed in this scope.
     pub(crate) fn cond_of(&self, py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Cond> {
-        if let Ok(c) = obj.cast::<PyCond>() {
-            return Ok(c.get().0);
-        }
-        if let Ok(s) = obj.cast::<PyString>() {
-            let text: String = s.extract()?;
-            return self.with(py, |cx| cx.parse_cond(&text)).map_err(err);
+        if let Some(c) = self.handle_or_text(py, obj, |c: &PyCond| c.0, Scope::parse_cond)? {
+            return Ok(c);
         }
         if let Ok(b) = obj.extract::<bool>() {
             return Ok(Cond::from(b));
