@@ -5,6 +5,7 @@ use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyTuple};
+use pyo3::Borrowed;
 use symshape::{Expr, Scope};
 use symshape_codegen::{render_c, CConfig, Plan};
 use symshape_view::{
@@ -55,6 +56,86 @@ fn varargs<'py>(args: &Bound<'py, PyTuple>) -> Vec<Bound<'py, PyAny>> {
 
 fn axes_of(args: &[Bound<'_, PyAny>]) -> PyResult<Vec<usize>> {
     args.iter().map(|a| a.extract::<usize>()).collect()
+}
+
+/// How a split cuts an axis: into a count of equal pieces, or at the given indices.
+enum Pieces {
+    Count(usize),
+    At(Vec<Expr>),
+}
+
+/// `s` cut by `direction` into `pieces` (`hsplit`, `vsplit`, `dsplit`).
+fn directional(
+    cx: &Scope,
+    s: &ViewStack,
+    direction: SplitDirection,
+    pieces: &Pieces,
+) -> symshape_view::Result<Vec<ViewStack>> {
+    match (direction, pieces) {
+        (SplitDirection::Horizontal, Pieces::Count(n)) => s.hsplit(cx, *n),
+        (SplitDirection::Vertical, Pieces::Count(n)) => s.vsplit(cx, *n),
+        (SplitDirection::Depth, Pieces::Count(n)) => s.dsplit(cx, *n),
+        (SplitDirection::Horizontal, Pieces::At(at)) => s.hsplit_at(cx, at),
+        (SplitDirection::Vertical, Pieces::At(at)) => s.vsplit_at(cx, at),
+        (SplitDirection::Depth, Pieces::At(at)) => s.dsplit_at(cx, at),
+    }
+}
+
+/// An argument of a `ViewStack` method as the op wants it, converted in the stack's scope
+/// (`what`, the method's name, in errors).
+trait Arg {
+    type Value;
+    fn convert(self, stack: &PyViewStack, py: Python<'_>, what: &str) -> PyResult<Self::Value>;
+}
+
+/// An axis or a count, as it is.
+impl Arg for usize {
+    type Value = usize;
+    fn convert(self, _: &PyViewStack, _: Python<'_>, _: &str) -> PyResult<usize> {
+        Ok(self)
+    }
+}
+
+/// Argument types that hold the object Python passed (any object, or the tuple of the
+/// varargs) and convert it with a function of the stack, `py`, the object and `what`.
+macro_rules! scoped_args {
+    ($($(#[$doc:meta])* $name:ident: $obj:ty => $value:ty = $convert:expr;)*) => {$(
+        $(#[$doc])*
+        struct $name(Py<$obj>);
+
+        impl<'a, 'py> FromPyObject<'a, 'py> for $name {
+            type Error = PyErr;
+
+            fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                Ok($name(obj.cast::<$obj>()?.to_owned().unbind()))
+            }
+        }
+
+        impl Arg for $name {
+            type Value = $value;
+
+            fn convert(self, stack: &PyViewStack, py: Python<'_>, what: &str) -> PyResult<$value> {
+                let convert: fn(&PyViewStack, Python<'_>, &Bound<'_, $obj>, &str)
+                    -> PyResult<$value> = $convert;
+                convert(stack, py, self.0.bind(py), what)
+            }
+        }
+    )*};
+}
+
+scoped_args! {
+    /// A size or an index: an int, an `Expr` or text.
+    Dim: PyAny => Expr = |stack, py, obj, _| stack.dim(py, obj);
+    /// A list or a tuple of sizes.
+    Dims: PyAny => Vec<Expr> = |stack, py, obj, what| stack.dims(py, &items(obj, what)?);
+    /// A list or a tuple of `(a, b)` pairs, one per axis.
+    Pairs: PyAny => Vec<(Expr, Expr)> = |stack, py, obj, what| stack.pairs(py, obj, what);
+    /// Sizes as varargs or one sequence: `reshape(2, 3)` or `reshape([2, 3])`.
+    Shape: PyTuple => Vec<Expr> = |stack, py, args, _| stack.dims(py, &varargs(args));
+    /// Axes as varargs or one sequence: `permute(1, 0)` or `permute([1, 0])`.
+    Axes: PyTuple => Vec<usize> = |_, _, args, _| axes_of(&varargs(args));
+    /// The sections of a split: a count of equal pieces (an int) or indices (a list).
+    Sections: PyAny => Pieces = |stack, py, obj, what| stack.pieces(py, obj, what);
 }
 
 impl PyViewStack {
@@ -118,25 +199,13 @@ impl PyViewStack {
         Ok(res.into_iter().map(|s| self.wrap(py, s)).collect())
     }
 
-    fn directional(
-        &self,
-        py: Python<'_>,
-        direction: SplitDirection,
-        sections: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<PyViewStack>> {
-        let cut = |cx: &Scope, s: &ViewStack, at: Option<&[Expr]>, n: usize| match (direction, at) {
-            (SplitDirection::Horizontal, None) => s.hsplit(cx, n),
-            (SplitDirection::Vertical, None) => s.vsplit(cx, n),
-            (SplitDirection::Depth, None) => s.dsplit(cx, n),
-            (SplitDirection::Horizontal, Some(at)) => s.hsplit_at(cx, at),
-            (SplitDirection::Vertical, Some(at)) => s.vsplit_at(cx, at),
-            (SplitDirection::Depth, Some(at)) => s.dsplit_at(cx, at),
-        };
-        if let Ok(n) = sections.extract::<usize>() {
-            return self.run_many(py, move |cx, s| cut(cx, s, None, n));
+    /// The `sections` of a split: a count of equal pieces (an int) or the indices to cut
+    /// at (a list).
+    fn pieces(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Pieces> {
+        if let Ok(n) = obj.extract::<usize>() {
+            return Ok(Pieces::Count(n));
         }
-        let at = self.dims(py, &items(sections, direction.name())?)?;
-        self.run_many(py, move |cx, s| cut(cx, s, Some(&at), 0))
+        Ok(Pieces::At(self.dims(py, &items(obj, what)?)?))
     }
 
     fn op(&self, py: Python<'_>, op: Op) -> PyResult<PyViewStack> {
@@ -174,8 +243,180 @@ impl PyViewStack {
     }
 }
 
-#[pymethods]
-impl PyViewStack {
+/// The `#[pymethods]` of `ViewStack`: one thin method per table entry, then the methods
+/// written out after the tables. An entry names the method, its arguments with their
+/// types (converted in the stack's scope by [`Arg`], errors naming the method) and what it
+/// does:
+///
+/// - `ops`: `fn name(a: A, b: B) => op;` applies one `Op`.
+/// - `splits`: `fn name(a: A) => |cx, s| pieces;` cuts the stack into pieces.
+/// - `like_ops`: `fn name;` takes another `ViewStack` and applies the stack's method `name`.
+macro_rules! view_stack_pymethods {
+    (
+        ops { $($(#[$op_attr:meta])* fn $op:ident($($arg:ident: $ty:ty),*) => $value:expr;)* }
+        splits {
+            $($(#[$split_attr:meta])* fn $split:ident($($split_arg:ident: $split_ty:ty),*)
+                => |$cx:ident, $s:ident| $cut:expr;)*
+        }
+        like_ops { $($(#[$like_attr:meta])* fn $like:ident;)* }
+        $($methods:tt)*
+    ) => {
+        #[pymethods]
+        impl PyViewStack {
+            $(
+                $(#[$op_attr])*
+                fn $op(&self, py: Python<'_>, $($arg: $ty),*) -> PyResult<PyViewStack> {
+                    $(let $arg = $arg.convert(self, py, stringify!($op))?;)*
+                    self.op(py, $value)
+                }
+            )*
+
+            $(
+                $(#[$split_attr])*
+                fn $split(
+                    &self,
+                    py: Python<'_>,
+                    $($split_arg: $split_ty),*
+                ) -> PyResult<Vec<PyViewStack>> {
+                    $(let $split_arg = $split_arg.convert(self, py, stringify!($split))?;)*
+                    self.run_many(py, move |$cx, $s| $cut)
+                }
+            )*
+
+            $(
+                $(#[$like_attr])*
+                fn $like(
+                    &self,
+                    py: Python<'_>,
+                    other: PyRef<'_, PyViewStack>,
+                ) -> PyResult<PyViewStack> {
+                    let o = other.stack.clone();
+                    self.run(py, move |cx, s| s.$like(cx, &o))
+                }
+            )*
+
+            $($methods)*
+        }
+    };
+}
+
+view_stack_pymethods! {
+    ops {
+        /// Reinterprets the elements in row-major order (`reshape(2, 3)` or `reshape([2, 3])`);
+        /// stacks a view when that is not one view.
+        #[pyo3(signature = (*shape))]
+        fn reshape(shape: Shape) => Op::Reshape(shape);
+        /// PyTorch's `view(*shape)`: a reshape that must be one view of the top view.
+        #[pyo3(signature = (*shape))]
+        fn view_shape(shape: Shape) => Op::ViewShape(shape);
+        /// Broadcasts size-1 axes to the given sizes (same rank).
+        #[pyo3(signature = (*shape))]
+        fn expand(shape: Shape) => Op::Expand(shape);
+        /// NumPy's `broadcast_to`: prepends size-1 axes, then expands.
+        #[pyo3(signature = (*shape))]
+        fn broadcast_to(shape: Shape) => Op::BroadcastTo(shape);
+        /// Reorders axes: axis `k` of the result is axis `axes[k]`.
+        #[pyo3(signature = (*axes))]
+        fn permute(axes: Axes) => Op::Permute(axes);
+        /// Keeps `[start, end)` of every axis: `shrink([(0, n), (1, 3)])`.
+        fn shrink(bounds: Pairs) => Op::Shrink(bounds);
+        /// Adds masked-out `(before, after)` padding on every axis.
+        fn pad(padding: Pairs) => Op::Pad(padding);
+        /// Reverses the listed axes.
+        #[pyo3(signature = (*axes))]
+        fn flip(axes: Axes) => Op::Flip(axes);
+        /// Removes the axes provably of size 1, adding no guard.
+        fn squeeze_proven() => Op::SqueezeProven;
+        /// Inserts a size-1 axis at `axis`.
+        fn unsqueeze(axis: usize) => Op::Unsqueeze(axis);
+        /// Windows of `size` indices every `step` along `axis`, the window axis appended.
+        fn unfold(axis: usize, size: Dim, step: Dim) => Op::Unfold { axis, size, step };
+        /// Swaps two axes.
+        fn transpose(a: usize, b: usize) => Op::Transpose(a, b);
+        /// Swaps two axes (NumPy's name).
+        fn swapaxes(a: usize, b: usize) => Op::Transpose(a, b);
+        /// Moves axis `src` to `dst`, keeping the order of the others.
+        fn movedim(src: usize, dst: usize) => Op::Movedim { src, dst };
+        /// Moves axis `src` to `dst` (NumPy's name).
+        fn moveaxis(src: usize, dst: usize) => Op::Movedim { src, dst };
+        /// PyTorch's `t()`: axes 0 and 1 swapped on rank 2; rank 0 and 1 unchanged.
+        fn t() => Op::T;
+        /// Every axis reversed.
+        #[getter(T)]
+        fn reverse_axes() => Op::ReverseAxes;
+        /// The last two axes swapped.
+        #[getter(mT)]
+        fn matrix_transpose() => Op::MatrixTranspose;
+        /// PyTorch's `H` of a view: axes 0 and 1 swapped (rank 2).
+        #[getter(H)]
+        fn conj_transpose() => Op::ConjTranspose;
+        /// PyTorch's `mH` of a view: the last two axes swapped.
+        #[getter(mH)]
+        fn matrix_conj_transpose() => Op::MatrixConjTranspose;
+        /// PyTorch's `adjoint()` of a view: the last two axes swapped.
+        fn adjoint() => Op::Adjoint;
+        /// Keeps `length` indices of `axis` from `start`.
+        fn narrow(axis: usize, start: Dim, length: Dim) => Op::Narrow { axis, start, length };
+        /// Index `index` of `axis`, the axis removed.
+        fn select(axis: usize, index: Dim) => Op::Select { axis, index };
+        /// Splits `axis` into `sizes`, whose product must be its size.
+        fn unflatten(axis: usize, sizes: Dims) => Op::Unflatten { axis, sizes };
+        /// NumPy's `ravel`: the view when C-contiguous, else a row-major copy stacked on top.
+        fn ravel() => Op::Ravel;
+        /// PyTorch's `contiguous`: the view when contiguous, else a row-major copy on top.
+        fn contiguous() => Op::Contiguous;
+        /// NumPy's `copy()`: always a row-major copy, stacked on top.
+        fn copy() => Op::Copy;
+        /// NumPy's `flatten()`: always a copy, as one axis.
+        fn flatten_copy() => Op::FlattenCopy;
+        /// PyTorch's `view(dtype)`: element size `from_size` bytes read as `to_size` bytes.
+        fn reinterpret(from_size: usize, to_size: usize)
+            => Op::Reinterpret { from: from_size, to: to_size };
+        /// PyTorch's `view_as_real`.
+        fn view_as_real() => Op::ViewAsReal;
+        /// PyTorch's `view_as_complex`.
+        fn view_as_complex() => Op::ViewAsComplex;
+        /// PyTorch's `real` of a complex view.
+        fn real() => Op::Real;
+        /// PyTorch's `imag` of a complex view.
+        fn imag() => Op::Imag;
+        /// Swaps two axes (PyTorch's `swapdims`).
+        fn swapdims(a: usize, b: usize) => Op::Transpose(a, b);
+    }
+    splits {
+        /// `axis` cut into pieces of `size` indices (the last may be smaller).
+        fn split(axis: usize, size: Dim) => |cx, s| s.split(cx, axis, size);
+        /// `axis` cut into consecutive pieces of the given sizes.
+        fn split_sizes(axis: usize, sizes: Dims) => |cx, s| s.split_sizes(cx, axis, &sizes);
+        /// PyTorch's `chunk`: at most `chunks` pieces of `max(ceil(dim / chunks), 1)`.
+        fn chunk(axis: usize, chunks: usize) => |cx, s| s.chunk(cx, axis, chunks);
+        /// Every index of `axis`, the axis removed.
+        fn unbind(axis: usize) => |cx, s| s.unbind(cx, axis);
+        /// PyTorch's `tensor_split` of `axis` into `sections` pieces (an int) or at the given
+        /// indices (a list).
+        fn tensor_split(axis: usize, sections: Sections) => |cx, s| match &sections {
+            Pieces::Count(n) => s.tensor_split(cx, axis, *n),
+            Pieces::At(at) => s.tensor_split_at(cx, axis, at),
+        };
+        /// PyTorch's `hsplit` into `sections` equal pieces (an int) or at indices (a list).
+        fn hsplit(sections: Sections)
+            => |cx, s| directional(cx, s, SplitDirection::Horizontal, &sections);
+        /// PyTorch's `vsplit` into `sections` equal pieces (an int) or at indices (a list).
+        fn vsplit(sections: Sections)
+            => |cx, s| directional(cx, s, SplitDirection::Vertical, &sections);
+        /// PyTorch's `dsplit` into `sections` equal pieces (an int) or at indices (a list).
+        fn dsplit(sections: Sections)
+            => |cx, s| directional(cx, s, SplitDirection::Depth, &sections);
+    }
+    like_ops {
+        /// PyTorch's `expand_as(other)`: `expand` to the other stack's shape.
+        fn expand_as;
+        /// PyTorch's `reshape_as(other)`: `reshape` to the other stack's shape.
+        fn reshape_as;
+        /// PyTorch's `view_as(other)`: `view_shape` to the other stack's shape.
+        fn view_as;
+    }
+
     /// A row-major view of `shape` at offset 0 (`[n, 768]` gets strides `[768, 1]`).
     #[staticmethod]
     fn row_major(
@@ -318,59 +559,6 @@ impl PyViewStack {
         self.op(py, Op::Index(items))
     }
 
-    /// Reinterprets the elements in row-major order (`reshape(2, 3)` or `reshape([2, 3])`);
-    /// stacks a view when that is not one view.
-    #[pyo3(signature = (*shape))]
-    fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyViewStack> {
-        let shape = self.dims(py, &varargs(shape))?;
-        self.op(py, Op::Reshape(shape))
-    }
-
-    /// PyTorch's `view(*shape)`: a reshape that must be one view of the top view.
-    #[pyo3(signature = (*shape))]
-    fn view_shape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyViewStack> {
-        let shape = self.dims(py, &varargs(shape))?;
-        self.op(py, Op::ViewShape(shape))
-    }
-
-    /// Broadcasts size-1 axes to the given sizes (same rank).
-    #[pyo3(signature = (*shape))]
-    fn expand(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyViewStack> {
-        let shape = self.dims(py, &varargs(shape))?;
-        self.op(py, Op::Expand(shape))
-    }
-
-    /// NumPy's `broadcast_to`: prepends size-1 axes, then expands.
-    #[pyo3(signature = (*shape))]
-    fn broadcast_to(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyViewStack> {
-        let shape = self.dims(py, &varargs(shape))?;
-        self.op(py, Op::BroadcastTo(shape))
-    }
-
-    /// Reorders axes: axis `k` of the result is axis `axes[k]`.
-    #[pyo3(signature = (*axes))]
-    fn permute(&self, py: Python<'_>, axes: &Bound<'_, PyTuple>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Permute(axes_of(&varargs(axes))?))
-    }
-
-    /// Keeps `[start, end)` of every axis: `shrink([(0, n), (1, 3)])`.
-    fn shrink(&self, py: Python<'_>, bounds: &Bound<'_, PyAny>) -> PyResult<PyViewStack> {
-        let b = self.pairs(py, bounds, "shrink")?;
-        self.op(py, Op::Shrink(b))
-    }
-
-    /// Adds masked-out `(before, after)` padding on every axis.
-    fn pad(&self, py: Python<'_>, padding: &Bound<'_, PyAny>) -> PyResult<PyViewStack> {
-        let p = self.pairs(py, padding, "pad")?;
-        self.op(py, Op::Pad(p))
-    }
-
-    /// Reverses the listed axes.
-    #[pyo3(signature = (*axes))]
-    fn flip(&self, py: Python<'_>, axes: &Bound<'_, PyTuple>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Flip(axes_of(&varargs(axes))?))
-    }
-
     /// Removes the listed size-1 axes, or with no argument every size-1 axis (on symbolic
     /// sizes not provably 1, under a guard `d != 1`).
     #[pyo3(signature = (*axes))]
@@ -382,28 +570,6 @@ impl PyViewStack {
             Some(axes_of(&axes)?)
         };
         self.op(py, Op::Squeeze(axes))
-    }
-
-    /// Removes the axes provably of size 1, adding no guard.
-    fn squeeze_proven(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::SqueezeProven)
-    }
-
-    /// Inserts a size-1 axis at `axis`.
-    fn unsqueeze(&self, py: Python<'_>, axis: usize) -> PyResult<PyViewStack> {
-        self.op(py, Op::Unsqueeze(axis))
-    }
-
-    /// Windows of `size` indices every `step` along `axis`, the window axis appended.
-    fn unfold(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        size: &Bound<'_, PyAny>,
-        step: &Bound<'_, PyAny>,
-    ) -> PyResult<PyViewStack> {
-        let (size, step) = (self.dim(py, size)?, self.dim(py, step)?);
-        self.op(py, Op::Unfold { axis, size, step })
     }
 
     /// The diagonal of axes `dim1` and `dim2`, shifted by `offset`, appended last.
@@ -419,60 +585,6 @@ impl PyViewStack {
         self.op(py, Op::Diagonal { offset, dim1, dim2 })
     }
 
-    /// Swaps two axes.
-    fn transpose(&self, py: Python<'_>, a: usize, b: usize) -> PyResult<PyViewStack> {
-        self.op(py, Op::Transpose(a, b))
-    }
-
-    /// Swaps two axes (NumPy's name).
-    fn swapaxes(&self, py: Python<'_>, a: usize, b: usize) -> PyResult<PyViewStack> {
-        self.op(py, Op::Transpose(a, b))
-    }
-
-    /// Moves axis `src` to `dst`, keeping the order of the others.
-    fn movedim(&self, py: Python<'_>, src: usize, dst: usize) -> PyResult<PyViewStack> {
-        self.op(py, Op::Movedim { src, dst })
-    }
-
-    /// Moves axis `src` to `dst` (NumPy's name).
-    fn moveaxis(&self, py: Python<'_>, src: usize, dst: usize) -> PyResult<PyViewStack> {
-        self.op(py, Op::Movedim { src, dst })
-    }
-
-    /// PyTorch's `t()`: axes 0 and 1 swapped on rank 2; rank 0 and 1 unchanged.
-    fn t(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::T)
-    }
-
-    /// Every axis reversed.
-    #[getter(T)]
-    fn reverse_axes(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::ReverseAxes)
-    }
-
-    /// The last two axes swapped.
-    #[getter(mT)]
-    fn matrix_transpose(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::MatrixTranspose)
-    }
-
-    /// PyTorch's `H` of a view: axes 0 and 1 swapped (rank 2).
-    #[getter(H)]
-    fn conj_transpose(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::ConjTranspose)
-    }
-
-    /// PyTorch's `mH` of a view: the last two axes swapped.
-    #[getter(mH)]
-    fn matrix_conj_transpose(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::MatrixConjTranspose)
-    }
-
-    /// PyTorch's `adjoint()` of a view: the last two axes swapped.
-    fn adjoint(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Adjoint)
-    }
-
     /// NumPy's `rot90(m, k, axes)`: `k` quarter turns in the plane of `axes`.
     #[pyo3(signature = (k = 1, axes = (0, 1)))]
     fn rot90(&self, py: Python<'_>, k: i64, axes: (usize, usize)) -> PyResult<PyViewStack> {
@@ -485,119 +597,11 @@ impl PyViewStack {
         )
     }
 
-    /// Keeps `length` indices of `axis` from `start`.
-    fn narrow(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        start: &Bound<'_, PyAny>,
-        length: &Bound<'_, PyAny>,
-    ) -> PyResult<PyViewStack> {
-        let (start, length) = (self.dim(py, start)?, self.dim(py, length)?);
-        self.op(
-            py,
-            Op::Narrow {
-                axis,
-                start,
-                length,
-            },
-        )
-    }
-
-    /// Index `index` of `axis`, the axis removed.
-    fn select(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        index: &Bound<'_, PyAny>,
-    ) -> PyResult<PyViewStack> {
-        let index = self.dim(py, index)?;
-        self.op(py, Op::Select { axis, index })
-    }
-
     /// Merges axes `start..=end` into one.
     #[pyo3(signature = (start = 0, end = None))]
     fn flatten(&self, py: Python<'_>, start: usize, end: Option<usize>) -> PyResult<PyViewStack> {
         let end = end.unwrap_or_else(|| self.stack.ndim().saturating_sub(1));
         self.op(py, Op::Flatten { start, end })
-    }
-
-    /// Splits `axis` into `sizes`, whose product must be its size.
-    fn unflatten(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        sizes: &Bound<'_, PyAny>,
-    ) -> PyResult<PyViewStack> {
-        let sizes = self.dims(py, &items(sizes, "unflatten")?)?;
-        self.op(py, Op::Unflatten { axis, sizes })
-    }
-
-    /// `axis` cut into pieces of `size` indices (the last may be smaller).
-    fn split(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        size: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<PyViewStack>> {
-        let size = self.dim(py, size)?;
-        self.run_many(py, move |cx, s| s.split(cx, axis, size))
-    }
-
-    /// `axis` cut into consecutive pieces of the given sizes.
-    fn split_sizes(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        sizes: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<PyViewStack>> {
-        let sizes = self.dims(py, &items(sizes, "split_sizes")?)?;
-        self.run_many(py, move |cx, s| s.split_sizes(cx, axis, &sizes))
-    }
-
-    /// PyTorch's `chunk`: at most `chunks` pieces of `max(ceil(dim / chunks), 1)`.
-    fn chunk(&self, py: Python<'_>, axis: usize, chunks: usize) -> PyResult<Vec<PyViewStack>> {
-        self.run_many(py, move |cx, s| s.chunk(cx, axis, chunks))
-    }
-
-    /// Every index of `axis`, the axis removed.
-    fn unbind(&self, py: Python<'_>, axis: usize) -> PyResult<Vec<PyViewStack>> {
-        self.run_many(py, move |cx, s| s.unbind(cx, axis))
-    }
-
-    /// PyTorch's `tensor_split` of `axis` into `sections` pieces (an int) or at the given
-    /// indices (a list).
-    fn tensor_split(
-        &self,
-        py: Python<'_>,
-        axis: usize,
-        sections: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<PyViewStack>> {
-        if let Ok(n) = sections.extract::<usize>() {
-            return self.run_many(py, move |cx, s| s.tensor_split(cx, axis, n));
-        }
-        let at = self.dims(py, &items(sections, "tensor_split")?)?;
-        self.run_many(py, move |cx, s| s.tensor_split_at(cx, axis, &at))
-    }
-
-    /// NumPy's `ravel`: the view when C-contiguous, else a row-major copy stacked on top.
-    fn ravel(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Ravel)
-    }
-
-    /// PyTorch's `contiguous`: the view when contiguous, else a row-major copy on top.
-    fn contiguous(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Contiguous)
-    }
-
-    /// NumPy's `copy()`: always a row-major copy, stacked on top.
-    fn copy(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Copy)
-    }
-
-    /// NumPy's `flatten()`: always a copy, as one axis.
-    fn flatten_copy(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::FlattenCopy)
     }
 
     /// PyTorch's `as_strided(size, stride, storage_offset)` over the view's storage.
@@ -640,42 +644,6 @@ impl PyViewStack {
         self.op(py, Op::SlidingWindowView { window, axes })
     }
 
-    /// PyTorch's `view(dtype)`: element size `from_size` bytes read as `to_size` bytes.
-    fn reinterpret(
-        &self,
-        py: Python<'_>,
-        from_size: usize,
-        to_size: usize,
-    ) -> PyResult<PyViewStack> {
-        self.op(
-            py,
-            Op::Reinterpret {
-                from: from_size,
-                to: to_size,
-            },
-        )
-    }
-
-    /// PyTorch's `view_as_real`.
-    fn view_as_real(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::ViewAsReal)
-    }
-
-    /// PyTorch's `view_as_complex`.
-    fn view_as_complex(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::ViewAsComplex)
-    }
-
-    /// PyTorch's `real` of a complex view.
-    fn real(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Real)
-    }
-
-    /// PyTorch's `imag` of a complex view.
-    fn imag(&self, py: Python<'_>) -> PyResult<PyViewStack> {
-        self.op(py, Op::Imag)
-    }
-
     /// NumPy's `ascontiguousarray`: `contiguous` of at least one axis.
     fn ascontiguousarray(&self, py: Python<'_>) -> PyResult<PyViewStack> {
         self.run(py, |cx, s| s.ascontiguousarray(cx))
@@ -707,52 +675,14 @@ impl PyViewStack {
         self.wrap(py, self.stack.clone())
     }
 
-    /// Swaps two axes (PyTorch's `swapdims`).
-    fn swapdims(&self, py: Python<'_>, a: usize, b: usize) -> PyResult<PyViewStack> {
-        self.op(py, Op::Transpose(a, b))
-    }
-
     /// `split_sizes` under PyTorch's name.
     fn split_with_sizes(
         &self,
         py: Python<'_>,
         axis: usize,
-        sizes: &Bound<'_, PyAny>,
+        sizes: Dims,
     ) -> PyResult<Vec<PyViewStack>> {
         self.split_sizes(py, axis, sizes)
-    }
-
-    /// PyTorch's `hsplit` into `sections` equal pieces (an int) or at indices (a list).
-    fn hsplit(&self, py: Python<'_>, sections: &Bound<'_, PyAny>) -> PyResult<Vec<PyViewStack>> {
-        self.directional(py, SplitDirection::Horizontal, sections)
-    }
-
-    /// PyTorch's `vsplit` into `sections` equal pieces (an int) or at indices (a list).
-    fn vsplit(&self, py: Python<'_>, sections: &Bound<'_, PyAny>) -> PyResult<Vec<PyViewStack>> {
-        self.directional(py, SplitDirection::Vertical, sections)
-    }
-
-    /// PyTorch's `dsplit` into `sections` equal pieces (an int) or at indices (a list).
-    fn dsplit(&self, py: Python<'_>, sections: &Bound<'_, PyAny>) -> PyResult<Vec<PyViewStack>> {
-        self.directional(py, SplitDirection::Depth, sections)
-    }
-
-    /// PyTorch's `expand_as(other)`: `expand` to the other stack's shape.
-    fn expand_as(&self, py: Python<'_>, other: PyRef<'_, PyViewStack>) -> PyResult<PyViewStack> {
-        let o = other.stack.clone();
-        self.run(py, move |cx, s| s.expand_as(cx, &o))
-    }
-
-    /// PyTorch's `reshape_as(other)`: `reshape` to the other stack's shape.
-    fn reshape_as(&self, py: Python<'_>, other: PyRef<'_, PyViewStack>) -> PyResult<PyViewStack> {
-        let o = other.stack.clone();
-        self.run(py, move |cx, s| s.reshape_as(cx, &o))
-    }
-
-    /// PyTorch's `view_as(other)`: `view_shape` to the other stack's shape.
-    fn view_as(&self, py: Python<'_>, other: PyRef<'_, PyViewStack>) -> PyResult<PyViewStack> {
-        let o = other.stack.clone();
-        self.run(py, move |cx, s| s.view_as(cx, &o))
     }
 }
 
