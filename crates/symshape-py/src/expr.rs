@@ -94,7 +94,39 @@ fn nonzero(d: Expr) -> PyResult<Expr> {
 /// protocol both share. `==` is canonical identity and the hash structural; `str()` is the
 /// text that parses back and `repr()` is `$class("text")`; a pickle calls the module's
 /// function `$from_state` with the text and the symbols' declarations.
+///
+/// `Expr`'s methods start with two tables. `arithmetic`: `__op__, __rop__ => f;` defines
+/// `self op other` as `f(self, other)` and its reflection as `f(other, self)`, where other
+/// is an int or an `Expr`. `comparisons`: `fn name => f;` gives `f(self, other)` as a `Cond`.
 macro_rules! handle_pymethods {
+    (
+        $ty:ident, $class:literal, $from_state:literal;
+        arithmetic { $($op:ident, $rop:ident => $f:expr;)* }
+        comparisons { $($(#[$cmp_attr:meta])* fn $cmp:ident => $cmp_f:path;)* }
+        $($methods:tt)*
+    ) => {
+        handle_pymethods! {
+            $ty, $class, $from_state;
+
+            $(
+                fn $op(&self, o: ExprArg) -> PyResult<PyExpr> {
+                    let f: fn(Expr, Expr) -> PyResult<Expr> = $f;
+                    f(self.0, o.0).map(PyExpr)
+                }
+                fn $rop(&self, o: ExprArg) -> PyResult<PyExpr> {
+                    let f: fn(Expr, Expr) -> PyResult<Expr> = $f;
+                    f(o.0, self.0).map(PyExpr)
+                }
+            )*
+            $(
+                $(#[$cmp_attr])*
+                fn $cmp(&self, other: ExprArg) -> PyCond {
+                    PyCond($cmp_f(self.0, other.0))
+                }
+            )*
+            $($methods)*
+        }
+    };
     ($ty:ident, $class:literal, $from_state:literal; $($methods:tt)*) => {
         #[pymethods]
         impl $ty {
@@ -128,36 +160,34 @@ macro_rules! handle_pymethods {
 handle_pymethods! {
     PyExpr, "Expr", "_expr_from_state";
 
-    fn __add__(&self, o: ExprArg) -> PyExpr {
-        PyExpr(self.0 + o.0)
+    arithmetic {
+        __add__, __radd__ => |a, b| Ok(a + b);
+        __sub__, __rsub__ => |a, b| Ok(a - b);
+        __mul__, __rmul__ => |a, b| Ok(a * b);
+        __floordiv__, __rfloordiv__ => |a, b| Ok(a.floor_div(nonzero(b)?));
+        __mod__, __rmod__ => |a, b| Ok(a.floor_mod(nonzero(b)?));
     }
-    fn __radd__(&self, o: ExprArg) -> PyExpr {
-        PyExpr(o.0 + self.0)
+    comparisons {
+        /// `self <= other`, as a `Cond`.
+        #[pyo3(name = "le")]
+        fn cmp_le => Expr::le;
+        /// `self < other`, as a `Cond`.
+        #[pyo3(name = "lt")]
+        fn cmp_lt => Expr::lt;
+        /// `self == other`, as a `Cond` (`==` itself is canonical identity).
+        #[pyo3(name = "eq")]
+        fn cmp_eq => Expr::equals;
+        /// `self != other`, as a `Cond`.
+        #[pyo3(name = "ne")]
+        fn cmp_ne => Expr::not_equals;
+        /// `self >= other`, as a `Cond`.
+        #[pyo3(name = "ge")]
+        fn cmp_ge => Expr::ge;
+        /// `self > other`, as a `Cond`.
+        #[pyo3(name = "gt")]
+        fn cmp_gt => Expr::gt;
     }
-    fn __sub__(&self, o: ExprArg) -> PyExpr {
-        PyExpr(self.0 - o.0)
-    }
-    fn __rsub__(&self, o: ExprArg) -> PyExpr {
-        PyExpr(o.0 - self.0)
-    }
-    fn __mul__(&self, o: ExprArg) -> PyExpr {
-        PyExpr(self.0 * o.0)
-    }
-    fn __rmul__(&self, o: ExprArg) -> PyExpr {
-        PyExpr(o.0 * self.0)
-    }
-    fn __floordiv__(&self, o: ExprArg) -> PyResult<PyExpr> {
-        Ok(PyExpr(self.0.floor_div(nonzero(o.0)?)))
-    }
-    fn __rfloordiv__(&self, o: ExprArg) -> PyResult<PyExpr> {
-        Ok(PyExpr(o.0.floor_div(nonzero(self.0)?)))
-    }
-    fn __mod__(&self, o: ExprArg) -> PyResult<PyExpr> {
-        Ok(PyExpr(self.0.floor_mod(nonzero(o.0)?)))
-    }
-    fn __rmod__(&self, o: ExprArg) -> PyResult<PyExpr> {
-        Ok(PyExpr(o.0.floor_mod(nonzero(self.0)?)))
-    }
+
     /// `e ** k` for an int `0 <= k <= 64`: the product of `k` copies.
     fn __pow__(&self, k: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<PyExpr> {
         if modulo.is_some_and(|m| !m.is_none()) {
@@ -192,36 +222,6 @@ handle_pymethods! {
         }
     }
 
-    /// `self <= other`, as a `Cond`.
-    #[pyo3(name = "le")]
-    fn cmp_le(&self, other: ExprArg) -> PyCond {
-        PyCond(self.0.le(other.0))
-    }
-    /// `self < other`, as a `Cond`.
-    #[pyo3(name = "lt")]
-    fn cmp_lt(&self, other: ExprArg) -> PyCond {
-        PyCond(self.0.lt(other.0))
-    }
-    /// `self == other`, as a `Cond` (`==` itself is canonical identity).
-    #[pyo3(name = "eq")]
-    fn cmp_eq(&self, other: ExprArg) -> PyCond {
-        PyCond(self.0.equals(other.0))
-    }
-    /// `self != other`, as a `Cond`.
-    #[pyo3(name = "ne")]
-    fn cmp_ne(&self, other: ExprArg) -> PyCond {
-        PyCond(self.0.not_equals(other.0))
-    }
-    /// `self >= other`, as a `Cond`.
-    #[pyo3(name = "ge")]
-    fn cmp_ge(&self, other: ExprArg) -> PyCond {
-        PyCond(self.0.ge(other.0))
-    }
-    /// `self > other`, as a `Cond`.
-    #[pyo3(name = "gt")]
-    fn cmp_gt(&self, other: ExprArg) -> PyCond {
-        PyCond(self.0.gt(other.0))
-    }
     /// Whether the expression is an integer constant.
     fn is_constant(&self) -> bool {
         self.0.is_const()
