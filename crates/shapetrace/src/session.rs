@@ -790,7 +790,7 @@ impl Session {
     /// `save NAME`: keeps a copy of the current stack under `NAME`.
     fn save(&mut self, rest: &str) -> StmtResult {
         need(rest, "save", "a name, e.g. `save x`")?;
-        if !is_name(rest) {
+        if !symshape::is_identifier(rest) {
             return Err(format!(
                 "save: `{rest}` is not a name (a letter or `_`, then letters, digits or `_`)"
             ));
@@ -1438,13 +1438,4 @@ fn unmasked_only_view<'a, V: std::fmt::Display>(
         ));
     }
     Ok(v)
-}
-
-/// Whether `s` is a name: a letter or `_`, then letters, digits or `_`.
-fn is_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -87,7 +87,7 @@ impl CConfig {
 /// [`Error::Unsupported`] when the prefix is not a C identifier, a symbol of the plan is
 /// not declared in `cx`, or a constant does not fit in `int64_t`.
 pub fn render_c(cx: &Scope, plan: &Plan, config: &CConfig) -> Result<String> {
-    if !is_c_identifier(&config.prefix) {
+    if !symshape::is_identifier(&config.prefix) {
         return Err(unsupported(format!(
             "prefix `{}` is not a C identifier",
             config.prefix
@@ -131,13 +131,6 @@ fn unsupported(message: String) -> Error {
     }
 }
 
-fn is_c_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
 impl Emitter<'_> {
     fn param_loads(&self, plan: &Plan) -> String {
         let mut out = String::new();

@@ -196,14 +196,7 @@ impl Size for i64 {
     }
     type Truth = bool;
     fn is(self, cmp: CmpOp, rhs: i64) -> bool {
-        match cmp {
-            CmpOp::Lt => self < rhs,
-            CmpOp::Le => self <= rhs,
-            CmpOp::Eq => self == rhs,
-            CmpOp::Ne => self != rhs,
-            CmpOp::Ge => self >= rhs,
-            CmpOp::Gt => self > rhs,
-        }
+        cmp.holds(self.cmp(&rhs))
     }
     fn checked(self) -> std::result::Result<i64, symshape::Error> {
         Ok(self)

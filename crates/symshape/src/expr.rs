@@ -315,7 +315,16 @@ pub enum CmpOp {
 
 impl CmpOp {
     /// Whether `a OP b` holds when `a` compares to `b` as `ord`.
-    pub(crate) fn holds(self, ord: std::cmp::Ordering) -> bool {
+    ///
+    /// ```
+    /// use symshape::CmpOp;
+    ///
+    /// assert!(CmpOp::Le.holds(3.cmp(&3)));
+    /// assert!(!CmpOp::Gt.holds(2.cmp(&5)));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn holds(self, ord: std::cmp::Ordering) -> bool {
         use std::cmp::Ordering::{Equal, Greater, Less};
         match self {
             CmpOp::Lt => ord == Less,
@@ -527,7 +536,15 @@ fn is_multiple_inside(l: &BigInt, h: &BigInt, m: &BigInt) -> bool {
     &first <= h
 }
 
-pub(crate) fn is_identifier(s: &str) -> bool {
+/// Whether `s` is an identifier: an ASCII letter or `_`, then ASCII letters, digits or
+/// `_`. Symbol names are identifiers, so each is also a C identifier.
+///
+/// ```
+/// assert!(symshape::is_identifier("seq_len2"));
+/// assert!(!symshape::is_identifier("2n") && !symshape::is_identifier("") && !symshape::is_identifier("a-b"));
+/// ```
+#[must_use]
+pub fn is_identifier(s: &str) -> bool {
     let mut cs = s.chars();
     matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')

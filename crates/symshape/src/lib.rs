@@ -146,7 +146,7 @@ mod visit;
 pub use display::abbreviate;
 pub use error::Error;
 pub use eval::Bindings;
-pub use expr::{CmpOp, Cond, Expr, SymbolSpec};
+pub use expr::{is_identifier, CmpOp, Cond, Expr, SymbolSpec};
 pub use inspect::{CondKind, ExprKind};
 pub use limits::{MAX_COEF_BITS, MAX_DEGREE, MAX_DEPTH, MAX_MUL_WORK, MAX_TERMS};
 pub use node::{stats, InternerStats};
