@@ -212,7 +212,7 @@ impl Expr {
     /// name.
     #[must_use]
     pub fn symbols(self) -> Vec<Expr> {
-        crate::visit::symbols(self.0)
+        symbols_of(self.0)
     }
 
     /// `Ok(self)`, or the budget error this expression carries (operators never fail:
@@ -292,7 +292,7 @@ impl Cond {
     /// The symbols this condition mentions, sorted by name.
     #[must_use]
     pub fn symbols(self) -> Vec<Expr> {
-        crate::visit::symbols(self.0)
+        symbols_of(self.0)
     }
 }
 
@@ -534,6 +534,13 @@ fn is_multiple_inside(l: &BigInt, h: &BigInt, m: &BigInt) -> bool {
     use num_integer::Integer;
     let first = l + (-l).mod_floor(m);
     &first <= h
+}
+
+/// Every symbol reachable from `root` (including through symbol bounds), sorted by name.
+fn symbols_of(root: Id) -> Vec<Expr> {
+    let mut out = Vec::new();
+    crate::visit::symbols(root, &mut out);
+    out.into_iter().map(Expr).collect()
 }
 
 /// Whether `s` is an identifier: an ASCII letter or `_`, then ASCII letters, digits or

@@ -2,7 +2,6 @@
 
 use hashbrown::HashSet;
 
-use crate::expr::Expr;
 use crate::node::{node, Id, Node};
 use crate::order;
 
@@ -20,10 +19,8 @@ pub(crate) fn children(id: Id) -> Vec<Id> {
 }
 
 /// Every symbol reachable from `root` (including through symbol bounds), sorted by name.
-pub(crate) fn symbols(root: Id) -> Vec<Expr> {
-    let mut out = Vec::new();
-    collect_symbols(root, true, &mut out);
-    out.into_iter().map(Expr).collect()
+pub(crate) fn symbols(root: Id, out: &mut Vec<Id>) {
+    collect_symbols(root, true, out);
 }
 
 /// The symbols `root` mentions directly (not through the bounds of its symbols), sorted
