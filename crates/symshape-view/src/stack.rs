@@ -38,7 +38,8 @@ use symshape::{CmpOp, Expr, Scope};
 
 use crate::check::Exact;
 use crate::concrete::{
-    check_stacked, merge_down, merge_last_pairs, ConcreteStack, ConcreteView, Memo, MEMO_CAPACITY,
+    check_stacked, merge_down, merge_last_pairs, ConcreteStack, ConcreteView, Equivalent, Memo,
+    MEMO_CAPACITY,
 };
 use crate::dim::{exprs, Dim};
 use crate::dispatch::Route;
@@ -57,6 +58,18 @@ const MAX_REMEMBERED_VIEWS: usize = 16;
 thread_local! {
     /// What a symbolic op returned (its errors included) for (scope generation, stack, op).
     static APPLIED: Memo<(u64, ViewStack, Op), Result<ViewStack>> = Memo::new(MEMO_CAPACITY);
+}
+
+/// A key of [`APPLIED`], borrowed: looks a result up without copying the stack and the op
+/// (it hashes as the owned key does: a tuple hashes its fields in order, a reference as
+/// what it points to).
+#[derive(Hash)]
+struct Applied<'a>(u64, &'a ViewStack, &'a Op);
+
+impl Equivalent<(u64, ViewStack, Op)> for Applied<'_> {
+    fn equivalent(&self, key: &(u64, ViewStack, Op)) -> bool {
+        self.0 == key.0 && *self.1 == key.1 && *self.2 == key.2
+    }
 }
 
 /// A stack of views, bottom first. Ops never fail for lack of representability:
@@ -500,10 +513,11 @@ impl ViewStack {
             return self.apply_top(cx, cx, self.top(), op);
         }
         let run = || self.apply_top(cx, cx, self.top(), op);
-        let key = (cx.generation(), self.clone(), op.clone());
+        let key = Applied(cx.generation(), self, op);
+        let own = || (key.0, self.clone(), op.clone());
         // During thread teardown the memo may be gone; the answer stands without it.
         APPLIED
-            .try_with(|m| m.remembered(&key, || key.clone(), || Ok::<_, Infallible>(run())))
+            .try_with(|m| m.remembered(&key, own, || Ok::<_, Infallible>(run())))
             .map_or_else(|_| run(), |Ok(res)| res)
     }
 
@@ -656,5 +670,31 @@ impl fmt::Display for ViewStack {
             write!(f, "{v}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::hash::BuildHasher;
+
+    use super::*;
+
+    #[test]
+    fn a_borrowed_key_finds_the_applied_result() {
+        let cx = Scope::new();
+        let stack = ViewStack::new(View::contiguous(&[3, 4]).expect("view"));
+        let op = Op::Permute(vec![1, 0]);
+        let owned = (cx.generation(), stack.clone(), op.clone());
+        let borrowed = Applied(cx.generation(), &stack, &op);
+        let h = hashbrown::DefaultHashBuilder::default();
+        assert_eq!(h.hash_one(&borrowed), h.hash_one(&owned));
+        assert!(borrowed.equivalent(&owned));
+        let other = Applied(cx.generation() + 1, &stack, &op);
+        assert!(!other.equivalent(&owned));
+        let memo = Memo::new(4);
+        let first = memo.remembered(&borrowed, || owned.clone(), || Ok::<_, Infallible>(1));
+        let again = memo.remembered(&borrowed, || owned.clone(), || Ok::<_, Infallible>(2));
+        assert_eq!((first, again), (Ok(1), Ok(1)));
+        assert!(memo.contains(&borrowed) && !memo.contains(&other));
     }
 }

@@ -3,9 +3,9 @@
 //! again decides them once.
 
 use std::cell::RefCell;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 /// The trait by which a [`Memo`] is searched with a borrowed form of its key (hashbrown's):
 /// the borrowed form hashes as the key does and compares equal to it.
@@ -22,9 +22,11 @@ pub(crate) const MEMO_CAPACITY: usize = 4096;
 /// cleared when it holds `capacity` entries and must take another, so its memory is
 /// bounded. Errors are not remembered. It uses hashbrown's fast hasher, which is not
 /// resistant to chosen collisions: keys are the caller's own views, and a collision costs
-/// time, never a wrong result.
+/// time, never a wrong result. Each entry keeps its key's hash, so a miss hashes the key
+/// once (the lookup's hash serves the insert) and growing the table hashes no key again.
 pub struct Memo<K, V> {
-    map: RefCell<HashMap<K, V>>,
+    table: RefCell<HashTable<(u64, K, V)>>,
+    hasher: DefaultHashBuilder,
     capacity: usize,
 }
 
@@ -33,7 +35,8 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     #[must_use]
     pub fn new(capacity: usize) -> Self {
         Memo {
-            map: RefCell::new(HashMap::new()),
+            table: RefCell::new(HashTable::new()),
+            hasher: DefaultHashBuilder::default(),
             capacity,
         }
     }
@@ -53,22 +56,28 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     where
         Q: Hash + Equivalent<K> + ?Sized,
     {
-        if let Some(hit) = self.map.borrow().get(key).cloned() {
-            return Ok(hit);
+        let hash = self.hasher.hash_one(key);
+        let found = |e: &(u64, K, V)| e.0 == hash && key.equivalent(&e.1);
+        if let Some((_, _, hit)) = self.table.borrow().find(hash, found) {
+            return Ok(hit.clone());
         }
         let res = compute()?;
-        let mut map = self.map.borrow_mut();
-        if map.len() >= self.capacity {
-            map.clear();
+        let mut table = self.table.borrow_mut();
+        if table.len() >= self.capacity {
+            table.clear();
         }
-        map.insert(own(), res.clone());
+        table.insert_unique(hash, (hash, own(), res.clone()), |e| e.0);
         Ok(res)
     }
 
     /// Whether a result is remembered under `key`.
     #[must_use]
     pub fn contains<Q: Hash + Equivalent<K> + ?Sized>(&self, key: &Q) -> bool {
-        self.map.borrow().contains_key(key)
+        let hash = self.hasher.hash_one(key);
+        self.table
+            .borrow()
+            .find(hash, |e| e.0 == hash && key.equivalent(&e.1))
+            .is_some()
     }
 }
 
