@@ -56,10 +56,9 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     where
         Q: Hash + Equivalent<K> + ?Sized,
     {
-        let hash = self.hasher.hash_one(key);
-        let found = |e: &(u64, K, V)| e.0 == hash && key.equivalent(&e.1);
-        if let Some((_, _, hit)) = self.table.borrow().find(hash, found) {
-            return Ok(hit.clone());
+        let (hash, hit) = self.find(key);
+        if let Some(hit) = hit {
+            return Ok(hit);
         }
         let res = compute()?;
         let mut table = self.table.borrow_mut();
@@ -73,11 +72,15 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     /// Whether a result is remembered under `key`.
     #[must_use]
     pub fn contains<Q: Hash + Equivalent<K> + ?Sized>(&self, key: &Q) -> bool {
+        self.find(key).1.is_some()
+    }
+
+    /// The hash of `key` and the result remembered under it.
+    fn find<Q: Hash + Equivalent<K> + ?Sized>(&self, key: &Q) -> (u64, Option<V>) {
         let hash = self.hasher.hash_one(key);
-        self.table
-            .borrow()
-            .find(hash, |e| e.0 == hash && key.equivalent(&e.1))
-            .is_some()
+        let found = |e: &(u64, K, V)| e.0 == hash && key.equivalent(&e.1);
+        let hit = self.table.borrow().find(hash, found).map(|e| e.2.clone());
+        (hash, hit)
     }
 }
 
